@@ -1,0 +1,298 @@
+"""The `census` command: thin wrappers that parse options, call one library function, print.
+
+Heavy libraries are imported inside the commands, so `census detect` starts fast.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Any, NoReturn
+
+import typer
+
+app = typer.Typer(
+    help="Crawl brainstorm session folders, check the schema's rules, count and report.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+DEFAULT_OUT = "census-out"
+_state = {"debug": False}
+
+
+class Gate(str, Enum):
+    session = "session"
+    manifest = "manifest"
+    move = "move"
+
+
+class Format(str, Enum):
+    table = "table"
+    csv = "csv"
+    json = "json"
+    parquet = "parquet"
+
+
+OutOption = Annotated[
+    Path, typer.Option("--out", "-o", help="Output folder (tables, census.duckdb, report).")
+]
+
+
+class CensusError(Exception):
+    """An error the user can act on: printed as one line, exit 2."""
+
+
+def fail(message: str, code: int = 2) -> NoReturn:
+    typer.echo(f"census: {message}", err=True)
+    raise typer.Exit(code)
+
+
+@app.callback()
+def main_options(
+    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks on errors.")] = False,
+) -> None:
+    _state["debug"] = debug
+
+
+def _labels(values: list[str]) -> dict[str, str]:
+    labels = {}
+    for value in values:
+        key, sep, val = value.partition("=")
+        if not sep or not key.strip():
+            fail(f"label {value!r} is not k=v; write --label run=baseline")
+        labels[key.strip()] = val.strip()
+    return labels
+
+
+def _progress() -> Any:
+    """A rich progress bar on a terminal; plain lines otherwise."""
+    if sys.stderr.isatty():
+        from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+        progress = Progress(
+            SpinnerColumn(), TextColumn("crawling: {task.completed} sessions"), TimeElapsedColumn(),
+            transient=True,
+        )
+        return progress
+    return None
+
+
+def _crawl(roots: list[str], out: Path, labels: dict[str, str], workers: int | None) -> Any:
+    from pipeline.crawl import crawl
+
+    progress = _progress()
+    if progress is None:
+        seen = [0]
+
+        def tick(n: int) -> None:
+            seen[0] += n
+            if seen[0] // 5000 != (seen[0] - n) // 5000:
+                typer.echo(f"crawled {seen[0]} sessions", err=True)
+
+        return crawl(roots, str(out), labels, workers, tick)
+    with progress:
+        task = progress.add_task("crawl", total=None)
+        return crawl(roots, str(out), labels, workers, lambda n: progress.advance(task, n))
+
+
+def _print_crawl(summary: Any) -> None:
+    typer.echo(
+        f"run {summary.run_id}: {summary.sessions} sessions, {summary.new_snapshots} new snapshots "
+        f"({summary.read} read, {summary.parsed} parsed), {summary.parse_issues} parse issues, "
+        f"{summary.seconds:.2f} s → {summary.out}"
+    )
+
+
+@app.command()
+def crawl(
+    roots: Annotated[list[str], typer.Argument(help="Directories, git repositories or archives.")],
+    out: OutOption = Path(DEFAULT_OUT),
+    label: Annotated[list[str], typer.Option("--label", "-l", help="Tag the run: k=v (repeatable).")] = [],  # noqa: B006
+    workers: Annotated[int | None, typer.Option(help="Worker processes (default: one per core).")] = None,
+) -> None:
+    """Discover, parse and flatten session folders into Parquet; a run appends to OUT.
+
+    Example: census crawl ~/src --out census-out --label run=nightly
+    """
+    _print_crawl(_crawl(roots, out, _labels(label), workers))
+
+
+def _print_rates(run_id: str | None, rates: list[Any]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"Rule-failure rates, run {run_id} (each session at its own gate)")
+    for name in ("gate", "rule", "failed / evaluated", "rate", "95% interval", "info", "skipped"):
+        table.add_column(name, justify="left" if name in ("gate", "rule") else "right")
+    for r in rates:
+        rate = "–" if r.rate is None else f"{r.rate:.1%}"
+        interval = "–" if r.rate_lo is None else f"{r.rate_lo:.1%} – {r.rate_hi:.1%}"
+        table.add_row(r.gate, r.rule_id, f"{r.failed} / {r.evaluated}", rate, interval, str(r.info), str(r.skipped))
+    Console(width=120).print(table)
+
+
+@app.command()
+def check(
+    out: OutOption = Path(DEFAULT_OUT),
+    gate: Annotated[Gate | None, typer.Option(help="Rates at this gate for every session, not each at its own.")] = None,
+    sarif: Annotated[Path | None, typer.Option(help="Write the findings as SARIF 2.1.0 here.")] = None,
+    fail_above: Annotated[float | None, typer.Option(help="Exit 1 when any rule's failure rate is above this (0–1).")] = None,
+) -> None:
+    """Evaluate every rule at every gate for every stored snapshot into rule_results; print rates.
+
+    Example: census check --out census-out --sarif census.sarif --fail-above 0.2
+    """
+    from pipeline.check import check as run_check
+    from pipeline.check import findings
+    from pipeline.sarif import write_sarif
+    from pipeline.store import Out
+
+    summary = run_check(str(out), gate.value if gate else None)
+    _print_rates(summary.run_id, summary.rates)
+    typer.echo(f"{summary.snapshots} snapshots checked, {summary.results} results, {summary.seconds:.2f} s")
+    if sarif is not None and summary.run_id:
+        write_sarif(str(sarif), findings(Out(out), summary.run_id, gate.value if gate else None))
+        typer.echo(f"SARIF → {sarif}")
+    if fail_above is not None:
+        over = [r for r in summary.rates if r.rate is not None and r.rate > fail_above]
+        if over:
+            names = ", ".join(f"{r.rule_id}@{r.gate} {r.rate:.1%}" for r in over)
+            typer.echo(f"above {fail_above:.1%}: {names}")
+            raise typer.Exit(1)
+
+
+@app.command()
+def run(
+    roots: Annotated[list[str] | None, typer.Argument(help="Roots to crawl (default: the shipped example corpus).")] = None,
+    out: OutOption = Path(DEFAULT_OUT),
+    label: Annotated[list[str], typer.Option("--label", "-l", help="Tag the run: k=v (repeatable).")] = [],  # noqa: B006
+    workers: Annotated[int | None, typer.Option(help="Worker processes (default: one per core).")] = None,
+) -> None:
+    """The main job: crawl, check and print failure rates.
+
+    With no ROOT it runs on the example corpus that ships with census.
+
+    Example: census run ~/src/team-repos --out census-out
+    """
+    from pipeline.check import check as run_check
+    from pipeline.resources import example_corpus
+
+    if not roots:
+        corpus = example_corpus()
+        roots = sorted(str(p) for p in corpus.iterdir() if p.is_dir() or p.name.endswith(".tar.gz"))
+    _print_crawl(_crawl(roots, out, _labels(label), workers))
+    summary = run_check(str(out))
+    _print_rates(summary.run_id, summary.rates)
+    typer.echo(f"{summary.snapshots} snapshots checked in {summary.seconds:.2f} s; tables in {out}/tables")
+
+
+@app.command()
+def detect(
+    session_dir: Annotated[str, typer.Argument(help="One session folder.")],
+    gate: Annotated[Gate, typer.Option(help="The gate to check (its rules and no others).")] = Gate.session,
+    json_: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    sarif: Annotated[Path | None, typer.Option(help="Write the findings as SARIF 2.1.0 here.")] = None,
+) -> None:
+    """Check one session folder under the detector's contract: exit 0 clean, 1 violations, 2 unusable input.
+
+    Example: census detect docs/research/sync-brainstorm --gate manifest
+    """
+    from pipeline.detect import UnusableInput, format_lines
+    from pipeline.detect import detect as run_detect
+
+    try:
+        found = run_detect(session_dir, gate.value)
+    except UnusableInput as err:
+        fail(str(err))
+    if json_:
+        typer.echo(json.dumps(found.as_json(), indent=2))
+    else:
+        for line in format_lines(found):
+            typer.echo(line)
+    if sarif is not None:
+        from pipeline.sarif import write_sarif
+
+        rows = [
+            {"repo_path": "", "path": session_dir.rstrip("/"), "session_key": None, "gate": gate.value,
+             "rule_id": o.rule, "status": o.status, **f}
+            for o in found.outcomes
+            if o.status in ("fail", "info")
+            for f in o.findings
+        ]
+        write_sarif(str(sarif), rows)
+    raise typer.Exit(1 if found.result == "failing" else 0)
+
+
+@app.command()
+def sql(
+    query: Annotated[str, typer.Argument(help="SQL over the views; see docs/tables.md for every column.")],
+    out: OutOption = Path(DEFAULT_OUT),
+    format_: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = Format.table,
+    output: Annotated[Path | None, typer.Option(help="Write to this file instead of standard output.")] = None,
+) -> None:
+    """Run ad hoc SQL against the census views (tables, rule_rates, fork_lifetimes, …).
+
+    Example: census sql "SELECT rule_id, rate FROM rule_rates ORDER BY rate DESC" --out census-out
+    """
+    import duckdb
+
+    from pipeline.engine import connect
+    from pipeline.store import Out
+
+    target = Out(out)
+    target.require()
+    con = connect(target)
+    try:
+        relation = con.sql(query)
+    except duckdb.Error as err:
+        fail(str(err).splitlines()[0])
+    if relation is None:
+        return
+    if format_ is Format.parquet:
+        if output is None:
+            fail("--format parquet needs --output FILE")
+        relation.write_parquet(str(output))
+        return
+    if format_ is Format.table:
+        text = str(relation)
+    elif format_ is Format.csv:
+        import io
+
+        df = relation.df()
+        buffer = io.StringIO()
+        df.to_csv(buffer, index=False)
+        text = buffer.getvalue()
+    else:
+        cols = relation.columns
+        rows = [dict(zip(cols, row, strict=True)) for row in relation.fetchall()]
+        text = json.dumps(rows, default=str, indent=2) + "\n"
+    if output is None:
+        typer.echo(text, nl=False)
+    else:
+        output.write_text(text)
+
+
+def main() -> None:
+    """Entry point: known errors become one line on stderr with exit 2, never a traceback."""
+    from pipeline.errors import KNOWN
+
+    try:
+        app()
+    except KNOWN as err:  # type: ignore[misc]
+        if _state["debug"]:
+            raise
+        typer.echo(f"census: {err}", err=True)
+        sys.exit(2)
+    except Exception as err:  # noqa: BLE001
+        if _state["debug"]:
+            raise
+        typer.echo(f"census: internal error: {type(err).__name__}: {err} (rerun with --debug)", err=True)
+        sys.exit(2)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,345 @@
+"""The crawl: roots → repositories → snapshots → Parquet, in parallel, appending a run to OUT.
+
+Work is cut into jobs of whole repositories. Workers (processes) read, hash and
+parse; the parent writes Parquet in bounded row groups and commits the run.
+A session whose file metadata is unchanged since the last run is not read; one
+whose content hash is already stored is read but not parsed or written again.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from multiprocessing import get_context
+from typing import Any
+
+from pipeline import __version__
+from pipeline.discover import RepoRef, discover, session_key
+from pipeline.gather import RepoContext, repo_signature, session_input, session_signature
+from pipeline.parse.session import parse_session, snapshot_row
+from pipeline.schema import CONTENT_TABLES, OBSERVATIONS, PARSE_ISSUES, RUNS, SNAPSHOTS, TABLES
+from pipeline.sources import open_root
+from pipeline.sources.git import GitRepo
+from pipeline.sources.tree import DirTree, Tree
+from pipeline.store import Out, PartitionWriter, new_run_id, publish, read_statcache, write_statcache
+
+# Sessions per job: large enough to amortise process hand-off, small enough to balance.
+JOB_SESSIONS = 200
+# Below this many sessions in the first jobs, the crawl stays in one process.
+INLINE_SESSIONS = 400
+
+
+@dataclass
+class Job:
+    root_label: str
+    root_abs: str
+    archive_name: str
+    repos: list[RepoRef]
+
+    @property
+    def sessions(self) -> int:
+        return sum(len(r.sessions) for r in self.repos)
+
+
+@dataclass
+class JobResult:
+    tables: dict[str, Any]  # content table name → Arrow table
+    observations: list[dict[str, Any]]
+    cache: dict[str, tuple[str, str]]
+    issues: list[dict[str, Any]]
+    sessions: int = 0
+    parsed: int = 0
+    read: int = 0
+
+
+@dataclass
+class CrawlSummary:
+    run_id: str
+    out: str
+    sessions: int = 0
+    new_snapshots: int = 0
+    parsed: int = 0
+    read: int = 0
+    parse_issues: int = 0
+    seconds: float = 0.0
+    roots: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Context:
+    stored: set[str]
+    cache: dict[str, tuple[str, str]]
+    run_id: str
+    observed_at: datetime
+
+
+_CTX: _Context | None = None
+
+
+def _init_worker(ctx: _Context) -> None:
+    global _CTX
+    _CTX = ctx
+
+
+def crawl(
+    roots: list[str],
+    out_path: str,
+    labels: dict[str, str] | None = None,
+    workers: int | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> CrawlSummary:
+    """Crawl ROOTs into OUT as one new run; returns what it did."""
+    started = time.perf_counter()
+    out = Out(out_path)
+    trees = [open_root(r) for r in roots]  # a bad root fails before anything is written
+    out.root.mkdir(parents=True, exist_ok=True)
+    with out.lock():
+        out.sweep()
+        return _crawl_locked(out, trees, labels or {}, workers, progress, started)
+
+
+def _crawl_locked(
+    out: Out,
+    trees: list[Tree],
+    labels: dict[str, str],
+    workers: int | None,
+    progress: Callable[[int], None] | None,
+    started: float,
+) -> CrawlSummary:
+    run_id = new_run_id()
+    now = datetime.now(UTC)
+    ctx = _Context(out.stored_snapshot_ids(), read_statcache(out), run_id, now)
+    staging = out.root / "staging" / run_id
+    writer = PartitionWriter(staging, list(TABLES.values()))
+    summary = CrawlSummary(run_id, str(out.root), roots=[t.label for t in trees])
+    written: set[str] = set()
+    cache = dict(ctx.cache)
+
+    def absorb(result: JobResult) -> None:
+        _write_result(writer, result, written)
+        cache.update(result.cache)
+        summary.sessions += result.sessions
+        summary.parsed += result.parsed
+        summary.read += result.read
+        summary.parse_issues += len(result.issues)
+        if progress:
+            progress(result.sessions)
+
+    for result in _results(trees, ctx, workers):
+        absorb(result)
+    for tree in trees:
+        for path, code, message in tree.issues:
+            writer.write(PARSE_ISSUES.name, [_root_issue(run_id, tree, path, code, message)])
+            summary.parse_issues += 1
+    summary.new_snapshots = len(written)
+    finished = datetime.now(UTC)
+    writer.write(
+        RUNS.name,
+        [
+            {
+                "run_id": run_id,
+                "started_at": now,
+                "finished_at": finished,
+                "roots": summary.roots,
+                "labels": list(labels.items()),
+                "tool_version": __version__,
+                "sessions": summary.sessions,
+                "new_snapshots": summary.new_snapshots,
+                "parse_issues": summary.parse_issues,
+            }
+        ],
+    )
+    writer.close()
+    publish(out, staging, run_id, list(TABLES))
+    write_statcache(out, cache)
+    from pipeline.engine import write_database
+
+    write_database(out)
+    summary.seconds = time.perf_counter() - started
+    return summary
+
+
+def _root_issue(run_id: str, tree: Tree, path: str, code: str, message: str) -> dict[str, Any]:
+    where = f"{tree.label}:{path}" if path else tree.label
+    return {"snapshot_id": None, "run_id": run_id, "file": where, "line": None, "code": code,
+            "message": message}
+
+
+def _write_result(writer: PartitionWriter, result: JobResult, written: set[str]) -> None:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    snapshots = result.tables.get(SNAPSHOTS.name)
+    ids = set(snapshots.column("snapshot_id").to_pylist()) if snapshots is not None else set()
+    repeated = ids & written
+    for name, table in result.tables.items():
+        if repeated:
+            # Two jobs met the same content in one run: keep the first copy only.
+            keep = pc.invert(pc.is_in(table.column("snapshot_id"), pa.array(sorted(repeated))))
+            table = table.filter(keep)
+        writer.write(name, table)
+    written.update(ids)
+    writer.write(OBSERVATIONS.name, result.observations)
+    if result.issues:
+        writer.write(PARSE_ISSUES.name, result.issues)
+
+
+def _jobs(trees: list[Tree]) -> Iterator[tuple[Tree, Job]]:
+    for tree in trees:
+        root_abs = tree.root if isinstance(tree, DirTree) else os.path.abspath(tree.label)
+        pending: list[RepoRef] = []
+        count = 0
+        for block in tree.blocks():
+            for repo in discover(block):
+                pending.append(repo)
+                count += len(repo.sessions)
+                if count >= JOB_SESSIONS:
+                    yield tree, Job(tree.label, root_abs, tree.archive_name, pending)
+                    pending, count = [], 0
+        if pending:
+            yield tree, Job(tree.label, root_abs, tree.archive_name, pending)
+
+
+def _results(trees: list[Tree], ctx: _Context, workers: int | None) -> Iterator[JobResult]:
+    jobs = _jobs(trees)
+    head: list[tuple[Tree, Job]] = []
+    total = 0
+    for item in jobs:
+        head.append(item)
+        total += item[1].sessions
+        if total >= INLINE_SESSIONS:
+            break
+    workers = workers or os.cpu_count() or 1
+    if total < INLINE_SESSIONS or workers <= 1:
+        _init_worker(ctx)
+        for tree, job in [*head, *jobs]:
+            yield run_job(job, tree)
+        return
+    # Spawned workers: the parent has pyarrow threads running, and fork would copy their locks.
+    with ProcessPoolExecutor(workers, get_context("spawn"), _init_worker, (ctx,)) as pool:
+        pending: set[Future[JobResult]] = set()
+        inline: list[tuple[Tree, Job]] = []
+
+        def submit(tree: Tree, job: Job) -> None:
+            # Archives live in the parent's memory, so their jobs run here.
+            if isinstance(tree, DirTree):
+                pending.add(pool.submit(run_job, job, None))
+            else:
+                inline.append((tree, job))
+
+        for tree, job in head:
+            submit(tree, job)
+        for tree, job in jobs:
+            submit(tree, job)
+            while len(pending) >= workers * 3:
+                done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for future in done:
+                    pending.discard(future)
+                    yield future.result()
+        while pending:
+            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for future in done:
+                pending.discard(future)
+                yield future.result()
+        if inline:
+            _init_worker(ctx)
+            for tree, job in inline:
+                yield run_job(job, tree)
+
+
+def run_job(job: Job, tree: Tree | None) -> JobResult:
+    """Read, hash and (when new) parse every session of a job's repositories."""
+    import pyarrow as pa
+
+    from pipeline.schema import arrow_schema
+
+    ctx = _CTX
+    assert ctx is not None, "run_job needs _init_worker first"
+    rows: dict[str, list[dict[str, Any]]] = {t.name: [] for t in CONTENT_TABLES}
+    result = JobResult({}, [], {}, [])
+    seen: set[str] = set()
+    snapshot_columns = SNAPSHOTS.names
+    for repo in job.repos:
+        repo_ctx = _repo_context(job, repo, tree)
+        repo_sig = repo_signature(repo_ctx)
+        identity = _identity(job, repo, repo_ctx)
+        for session in repo.sessions.values():
+            result.sessions += 1
+            key = f"{job.root_abs}\x1f{session.root_path}"
+            sig = session_signature(repo_sig, session)
+            cached = ctx.cache.get(key)
+            if cached and cached[0] == sig and cached[1] in ctx.stored:
+                snapshot_id = cached[1]
+            else:
+                inp = session_input(repo_ctx, session)
+                result.read += 1
+                snapshot_id = inp.snapshot_id()
+                if snapshot_id not in ctx.stored and snapshot_id not in seen:
+                    rec = parse_session(inp, snapshot_id)
+                    result.parsed += 1
+                    rows[SNAPSHOTS.name].append(snapshot_row(rec, snapshot_columns))
+                    for name, table_rows in rec.rows.items():
+                        rows[name].extend(table_rows)
+                seen.add(snapshot_id)
+            result.cache[key] = (sig, snapshot_id)
+            result.observations.append(
+                {
+                    "run_id": ctx.run_id,
+                    "session_key": session_key(identity, session.topic),
+                    "snapshot_id": snapshot_id,
+                    "root": job.root_label,
+                    "repo": identity,
+                    "repo_path": repo.path or ".",
+                    "path": session.path,
+                    "topic": session.topic,
+                    "location": session.location,
+                    "observed_at": ctx.observed_at,
+                    "commit": None,
+                }
+            )
+        for path, code, message in repo_ctx.issues:
+            result.issues.append(
+                {"snapshot_id": None, "run_id": ctx.run_id, "file": f"{repo.path}/{path}".lstrip("/"),
+                 "line": None, "code": code, "message": message}
+            )
+    for table in CONTENT_TABLES:
+        if rows[table.name]:
+            result.tables[table.name] = pa.Table.from_pylist(rows[table.name], schema=arrow_schema(table))
+    return result
+
+
+def _repo_context(job: Job, repo: RepoRef, tree: Tree | None) -> RepoContext:
+    base = os.path.join(job.root_abs, repo.path) if repo.path else job.root_abs
+    if tree is not None and not isinstance(tree, DirTree):
+        prefix = f"{repo.path}/" if repo.path else ""
+        archive = tree
+        return RepoContext(repo, lambda p: archive.read(prefix + p))
+    from pipeline.sources.tree import read_file
+
+    ctx = RepoContext(repo, lambda p: read_file(os.path.join(base, p)))
+    git_top = _git_top(job.root_abs, repo.path)
+    if git_top is not None:
+        ctx.git = GitRepo(os.path.join(job.root_abs, git_top) if git_top else job.root_abs)
+        ctx.git_prefix = repo.path[len(git_top) :].strip("/")
+    return ctx
+
+
+def _git_top(root_abs: str, repo_path: str) -> str | None:
+    """The nearest folder at or above the repository, inside the root, that holds .git."""
+    parts = repo_path.split("/") if repo_path else []
+    for depth in range(len(parts), -1, -1):
+        candidate = "/".join(parts[:depth])
+        if os.path.exists(os.path.join(root_abs, candidate, ".git")):
+            return candidate
+    return None
+
+
+def _identity(job: Job, repo: RepoRef, ctx: RepoContext) -> str:
+    if ctx.git is not None and ctx.git.origin:
+        return f"{ctx.git.origin}:{ctx.git_prefix}" if ctx.git_prefix else ctx.git.origin
+    where = repo.path or "."
+    return f"{job.archive_name}:{where}" if job.archive_name else where

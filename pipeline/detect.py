@@ -1,0 +1,143 @@
+"""`census detect`: one session folder under the detector's contract, same SQL as `check`.
+
+Kept light: no pandas or pyarrow; the folder's rows go straight into an in-memory DuckDB.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from pipeline.discover import RepoRef, SessionRef, discover, match_session
+from pipeline.gather import RepoContext, session_input
+from pipeline.parse.records import Records
+from pipeline.parse.session import parse_session
+from pipeline.rules import results_sql, rules_for
+from pipeline.schema import CONTENT_TABLES, SNAPSHOTS, duckdb_ddl
+from pipeline.sources.git import enclosing_repo
+from pipeline.sources.tree import DirTree, read_file
+
+
+class UnusableInput(Exception):
+    pass
+
+
+@dataclass
+class RuleOutcome:
+    rule: str
+    status: str
+    findings: list[dict[str, Any]] = field(default_factory=list)
+    reason: str | None = None
+
+
+@dataclass
+class Detection:
+    path: str
+    gate: str
+    outcomes: list[RuleOutcome]
+    location: str
+    topic: str
+    repo_root: str | None
+
+    @property
+    def result(self) -> str:
+        return "failing" if any(o.status == "fail" for o in self.outcomes) else "clean"
+
+    def as_json(self) -> dict[str, Any]:
+        rules = []
+        for o in self.outcomes:
+            item: dict[str, Any] = {"rule": o.rule, "status": o.status}
+            if o.status == "skipped":
+                item["reason"] = o.reason
+            else:
+                item["findings"] = o.findings
+            rules.append(item)
+        return {"path": self.path, "gate": self.gate, "result": self.result, "rules": rules}
+
+
+def locate(folder: str) -> tuple[str, str, str, str, bool]:
+    """(location, topic, repository root, session path in it, whether the path has the layout)."""
+    parts = folder.strip("/").split("/")
+    found = match_session(parts)
+    if found is not None and found[1] == len(parts):
+        docs_at, _, topic, location = found
+        return location, topic, "/" + "/".join(parts[:docs_at]), "/".join(parts[docs_at:]), True
+    name = parts[-1]
+    topic = name.removesuffix("-brainstorm") or name
+    return "research", topic, os.path.dirname(folder), name, False
+
+
+def detect(path: str, gate: str = "session") -> Detection:
+    if not os.path.exists(path):
+        raise UnusableInput(f"{path}: no such directory; give a session folder")
+    if not os.path.isdir(path):
+        raise UnusableInput(f"{path}: not a directory; give a session folder")
+    folder = os.path.realpath(path)
+    location, topic, repo_root, session_path, in_layout = locate(folder)
+    entries = [e for e in DirTree(folder).walk() if e.path]
+    session = SessionRef("", session_path, topic, location, entries)
+    repo = RepoRef("", {session_path: session})
+    if in_layout and gate == "move":
+        _add_repo_documents(repo, repo_root)
+    ctx = RepoContext(repo, lambda p: read_file(os.path.join(repo_root, p)))
+    git = enclosing_repo(folder)
+    if git is not None:
+        ctx.git, inside = git
+        ctx.git_prefix = inside.removesuffix(session_path).strip("/")
+    rec = parse_session(session_input(ctx, session))
+    return Detection(path, gate, _evaluate(rec, gate), location, topic, repo_root if in_layout else None)
+
+
+def _add_repo_documents(repo: RepoRef, repo_root: str) -> None:
+    """The repository's Markdown documents and file set, for BS-HARVEST-01 at the move gate."""
+    for block in DirTree(repo_root).blocks():
+        for found in discover(block):
+            if found.path == "":
+                repo.documents, repo.files = found.documents, found.files
+
+
+def _evaluate(rec: Records, gate: str) -> list[RuleOutcome]:
+    import duckdb
+
+    con = duckdb.connect(":memory:")
+    for table in CONTENT_TABLES:
+        con.execute(duckdb_ddl(table))
+        rows = [rec.snapshot] if table is SNAPSHOTS else rec.of(table.name)
+        if rows:
+            names = table.names
+            marks = ", ".join("?" for _ in names)
+            con.executemany(
+                f'INSERT INTO "{table.name}" VALUES ({marks})',
+                [[row.get(n) for n in names] for row in rows],
+            )
+    rows = con.execute(
+        f"SELECT rule_id, status, file, line, message FROM ({results_sql([gate])}) "
+        "ORDER BY rule_id, line NULLS FIRST, message"
+    ).fetchall()
+    by_rule: dict[str, RuleOutcome] = {}
+    for rule in rules_for(gate):
+        by_rule[rule.rule_id] = RuleOutcome(rule.rule_id, "pass")
+    for rule_id, status, file, line, message in rows:
+        outcome = by_rule[rule_id]
+        outcome.status = status
+        if status == "skipped":
+            outcome.reason = message
+        elif status in ("fail", "info"):
+            outcome.findings.append({"file": file, "line": line, "message": message})
+    return [by_rule[r] for r in sorted(by_rule)]
+
+
+def format_lines(detection: Detection) -> list[str]:
+    lines = []
+    for o in detection.outcomes:
+        if o.status == "skipped":
+            lines.append(f"{o.rule} skipped {o.reason}")
+        elif not o.findings:
+            lines.append(f"{o.rule} {o.status}")
+        else:
+            for f in o.findings:
+                where = f"{f['file']}:{f['line']}" if f["line"] else f"{f['file']}"
+                lines.append(f"{o.rule} {o.status} {where} {f['message']}")
+    lines.append(detection.result)
+    return lines

@@ -1,0 +1,9 @@
+"""The errors a user can act on; the CLI prints each as one line and exits 2."""
+
+from __future__ import annotations
+
+from pipeline.rules import RuleFileError
+from pipeline.sources import RootError
+from pipeline.store import OutError
+
+KNOWN: tuple[type[Exception], ...] = (RootError, OutError, RuleFileError)

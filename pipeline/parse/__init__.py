@@ -1,0 +1,5 @@
+"""Readers for each file kind of a session folder, one module per kind.
+
+Every reader is line-oriented and tolerant: it never raises on content; what it
+cannot read becomes a parse issue and the field stays null.
+"""

@@ -1,0 +1,66 @@
+"""ledger.md: one entry per '## D{n} — {title}' heading, with its bullets and annotations."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from pipeline.parse.lexical import DASH, MAX_LINE_CHARS, field
+from pipeline.parse.records import Records
+
+FILE = "ledger.md"
+_HEADING_RE = re.compile(rf"^##\s+D(\d+){DASH}(.*?)\s*$")
+_LOOSE_ID_RE = re.compile(r"^##\s+D(\d+)\b")
+_REVERSED_BY_RE = re.compile(r"Reversed by:?\s*(D\d+)")
+_FIELDS = {"Decision": "decision", "Why": "why", "How to apply": "how_to_apply"}
+
+
+def parse_ledger(lines: list[str], rec: Records) -> None:
+    entry: dict[str, Any] | None = None
+    position = 0
+    for number, line in enumerate(lines, 1):
+        if line.startswith(("## ", "# ")):
+            entry = None
+            if line.startswith("## D"):
+                position += 1
+                entry = _heading(line, number, position, rec)
+            continue
+        if entry is None or len(line) > MAX_LINE_CHARS:
+            continue
+        parsed = field(line)
+        name, value = parsed if parsed else ("", "")
+        if name in _FIELDS and entry[_FIELDS[name]] is None:
+            entry[_FIELDS[name]] = value
+        elif name == "Resolves" and entry["resolves_raw"] is None:
+            entry["resolves_raw"] = value
+            for fork_id in filter(None, (part.strip() for part in value.split(","))):
+                rec.add(
+                    "ledger_resolves",
+                    file=FILE,
+                    line=number,
+                    decision_id=entry["decision_id"],
+                    fork_id=fork_id,
+                )
+        elif name == "Reverses" and entry["reverses"] is None:
+            entry["reverses"] = value
+        if entry["reversed_by"] is None:
+            reversed_by = _REVERSED_BY_RE.search(line)
+            if reversed_by:
+                entry["reversed_by"], entry["reversed_by_line"] = reversed_by[1], number
+
+
+def _heading(line: str, number: int, position: int, rec: Records) -> dict[str, Any]:
+    entry: dict[str, Any] = dict.fromkeys(
+        ("decision_id", "decision_num", "title", "decision", "why", "how_to_apply",
+         "resolves_raw", "reversed_by", "reversed_by_line", "reverses"),
+    )
+    m = _HEADING_RE.match(line) if len(line) <= MAX_LINE_CHARS else None
+    loose = m or _LOOSE_ID_RE.match(line)
+    if loose:
+        entry.update(decision_num=int(loose[1]), decision_id=f"D{loose[1]}")
+    if m:
+        entry["title"] = m[2].strip()
+    else:
+        rec.issue(FILE, number, "bad-ledger-heading", f"ledger heading does not parse: {line[:120]}")
+    entry["heading_ok"] = m is not None
+    return rec.add("ledger", file=FILE, line=number, position=position, **entry)

@@ -1,0 +1,110 @@
+"""The schema's shared lexical rules: decoding, dashes, arrows, field bullets, timestamps."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta
+
+from pipeline.parse.records import Records
+
+MAX_FILE_BYTES = 8 * 1024 * 1024
+# Lines longer than this are not matched against the field patterns (they are prose).
+MAX_LINE_CHARS = 20_000
+
+# An ID, then an em dash, an en dash or a spaced hyphen, then a title.
+DASH = r"(?:\s*[—–]\s*|\s+-\s+)"
+ARROW_RE = re.compile(r"\s*(?:→|->)\s*")
+FIELD_RE = re.compile(r"^\s*[-*]\s+([^:\n]{1,60}?)\s*:(.*)$")
+
+_TS_RE = re.compile(
+    r"^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?"
+    r"\s*(Z|z|[+-]\d{2}(?::?\d{2})?)?$"
+)
+_DATE_RE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
+
+
+def decode(data: bytes, file: str, rec: Records) -> list[str]:
+    """Bytes → lines: BOM dropped, CRLF and CR read as LF, invalid UTF-8 replaced and noted."""
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        text = data.decode("utf-8", errors="replace")
+        rec.issue(file, None, "invalid-utf8", f"invalid UTF-8 at byte {err.start}; replaced")
+    if "\x00" in text:
+        rec.issue(file, None, "binary", "file holds NUL bytes; read as text anyway")
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return text.split("\n")
+
+
+def field(line: str) -> tuple[str, str] | None:
+    """A `- Name: value` bullet as (name, value), both trimmed; else None."""
+    if len(line) > MAX_LINE_CHARS or not line.lstrip().startswith(("-", "*")):
+        return None
+    m = FIELD_RE.match(line)
+    if m is None:
+        return None
+    return m.group(1).strip(), m.group(2).strip()
+
+
+def split_arrow(text: str) -> tuple[str, str] | None:
+    """Split at the last arrow: (before, after); None when there is no arrow."""
+    matches = list(ARROW_RE.finditer(text))
+    if not matches:
+        return None
+    last = matches[-1]
+    return text[: last.start()], text[last.end() :]
+
+
+def parse_timestamp(raw: str) -> datetime | None:
+    """An ISO 8601 instant (minutes, seconds or fractions; Z or offset) as UTC; else None."""
+    m = _TS_RE.match(raw.strip())
+    if m is None:
+        return None
+    year, month, day, hour, minute, second, frac, zone = m.groups()
+    try:
+        value = datetime(
+            int(year),
+            int(month),
+            int(day),
+            int(hour),
+            int(minute),
+            int(second or 0),
+            int((frac or "0")[:6].ljust(6, "0")),
+            tzinfo=UTC,
+        )
+    except ValueError:
+        return None
+    if zone and zone not in ("Z", "z"):
+        sign = 1 if zone[0] == "+" else -1
+        digits = zone[1:].replace(":", "")
+        offset = timedelta(hours=int(digits[:2]), minutes=int(digits[2:4] or 0))
+        value -= sign * offset
+    return value
+
+
+def parse_date_or_timestamp(raw: str) -> datetime | None:
+    m = _DATE_RE.match(raw.strip())
+    if m is None:
+        return parse_timestamp(raw)
+    try:
+        return datetime(int(m[1]), int(m[2]), int(m[3]), tzinfo=UTC)
+    except ValueError:
+        return None
+
+
+def stamp(raw: str | None) -> tuple[datetime | None, bool]:
+    """A stamp that may be `never`: (instant or None, is_never)."""
+    if raw is None:
+        return None, False
+    if raw.strip() == "never":
+        return None, True
+    return parse_timestamp(raw), False
+
+
+def id_number(text: str | None, prefix: str) -> int | None:
+    if text is None or not text.startswith(prefix) or not text[1:].isdigit():
+        return None
+    return int(text[1:])

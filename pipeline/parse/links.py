@@ -1,0 +1,81 @@
+"""Links in a repository's Markdown documents, found by a CommonMark parser.
+
+Inline links, images, reference definitions, autolinks and href/src in inline
+HTML count; text in code spans and code blocks never does, which is why this
+uses markdown-it rather than a regular expression over the raw text.
+"""
+
+from __future__ import annotations
+
+import html
+import posixpath
+import re
+from functools import cache
+from typing import Any
+from urllib.parse import unquote
+
+_HTML_ATTR_RE = re.compile(r"""\b(?:href|src)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+))""", re.I)
+_SCHEME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+
+Link = tuple[int, str, str]  # (1-based line, kind, target as written)
+
+
+@cache
+def _parser() -> Any:
+    # Imported here so that `census detect` pays for markdown-it only when it reads links.
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark")
+
+
+def extract_links(text: str) -> list[Link]:
+    env: dict[str, Any] = {}
+    links: list[Link] = []
+    for token in _parser().parse(text, env):
+        if token.type == "html_block" and token.map:
+            links += _html_links(token.content, token.map[0] + 1)
+        if token.type != "inline" or not token.children or not token.map:
+            continue
+        line = token.map[0] + 1
+        for child in token.children:
+            if child.type in ("softbreak", "hardbreak"):
+                line += 1
+            elif child.type == "link_open":
+                kind = "autolink" if child.markup == "autolink" else "inline"
+                links.append((line, kind, str(child.attrs.get("href", ""))))
+            elif child.type == "image":
+                links.append((line, "image", str(child.attrs.get("src", ""))))
+            elif child.type == "html_inline":
+                links += _html_links(child.content, line)
+                line += child.content.count("\n")
+    for ref in env.get("references", {}).values():
+        ref_map = ref.get("map") or [0]
+        links.append((ref_map[0] + 1, "reference", str(ref.get("href", ""))))
+    return links
+
+
+def _html_links(content: str, first_line: int) -> list[Link]:
+    found = []
+    for m in _HTML_ATTR_RE.finditer(content):
+        target = next(g for g in m.groups() if g is not None)
+        found.append((first_line + content.count("\n", 0, m.start()), "html", html.unescape(target)))
+    return found
+
+
+def resolve(document: str, target: str) -> str | None:
+    """A link target as a repository-relative path; None for URLs, anchors and escapes."""
+    if _SCHEME_RE.match(target):
+        return None
+    path = unquote(target.split("#", 1)[0].split("?", 1)[0]).strip()
+    if not path:
+        return None
+    base = "" if path.startswith("/") else posixpath.dirname(document)
+    joined = posixpath.normpath(posixpath.join(base, path.lstrip("/")))
+    if joined == ".." or joined.startswith("../"):
+        return None
+    return "" if joined == "." else joined
+
+
+def is_inside(path: str, folder: str) -> bool:
+    """Whether path is folder itself or below it, on a path-segment boundary."""
+    return path == folder or path.startswith(folder + "/")

@@ -1,0 +1,159 @@
+"""One session folder, read whole: the inputs the rules see, its snapshot id, and its rows."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from pipeline.parse.capture import parse_capture
+from pipeline.parse.forks import parse_forks
+from pipeline.parse.ledger import parse_ledger
+from pipeline.parse.lexical import decode
+from pipeline.parse.manifest import parse_manifest
+from pipeline.parse.records import Records
+from pipeline.parse.state import parse_state
+from pipeline.parse.synclog import parse_sync_log
+from pipeline.parse.thesis import parse_thesis
+
+# (session-relative file, reader) in the order they are read.
+_READERS: list[tuple[str, Callable[[list[str], Records], None]]] = [
+    ("state.md", parse_state),
+    ("thesis.md", parse_thesis),
+    ("forks.md", parse_forks),
+    ("ledger.md", parse_ledger),
+    ("ops/capture.md", parse_capture),
+    ("ops/sync-log.md", parse_sync_log),
+]
+EXISTS_FLAGS = {
+    "state.md": "state_exists",
+    "thesis.md": "thesis_exists",
+    "forks.md": "forks_exists",
+    "ledger.md": "ledger_exists",
+    "ops/.gitignore": "gitignore_exists",
+    "ops/capture.md": "capture_exists",
+    "ops/sync-log.md": "sync_log_exists",
+    "ops/manifest.md": "manifest_exists",
+}
+OWN_GATE = {"open": "session", "converging": "manifest", "applied": "move", "harvested": "move"}
+
+
+@dataclass
+class LinkIn:
+    """A link in another document of the repository that resolves into this session."""
+
+    file: str
+    line: int
+    kind: str
+    target: str
+    resolved: str
+
+
+@dataclass
+class SessionInput:
+    """Everything the rules read for one session, gathered from a source tree."""
+
+    location: str
+    topic: str
+    path: str
+    files: dict[str, bytes] = field(default_factory=dict)
+    sizes: dict[str, int] = field(default_factory=dict)
+    # Files that exist but could not be read: (file, code, message).
+    unreadable: list[tuple[str, str, str]] = field(default_factory=list)
+    has_ops_dir: bool = False
+    # Session-relative paths git tracks; None when there is no git context.
+    tracked: list[str] | None = None
+    links: list[LinkIn] = field(default_factory=list)
+    existing_destinations: frozenset[str] = frozenset()
+
+    def snapshot_id(self) -> str:
+        """A hash of everything the rules read, so equal content is stored once."""
+        h = hashlib.sha256()
+        parts: list[str] = [self.location, self.topic, self.path, str(self.has_ops_dir)]
+        for name in sorted(self.files):
+            parts += ["f", name, hashlib.sha256(self.files[name]).hexdigest()]
+        for name, code, _ in sorted(self.unreadable):
+            parts += ["u", name, code, str(self.sizes.get(name))]
+        parts += ["t", "none" if self.tracked is None else "\x1f".join(sorted(self.tracked))]
+        for link in sorted(self.links, key=lambda k: (k.file, k.line, k.target)):
+            parts += ["l", link.file, str(link.line), link.kind, link.target, link.resolved]
+        parts += ["d", *sorted(self.existing_destinations)]
+        h.update("\x1e".join(parts).encode("utf-8", "surrogatepass"))
+        return h.hexdigest()[:32]
+
+
+def parse_session(inp: SessionInput, snapshot_id: str | None = None) -> Records:
+    rec = Records(snapshot_id or inp.snapshot_id())
+    snap = rec.snapshot
+    snap.update(location=inp.location, topic=inp.topic, path=inp.path)
+    snap["git_context"] = inp.tracked is not None
+    snap["ops_exists"] = inp.has_ops_dir
+    for name, flag in EXISTS_FLAGS.items():
+        snap[flag] = name in inp.files or any(u[0] == name for u in inp.unreadable)
+    for name, code, message in inp.unreadable:
+        rec.issue(name, None, code, message)
+    decoded = {name: decode(data, name, rec) for name, data in inp.files.items() if name.endswith(".md")}
+    for name, reader in _READERS:
+        if name in decoded:
+            reader(decoded[name], rec)
+    if "ops/manifest.md" in decoded:
+        parse_manifest(decoded["ops/manifest.md"], rec, inp.existing_destinations.__contains__)
+    gitignore = inp.files.get("ops/.gitignore")
+    if gitignore is not None:
+        lines = decode(gitignore, "ops/.gitignore", rec)
+        snap["gitignore_star"] = any(line.strip() == "*" for line in lines)
+    for name in sorted(set(inp.files) | {u[0] for u in inp.unreadable}):
+        data = inp.files.get(name)
+        digest = hashlib.sha256(data).hexdigest()[:32] if data is not None else None
+        rec.add("files", file=name, size=inp.sizes.get(name), sha256=digest)
+        if name.startswith("fragments/") and name.count("/") == 1:
+            rec.add("fragments", file=name, name=name[len("fragments/") :].rsplit(".", 1)[0])
+    for tracked in inp.tracked or []:
+        rec.add("tracked_files", file=tracked, commit=None)
+    for link in inp.links:
+        rec.add(
+            "links", file=link.file, line=link.line, kind=link.kind, target=link.target,
+            resolved=link.resolved,
+        )
+    _summarise(rec, inp)
+    return rec
+
+
+def _summarise(rec: Records, inp: SessionInput) -> None:
+    snap = rec.snapshot
+    forks = rec.of("forks")
+    turns = [t["at"] for t in rec.of("turns") if t["at"] is not None]
+    syncs = [s["at"] for s in rec.of("sync_events") if s["at"] is not None]
+    snap["newest_turn_at"] = max(turns, default=None)
+    snap["newest_sync_at"] = max(syncs, default=None)
+    candidates: list[datetime] = [
+        t for t in (snap.get("last_compose"), snap["newest_turn_at"], snap["newest_sync_at"]) if t
+    ]
+    snap["content_time"] = max(candidates, default=None)
+    snap["forks_open"] = sum(1 for f in forks if f["marker"] == "open")
+    snap["forks_parked"] = sum(1 for f in forks if f["marker"] == "parked")
+    snap["forks_total"] = len(forks)
+    snap["ledger_entries"] = len(rec.of("ledger"))
+    snap["turns"] = len(rec.of("turns"))
+    snap["syncs"] = len({s["sync_id"] for s in rec.of("sync_events")})
+    snap["files"] = len(inp.sizes)
+    snap["bytes"] = sum(inp.sizes.values())
+    manifest = rec.of("manifests")
+    snap["stage"] = stage(inp.location, snap.get("status"), manifest[0]["status"] if manifest else None)
+
+
+def stage(location: str, status: str | None, manifest_status: str | None) -> str:
+    """The furthest gate a snapshot works toward (spec §4)."""
+    if location == "history":
+        return "harvested"
+    if manifest_status == "applied":
+        return "applied"
+    if status in ("stopping", "harvested"):
+        return "converging"
+    return "open"
+
+
+def snapshot_row(rec: Records, columns: list[str]) -> dict[str, Any]:
+    return {name: rec.snapshot.get(name) for name in columns}

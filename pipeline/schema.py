@@ -1,0 +1,405 @@
+"""Every table the census writes, defined once: column names, types and meanings.
+
+Types are spelled as short logical names so that this module stays import-light
+(`census detect` builds DuckDB tables from it without pyarrow); `arrow_schema`
+and `duckdb_ddl` translate them for the crawl and the detector.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    type: str  # string | int32 | int64 | bool | timestamp | list<string> | map<string,string>
+    doc: str
+
+
+@dataclass(frozen=True)
+class Table:
+    name: str
+    doc: str
+    columns: tuple[Column, ...]
+    # Snapshot tables hold content-addressed facts, written once per distinct snapshot.
+    per_snapshot: bool = True
+
+    @property
+    def names(self) -> list[str]:
+        return [c.name for c in self.columns]
+
+
+def _c(name: str, type_: str, doc: str) -> Column:
+    return Column(name, type_, doc)
+
+
+SNAPSHOT_ID = _c("snapshot_id", "string", "Content hash of everything the rules read for the snapshot.")
+FILE = _c("file", "string", "File the row comes from, relative to the session folder.")
+LINE = _c("line", "int32", "1-based line in that file.")
+
+TABLES: dict[str, Table] = {}
+
+
+def _table(name: str, doc: str, *columns: Column, per_snapshot: bool = True) -> Table:
+    table = Table(name, doc, tuple(columns), per_snapshot)
+    TABLES[name] = table
+    return table
+
+
+RUNS = _table(
+    "runs",
+    "One row per committed crawl run; a run is visible only once this row exists.",
+    _c("run_id", "string", "Run identifier (UTC start time plus a random suffix, sortable)."),
+    _c("started_at", "timestamp", "When the run started (UTC)."),
+    _c("finished_at", "timestamp", "When the run committed (UTC)."),
+    _c("roots", "list<string>", "The roots crawled, as given on the command line."),
+    _c("labels", "map<string,string>", "Labels given with --label k=v."),
+    _c("tool_version", "string", "Version of brainstorm-census that wrote the run."),
+    _c("sessions", "int64", "Session observations in the run."),
+    _c("new_snapshots", "int64", "Snapshots first stored by this run."),
+    _c("parse_issues", "int64", "Parse issues in the run's new snapshots and its roots."),
+    per_snapshot=False,
+)
+
+OBSERVATIONS = _table(
+    "observations",
+    "One row per session seen per run (per commit with --git-history).",
+    _c("run_id", "string", "The run that saw the session."),
+    _c("session_key", "string", "Stable hash of (repository identity, topic)."),
+    SNAPSHOT_ID,
+    _c("root", "string", "The crawl root the session was found under."),
+    _c("repo", "string", "Repository identity: origin URL, else its path under the root."),
+    _c("repo_path", "string", "Repository root relative to the crawl root ('.' for the root)."),
+    _c("path", "string", "Session folder relative to its repository root."),
+    _c("topic", "string", "Topic slug."),
+    _c("location", "string", "research or history."),
+    _c("observed_at", "timestamp", "Commit time for a git-history snapshot, else the run's start."),
+    _c("commit", "string", "Commit id for a git-history snapshot, else null."),
+    per_snapshot=False,
+)
+
+SNAPSHOTS = _table(
+    "snapshots",
+    "One row per distinct snapshot (session content at one time).",
+    SNAPSHOT_ID,
+    _c("location", "string", "research or history."),
+    _c("topic", "string", "Topic slug."),
+    _c("path", "string", "Session folder relative to its repository root."),
+    _c("stage", "string", "open, converging, applied or harvested (spec §4)."),
+    _c("git_context", "bool", "Whether the session sits in a git repository the crawl could read."),
+    _c("state_exists", "bool", "state.md exists."),
+    _c("status", "string", "state.md Status, as written (trimmed); null when absent."),
+    _c("status_line", "int32", "Line of the Status bullet."),
+    _c("posture", "string", "state.md Posture."),
+    _c("started", "timestamp", "state.md Started (a date alone reads as midnight UTC)."),
+    _c("sitting", "string", "state.md Sitting."),
+    _c("last_compose_raw", "string", "state.md Last compose, as written."),
+    _c("last_compose", "timestamp", "Last compose as a UTC instant; null for never or unparseable."),
+    _c("last_compose_never", "bool", "Last compose is the value never."),
+    _c("last_compose_line", "int32", "Line of the Last compose bullet."),
+    _c("aspect_map_line", "int32", "Line of the '## Aspect map' heading; null when absent."),
+    _c("thesis_exists", "bool", "thesis.md exists."),
+    _c("thesis_title", "string", "thesis.md title line text."),
+    _c("thesis_stamp_raw", "string", "thesis.md 'Current as of:' value, as written."),
+    _c("thesis_stamp", "timestamp", "The thesis stamp as a UTC instant; null for never or unparseable."),
+    _c("thesis_stamp_never", "bool", "The thesis stamp is the value never."),
+    _c("thesis_stamp_line", "int32", "Line of the stamp."),
+    _c("thesis_has_claim", "bool", "thesis.md has '## Claim'."),
+    _c("thesis_has_argument", "bool", "thesis.md has '## Argument'."),
+    _c("thesis_has_what_changed", "bool", "thesis.md has '## What changed'."),
+    _c("forks_exists", "bool", "forks.md exists."),
+    _c("ledger_exists", "bool", "ledger.md exists."),
+    _c("ops_exists", "bool", "The session has an ops/ folder."),
+    _c("gitignore_exists", "bool", "ops/.gitignore exists."),
+    _c("gitignore_star", "bool", "ops/.gitignore has a line that is exactly '*' (trimmed)."),
+    _c("capture_exists", "bool", "ops/capture.md exists."),
+    _c("sync_log_exists", "bool", "ops/sync-log.md exists."),
+    _c("manifest_exists", "bool", "ops/manifest.md exists."),
+    _c("newest_turn_at", "timestamp", "Newest parseable capture turn timestamp."),
+    _c("newest_sync_at", "timestamp", "Newest parseable sync-log timestamp."),
+    _c("content_time", "timestamp", "Latest of Last compose, newest turn and newest sync line."),
+    _c("forks_open", "int32", "Forks marked open."),
+    _c("forks_parked", "int32", "Forks marked parked."),
+    _c("forks_total", "int32", "Fork entries in forks.md."),
+    _c("ledger_entries", "int32", "Ledger entries."),
+    _c("turns", "int32", "Capture turns."),
+    _c("syncs", "int32", "Distinct sync IDs in the sync log."),
+    _c("files", "int32", "Files in the session folder."),
+    _c("bytes", "int64", "Bytes in the session folder."),
+)
+
+FILES = _table(
+    "files",
+    "Every file in the session folder (basis/, fragments/ and ops/ listings included).",
+    SNAPSHOT_ID,
+    FILE,
+    _c("size", "int64", "Size in bytes."),
+    _c("sha256", "string", "Content hash (first 32 hex digits)."),
+)
+
+TRACKED_FILES = _table(
+    "tracked_files",
+    "Files under the session folder that git's index tracks (BS-OPS-02).",
+    SNAPSHOT_ID,
+    FILE,
+    _c("commit", "string", "Commit that tracked it (git history), else null for the index."),
+)
+
+ASPECTS = _table(
+    "aspects",
+    "One row per aspect bullet under '## Aspect map' in state.md.",
+    SNAPSHOT_ID,
+    FILE,
+    LINE,
+    _c("name", "string", "Aspect name (text before the dash)."),
+    _c("description", "string", "Text between the dash and the arrow."),
+    _c("has_arrow", "bool", "The bullet has an arrow."),
+    _c("refs_raw", "string", "Text after the arrow, as written."),
+    _c("ref_count", "int32", "Number of refs (0 when there is no arrow or nothing after it)."),
+)
+
+ASPECT_REFS = _table(
+    "aspect_refs",
+    "One row per ref of an aspect.",
+    SNAPSHOT_ID,
+    FILE,
+    LINE,
+    _c("aspect", "string", "Aspect name."),
+    _c("ref", "string", "The ref as written (trimmed)."),
+    _c("kind", "string", "fork, decision, thesis, fragment, none_yet or unknown."),
+    _c("target", "string", "F#/D# ID or fragment name; null for thesis, none_yet and unknown."),
+)
+
+FORKS = _table(
+    "forks",
+    "One row per fork entry (a heading starting '## F') in forks.md.",
+    SNAPSHOT_ID,
+    FILE,
+    LINE,
+    _c("fork_id", "string", "F# ID; null when the heading has none."),
+    _c("fork_num", "int32", "The number of the ID."),
+    _c("title", "string", "Title between the dash and the marker."),
+    _c("marker", "string", "open or parked; null when missing or unknown."),
+    _c("marker_raw", "string", "The bracketed marker as written."),
+    _c("destination", "string", "Parked destination (text after the arrow)."),
+    _c("heading_ok", "bool", "The heading parsed in full."),
+    _c("raised_by", "string", "Raised by value as written."),
+    _c("raised_by_kind", "string", "user, twin, probe, harvest or other."),
+    _c("raised_by_sync", "string", "S# named by 'twin (S#)'."),
+    _c("raised_by_line", "int32", "Line of the Raised by bullet."),
+    _c("closes_when", "string", "Closes when value; null when the bullet is missing."),
+    _c("closes_when_line", "int32", "Line of the Closes when bullet."),
+)
+
+LEDGER = _table(
+    "ledger",
+    "One row per ledger entry (a heading starting '## D') in ledger.md.",
+    SNAPSHOT_ID,
+    FILE,
+    LINE,
+    _c("position", "int32", "1-based order of the entry in the file."),
+    _c("decision_id", "string", "D# ID; null when the heading has none."),
+    _c("decision_num", "int32", "The number of the ID."),
+    _c("title", "string", "Title after the dash."),
+    _c("heading_ok", "bool", "The heading parsed in full."),
+    _c("decision", "string", "Decision text; null when missing."),
+    _c("why", "string", "Why text; null when missing."),
+    _c("how_to_apply", "string", "How to apply text; null when missing."),
+    _c("resolves_raw", "string", "Resolves value as written."),
+    _c("reversed_by", "string", "D# named by 'Reversed by' (bullet or phrase)."),
+    _c("reversed_by_line", "int32", "Line of that annotation."),
+    _c("reverses", "string", "D# named by 'Reverses:'."),
+)
+
+LEDGER_RESOLVES = _table(
+    "ledger_resolves",
+    "One row per fork ID named in a ledger entry's Resolves bullet.",
+    SNAPSHOT_ID,
+    FILE,
+    LINE,
+    _c("decision_id", "string", "The resolving entry."),
+    _c("fork_id", "string", "The fork it resolves (as written, trimmed)."),
+)
+
+TURNS = _table(
+    "turns",
+    "One row per capture turn heading '### T# · timestamp' in ops/capture.md.",
+    SNAPSHOT_ID,
+    FILE,
+    LINE,
+    _c("turn_id", "string", "T# ID."),
+    _c("turn_num", "int32", "Its number."),
+    _c("at_raw", "string", "Timestamp as written."),
+    _c("at", "timestamp", "Timestamp as a UTC instant; null when unparseable."),
+)
+
+SYNC_EVENTS = _table(
+    "sync_events",
+    "One row per dispatch or result line in ops/sync-log.md.",
+    SNAPSHOT_ID,
+    FILE,
+    LINE,
+    _c("sync_id", "string", "S# ID."),
+    _c("sync_num", "int32", "Its number."),
+    _c("kind", "string", "dispatch or result."),
+    _c("gate", "string", "Dispatch gate."),
+    _c("scope", "string", "Dispatch scope."),
+    _c("result", "string", "reconciled or failed (result lines)."),
+    _c("at_raw", "string", "Timestamp as written."),
+    _c("at", "timestamp", "Timestamp as a UTC instant; null when unparseable."),
+    _c("summary", "string", "Result summary text."),
+    _c("edits", "int32", "'N edits' from a reconciled summary."),
+    _c("new_forks", "int32", "'N new forks' from a reconciled summary."),
+    _c("open_forks", "int32", "'N open' from a reconciled summary."),
+)
+
+MANIFESTS = _table(
+    "manifests",
+    "One row per ops/manifest.md: its current (last) round.",
+    SNAPSHOT_ID,
+    FILE,
+    LINE,
+    _c("round", "int32", "The last Round number; null when missing or unparseable."),
+    _c("rounds", "int32", "How many Round lines the file has."),
+    _c("round_line", "int32", "Line of the last Round line."),
+    _c("status", "string", "The current round's Status value, as written."),
+    _c("status_line", "int32", "Line of that Status."),
+    _c("has_table", "bool", "The current round has a table header row."),
+    _c("table_rows", "int32", "Data rows in the current round's table."),
+    _c("useless_result", "string", "Uselessness test Result value."),
+    _c("useless_result_line", "int32", "Line of the Result bullet."),
+    _c("cold_reader_paths", "string", "Cold-reader allowed paths value."),
+    _c("gaps", "string", "Gaps value."),
+)
+
+MANIFEST_ROWS = _table(
+    "manifest_rows",
+    "One row per data row of a manifest table (every round).",
+    SNAPSHOT_ID,
+    FILE,
+    LINE,
+    _c("round", "int32", "Round the row belongs to (null before any Round line)."),
+    _c("current", "bool", "The row belongs to the manifest's current (last) round."),
+    _c("num", "string", "The # cell."),
+    _c("what", "string", "The What cell (escaped pipes unescaped)."),
+    _c("source", "string", "The Source cell."),
+    _c("destination", "string", "The Destination cell."),
+    _c("action", "string", "The Action cell."),
+    _c("destination_path", "string", "Destination as a repository-relative path."),
+    _c("destination_exists", "bool", "That path is a file in the repository."),
+)
+
+FRAGMENTS = _table(
+    "fragments",
+    "One row per file in fragments/.",
+    SNAPSHOT_ID,
+    FILE,
+    _c("name", "string", "File name without extension."),
+)
+
+LINKS = _table(
+    "links",
+    "Links in the repository's other Markdown documents that resolve into this session's "
+    "research or history folder.",
+    SNAPSHOT_ID,
+    _c("file", "string", "The linking document, relative to the repository root."),
+    LINE,
+    _c("kind", "string", "inline, image, reference, autolink or html."),
+    _c("target", "string", "The link target as written."),
+    _c("resolved", "string", "The target resolved to a repository-relative path."),
+)
+
+PARSE_ISSUES = _table(
+    "parse_issues",
+    "What could not be read: one row per problem, with the field left null.",
+    _c("snapshot_id", "string", "The snapshot; null for a problem with a root or archive."),
+    _c("run_id", "string", "The run, for problems not tied to a snapshot; else null."),
+    _c("file", "string", "The file (session-relative, or root-relative when no snapshot)."),
+    LINE,
+    _c("code", "string", "Stable issue code (see docs/errors.md)."),
+    _c("message", "string", "What was wrong."),
+)
+
+RULE_RESULTS = _table(
+    "rule_results",
+    "One row per snapshot, gate and rule; one more per further finding of a failing rule.",
+    SNAPSHOT_ID,
+    _c("gate", "string", "session, manifest or move."),
+    _c("rule_id", "string", "Stable rule ID (BS-… from the schema, CENSUS-… the census's own)."),
+    _c("status", "string", "pass, fail, info or skipped."),
+    _c("file", "string", "File of the finding, relative to the session folder (or repository)."),
+    LINE,
+    _c("message", "string", "The finding, or the reason a rule was skipped."),
+    per_snapshot=False,
+)
+
+# Tables the crawl fills from parsed content, in write order.
+CONTENT_TABLES = [t for t in TABLES.values() if t.per_snapshot]
+
+_ARROW = {
+    "string": "string",
+    "int32": "int32",
+    "int64": "int64",
+    "bool": "bool_",
+}
+_DUCKDB = {
+    "string": "VARCHAR",
+    "int32": "INTEGER",
+    "int64": "BIGINT",
+    "bool": "BOOLEAN",
+    "timestamp": "TIMESTAMPTZ",
+    "list<string>": "VARCHAR[]",
+    "map<string,string>": "MAP(VARCHAR, VARCHAR)",
+}
+
+
+def arrow_type(type_: str) -> Any:
+    import pyarrow as pa
+
+    if type_ == "timestamp":
+        return pa.timestamp("us", tz="UTC")
+    if type_ == "list<string>":
+        return pa.list_(pa.string())
+    if type_ == "map<string,string>":
+        return pa.map_(pa.string(), pa.string())
+    return getattr(pa, _ARROW[type_])()
+
+
+def arrow_schema(table: Table) -> Any:
+    import pyarrow as pa
+
+    return pa.schema([pa.field(c.name, arrow_type(c.type)) for c in table.columns])
+
+
+def duckdb_type(type_: str) -> str:
+    return _DUCKDB[type_]
+
+
+def duckdb_ddl(table: Table) -> str:
+    cols = ", ".join(f'"{c.name}" {_DUCKDB[c.type]}' for c in table.columns)
+    return f'CREATE TABLE "{table.name}" ({cols})'
+
+
+def tables_markdown() -> str:
+    """The table reference in docs/tables.md, generated from the definitions above."""
+    out = [
+        "# Tables",
+        "",
+        "Generated from `pipeline/schema.py` by `python -m pipeline.schema > docs/tables.md`;",
+        "a test fails when this file and the schema disagree.",
+        "Every table is a Parquet dataset under `OUT/tables/{table}/` and a view of the same",
+        "name in `OUT/census.duckdb`. Timestamps are UTC.",
+        "",
+    ]
+    for table in TABLES.values():
+        out += [f"## `{table.name}`", "", table.doc, "", "| column | type | meaning |"]
+        out += ["|---|---|---|"]
+        out += [f"| `{c.name}` | {c.type} | {c.doc} |" for c in table.columns]
+        out.append("")
+    return "\n".join(out)
+
+
+if __name__ == "__main__":
+    print(tables_markdown(), end="")

@@ -1,0 +1,26 @@
+"""Read-only views of a crawl root as a tree of relative paths: directories, archives, git."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pipeline.sources.archive import ARCHIVE_SUFFIXES, ArchiveTree
+from pipeline.sources.tree import DirTree, Tree
+
+
+class RootError(Exception):
+    """A root that cannot be crawled at all (the CLI turns this into one line, exit 2)."""
+
+
+def open_root(root: str) -> Tree:
+    path = Path(root)
+    if not path.exists():
+        raise RootError(f"root {root!r} does not exist; give a directory, git repository or archive")
+    if path.is_dir():
+        return DirTree(root)
+    if path.name.lower().endswith(ARCHIVE_SUFFIXES):
+        return ArchiveTree(root)
+    raise RootError(
+        f"root {root!r} is a file but not an archive; use .tar, .tar.gz, .tgz, .tar.bz2, "
+        ".tar.xz or .zip"
+    )

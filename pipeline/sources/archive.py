@@ -1,0 +1,145 @@
+"""Archives (.tar, .tar.gz/.tgz, .tar.bz2, .tar.xz, .zip) read in place as trees.
+
+Compressed tars are read in one streaming pass (random access would re-decompress
+from the start for every member); only members a session or a link could need are
+kept in memory. Nothing is ever extracted to disk.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import tarfile
+import zipfile
+from collections.abc import Iterator
+
+from pipeline.parse.lexical import MAX_FILE_BYTES
+from pipeline.sources.tree import Entry, ReadError, Tree
+
+ARCHIVE_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tar.xz", ".txz", ".zip")
+# Stop reading an archive whose members expand past this: a decompression bomb.
+MAX_ARCHIVE_BYTES = 4 * 1024**3
+
+
+def _wanted(path: str) -> bool:
+    """Members a session or a link could need; the rest are listed but not kept."""
+    return path.lower().endswith(".md") or "/docs/" in f"/{path}"
+
+
+def _safe_name(name: str) -> str | None:
+    """The member's path inside the archive, or None when it climbs out or is absolute."""
+    name = name.replace("\\", "/")
+    if name.startswith("/") or (len(name) > 1 and name[1] == ":"):
+        return None
+    norm = posixpath.normpath(name)
+    if norm == ".." or norm.startswith("../") or "/../" in f"/{name}/":
+        return None
+    return "" if norm == "." else norm
+
+
+class ArchiveTree(Tree):
+    def __init__(self, path: str) -> None:
+        super().__init__(path)
+        self.path = path
+        self.archive_name = posixpath.basename(path.replace("\\", "/"))
+        self._data: dict[str, bytes] = {}
+        self._entries: dict[str, Entry] = {}
+
+    def blocks(self) -> Iterator[list[Entry]]:
+        try:
+            if self.path.lower().endswith(".zip"):
+                self._load_zip()
+            else:
+                self._load_tar()
+        except (tarfile.TarError, zipfile.BadZipFile, OSError, EOFError, ValueError) as err:
+            self.issues.append(
+                (self.archive_name, "bad-archive", f"archive is corrupt or truncated ({err}); "
+                 "the members read before the fault are kept")
+            )
+        # Parent folders of members are entries too, so empty session folders still show.
+        for path in list(self._entries):
+            parent = posixpath.dirname(path)
+            while parent and parent not in self._entries:
+                self._entries[parent] = Entry(parent, True, 0, 0)
+                parent = posixpath.dirname(parent)
+        yield [self._entries[p] for p in sorted(self._entries)]
+
+    def _add(self, raw_name: str, is_dir: bool, size: int, mtime: float, problem: str | None) -> str | None:
+        name = _safe_name(raw_name)
+        if name is None:
+            self.issues.append(
+                (raw_name, "unsafe-member", "archive member climbs out of the archive; not read")
+            )
+            return None
+        if not name:
+            return None
+        if name in self._entries and not is_dir:
+            self.issues.append((name, "duplicate-member", "archive holds this name twice; last kept"))
+        self._entries[name] = Entry(name, is_dir, size, int(mtime * 1e9), problem)
+        return name
+
+    def _load_tar(self) -> None:
+        total = 0
+        with tarfile.open(self.path, mode="r|*") as archive:
+            for member in archive:
+                problem = None
+                if member.issym() or member.islnk():
+                    problem = "link inside an archive; not followed"
+                elif not (member.isfile() or member.isdir()):
+                    problem = "special archive member; not read"
+                name = self._add(member.name, member.isdir(), member.size, member.mtime, problem)
+                if name is None or problem or not member.isfile():
+                    continue
+                total += member.size
+                if total > MAX_ARCHIVE_BYTES:
+                    self._bomb()
+                    return
+                if member.size <= MAX_FILE_BYTES and _wanted(name):
+                    handle = archive.extractfile(member)
+                    if handle is not None:
+                        self._data[name] = handle.read(MAX_FILE_BYTES + 1)
+
+    def _load_zip(self) -> None:
+        total = 0
+        with zipfile.ZipFile(self.path) as archive:
+            for info in archive.infolist():
+                is_link = (info.external_attr >> 16) & 0o170000 == 0o120000
+                problem = "link inside an archive; not followed" if is_link else None
+                mtime = _zip_time(info.date_time)
+                name = self._add(info.filename.rstrip("/"), info.is_dir(), info.file_size, mtime, problem)
+                if name is None or problem or info.is_dir():
+                    continue
+                total += info.file_size
+                if total > MAX_ARCHIVE_BYTES:
+                    self._bomb()
+                    return
+                if info.file_size <= MAX_FILE_BYTES and _wanted(name):
+                    with archive.open(info) as handle:
+                        data = handle.read(MAX_FILE_BYTES + 1)
+                    if len(data) > MAX_FILE_BYTES:
+                        continue
+                    self._data[name] = data
+
+    def _bomb(self) -> None:
+        self.issues.append(
+            (self.archive_name, "archive-too-large",
+             f"members expand past {MAX_ARCHIVE_BYTES} bytes; reading stopped there")
+        )
+
+    def read(self, path: str) -> bytes:
+        if path in self._data:
+            return self._data[path]
+        entry = self._entries.get(path)
+        if entry is None:
+            raise ReadError("vanished", "no such archive member")
+        if entry.size > MAX_FILE_BYTES:
+            raise ReadError("too-large", f"file is {entry.size} bytes, over the 8 MiB limit; not read")
+        raise ReadError("unreadable", "archive member could not be read")
+
+
+def _zip_time(date_time: tuple[int, int, int, int, int, int]) -> float:
+    import calendar
+
+    try:
+        return float(calendar.timegm((*date_time, 0, 0, 0)))
+    except (ValueError, OverflowError):
+        return 0.0

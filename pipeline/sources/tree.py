@@ -1,0 +1,169 @@
+"""The Tree every source offers, and the plain-directory source.
+
+A tree lists entries by path relative to its root (POSIX separators) and
+reads a file's bytes; it never writes and never leaves the root.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from pipeline.parse.lexical import MAX_FILE_BYTES
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    path: str
+    is_dir: bool
+    size: int
+    mtime_ns: int
+    # Why the entry cannot be read (a link out of the root, a special file); None when fine.
+    problem: str | None = None
+
+
+class ReadError(Exception):
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+class Tree:
+    """A crawl root: the base class lists nothing; subclasses fill in."""
+
+    label: str
+    # The archive's file name, part of repository identity; '' for directories.
+    archive_name: str = ""
+    is_directory: bool = False
+
+    def __init__(self, label: str) -> None:
+        self.label = label
+        # Problems with the root itself: (path, code, message).
+        self.issues: list[tuple[str, str, str]] = []
+
+    def blocks(self) -> Iterator[list[Entry]]:
+        """Entries in groups that hold whole repositories (a repository never spans two)."""
+        raise NotImplementedError
+
+    def read(self, path: str) -> bytes:
+        raise NotImplementedError
+
+
+def is_repo_root(path: str) -> bool:
+    """A directory that holds docs/research/*-brainstorm or docs/history/brainstorms/*."""
+    research = os.path.join(path, "docs", "research")
+    history = os.path.join(path, "docs", "history", "brainstorms")
+    try:
+        with os.scandir(research) as it:
+            if any(e.name.endswith("-brainstorm") and e.is_dir(follow_symlinks=False) for e in it):
+                return True
+    except OSError:
+        pass
+    try:
+        with os.scandir(history) as it:
+            return any(e.is_dir(follow_symlinks=False) for e in it)
+    except OSError:
+        return False
+
+
+class DirTree(Tree):
+    is_directory = True
+
+    def __init__(self, root: str) -> None:
+        super().__init__(root)
+        self.root = os.path.realpath(root)
+
+    def blocks(self) -> Iterator[list[Entry]]:
+        # Walk down until a repository root turns up, then list its whole subtree as one block.
+        stack = [""]
+        while stack:
+            rel = stack.pop()
+            full = os.path.join(self.root, rel) if rel else self.root
+            if is_repo_root(full):
+                yield list(self._walk(rel))
+                continue
+            # Depth-first, in name order, so that the listing and the jobs are deterministic.
+            children = [e.path for e in self._scan(rel) if e.is_dir and e.problem is None]
+            stack.extend(reversed(children))
+
+    def _scan(self, rel: str) -> list[Entry]:
+        full = os.path.join(self.root, rel) if rel else self.root
+        try:
+            with os.scandir(full) as it:
+                raw = sorted(it, key=lambda e: e.name)
+        except OSError as err:
+            self.issues.append((rel or ".", "unreadable-dir", f"cannot list directory: {err.strerror}"))
+            return []
+        entries = []
+        for item in raw:
+            path = f"{rel}/{item.name}" if rel else item.name
+            if item.name == ".git":
+                entries.append(Entry(path, True, 0, 0, "git"))
+                continue
+            entries.append(self._entry(item, path))
+        return entries
+
+    def _entry(self, item: os.DirEntry[str], path: str) -> Entry:
+        try:
+            st = item.stat(follow_symlinks=False)
+            if item.is_symlink():
+                return self._link(item, path)
+            if stat.S_ISDIR(st.st_mode):
+                return Entry(path, True, 0, st.st_mtime_ns)
+            if stat.S_ISREG(st.st_mode):
+                return Entry(path, False, st.st_size, st.st_mtime_ns)
+            return Entry(path, False, 0, 0, "not a regular file")
+        except OSError as err:
+            return Entry(path, False, 0, 0, f"cannot stat: {err.strerror}")
+
+    def _link(self, item: os.DirEntry[str], path: str) -> Entry:
+        target = os.path.realpath(item.path)
+        if target != self.root and not target.startswith(self.root + os.sep):
+            return Entry(path, False, 0, 0, "symbolic link leads out of the root; not followed")
+        try:
+            st = os.stat(target)
+        except OSError:
+            return Entry(path, False, 0, 0, "broken or looping symbolic link")
+        if stat.S_ISDIR(st.st_mode):
+            # Directory links are never followed: their content is reachable by its real path.
+            return Entry(path, True, 0, 0, "symbolic link to a directory; not followed")
+        return Entry(path, False, st.st_size, st.st_mtime_ns)
+
+    def walk(self) -> Iterator[Entry]:
+        """Every entry below the root (the root itself first, with path '')."""
+        return self._walk("")
+
+    def _walk(self, rel: str) -> Iterator[Entry]:
+        full = os.path.join(self.root, rel) if rel else self.root
+        try:
+            mtime = os.stat(full).st_mtime_ns
+        except OSError:
+            mtime = 0
+        yield Entry(rel, True, 0, mtime)
+        stack = [rel]
+        while stack:
+            current = stack.pop()
+            children = self._scan(current)
+            yield from children
+            stack.extend(e.path for e in reversed(children) if e.is_dir and e.problem is None)
+
+    def read(self, path: str) -> bytes:
+        return read_file(os.path.join(self.root, path))
+
+
+def read_file(full: str) -> bytes:
+    try:
+        with open(full, "rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            if size > MAX_FILE_BYTES:
+                raise ReadError("too-large", f"file is {size} bytes, over the 8 MiB limit; not read")
+            return handle.read(MAX_FILE_BYTES + 1)
+    except FileNotFoundError:
+        raise ReadError("vanished", "file vanished during the crawl") from None
+    except IsADirectoryError:
+        raise ReadError("not-a-file", "expected a file, found a directory") from None
+    except OSError as err:
+        raise ReadError("unreadable", f"cannot read: {err.strerror}") from None

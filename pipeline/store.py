@@ -1,0 +1,211 @@
+"""OUT's layout, Parquet writing, the atomic run commit, and census.duckdb's views.
+
+    OUT/tables/{table}/written_by={run_id}/part-{n}.parquet   one dataset per table
+    OUT/staging/{run_id}/                                      a run being written
+    OUT/state/statcache.parquet                                file metadata → snapshot id
+    OUT/census.duckdb                                          views over the datasets
+    OUT/.lock                                                  one writer at a time
+
+A run writes under staging/, moves its partitions into tables/, and writes its
+`runs` row last; the views show only partitions whose run has a `runs` row, so
+a run that dies part-way leaves nothing visible, and the next writer sweeps it.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+from pipeline.schema import RULE_RESULTS, RUNS, TABLES, Table, arrow_schema
+
+# Rows buffered per table before a row group is written: bounds memory, keeps groups large.
+BATCH_ROWS = 65_536
+PARTITION = "written_by"
+
+
+class OutError(Exception):
+    """OUT cannot be used (locked, not a census output, unwritable)."""
+
+
+class Out:
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.root = Path(path).resolve()
+
+    @property
+    def tables(self) -> Path:
+        return self.root / "tables"
+
+    @property
+    def database(self) -> Path:
+        return self.root / "census.duckdb"
+
+    @property
+    def statcache(self) -> Path:
+        return self.root / "state" / "statcache.parquet"
+
+    def exists(self) -> bool:
+        return (self.tables / RUNS.name).is_dir()
+
+    def require(self) -> None:
+        if not self.exists():
+            raise OutError(
+                f"{self.root} holds no census runs; run 'census crawl ROOT --out {self.root}' first"
+            )
+
+    def committed_runs(self) -> list[str]:
+        runs_dir = self.tables / RUNS.name
+        if not runs_dir.is_dir():
+            return []
+        return sorted(p.name.split("=", 1)[1] for p in runs_dir.glob(f"{PARTITION}=*") if p.is_dir())
+
+    def lock(self) -> Lock:
+        return Lock(self.root / ".lock")
+
+    def sweep(self) -> None:
+        """Remove what runs that died part-way left behind (call under the lock)."""
+        shutil.rmtree(self.root / "staging", ignore_errors=True)
+        committed = set(self.committed_runs())
+        for table in TABLES.values():
+            if table is RULE_RESULTS:
+                continue
+            for part in (self.tables / table.name).glob(f"{PARTITION}=*"):
+                if part.name.split("=", 1)[1] not in committed:
+                    shutil.rmtree(part, ignore_errors=True)
+
+    def stored_snapshot_ids(self) -> set[str]:
+        import pyarrow.parquet as pq
+
+        ids: set[str] = set()
+        committed = set(self.committed_runs())
+        for part in (self.tables / "snapshots").glob(f"{PARTITION}=*"):
+            if part.name.split("=", 1)[1] not in committed:
+                continue
+            for file in part.glob("*.parquet"):
+                ids.update(pq.read_table(file, columns=["snapshot_id"]).column(0).to_pylist())
+        return ids
+
+
+class Lock:
+    """An exclusive advisory lock on OUT: a second writer refuses with a clear message."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.handle: Any = None
+
+    def __enter__(self) -> Lock:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.handle = open(self.path, "a+")
+        try:
+            fcntl.flock(self.handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            self.handle.close()
+            raise OutError(
+                f"another census process is writing to {self.path.parent}; wait for it to finish "
+                "or use another --out"
+            ) from None
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        fcntl.flock(self.handle, fcntl.LOCK_UN)
+        self.handle.close()
+
+
+class PartitionWriter:
+    """Writes one partition (one directory per table) in bounded row groups."""
+
+    def __init__(self, directory: Path, tables: list[Table]) -> None:
+        self.directory = directory
+        self.tables = {t.name: t for t in tables}
+        self._buffers: dict[str, list[Any]] = {name: [] for name in self.tables}
+        self._buffered: dict[str, int] = dict.fromkeys(self.tables, 0)
+        self._writers: dict[str, Any] = {}
+        self.rows: dict[str, int] = dict.fromkeys(self.tables, 0)
+
+    def write(self, name: str, batch: Any) -> None:
+        """Add an Arrow table (or a list of row dicts) to table `name`."""
+        if isinstance(batch, list):
+            import pyarrow as pa
+
+            batch = pa.Table.from_pylist(batch, schema=arrow_schema(self.tables[name]))
+        if batch.num_rows == 0:
+            return
+        self._buffers[name].append(batch)
+        self._buffered[name] += batch.num_rows
+        self.rows[name] += batch.num_rows
+        if self._buffered[name] >= BATCH_ROWS:
+            self._flush(name)
+
+    def _flush(self, name: str) -> None:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        if not self._buffers[name] and name in self._writers:
+            return
+        schema = arrow_schema(self.tables[name])
+        if name not in self._writers:
+            folder = self.directory / name
+            folder.mkdir(parents=True, exist_ok=True)
+            self._writers[name] = pq.ParquetWriter(folder / "part-0.parquet", schema, compression="zstd")
+        if self._buffers[name]:
+            table = pa.concat_tables(self._buffers[name]).cast(schema)
+            self._writers[name].write_table(table, row_group_size=max(table.num_rows, 1))
+        self._buffers[name] = []
+        self._buffered[name] = 0
+
+    def close(self) -> None:
+        """Flush everything; every table gets a file, empty or not, so every view has a schema."""
+        for name in self.tables:
+            self._flush(name)
+            self._writers[name].close()
+
+
+def new_run_id() -> str:
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    return f"{stamp}-{os.urandom(3).hex()}"
+
+
+def publish(out: Out, staging: Path, run_id: str, table_names: list[str]) -> None:
+    """Move a staged run's partitions into tables/, `runs` last (the commit point)."""
+    ordered = [n for n in table_names if n != RUNS.name] + [RUNS.name]
+    for name in ordered:
+        source = staging / name
+        if not source.is_dir():
+            continue
+        target = out.tables / name / f"{PARTITION}={run_id}"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(source, target)
+    shutil.rmtree(staging, ignore_errors=True)
+
+
+def write_statcache(out: Out, entries: dict[str, tuple[str, str]]) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    keys = sorted(entries)
+    table = pa.table(
+        {
+            "key": keys,
+            "signature": [entries[k][0] for k in keys],
+            "snapshot_id": [entries[k][1] for k in keys],
+        }
+    )
+    out.statcache.parent.mkdir(parents=True, exist_ok=True)
+    temp = out.statcache.with_suffix(".tmp")
+    pq.write_table(table, temp)
+    os.replace(temp, out.statcache)
+
+
+def read_statcache(out: Out) -> dict[str, tuple[str, str]]:
+    import pyarrow.parquet as pq
+
+    if not out.statcache.exists():
+        return {}
+    try:
+        table = pq.read_table(out.statcache).to_pydict()
+    except Exception:  # A damaged cache only costs a re-read; never fail the run for it.
+        return {}
+    return {k: (s, i) for k, s, i in zip(table["key"], table["signature"], table["snapshot_id"], strict=True)}

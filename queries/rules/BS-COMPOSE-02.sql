@@ -1,0 +1,17 @@
+-- rule: BS-COMPOSE-02
+-- gate: manifest
+-- description: Last compose is strictly later than the newest capture turn; a compose over unsynced capture is stale.
+-- skip: location = 'history' => ops/ removed at harvest
+select snapshot_id, 'state.md' as file, last_compose_line as line,
+    case
+        when coalesce(last_compose_never, false)
+            then 'Last compose is never, but ops/capture.md has turns up to '
+                || strftime(newest_turn_at, '%Y-%m-%dT%H:%M:%SZ') || '; compose first'
+        when last_compose is null
+            then 'Last compose is missing or unreadable, and ops/capture.md has turns; compose first'
+        else 'Last compose ' || last_compose_raw || ' is not later than the newest capture turn ('
+            || strftime(newest_turn_at, '%Y-%m-%dT%H:%M:%SZ') || '); the compose is stale'
+    end as message
+from snapshots
+where newest_turn_at is not null
+    and (last_compose is null or last_compose <= newest_turn_at)

@@ -1,0 +1,10 @@
+-- rule: BS-FORK-02
+-- gate: session
+-- description: No fork entry in forks.md, open or parked, has an ID that a ledger entry resolves (a resolved fork's entry is deleted).
+select f.snapshot_id, f.file, f.line,
+    f.fork_id || ' is still listed' || coalesce(' [' || f.marker || ']', '') || ' but '
+        || string_agg(distinct r.decision_id, ', ' order by r.decision_id)
+        || ' resolves it; delete the entry' as message
+from forks f
+join ledger_resolves r on r.snapshot_id = f.snapshot_id and r.fork_id = f.fork_id
+group by f.snapshot_id, f.file, f.line, f.fork_id, f.marker

@@ -1,0 +1,36 @@
+-- rule: BS-LEDGER-01
+-- gate: session
+-- description: Ledger IDs are unique and ascend in file order; every entry has Decision, Why and How to apply; a `Reversed by D#` names an entry that exists.
+with ordered as (
+    select *,
+        max(decision_num) over (
+            partition by snapshot_id order by position rows between unbounded preceding and 1 preceding
+        ) as highest_before
+    from ledger
+)
+select snapshot_id, file, line,
+    case
+        when decision_id is null then 'ledger heading has no D# ID (expected ## D# — title)'
+        when not heading_ok then decision_id || ' heading does not parse (expected ## D# — title)'
+        when decision_num = highest_before then decision_id || ' is used twice; ledger IDs are unique'
+        else decision_id || ' comes after D' || highest_before || '; ledger IDs ascend in file order'
+    end as message
+from ordered
+where decision_id is null or not heading_ok or decision_num <= highest_before
+union all
+select snapshot_id, file, line, decision_id || ' has no ''' || field || ':'''
+from (
+    select snapshot_id, file, line, decision_id, 'Decision' as field from ledger where coalesce(decision, '') = ''
+    union all
+    select snapshot_id, file, line, decision_id, 'Why' from ledger where coalesce(why, '') = ''
+    union all
+    select snapshot_id, file, line, decision_id, 'How to apply' from ledger where coalesce(how_to_apply, '') = ''
+)
+where decision_id is not null
+union all
+select l.snapshot_id, l.file, l.reversed_by_line,
+    l.decision_id || ' is reversed by ' || l.reversed_by || ', which is not a ledger entry'
+from ledger l
+where l.reversed_by is not null and not exists (
+    select 1 from ledger o where o.snapshot_id = l.snapshot_id and o.decision_id = l.reversed_by
+)

@@ -1,0 +1,53 @@
+-- rule: BS-MANIFEST-01
+-- gate: session
+-- description: Where ops/manifest.md exists: it has a Round, a valid Status and a table, and its current round routes every parked fork and every fragment.
+-- skip: location = 'history' => ops/ removed at harvest
+-- skip: not manifest_exists => no manifest
+with current_rows as (
+    select * from manifest_rows where "current"
+),
+routes_all_fragments as (
+    select distinct snapshot_id from current_rows where regexp_matches(source, '\bfragments\b')
+)
+select snapshot_id, file, coalesce(round_line, line) as line,
+    case
+        when rounds = 0 then 'the manifest has no ''Round:'' line'
+        else 'Round is not a whole number'
+    end as message
+from manifests
+where round is null
+union all
+select snapshot_id, file, status_line,
+    case
+        when status is null then 'the manifest has no ''Status:'' line'
+        else 'manifest Status ''' || status || ''' is not proposed, approved or applied'
+    end
+from manifests
+where status is null or status not in ('proposed', 'approved', 'applied')
+union all
+select snapshot_id, file, line, 'the manifest has no table (| # | What | Source | Destination | Action |)'
+from manifests
+where not has_table
+union all
+select f.snapshot_id, 'ops/manifest.md', null,
+    'parked fork ' || f.fork_id || ' (forks.md:' || f.line || ') has no manifest row naming it'
+from forks f
+join manifests m using (snapshot_id)
+where f.marker = 'parked' and f.fork_id is not null and not exists (
+    select 1 from current_rows r
+    where r.snapshot_id = f.snapshot_id
+        and (regexp_matches(r.what, '\b' || f.fork_id || '\b')
+            or regexp_matches(r.source, '\b' || f.fork_id || '\b'))
+)
+union all
+select fr.snapshot_id, 'ops/manifest.md', null,
+    'fragment ' || fr.file || ' has no manifest row naming it'
+from fragments fr
+join manifests m using (snapshot_id)
+where fr.snapshot_id not in (select snapshot_id from routes_all_fragments)
+    and not exists (
+        select 1 from current_rows r
+        where r.snapshot_id = fr.snapshot_id
+            and (regexp_matches(r.what, '\b' || regexp_escape(fr.name) || '\b')
+                or regexp_matches(r.source, '\b' || regexp_escape(fr.name) || '\b'))
+    )

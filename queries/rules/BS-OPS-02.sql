@@ -1,0 +1,12 @@
+-- rule: BS-OPS-02
+-- gate: session
+-- description: No file under the session's ops/ is tracked by git (in the index, or in any commit with --git-history).
+-- skip: not git_context => no git context
+select
+    snapshot_id,
+    file,
+    null as line,
+    file || ' is tracked by git' || coalesce(' (commit ' || "commit" || ')', '')
+        || '; untrack it with git rm --cached and keep ops/.gitignore' as message
+from tracked_files
+where file like 'ops/%'

@@ -1,0 +1,39 @@
+-- rule: BS-SYNC-01
+-- gate: session
+-- description: Every sync dispatch has exactly one result after it with the same S#; only the newest dispatch may be in flight.
+-- skip: location = 'history' => ops/ removed at harvest
+with per_sync as (
+    select snapshot_id, file, sync_id, sync_num,
+        count(*) filter (where kind = 'dispatch') as dispatches,
+        count(*) filter (where kind = 'result') as results,
+        min(line) filter (where kind = 'dispatch') as dispatch_line,
+        max(line) filter (where kind = 'dispatch') as last_dispatch_line,
+        min(line) filter (where kind = 'result') as result_line,
+        max(line) filter (where kind = 'result') as last_result_line
+    from sync_events
+    group by all
+),
+newest as (
+    select snapshot_id, max(sync_num) as newest from sync_events where kind = 'dispatch' group by all
+)
+select p.snapshot_id, p.file,
+    case
+        when dispatches > 1 then last_dispatch_line
+        when results > 1 then last_result_line
+        when dispatches = 0 then result_line
+        else coalesce(result_line, dispatch_line)
+    end as line,
+    case
+        when dispatches > 1 then sync_id || ' is dispatched ' || dispatches || ' times'
+        when results > 1 then sync_id || ' has ' || results || ' result lines; a dispatch gets one'
+        when dispatches = 0 then sync_id || ' has a result line but no dispatch'
+        when results = 1 and result_line < dispatch_line then sync_id || '''s result comes before its dispatch'
+        else sync_id || ' has no result, and only the newest dispatch (S' || n.newest || ') may be in flight'
+    end as message
+from per_sync p
+left join newest n using (snapshot_id)
+where dispatches > 1
+    or results > 1
+    or dispatches = 0
+    or (results = 1 and result_line < dispatch_line)
+    or (results = 0 and sync_num < n.newest)
