@@ -12,8 +12,29 @@ from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
 import typer
+import typer.core
+
+class _CensusGroup(typer.core.TyperGroup):
+    """Turns errors into one line on stderr and exit 2 (a traceback only with --debug)."""
+
+    def invoke(self, ctx: typer.Context) -> Any:
+        from pipeline.errors import KNOWN
+
+        try:
+            return super().invoke(ctx)
+        except Exception as err:
+            # Exits, aborts and usage errors (which carry an exit code) are the CLI's own.
+            if _state["debug"] or isinstance(err, typer.Exit | typer.Abort) or hasattr(err, "exit_code"):
+                raise
+            text = str(err) if isinstance(err, KNOWN) else (
+                f"internal error: {type(err).__name__}: {err} (rerun with --debug)"
+            )
+            typer.echo(f"census: {text}", err=True)
+            ctx.exit(2)
+
 
 app = typer.Typer(
+    cls=_CensusGroup,
     help="Crawl brainstorm session folders, check the schema's rules, count and report.",
     no_args_is_help=True,
     add_completion=False,
@@ -40,10 +61,6 @@ class Format(str, Enum):
 OutOption = Annotated[
     Path, typer.Option("--out", "-o", help="Output folder (tables, census.duckdb, report).")
 ]
-
-
-class CensusError(Exception):
-    """An error the user can act on: printed as one line, exit 2."""
 
 
 def fail(message: str, code: int = 2) -> NoReturn:
@@ -172,7 +189,7 @@ def run(
     label: Annotated[list[str], typer.Option("--label", "-l", help="Tag the run: k=v (repeatable).")] = [],  # noqa: B006
     workers: Annotated[int | None, typer.Option(help="Worker processes (default: one per core).")] = None,
 ) -> None:
-    """The main job: crawl, check and print failure rates.
+    """The main job: crawl, check, print failure rates and write the HTML report.
 
     With no ROOT it runs on the example corpus that ships with census.
 
@@ -184,10 +201,14 @@ def run(
     if not roots:
         corpus = example_corpus()
         roots = sorted(str(p) for p in corpus.iterdir() if p.is_dir() or p.name.endswith(".tar.gz"))
+    from pipeline.report import build
+
     _print_crawl(_crawl(roots, out, _labels(label), workers))
     summary = run_check(str(out))
     _print_rates(summary.run_id, summary.rates)
     typer.echo(f"{summary.snapshots} snapshots checked in {summary.seconds:.2f} s; tables in {out}/tables")
+    report = build(str(out))
+    typer.echo(f"report: {report.path}")
 
 
 @app.command()
@@ -276,22 +297,24 @@ def sql(
         output.write_text(text)
 
 
-def main() -> None:
-    """Entry point: known errors become one line on stderr with exit 2, never a traceback."""
-    from pipeline.errors import KNOWN
+@app.command()
+def report(
+    out: OutOption = Path(DEFAULT_OUT),
+    html: Annotated[Path | None, typer.Option(help="Where to write the report (default OUT/report.html).")] = None,
+    worst: Annotated[int, typer.Option(help="Sessions shown in detail (the rest are one query away).")] = 25,
+) -> None:
+    """Render the latest run as one self-contained HTML file (no network needed to open it).
 
-    try:
-        app()
-    except KNOWN as err:  # type: ignore[misc]
-        if _state["debug"]:
-            raise
-        typer.echo(f"census: {err}", err=True)
-        sys.exit(2)
-    except Exception as err:  # noqa: BLE001
-        if _state["debug"]:
-            raise
-        typer.echo(f"census: internal error: {type(err).__name__}: {err} (rerun with --debug)", err=True)
-        sys.exit(2)
+    Example: census report --out census-out --html census.html
+    """
+    from pipeline.report import build
+
+    summary = build(str(out), str(html) if html else None, worst)
+    typer.echo(f"report: {summary.path} ({summary.bytes / 1024:.0f} KiB, {summary.seconds:.2f} s)")
+
+
+def main() -> None:
+    app()
 
 
 if __name__ == "__main__":

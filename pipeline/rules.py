@@ -102,3 +102,26 @@ def results_sql(gates: list[str] | None = None, scope: str = "") -> str:
     gates = gates or list(GATES)
     parts = [_rule_sql(r, gates, scope) for r in load_rules() if any(r.evaluated_at(g) for g in gates)]
     return "\nUNION ALL\n".join(parts)
+
+
+def rules_markdown() -> str:
+    """docs/rules.md, generated from the rule files' headers."""
+    out = [
+        "# Rules",
+        "",
+        "Generated from the headers of `queries/rules/*.sql` by `python -m pipeline.rules >",
+        "docs/rules.md`; a test fails when they disagree. Each rule is one SQL file returning",
+        "the findings that break it. Decisions where the spec is silent:",
+        "[rule-semantics.md](rule-semantics.md).",
+        "",
+        "| rule | gate | meaning | skipped when |",
+        "|---|---|---|---|",
+    ]
+    for rule in sorted(load_rules(), key=lambda r: (GATES.index(r.gate), r.rule_id)):
+        skips = "; ".join(f"`{p}` ({reason})" for p, reason in rule.skips) or "never"
+        out.append(f"| `{rule.rule_id}` | {rule.gate} | {rule.description} | {skips} |")
+    return "\n".join(out) + "\n"
+
+
+if __name__ == "__main__":
+    print(rules_markdown(), end="")

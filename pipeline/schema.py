@@ -335,6 +335,40 @@ RULE_RESULTS = _table(
     per_snapshot=False,
 )
 
+# Views in census.duckdb (queries/views/*.sql) that users query by name: name → (doc, columns).
+VIEWS: dict[str, tuple[str, list[tuple[str, str]]]] = {
+    "latest_observations": (
+        "Each session's latest observation in each run (columns as `observations`).",
+        [(c.name, c.doc) for c in OBSERVATIONS.columns],
+    ),
+    "rule_status": (
+        "One status per snapshot, gate and rule (`rule_results` collapsed over findings).",
+        [
+            ("snapshot_id", "The snapshot."),
+            ("gate", "session, manifest or move."),
+            ("rule_id", "The rule."),
+            ("status", "pass, fail, info or skipped."),
+            ("findings", "Rows the rule has in rule_results for this snapshot and gate."),
+        ],
+    ),
+    "rule_rates": (
+        "Rule-failure rates per run, gate and rule over each session's latest observation in "
+        "the run, each at its own stage's gate (spec §7).",
+        [
+            ("run_id", "The run."),
+            ("gate", "The gate (the sessions' own gate)."),
+            ("rule_id", "The rule."),
+            ("evaluated", "Sessions with pass, fail or info."),
+            ("failed", "Sessions with fail."),
+            ("info", "Sessions with info."),
+            ("skipped", "Sessions with skipped (outside the denominator)."),
+            ("rate", "failed / evaluated; null when nothing was evaluated."),
+            ("rate_lo", "Lower end of the 95% Wilson interval."),
+            ("rate_hi", "Upper end of the 95% Wilson interval."),
+        ],
+    ),
+}
+
 # Tables the crawl fills from parsed content, in write order.
 CONTENT_TABLES = [t for t in TABLES.values() if t.per_snapshot]
 
@@ -397,6 +431,11 @@ def tables_markdown() -> str:
         out += [f"## `{table.name}`", "", table.doc, "", "| column | type | meaning |"]
         out += ["|---|---|---|"]
         out += [f"| `{c.name}` | {c.type} | {c.doc} |" for c in table.columns]
+        out.append("")
+    out += ["# Views", ""]
+    for name, (doc, columns) in VIEWS.items():
+        out += [f"## `{name}`", "", doc, "", "| column | meaning |", "|---|---|"]
+        out += [f"| `{col}` | {meaning} |" for col, meaning in columns]
         out.append("")
     return "\n".join(out)
 

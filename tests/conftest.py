@@ -1,0 +1,52 @@
+"""Shared helpers: real files, real git repositories, real DuckDB — no mocks."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "fixtures"
+
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "Census Test",
+    "GIT_AUTHOR_EMAIL": "census@test.invalid",
+    "GIT_COMMITTER_NAME": "Census Test",
+    "GIT_COMMITTER_EMAIL": "census@test.invalid",
+    "GIT_AUTHOR_DATE": "2026-07-01T12:00:00Z",
+    "GIT_COMMITTER_DATE": "2026-07-01T12:00:00Z",
+}
+
+
+def git(repo: Path, *args: str, env: dict[str, str] | None = None) -> str:
+    done = subprocess.run(
+        ["git", "-c", "commit.gpgsign=false", "-c", "init.defaultBranch=main", *args],
+        cwd=repo,
+        env={**os.environ, **GIT_ENV, **(env or {})},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return done.stdout
+
+
+def make_git_repo(repo: Path, force_add: list[str] | None = None) -> None:
+    git(repo, "init", "-q")
+    git(repo, "add", "-A")
+    for path in force_add or []:
+        git(repo, "add", "-f", path)
+    git(repo, "commit", "-q", "-m", "fixture")
+
+
+def copy_tree(source: Path, target: Path) -> Path:
+    shutil.copytree(source, target, symlinks=True)
+    return target
+
+
+@pytest.fixture
+def example_corpus() -> Path:
+    return FIXTURES / "example"

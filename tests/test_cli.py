@@ -1,0 +1,155 @@
+"""The `census` commands through Typer's CliRunner: exit codes and output."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from pipeline.cli import app
+from tests.conftest import FIXTURES, copy_tree
+
+runner = CliRunner()
+BASE = FIXTURES / "cases" / "base"
+OPEN_SESSION = BASE / "open" / "repo" / "docs" / "research" / "demo-brainstorm"
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> Path:
+    root = tmp_path / "corpus"
+    for stage in ("open", "converging", "applied", "harvested"):
+        copy_tree(BASE / stage / "repo", root / f"team-{stage}")
+    return root
+
+
+@pytest.fixture
+def crawled(corpus: Path, tmp_path: Path) -> Path:
+    out = tmp_path / "out"
+    result = runner.invoke(app, ["crawl", str(corpus), "--out", str(out), "--label", "run=one"])
+    assert result.exit_code == 0, result.output
+    return out
+
+
+def test_crawl_prints_a_summary(corpus: Path, tmp_path: Path) -> None:
+    result = runner.invoke(app, ["crawl", str(corpus), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 0
+    assert "4 sessions, 4 new snapshots" in result.output
+    assert "parse issues" in result.output
+
+
+def test_crawl_of_a_missing_root_is_one_line_exit_2(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["crawl", str(tmp_path / "nope"), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2
+    assert "does not exist" in result.output
+    assert "Traceback" not in result.output
+    assert not (tmp_path / "out").exists()
+
+
+def test_bad_label_is_exit_2(corpus: Path, tmp_path: Path) -> None:
+    result = runner.invoke(app, ["crawl", str(corpus), "--out", str(tmp_path / "o"), "--label", "x"])
+    assert result.exit_code == 2
+    assert "not k=v" in result.output
+
+
+def test_check_prints_rates_and_writes_sarif(crawled: Path, tmp_path: Path) -> None:
+    sarif = tmp_path / "census.sarif"
+    result = runner.invoke(app, ["check", "--out", str(crawled), "--sarif", str(sarif)])
+    assert result.exit_code == 0, result.output
+    assert "BS-FORK-03" in result.output
+    assert "Rule-failure rates" in result.output
+    log = json.loads(sarif.read_text())
+    assert log["version"] == "2.1.0"
+    run = log["runs"][0]
+    rule_ids = [r["id"] for r in run["tool"]["driver"]["rules"]]
+    assert len(rule_ids) == 19 and rule_ids == sorted(rule_ids)
+    # Each session at its own gate: the healthy bases fail only what their stage implies.
+    failing = {(r["ruleId"], r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]) for r in run["results"] if r["level"] == "error"}
+    assert failing == set(), failing
+
+
+def test_check_fail_above_exits_1(crawled: Path) -> None:
+    assert runner.invoke(app, ["check", "--out", str(crawled), "--fail-above", "0.5"]).exit_code == 0
+    result = runner.invoke(app, ["check", "--out", str(crawled), "--gate", "move", "--fail-above", "0.1"])
+    assert result.exit_code == 1
+    assert "BS-FORK-03@move" in result.output
+
+
+def test_check_without_a_crawl_is_exit_2(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["check", "--out", str(tmp_path / "empty")])
+    assert result.exit_code == 2
+    assert "holds no census runs" in result.output
+
+
+def test_detect_clean_session_exit_0() -> None:
+    result = runner.invoke(app, ["detect", str(OPEN_SESSION)])
+    assert result.exit_code == 0, result.output
+    lines = result.output.strip().splitlines()
+    assert lines[-1] == "clean"
+    assert "BS-FORK-01 pass" in lines
+    assert not any(line.startswith("BS-FORK-03") for line in lines), "manifest-gate rule at session gate"
+
+
+def test_detect_violations_exit_1_with_file_and_line() -> None:
+    result = runner.invoke(app, ["detect", str(OPEN_SESSION), "--gate", "manifest"])
+    assert result.exit_code == 1
+    lines = result.output.strip().splitlines()
+    assert lines[-1] == "failing"
+    assert any(line.startswith("BS-FORK-03 fail forks.md:") and "is open" in line for line in lines)
+
+
+def test_detect_json_object_shape() -> None:
+    result = runner.invoke(app, ["detect", str(OPEN_SESSION), "--gate", "manifest", "--json"])
+    assert result.exit_code == 1
+    doc = json.loads(result.output)
+    assert doc["gate"] == "manifest" and doc["result"] == "failing"
+    rules = {r["rule"]: r for r in doc["rules"]}
+    assert len(rules) == 16
+    assert rules["BS-FORK-03"]["status"] == "fail"
+    assert rules["BS-FORK-03"]["findings"][0]["file"] == "forks.md"
+    assert isinstance(rules["BS-FORK-03"]["findings"][0]["line"], int)
+    assert rules["BS-MANIFEST-01"] == {"rule": "BS-MANIFEST-01", "status": "skipped", "reason": "no manifest"}
+
+
+def test_detect_unusable_input_exit_2(tmp_path: Path) -> None:
+    missing = runner.invoke(app, ["detect", str(tmp_path / "missing")])
+    assert missing.exit_code == 2 and "no such directory" in missing.output
+    (tmp_path / "file.md").write_text("x")
+    not_dir = runner.invoke(app, ["detect", str(tmp_path / "file.md")])
+    assert not_dir.exit_code == 2 and "not a directory" in not_dir.output
+
+
+def test_detect_empty_folder_still_prints_and_fails(tmp_path: Path) -> None:
+    empty = tmp_path / "docs" / "research" / "empty-brainstorm"
+    empty.mkdir(parents=True)
+    result = runner.invoke(app, ["detect", str(empty)])
+    assert result.exit_code == 1
+    assert "BS-STATE-01 fail state.md" in result.output
+    assert result.output.strip().endswith("failing")
+
+
+def test_sql_formats(crawled: Path, tmp_path: Path) -> None:
+    query = "SELECT stage, count(*) AS n FROM snapshots GROUP BY stage ORDER BY stage"
+    table = runner.invoke(app, ["sql", query, "--out", str(crawled)])
+    assert table.exit_code == 0 and "harvested" in table.output
+    csv = runner.invoke(app, ["sql", query, "--out", str(crawled), "--format", "csv"])
+    assert csv.output.splitlines()[0] == "stage,n"
+    as_json = runner.invoke(app, ["sql", query, "--out", str(crawled), "--format", "json"])
+    assert {"stage": "open", "n": 1} in json.loads(as_json.output)
+    parquet = tmp_path / "x.parquet"
+    done = runner.invoke(app, ["sql", query, "--out", str(crawled), "-f", "parquet", "--output", str(parquet)])
+    assert done.exit_code == 0 and parquet.stat().st_size > 0
+
+
+def test_sql_error_is_one_line_exit_2(crawled: Path) -> None:
+    result = runner.invoke(app, ["sql", "SELECT nope FROM snapshots", "--out", str(crawled)])
+    assert result.exit_code == 2
+    assert len(result.output.strip().splitlines()) == 1
+    assert "nope" in result.output
+
+
+def test_every_command_has_help() -> None:
+    for command in ("run", "crawl", "check", "detect", "sql"):
+        result = runner.invoke(app, [command, "--help"])
+        assert result.exit_code == 0 and "Example:" in result.output, command

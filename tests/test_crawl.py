@@ -1,0 +1,140 @@
+"""The crawl on real trees: directory, .tar.gz and .zip agree; reruns re-read only what changed."""
+
+from __future__ import annotations
+
+import os
+import tarfile
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from pipeline.crawl import crawl
+from pipeline.engine import connect
+from pipeline.schema import CONTENT_TABLES, OBSERVATIONS, TABLES
+from pipeline.store import Out
+from tests.conftest import FIXTURES, copy_tree, make_git_repo
+
+# Observation fields that name where the corpus was read from, which differ by design.
+ROOT_FIELDS = {"run_id", "root", "repo", "session_key", "observed_at"}
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> Path:
+    root = tmp_path / "corpus"
+    for stage in ("open", "converging", "applied", "harvested"):
+        copy_tree(FIXTURES / "cases" / "base" / stage / "repo", root / f"team-{stage}")
+    return root
+
+
+def pack_tar(source: Path, target: Path) -> Path:
+    with tarfile.open(target, "w:gz") as archive:
+        for path in sorted(source.rglob("*")):
+            archive.add(path, arcname=str(path.relative_to(source)), recursive=False)
+    return target
+
+
+def pack_zip(source: Path, target: Path) -> Path:
+    with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as archive:
+        for path in sorted(source.rglob("*")):
+            archive.write(path, arcname=str(path.relative_to(source)))
+    return target
+
+
+def table_contents(out: Path) -> dict[str, list[tuple[object, ...]]]:
+    con = connect(Out(out))
+    contents = {}
+    for table in [*CONTENT_TABLES, OBSERVATIONS]:
+        columns = [c for c in table.names if c not in ROOT_FIELDS]
+        select = ", ".join(f'"{c}"' for c in columns)
+        contents[table.name] = sorted(
+            con.execute(f'SELECT {select} FROM "{table.name}"').fetchall(), key=repr
+        )
+    return contents
+
+
+def test_directory_tar_and_zip_give_identical_tables(corpus: Path, tmp_path: Path) -> None:
+    tgz = pack_tar(corpus, tmp_path / "corpus.tar.gz")
+    zipped = pack_zip(corpus, tmp_path / "corpus.zip")
+    results = {}
+    for name, root in (("dir", corpus), ("tgz", tgz), ("zip", zipped)):
+        summary = crawl([str(root)], str(tmp_path / f"out-{name}"), workers=1)
+        assert summary.sessions == 4
+        results[name] = table_contents(tmp_path / f"out-{name}")
+    assert results["dir"]["forks"], "the corpus has forks, so the comparison is not vacuous"
+    assert results["dir"] == results["tgz"] == results["zip"]
+
+
+def test_every_table_exists_with_its_documented_columns(corpus: Path, tmp_path: Path) -> None:
+    crawl([str(corpus)], str(tmp_path / "out"), workers=1)
+    con = connect(Out(tmp_path / "out"))
+    for table in TABLES.values():
+        columns = [row[0] for row in con.execute(f'DESCRIBE "{table.name}"').fetchall()]
+        assert columns == table.names, table.name
+    assert (tmp_path / "out" / "census.duckdb").is_file()
+
+
+def test_census_duckdb_answers_sql_directly(corpus: Path, tmp_path: Path) -> None:
+    import duckdb
+
+    crawl([str(corpus)], str(tmp_path / "out"), workers=1)
+    con = duckdb.connect(str(tmp_path / "out" / "census.duckdb"), read_only=True)
+    stages = dict(con.execute("SELECT stage, count(*) FROM snapshots GROUP BY stage").fetchall())
+    assert stages == {"open": 1, "converging": 1, "applied": 1, "harvested": 1}
+
+
+def test_rerun_parses_nothing_and_adds_only_observations(corpus: Path, tmp_path: Path) -> None:
+    out = str(tmp_path / "out")
+    first = crawl([str(corpus)], out, workers=1)
+    assert (first.parsed, first.new_snapshots) == (4, 4)
+    second = crawl([str(corpus)], out, workers=1)
+    assert (second.read, second.parsed, second.new_snapshots) == (0, 0, 0)
+    con = connect(Out(out))
+    assert con.execute("SELECT count(*) FROM snapshots").fetchone() == (4,)
+    assert con.execute("SELECT count(*) FROM observations").fetchone() == (8,)
+    assert con.execute("SELECT count(DISTINCT run_id) FROM observations").fetchone() == (2,)
+
+
+def test_changing_one_file_reparses_that_session_only(corpus: Path, tmp_path: Path) -> None:
+    out = str(tmp_path / "out")
+    crawl([str(corpus)], out, workers=1)
+    forks = corpus / "team-open" / "docs" / "research" / "demo-brainstorm" / "forks.md"
+    forks.write_text(forks.read_text() + "\n## F9 — A late question [open]\n- Closes when: a pick\n")
+    rerun = crawl([str(corpus)], out, workers=1)
+    assert (rerun.read, rerun.parsed, rerun.new_snapshots) == (1, 1, 1)
+    con = connect(Out(out))
+    assert con.execute("SELECT count(*) FROM forks WHERE fork_id = 'F9'").fetchone() == (1,)
+
+
+def test_touched_but_unchanged_file_is_read_not_parsed(corpus: Path, tmp_path: Path) -> None:
+    out = str(tmp_path / "out")
+    crawl([str(corpus)], out, workers=1)
+    state = corpus / "team-open" / "docs" / "research" / "demo-brainstorm" / "state.md"
+    os.utime(state, ns=(state.stat().st_atime_ns, state.stat().st_mtime_ns + 10**9))
+    rerun = crawl([str(corpus)], out, workers=1)
+    assert (rerun.read, rerun.parsed) == (1, 0)
+
+
+def test_parallel_crawl_equals_single_process(corpus: Path, tmp_path: Path) -> None:
+    many = tmp_path / "many"
+    for i in range(450):
+        copy_tree(corpus / "team-open", many / f"repo-{i:03d}")
+    # Topics differ per repository so every snapshot is distinct; 450 is past INLINE_SESSIONS.
+    for i in range(450):
+        src = many / f"repo-{i:03d}" / "docs" / "research" / "demo-brainstorm"
+        src.rename(src.with_name(f"demo{i}-brainstorm"))
+    one = crawl([str(many)], str(tmp_path / "one"), workers=1)
+    two = crawl([str(many)], str(tmp_path / "two"), workers=2)
+    assert one.sessions == two.sessions == 450
+    assert table_contents(tmp_path / "one") == table_contents(tmp_path / "two")
+
+
+def test_git_repository_records_tracked_ops_files(tmp_path: Path) -> None:
+    repo = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", tmp_path / "root" / "repo")
+    make_git_repo(repo, ["docs/research/demo-brainstorm/ops/capture.md"])
+    crawl([str(tmp_path / "root")], str(tmp_path / "out"), workers=1)
+    con = connect(Out(tmp_path / "out"))
+    assert con.execute("SELECT file FROM tracked_files WHERE file LIKE 'ops/%'").fetchall() == [
+        ("ops/capture.md",)
+    ]
+    assert con.execute("SELECT git_context FROM snapshots").fetchall() == [(True,)]

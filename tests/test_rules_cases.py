@@ -1,0 +1,98 @@
+"""Every rule on hand-written cases (fixtures/cases): exact statuses at every gate.
+
+Each case is a healthy base session with hand-written edits; cases.toml states the
+rules that fail, are info and are skipped at each gate (the rest pass). The same
+cases run through `census detect` (one folder) and `census crawl` + `census check`
+(all cases in one corpus) and both must agree with the expectation.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pipeline.check import evaluate
+from pipeline.crawl import crawl
+from pipeline.detect import detect
+from pipeline.engine import connect
+from pipeline.rules import GATES
+from pipeline.store import Out
+from tests.conftest import FIXTURES, copy_tree, make_git_repo
+
+CASES_DIR = FIXTURES / "cases"
+CASES: list[dict[str, Any]] = tomllib.loads((CASES_DIR / "cases.toml").read_text())["case"]
+
+
+def build_case(case: dict[str, Any], where: Path) -> Path:
+    """Materialise a case's repository under `where`; returns the session folder."""
+    repo = copy_tree(CASES_DIR / "base" / case["base"] / "repo", where / "repo")
+    for rel in case.get("delete", []):
+        target = repo / rel
+        if target.is_dir():
+            import shutil
+
+            shutil.rmtree(target)
+        else:
+            target.unlink()
+    for rel, content in case.get("write", {}).items():
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(content)
+    if case.get("git"):
+        make_git_repo(repo, case.get("git_add_force", []))
+    sessions = [p for p in (repo / "docs" / "research").glob("*-brainstorm")] if (
+        repo / "docs" / "research"
+    ).is_dir() else []
+    sessions += list((repo / "docs" / "history" / "brainstorms").glob("*")) if (
+        repo / "docs" / "history" / "brainstorms"
+    ).is_dir() else []
+    assert len(sessions) == 1, f"{case['name']}: expected one session folder, found {sessions}"
+    return sessions[0]
+
+
+def expected(case: dict[str, Any], gate: str) -> dict[str, set[str]]:
+    want = case["expect"][gate]
+    return {status: set(want.get(status, [])) for status in ("fail", "info", "skipped")}
+
+
+def observed(statuses: dict[str, str]) -> dict[str, set[str]]:
+    return {s: {rule for rule, status in statuses.items() if status == s} for s in ("fail", "info", "skipped")}
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
+def test_detect_matches_case(case: dict[str, Any], tmp_path: Path) -> None:
+    session = build_case(case, tmp_path)
+    for gate in GATES:
+        found = detect(str(session), gate)
+        got = observed({o.rule: o.status for o in found.outcomes})
+        assert got == expected(case, gate), f"{case['name']} at {gate}: {found.as_json()}"
+        for rule, reason in case.get("skip_reasons", {}).items():
+            outcome = next((o for o in found.outcomes if o.rule == rule), None)
+            if outcome is not None and outcome.status == "skipped":
+                assert outcome.reason == reason
+
+
+def test_check_matches_every_case(tmp_path: Path) -> None:
+    corpus = tmp_path / "corpus"
+    sessions = {}
+    for case in CASES:
+        session = build_case(case, corpus / case["name"])
+        sessions[case["name"]] = session
+    out = Out(tmp_path / "out")
+    crawl([str(corpus)], str(out.root), workers=1)
+    evaluate(out)
+    con = connect(out)
+    rows = con.execute(
+        """
+        SELECT o.repo_path, r.gate, r.rule_id, r.status
+        FROM observations o JOIN rule_status r USING (snapshot_id)
+        """
+    ).fetchall()
+    got: dict[tuple[str, str], dict[str, str]] = {}
+    for repo_path, gate, rule_id, status in rows:
+        got.setdefault((repo_path.split("/")[0], gate), {})[rule_id] = status
+    for case in CASES:
+        for gate in GATES:
+            assert observed(got[(case["name"], gate)]) == expected(case, gate), f"{case['name']} at {gate}"
