@@ -8,7 +8,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from pipeline.engine import connect, write_database
+from pipeline.engine import connect, quote, write_database
 from pipeline.rules import GATES, results_sql
 from pipeline.schema import RULE_RESULTS
 from pipeline.store import PARTITION, Out, new_run_id
@@ -43,10 +43,9 @@ def evaluate(out: Out) -> tuple[int, int]:
     staging = out.root / "staging" / f"check-{check_id}"
     staging.mkdir(parents=True, exist_ok=True)
     part = staging / "part-0.parquet"
-    con.execute(
-        f"COPY ({results_sql()}) TO '{part}' (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 122880)"
-    )
-    rows = con.execute(f"SELECT count(*) FROM read_parquet('{part}')").fetchone()[0]
+    target = quote(part)
+    con.execute(f"COPY ({results_sql()}) TO {target} (FORMAT parquet, COMPRESSION zstd)")
+    rows = con.execute(f"SELECT count(*) FROM read_parquet({target})").fetchone()[0]
     snapshots = con.execute("SELECT count(*) FROM snapshots").fetchone()[0]
     folder = out.tables / RULE_RESULTS.name
     folder.mkdir(parents=True, exist_ok=True)
@@ -58,7 +57,9 @@ def evaluate(out: Out) -> tuple[int, int]:
     return snapshots, rows
 
 
-def rates(out: Out, run_id: str | None = None, gate: str | None = None) -> tuple[str | None, list[Rate]]:
+def rates(
+    out: Out, run_id: str | None = None, gate: str | None = None
+) -> tuple[str | None, list[Rate]]:
     """Failure rates for a run (default: the latest), at each session's own gate or at `gate`."""
     con = connect(out)
     if run_id is None:
@@ -67,8 +68,10 @@ def rates(out: Out, run_id: str | None = None, gate: str | None = None) -> tuple
     if run_id is None:
         return None, []
     if gate is None:
-        query = "SELECT gate, rule_id, evaluated, failed, info, skipped, rate, rate_lo, rate_hi " \
-                "FROM rule_rates WHERE run_id = ? ORDER BY gate, rule_id"
+        query = (
+            "SELECT gate, rule_id, evaluated, failed, info, skipped, rate, rate_lo, rate_hi "
+            "FROM rule_rates WHERE run_id = ? ORDER BY gate, rule_id"
+        )
         rows = con.execute(query, [run_id]).fetchall()
     else:
         rows = con.execute(_AT_GATE, [run_id, gate]).fetchall()
@@ -76,7 +79,7 @@ def rates(out: Out, run_id: str | None = None, gate: str | None = None) -> tuple
     return run_id, [Rate(*r) for r in ordered]
 
 
-# Rates at one asked gate for every session (not each at its own gate).
+# Rates at one asked gate for every session (not each at its own).
 _AT_GATE = """
 WITH c AS (
     SELECT r.gate, r.rule_id,
@@ -87,11 +90,10 @@ WITH c AS (
     FROM latest_observations o JOIN rule_status r USING (snapshot_id)
     WHERE o.run_id = ? AND r.gate = ?
     GROUP BY ALL
-), w AS (SELECT *, failed / nullif(evaluated, 0) AS p, 1.959963984540054 AS z FROM c)
-SELECT gate, rule_id, evaluated, failed, info, skipped, p,
-    (p + z*z/(2*evaluated) - z*sqrt(p*(1-p)/evaluated + z*z/(4*evaluated*evaluated))) / (1 + z*z/evaluated),
-    (p + z*z/(2*evaluated) + z*sqrt(p*(1-p)/evaluated + z*z/(4*evaluated*evaluated))) / (1 + z*z/evaluated)
-FROM w
+)
+SELECT gate, rule_id, evaluated, failed, info, skipped, failed / nullif(evaluated, 0),
+    wilson_lo(failed, evaluated), wilson_hi(failed, evaluated)
+FROM c
 """
 
 

@@ -7,27 +7,34 @@ from __future__ import annotations
 
 import json
 import sys
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
 import typer
 import typer.core
 
+
 class _CensusGroup(typer.core.TyperGroup):
     """Turns errors into one line on stderr and exit 2 (a traceback only with --debug)."""
 
-    def invoke(self, ctx: typer.Context) -> Any:
+    def invoke(self, ctx: Any) -> Any:
         from pipeline.errors import KNOWN
 
         try:
             return super().invoke(ctx)
         except Exception as err:
             # Exits, aborts and usage errors (which carry an exit code) are the CLI's own.
-            if _state["debug"] or isinstance(err, typer.Exit | typer.Abort) or hasattr(err, "exit_code"):
+            if (
+                _state["debug"]
+                or isinstance(err, typer.Exit | typer.Abort)
+                or hasattr(err, "exit_code")
+            ):
                 raise
-            text = str(err) if isinstance(err, KNOWN) else (
-                f"internal error: {type(err).__name__}: {err} (rerun with --debug)"
+            text = (
+                str(err)
+                if isinstance(err, KNOWN)
+                else (f"internal error: {type(err).__name__}: {err} (rerun with --debug)")
             )
             typer.echo(f"census: {text}", err=True)
             ctx.exit(2)
@@ -45,13 +52,13 @@ DEFAULT_OUT = "census-out"
 _state = {"debug": False}
 
 
-class Gate(str, Enum):
+class Gate(StrEnum):
     session = "session"
     manifest = "manifest"
     move = "move"
 
 
-class Format(str, Enum):
+class Format(StrEnum):
     table = "table"
     csv = "csv"
     json = "json"
@@ -91,7 +98,9 @@ def _progress() -> Any:
         from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
         progress = Progress(
-            SpinnerColumn(), TextColumn("crawling: {task.completed} sessions"), TimeElapsedColumn(),
+            SpinnerColumn(),
+            TextColumn("crawling: {task.completed} sessions"),
+            TimeElapsedColumn(),
             transient=True,
         )
         return progress
@@ -128,8 +137,12 @@ def _print_crawl(summary: Any) -> None:
 def crawl(
     roots: Annotated[list[str], typer.Argument(help="Directories, git repositories or archives.")],
     out: OutOption = Path(DEFAULT_OUT),
-    label: Annotated[list[str], typer.Option("--label", "-l", help="Tag the run: k=v (repeatable).")] = [],  # noqa: B006
-    workers: Annotated[int | None, typer.Option(help="Worker processes (default: one per core).")] = None,
+    label: Annotated[
+        list[str], typer.Option("--label", "-l", help="Tag the run: k=v (repeatable).")
+    ] = [],  # noqa: B006
+    workers: Annotated[
+        int | None, typer.Option(help="Worker processes (default: one per core).")
+    ] = None,
 ) -> None:
     """Discover, parse and flatten session folders into Parquet; a run appends to OUT.
 
@@ -148,16 +161,30 @@ def _print_rates(run_id: str | None, rates: list[Any]) -> None:
     for r in rates:
         rate = "–" if r.rate is None else f"{r.rate:.1%}"
         interval = "–" if r.rate_lo is None else f"{r.rate_lo:.1%} – {r.rate_hi:.1%}"
-        table.add_row(r.gate, r.rule_id, f"{r.failed} / {r.evaluated}", rate, interval, str(r.info), str(r.skipped))
+        table.add_row(
+            r.gate,
+            r.rule_id,
+            f"{r.failed} / {r.evaluated}",
+            rate,
+            interval,
+            str(r.info),
+            str(r.skipped),
+        )
     Console(width=120).print(table)
 
 
 @app.command()
 def check(
     out: OutOption = Path(DEFAULT_OUT),
-    gate: Annotated[Gate | None, typer.Option(help="Rates at this gate for every session, not each at its own.")] = None,
-    sarif: Annotated[Path | None, typer.Option(help="Write the findings as SARIF 2.1.0 here.")] = None,
-    fail_above: Annotated[float | None, typer.Option(help="Exit 1 when any rule's failure rate is above this (0–1).")] = None,
+    gate: Annotated[
+        Gate | None, typer.Option(help="Rates at this gate for every session, not each at its own.")
+    ] = None,
+    sarif: Annotated[
+        Path | None, typer.Option(help="Write the findings as SARIF 2.1.0 here.")
+    ] = None,
+    fail_above: Annotated[
+        float | None, typer.Option(help="Exit 1 when any rule's failure rate is above this (0–1).")
+    ] = None,
 ) -> None:
     """Evaluate every rule at every gate for every stored snapshot into rule_results; print rates.
 
@@ -170,7 +197,9 @@ def check(
 
     summary = run_check(str(out), gate.value if gate else None)
     _print_rates(summary.run_id, summary.rates)
-    typer.echo(f"{summary.snapshots} snapshots checked, {summary.results} results, {summary.seconds:.2f} s")
+    typer.echo(
+        f"{summary.snapshots} snapshots checked, {summary.results} results, {summary.seconds:.2f} s"
+    )
     if sarif is not None and summary.run_id:
         write_sarif(str(sarif), findings(Out(out), summary.run_id, gate.value if gate else None))
         typer.echo(f"SARIF → {sarif}")
@@ -184,10 +213,17 @@ def check(
 
 @app.command()
 def run(
-    roots: Annotated[list[str] | None, typer.Argument(help="Roots to crawl (default: the shipped example corpus).")] = None,
+    roots: Annotated[
+        list[str] | None,
+        typer.Argument(help="Roots to crawl (default: the shipped example corpus)."),
+    ] = None,
     out: OutOption = Path(DEFAULT_OUT),
-    label: Annotated[list[str], typer.Option("--label", "-l", help="Tag the run: k=v (repeatable).")] = [],  # noqa: B006
-    workers: Annotated[int | None, typer.Option(help="Worker processes (default: one per core).")] = None,
+    label: Annotated[
+        list[str], typer.Option("--label", "-l", help="Tag the run: k=v (repeatable).")
+    ] = [],  # noqa: B006
+    workers: Annotated[
+        int | None, typer.Option(help="Worker processes (default: one per core).")
+    ] = None,
 ) -> None:
     """The main job: crawl, check, print failure rates and write the HTML report.
 
@@ -206,7 +242,9 @@ def run(
     _print_crawl(_crawl(roots, out, _labels(label), workers))
     summary = run_check(str(out))
     _print_rates(summary.run_id, summary.rates)
-    typer.echo(f"{summary.snapshots} snapshots checked in {summary.seconds:.2f} s; tables in {out}/tables")
+    typer.echo(
+        f"{summary.snapshots} snapshots checked in {summary.seconds:.2f} s; tables in {out}/tables"
+    )
     report = build(str(out))
     typer.echo(f"report: {report.path}")
 
@@ -214,11 +252,15 @@ def run(
 @app.command()
 def detect(
     session_dir: Annotated[str, typer.Argument(help="One session folder.")],
-    gate: Annotated[Gate, typer.Option(help="The gate to check (its rules and no others).")] = Gate.session,
+    gate: Annotated[
+        Gate, typer.Option(help="The gate to check (its rules and no others).")
+    ] = Gate.session,
     json_: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
-    sarif: Annotated[Path | None, typer.Option(help="Write the findings as SARIF 2.1.0 here.")] = None,
+    sarif: Annotated[
+        Path | None, typer.Option(help="Write the findings as SARIF 2.1.0 here.")
+    ] = None,
 ) -> None:
-    """Check one session folder under the detector's contract: exit 0 clean, 1 violations, 2 unusable input.
+    """Check one session folder under the detector's contract: exit 0 clean, 1 failing, 2 unusable.
 
     Example: census detect docs/research/sync-brainstorm --gate manifest
     """
@@ -238,8 +280,15 @@ def detect(
         from pipeline.sarif import write_sarif
 
         rows = [
-            {"repo_path": "", "path": session_dir.rstrip("/"), "session_key": None, "gate": gate.value,
-             "rule_id": o.rule, "status": o.status, **f}
+            {
+                "repo_path": "",
+                "path": session_dir.rstrip("/"),
+                "session_key": None,
+                "gate": gate.value,
+                "rule_id": o.rule,
+                "status": o.status,
+                **f,
+            }
             for o in found.outcomes
             if o.status in ("fail", "info")
             for f in o.findings
@@ -250,10 +299,16 @@ def detect(
 
 @app.command()
 def sql(
-    query: Annotated[str, typer.Argument(help="SQL over the views; see docs/tables.md for every column.")],
+    query: Annotated[
+        str, typer.Argument(help="SQL over the views; see docs/tables.md for every column.")
+    ],
     out: OutOption = Path(DEFAULT_OUT),
-    format_: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = Format.table,
-    output: Annotated[Path | None, typer.Option(help="Write to this file instead of standard output.")] = None,
+    format_: Annotated[
+        Format, typer.Option("--format", "-f", help="Output format.")
+    ] = Format.table,
+    output: Annotated[
+        Path | None, typer.Option(help="Write to this file instead of standard output.")
+    ] = None,
 ) -> None:
     """Run ad hoc SQL against the census views (tables, rule_rates, fork_lifetimes, …).
 
@@ -300,8 +355,12 @@ def sql(
 @app.command()
 def report(
     out: OutOption = Path(DEFAULT_OUT),
-    html: Annotated[Path | None, typer.Option(help="Where to write the report (default OUT/report.html).")] = None,
-    worst: Annotated[int, typer.Option(help="Sessions shown in detail (the rest are one query away).")] = 25,
+    html: Annotated[
+        Path | None, typer.Option(help="Where to write the report (default OUT/report.html).")
+    ] = None,
+    worst: Annotated[
+        int, typer.Option(help="Sessions shown in detail (the rest are one query away).")
+    ] = 25,
 ) -> None:
     """Render the latest run as one self-contained HTML file (no network needed to open it).
 

@@ -25,7 +25,14 @@ from pipeline.schema import CONTENT_TABLES, OBSERVATIONS, PARSE_ISSUES, RUNS, SN
 from pipeline.sources import open_root
 from pipeline.sources.git import GitRepo
 from pipeline.sources.tree import DirTree, Tree
-from pipeline.store import Out, PartitionWriter, new_run_id, publish, read_statcache, write_statcache
+from pipeline.store import (
+    Out,
+    PartitionWriter,
+    new_run_id,
+    publish,
+    read_statcache,
+    write_statcache,
+)
 
 # Sessions per job: large enough to amortise process hand-off, small enough to balance.
 JOB_SESSIONS = 200
@@ -165,8 +172,14 @@ def _crawl_locked(
 
 def _root_issue(run_id: str, tree: Tree, path: str, code: str, message: str) -> dict[str, Any]:
     where = f"{tree.label}:{path}" if path else tree.label
-    return {"snapshot_id": None, "run_id": run_id, "file": where, "line": None, "code": code,
-            "message": message}
+    return {
+        "snapshot_id": None,
+        "run_id": run_id,
+        "file": where,
+        "line": None,
+        "code": code,
+        "message": message,
+    }
 
 
 def _write_result(writer: PartitionWriter, result: JobResult, written: set[str]) -> None:
@@ -303,12 +316,20 @@ def run_job(job: Job, tree: Tree | None) -> JobResult:
             )
         for path, code, message in repo_ctx.issues:
             result.issues.append(
-                {"snapshot_id": None, "run_id": ctx.run_id, "file": f"{repo.path}/{path}".lstrip("/"),
-                 "line": None, "code": code, "message": message}
+                {
+                    "snapshot_id": None,
+                    "run_id": ctx.run_id,
+                    "file": f"{repo.path}/{path}".lstrip("/"),
+                    "line": None,
+                    "code": code,
+                    "message": message,
+                }
             )
     for table in CONTENT_TABLES:
         if rows[table.name]:
-            result.tables[table.name] = pa.Table.from_pylist(rows[table.name], schema=arrow_schema(table))
+            result.tables[table.name] = pa.Table.from_pylist(
+                rows[table.name], schema=arrow_schema(table)
+            )
     return result
 
 

@@ -86,7 +86,9 @@ def detect(path: str, gate: str = "session") -> Detection:
         ctx.git, inside = git
         ctx.git_prefix = inside.removesuffix(session_path).strip("/")
     rec = parse_session(session_input(ctx, session))
-    return Detection(path, gate, _evaluate(rec, gate), location, topic, repo_root if in_layout else None)
+    return Detection(
+        path, gate, _evaluate(rec, gate), location, topic, repo_root if in_layout else None
+    )
 
 
 def _add_repo_documents(repo: RepoRef, repo_root: str) -> None:
@@ -111,14 +113,14 @@ def _evaluate(rec: Records, gate: str) -> list[RuleOutcome]:
                 f'INSERT INTO "{table.name}" VALUES ({marks})',
                 [[row.get(n) for n in names] for row in rows],
             )
-    rows = con.execute(
+    results = con.execute(
         f"SELECT rule_id, status, file, line, message FROM ({results_sql([gate])}) "
         "ORDER BY rule_id, line NULLS FIRST, message"
     ).fetchall()
     by_rule: dict[str, RuleOutcome] = {}
     for rule in rules_for(gate):
         by_rule[rule.rule_id] = RuleOutcome(rule.rule_id, "pass")
-    for rule_id, status, file, line, message in rows:
+    for rule_id, status, file, line, message in results:
         outcome = by_rule[rule_id]
         outcome.status = status
         if status == "skipped":

@@ -70,7 +70,8 @@ def discover(entries: Iterable[Entry]) -> list[RepoRef]:
             continue
         parts = entry.path.split("/")
         found = match_session(parts)
-        if found is None:
+        # A file named like a session folder (docs/history/brainstorms/README.md) is a document.
+        if found is None or (found[1] == len(parts) and not entry.is_dir):
             rest.append(entry)
             continue
         docs_at, depth, topic, location = found
@@ -88,11 +89,11 @@ def discover(entries: Iterable[Entry]) -> list[RepoRef]:
     # Longest repository path first, so a nested repository claims its own documents.
     ordered = sorted(repos, key=len, reverse=True)
     for entry in rest:
-        repo_path = _owner(entry.path, ordered)
-        if repo_path is None:
+        owner = _owner(entry.path, ordered)
+        if owner is None:
             continue
-        repo = repos[repo_path]
-        rel = entry.path[len(repo_path) + 1 :] if repo_path else entry.path
+        repo = repos[owner]
+        rel = entry.path[len(owner) + 1 :] if owner else entry.path
         if entry.problem == "git" and "/" not in rel:
             repo.has_git = True
         if entry.is_dir:

@@ -14,14 +14,15 @@ from pipeline.resources import queries_dir
 from pipeline.schema import RULE_RESULTS, RUNS, TABLES, Table, duckdb_ddl, duckdb_type
 from pipeline.store import PARTITION, Out
 
-def _quote(path: Path | str) -> str:
+
+def quote(path: Path | str) -> str:
     return "'" + str(path).replace("'", "''") + "'"
 
 
 def _scan(out: Out, table: Table) -> str:
     glob = out.tables / table.name / f"{PARTITION}=*" / "*.parquet"
     return (
-        f"read_parquet({_quote(glob)}, hive_partitioning = true, "
+        f"read_parquet({quote(glob)}, hive_partitioning = true, "
         f"hive_types = {{'{PARTITION}': VARCHAR}})"
     )
 

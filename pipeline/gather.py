@@ -45,7 +45,10 @@ class RepoContext:
 
     def _scan_links(self) -> dict[str, list[LinkIn]]:
         topics = {s.topic for s in self.repo.sessions.values()}
-        folders = [(t, research_folder(t)) for t in topics] + [(t, history_folder(t)) for t in topics]
+        folders = [(t, research_folder(t)) for t in topics] + [
+            (t, history_folder(t)) for t in topics
+        ]
+        needles = [t.encode("utf-8", "surrogateescape") for t in topics]
         found: dict[str, list[LinkIn]] = {}
         for doc in self.repo.documents:
             if doc.problem:
@@ -55,8 +58,9 @@ class RepoContext:
             except ReadError as err:
                 self.issues.append((doc.path, err.code, err.message))
                 continue
-            # Only a document that names a brainstorm folder (or escapes one) can link into it.
-            if b"brainstorm" not in data and b"%" not in data and b"&#" not in data:
+            # A document outside a session folder can only link into it by naming its topic
+            # (or by escaping the name), so the rest need no Markdown parse.
+            if b"%" not in data and b"&#" not in data and not any(n in data for n in needles):
                 continue
             text = data.decode("utf-8", "replace").replace("\r\n", "\n").replace("\r", "\n")
             for line, kind, target in extract_links(text):
@@ -65,7 +69,9 @@ class RepoContext:
                     continue
                 for topic, folder in folders:
                     if is_inside(resolved, folder):
-                        found.setdefault(topic, []).append(LinkIn(doc.path, line, kind, target, resolved))
+                        found.setdefault(topic, []).append(
+                            LinkIn(doc.path, line, kind, target, resolved)
+                        )
         return found
 
 
@@ -121,5 +127,9 @@ def repo_signature(ctx: RepoContext) -> str:
 def session_signature(repo_sig: str, session: SessionRef) -> str:
     h = hashlib.sha256(repo_sig.encode())
     for e in session.entries:
-        h.update(f"{e.path}\0{e.is_dir}\0{e.size}\0{e.mtime_ns}\0{e.problem}\n".encode("utf-8", "surrogateescape"))
+        h.update(
+            f"{e.path}\0{e.is_dir}\0{e.size}\0{e.mtime_ns}\0{e.problem}\n".encode(
+                "utf-8", "surrogateescape"
+            )
+        )
     return h.hexdigest()[:32]

@@ -46,7 +46,9 @@ def _svg(chart: Any) -> str:
     return svg
 
 
-def _charts(rates: list[dict[str, Any]], stages: list[dict[str, Any]], trend: list[dict[str, Any]]) -> dict[str, str]:
+def _charts(
+    rates: list[dict[str, Any]], stages: list[dict[str, Any]], trend: list[dict[str, Any]]
+) -> dict[str, str]:
     import altair as alt
     import pandas as pd
 
@@ -64,24 +66,43 @@ def _charts(rates: list[dict[str, Any]], stages: list[dict[str, Any]], trend: li
     rated = [r for r in rates if r["rate"] is not None]
     if rated:
         df = pd.DataFrame(
-            [{"rule": f"{r['rule_id']} @ {r['gate']}", "rate": r["rate"] * 100,
-              "lo": r["rate_lo"] * 100, "hi": r["rate_hi"] * 100} for r in rated]
+            [
+                {
+                    "rule": f"{r['rule_id']} @ {r['gate']}",
+                    "rate": r["rate"] * 100,
+                    "lo": r["rate_lo"] * 100,
+                    "hi": r["rate_hi"] * 100,
+                }
+                for r in rated
+            ]
         )
         base = alt.Chart(df, title="Failure rate per rule, with 95% Wilson interval")
         y = alt.Y("rule:N", title="rule @ gate", sort=alt.SortField("rate", order="descending"))
-        bars = base.mark_bar(color="#d88a84").encode(x=alt.X("rate:Q", title="failure rate (%)", scale=alt.Scale(domain=[0, 100])), y=y)
+        bars = base.mark_bar(color="#d88a84").encode(
+            x=alt.X("rate:Q", title="failure rate (%)", scale=alt.Scale(domain=[0, 100])), y=y
+        )
         whiskers = base.mark_rule(color="#1d2330", strokeWidth=2).encode(x="lo:Q", x2="hi:Q", y=y)
-        charts["rates"] = _svg((bars + whiskers).properties(width=620, height=max(120, 16 * len(df))))
+        charts["rates"] = _svg(
+            (bars + whiskers).properties(width=620, height=max(120, 16 * len(df)))
+        )
     else:
         charts["rates"] = "<p class='muted'>Nothing evaluated yet.</p>"
     if trend:
         df = pd.DataFrame(
-            [{"run": t["run_id"], "rule": t["rule_id"], "rate": t["rate"] * 100} for t in trend if t["rate"] is not None]
+            [
+                {"run": t["run_id"], "rule": t["rule_id"], "rate": t["rate"] * 100}
+                for t in trend
+                if t["rate"] is not None
+            ]
         )
         charts["trend"] = _svg(
             alt.Chart(df, title="Failure rate per rule across runs")
             .mark_line(point=True)
-            .encode(x=alt.X("run:N", title="run"), y=alt.Y("rate:Q", title="failure rate (%)"), color=alt.Color("rule:N", title="rule"))
+            .encode(
+                x=alt.X("run:N", title="run"),
+                y=alt.Y("rate:Q", title="failure rate (%)"),
+                color=alt.Color("rule:N", title="rule"),
+            )
             .properties(width=620, height=260)
         )
     else:
@@ -89,7 +110,9 @@ def _charts(rates: list[dict[str, Any]], stages: list[dict[str, Any]], trend: li
     return charts
 
 
-def build(out_path: str, html: str | None = None, worst_n: int = 25, issue_n: int = 200) -> ReportSummary:
+def build(
+    out_path: str, html: str | None = None, worst_n: int = 25, issue_n: int = 200
+) -> ReportSummary:
     """Render the report of the latest run in OUT to `html` (default OUT/report.html)."""
     from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
@@ -105,7 +128,9 @@ def build(out_path: str, html: str | None = None, worst_n: int = 25, issue_n: in
     for r in rates:
         r["description"] = descriptions.get(r["rule_id"], "")
         r["rate_text"] = "–" if r["rate"] is None else f"{r['rate']:.1%}"
-        r["interval_text"] = "–" if r["rate_lo"] is None else f"{r['rate_lo']:.1%} – {r['rate_hi']:.1%}"
+        r["interval_text"] = (
+            "–" if r["rate_lo"] is None else f"{r['rate_lo']:.1%} – {r['rate_hi']:.1%}"
+        )
     own = """
         WITH own AS (
             SELECT o.session_key, o.repo, o.path, s.stage, own_gate(s.stage) AS gate, o.snapshot_id,
@@ -114,25 +139,39 @@ def build(out_path: str, html: str | None = None, worst_n: int = 25, issue_n: in
             LEFT JOIN rule_status r ON r.snapshot_id = o.snapshot_id AND r.gate = own_gate(s.stage)
             WHERE o.run_id = ? GROUP BY ALL
         )"""
-    stages = _rows(con, own + """
+    stages = _rows(
+        con,
+        own
+        + """
         SELECT stage, count(*) AS sessions, count(*) FILTER (WHERE failing = 0) AS clean
         FROM own GROUP BY stage
-        ORDER BY list_position(['open', 'converging', 'applied', 'harvested'], stage)""", [run_id])
-    worst = _rows(con, own + " SELECT * FROM own WHERE failing > 0 ORDER BY failing DESC, repo, path LIMIT ?", [run_id, worst_n])
-    failing_sessions = _rows(con, own + " SELECT count(*) AS n FROM own WHERE failing > 0", [run_id])[0]["n"]
+        ORDER BY list_position(['open', 'converging', 'applied', 'harvested'], stage)""",
+        [run_id],
+    )
+    worst = _rows(
+        con,
+        own + " SELECT * FROM own WHERE failing > 0 ORDER BY failing DESC, repo, path LIMIT ?",
+        [run_id, worst_n],
+    )
+    failing_sessions = _rows(
+        con, own + " SELECT count(*) AS n FROM own WHERE failing > 0", [run_id]
+    )[0]["n"]
     for s in worst:
         s["findings"] = _rows(
             con,
-            "SELECT rule_id, file, line, message FROM rule_results WHERE snapshot_id = ? AND gate = ? "
-            "AND status = 'fail' ORDER BY rule_id, line NULLS FIRST",
+            "SELECT rule_id, file, line, message FROM rule_results "
+            "WHERE snapshot_id = ? AND gate = ? AND status = 'fail' "
+            "ORDER BY rule_id, line NULLS FIRST",
             [s["snapshot_id"], s["gate"]],
         )
     trend = _rows(con, "SELECT run_id, gate, rule_id, rate FROM rule_rates ORDER BY run_id")
     issue_query = """
-        SELECT coalesce(o.repo || ' / ' || o.path, p.run_id) AS "where", p.file, p.line, p.code, p.message
+        SELECT coalesce(o.repo || ' / ' || o.path, p.run_id) AS "where",
+            p.file, p.line, p.code, p.message
         FROM parse_issues p
-        LEFT JOIN (SELECT DISTINCT snapshot_id, repo, path FROM latest_observations WHERE run_id = ?) o
-            USING (snapshot_id)
+        LEFT JOIN (
+            SELECT DISTINCT snapshot_id, repo, path FROM latest_observations WHERE run_id = ?
+        ) o USING (snapshot_id)
         WHERE o.snapshot_id IS NOT NULL OR p.run_id = ?
     """
     issues = _rows(con, issue_query + " ORDER BY 1, 2, 3 LIMIT ?", [run_id, run_id, issue_n])
@@ -141,20 +180,33 @@ def build(out_path: str, html: str | None = None, worst_n: int = 25, issue_n: in
     clean = sum(s["clean"] for s in stages)
     run.update(
         sessions=sessions,
-        repos=_rows(con, "SELECT count(DISTINCT repo) AS n FROM observations WHERE run_id = ?", [run_id])[0]["n"],
+        repos=_rows(
+            con, "SELECT count(DISTINCT repo) AS n FROM observations WHERE run_id = ?", [run_id]
+        )[0]["n"],
         clean_share=f"{clean / sessions:.0%}" if sessions else "–",
         runs_in_out=len(out.committed_runs()),
         labels=sorted((run["labels"] or {}).items()),
         parse_issues=issue_total,
     )
     env = Environment(
-        loader=FileSystemLoader(str(reports_dir())), autoescape=True, undefined=StrictUndefined,
-        trim_blocks=True, lstrip_blocks=True,
+        loader=FileSystemLoader(str(reports_dir())),
+        autoescape=True,
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
     )
     page = env.get_template("census.html.j2").render(
-        run=run, rates=rates, stages=stages, worst=worst, failing_sessions=failing_sessions,
-        worst_query=WORST_QUERY, out_name=str(out_path), trend_runs=len({t["run_id"] for t in trend}),
-        issues=issues, issue_total=issue_total, charts=_charts(rates, stages, trend),
+        run=run,
+        rates=rates,
+        stages=stages,
+        worst=worst,
+        failing_sessions=failing_sessions,
+        worst_query=WORST_QUERY,
+        out_name=str(out_path),
+        trend_runs=len({t["run_id"] for t in trend}),
+        issues=issues,
+        issue_total=issue_total,
+        charts=_charts(rates, stages, trend),
     )
     target = Path(html) if html else out.root / "report.html"
     temp = target.with_name(target.name + ".tmp")

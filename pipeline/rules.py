@@ -53,8 +53,14 @@ def parse_rule(path: Path) -> Rule:
     missing = {"rule", "gate", "description"} - set(header)
     if missing or header.get("gate") not in GATES or header.get("rule") != path.stem:
         raise RuleFileError(f"{path}: header needs rule (= file name), gate and description")
-    return Rule(header["rule"], header["gate"], header["description"], tuple(skips),
-                "\n".join(body).strip().rstrip(";"), path)
+    return Rule(
+        header["rule"],
+        header["gate"],
+        header["description"],
+        tuple(skips),
+        "\n".join(body).strip().rstrip(";"),
+        path,
+    )
 
 
 @cache
@@ -71,7 +77,8 @@ def _rule_sql(rule: Rule, gates: list[str], scope: str) -> str:
     reason = "NULL"
     if rule.skips:
         whens = " ".join(
-            f"WHEN {predicate} THEN '{text.replace(chr(39), chr(39) * 2)}'" for predicate, text in rule.skips
+            f"WHEN {predicate} THEN '{text.replace(chr(39), chr(39) * 2)}'"
+            for predicate, text in rule.skips
         )
         reason = f"CASE {whens} END"
     gate_list = ", ".join(f"('{g}')" for g in gates if rule.evaluated_at(g))
@@ -100,7 +107,9 @@ CROSS JOIN (VALUES {gate_list}) g(gate)"""
 def results_sql(gates: list[str] | None = None, scope: str = "") -> str:
     """One query yielding rule_results rows for every snapshot, gate and rule."""
     gates = gates or list(GATES)
-    parts = [_rule_sql(r, gates, scope) for r in load_rules() if any(r.evaluated_at(g) for g in gates)]
+    parts = [
+        _rule_sql(r, gates, scope) for r in load_rules() if any(r.evaluated_at(g) for g in gates)
+    ]
     return "\nUNION ALL\n".join(parts)
 
 

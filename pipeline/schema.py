@@ -35,7 +35,9 @@ def _c(name: str, type_: str, doc: str) -> Column:
     return Column(name, type_, doc)
 
 
-SNAPSHOT_ID = _c("snapshot_id", "string", "Content hash of everything the rules read for the snapshot.")
+SNAPSHOT_ID = _c(
+    "snapshot_id", "string", "Content hash of everything the rules read for the snapshot."
+)
 FILE = _c("file", "string", "File the row comes from, relative to the session folder.")
 LINE = _c("line", "int32", "1-based line in that file.")
 
@@ -96,14 +98,20 @@ SNAPSHOTS = _table(
     _c("started", "timestamp", "state.md Started (a date alone reads as midnight UTC)."),
     _c("sitting", "string", "state.md Sitting."),
     _c("last_compose_raw", "string", "state.md Last compose, as written."),
-    _c("last_compose", "timestamp", "Last compose as a UTC instant; null for never or unparseable."),
+    _c(
+        "last_compose", "timestamp", "Last compose as a UTC instant; null for never or unparseable."
+    ),
     _c("last_compose_never", "bool", "Last compose is the value never."),
     _c("last_compose_line", "int32", "Line of the Last compose bullet."),
     _c("aspect_map_line", "int32", "Line of the '## Aspect map' heading; null when absent."),
     _c("thesis_exists", "bool", "thesis.md exists."),
     _c("thesis_title", "string", "thesis.md title line text."),
     _c("thesis_stamp_raw", "string", "thesis.md 'Current as of:' value, as written."),
-    _c("thesis_stamp", "timestamp", "The thesis stamp as a UTC instant; null for never or unparseable."),
+    _c(
+        "thesis_stamp",
+        "timestamp",
+        "The thesis stamp as a UTC instant; null for never or unparseable.",
+    ),
     _c("thesis_stamp_never", "bool", "The thesis stamp is the value never."),
     _c("thesis_stamp_line", "int32", "Line of the stamp."),
     _c("thesis_has_claim", "bool", "thesis.md has '## Claim'."),

@@ -60,7 +60,9 @@ class Out:
         runs_dir = self.tables / RUNS.name
         if not runs_dir.is_dir():
             return []
-        return sorted(p.name.split("=", 1)[1] for p in runs_dir.glob(f"{PARTITION}=*") if p.is_dir())
+        return sorted(
+            p.name.split("=", 1)[1] for p in runs_dir.glob(f"{PARTITION}=*") if p.is_dir()
+        )
 
     def lock(self) -> Lock:
         return Lock(self.root / ".lock")
@@ -149,7 +151,9 @@ class PartitionWriter:
         if name not in self._writers:
             folder = self.directory / name
             folder.mkdir(parents=True, exist_ok=True)
-            self._writers[name] = pq.ParquetWriter(folder / "part-0.parquet", schema, compression="zstd")
+            self._writers[name] = pq.ParquetWriter(
+                folder / "part-0.parquet", schema, compression="zstd"
+            )
         if self._buffers[name]:
             table = pa.concat_tables(self._buffers[name]).cast(schema)
             self._writers[name].write_table(table, row_group_size=max(table.num_rows, 1))
@@ -208,4 +212,7 @@ def read_statcache(out: Out) -> dict[str, tuple[str, str]]:
         table = pq.read_table(out.statcache).to_pydict()
     except Exception:  # A damaged cache only costs a re-read; never fail the run for it.
         return {}
-    return {k: (s, i) for k, s, i in zip(table["key"], table["signature"], table["snapshot_id"], strict=True)}
+    return {
+        k: (s, i)
+        for k, s, i in zip(table["key"], table["signature"], table["snapshot_id"], strict=True)
+    }

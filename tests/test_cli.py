@@ -48,7 +48,9 @@ def test_crawl_of_a_missing_root_is_one_line_exit_2(tmp_path: Path) -> None:
 
 
 def test_bad_label_is_exit_2(corpus: Path, tmp_path: Path) -> None:
-    result = runner.invoke(app, ["crawl", str(corpus), "--out", str(tmp_path / "o"), "--label", "x"])
+    result = runner.invoke(
+        app, ["crawl", str(corpus), "--out", str(tmp_path / "o"), "--label", "x"]
+    )
     assert result.exit_code == 2
     assert "not k=v" in result.output
 
@@ -65,13 +67,21 @@ def test_check_prints_rates_and_writes_sarif(crawled: Path, tmp_path: Path) -> N
     rule_ids = [r["id"] for r in run["tool"]["driver"]["rules"]]
     assert len(rule_ids) == 19 and rule_ids == sorted(rule_ids)
     # Each session at its own gate: the healthy bases fail only what their stage implies.
-    failing = {(r["ruleId"], r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]) for r in run["results"] if r["level"] == "error"}
+    failing = {
+        (r["ruleId"], r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"])
+        for r in run["results"]
+        if r["level"] == "error"
+    }
     assert failing == set(), failing
 
 
 def test_check_fail_above_exits_1(crawled: Path) -> None:
-    assert runner.invoke(app, ["check", "--out", str(crawled), "--fail-above", "0.5"]).exit_code == 0
-    result = runner.invoke(app, ["check", "--out", str(crawled), "--gate", "move", "--fail-above", "0.1"])
+    assert (
+        runner.invoke(app, ["check", "--out", str(crawled), "--fail-above", "0.5"]).exit_code == 0
+    )
+    result = runner.invoke(
+        app, ["check", "--out", str(crawled), "--gate", "move", "--fail-above", "0.1"]
+    )
     assert result.exit_code == 1
     assert "BS-FORK-03@move" in result.output
 
@@ -88,7 +98,9 @@ def test_detect_clean_session_exit_0() -> None:
     lines = result.output.strip().splitlines()
     assert lines[-1] == "clean"
     assert "BS-FORK-01 pass" in lines
-    assert not any(line.startswith("BS-FORK-03") for line in lines), "manifest-gate rule at session gate"
+    assert not any(line.startswith("BS-FORK-03") for line in lines), (
+        "manifest-gate rule at session gate"
+    )
 
 
 def test_detect_violations_exit_1_with_file_and_line() -> None:
@@ -109,7 +121,11 @@ def test_detect_json_object_shape() -> None:
     assert rules["BS-FORK-03"]["status"] == "fail"
     assert rules["BS-FORK-03"]["findings"][0]["file"] == "forks.md"
     assert isinstance(rules["BS-FORK-03"]["findings"][0]["line"], int)
-    assert rules["BS-MANIFEST-01"] == {"rule": "BS-MANIFEST-01", "status": "skipped", "reason": "no manifest"}
+    assert rules["BS-MANIFEST-01"] == {
+        "rule": "BS-MANIFEST-01",
+        "status": "skipped",
+        "reason": "no manifest",
+    }
 
 
 def test_detect_unusable_input_exit_2(tmp_path: Path) -> None:
@@ -138,7 +154,9 @@ def test_sql_formats(crawled: Path, tmp_path: Path) -> None:
     as_json = runner.invoke(app, ["sql", query, "--out", str(crawled), "--format", "json"])
     assert {"stage": "open", "n": 1} in json.loads(as_json.output)
     parquet = tmp_path / "x.parquet"
-    done = runner.invoke(app, ["sql", query, "--out", str(crawled), "-f", "parquet", "--output", str(parquet)])
+    done = runner.invoke(
+        app, ["sql", query, "--out", str(crawled), "-f", "parquet", "--output", str(parquet)]
+    )
     assert done.exit_code == 0 and parquet.stat().st_size > 0
 
 

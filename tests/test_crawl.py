@@ -99,7 +99,9 @@ def test_changing_one_file_reparses_that_session_only(corpus: Path, tmp_path: Pa
     out = str(tmp_path / "out")
     crawl([str(corpus)], out, workers=1)
     forks = corpus / "team-open" / "docs" / "research" / "demo-brainstorm" / "forks.md"
-    forks.write_text(forks.read_text() + "\n## F9 — A late question [open]\n- Closes when: a pick\n")
+    forks.write_text(
+        forks.read_text() + "\n## F9 — A late question [open]\n- Closes when: a pick\n"
+    )
     rerun = crawl([str(corpus)], out, workers=1)
     assert (rerun.read, rerun.parsed, rerun.new_snapshots) == (1, 1, 1)
     con = connect(Out(out))

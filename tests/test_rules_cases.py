@@ -42,12 +42,16 @@ def build_case(case: dict[str, Any], where: Path) -> Path:
         (repo / rel).write_text(content)
     if case.get("git"):
         make_git_repo(repo, case.get("git_add_force", []))
-    sessions = [p for p in (repo / "docs" / "research").glob("*-brainstorm")] if (
-        repo / "docs" / "research"
-    ).is_dir() else []
-    sessions += list((repo / "docs" / "history" / "brainstorms").glob("*")) if (
-        repo / "docs" / "history" / "brainstorms"
-    ).is_dir() else []
+    sessions = (
+        [p for p in (repo / "docs" / "research").glob("*-brainstorm")]
+        if (repo / "docs" / "research").is_dir()
+        else []
+    )
+    sessions += (
+        list((repo / "docs" / "history" / "brainstorms").glob("*"))
+        if (repo / "docs" / "history" / "brainstorms").is_dir()
+        else []
+    )
     assert len(sessions) == 1, f"{case['name']}: expected one session folder, found {sessions}"
     return sessions[0]
 
@@ -58,7 +62,10 @@ def expected(case: dict[str, Any], gate: str) -> dict[str, set[str]]:
 
 
 def observed(statuses: dict[str, str]) -> dict[str, set[str]]:
-    return {s: {rule for rule, status in statuses.items() if status == s} for s in ("fail", "info", "skipped")}
+    return {
+        s: {rule for rule, status in statuses.items() if status == s}
+        for s in ("fail", "info", "skipped")
+    }
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
@@ -95,4 +102,6 @@ def test_check_matches_every_case(tmp_path: Path) -> None:
         got.setdefault((repo_path.split("/")[0], gate), {})[rule_id] = status
     for case in CASES:
         for gate in GATES:
-            assert observed(got[(case["name"], gate)]) == expected(case, gate), f"{case['name']} at {gate}"
+            assert observed(got[(case["name"], gate)]) == expected(case, gate), (
+                f"{case['name']} at {gate}"
+            )

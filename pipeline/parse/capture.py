@@ -17,11 +17,15 @@ def parse_capture(lines: list[str], rec: Records) -> None:
             continue
         m = _TURN_RE.match(line) if len(line) <= MAX_LINE_CHARS else None
         if m is None:
-            rec.issue(FILE, number, "bad-turn-heading", f"turn heading does not parse: {line[:120]}")
+            rec.issue(
+                FILE, number, "bad-turn-heading", f"turn heading does not parse: {line[:120]}"
+            )
             continue
         at = parse_timestamp(m[2])
         if at is None:
-            rec.issue(FILE, number, "bad-timestamp", f"turn T{m[1]} timestamp '{m[2]}' is not ISO 8601")
+            rec.issue(
+                FILE, number, "bad-timestamp", f"turn T{m[1]} timestamp '{m[2]}' is not ISO 8601"
+            )
         rec.add(
             "turns",
             file=FILE,

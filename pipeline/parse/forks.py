@@ -38,15 +38,29 @@ def parse_forks(lines: list[str], rec: Records) -> None:
                 fork["raised_by_kind"] = value
             else:
                 fork["raised_by_kind"] = "other"
-                rec.issue(FILE, number, "unknown-raiser", f"Raised by '{value}' is not in the schema")
+                rec.issue(
+                    FILE, number, "unknown-raiser", f"Raised by '{value}' is not in the schema"
+                )
         elif name == "Closes when" and fork["closes_when"] is None:
             fork["closes_when"], fork["closes_when_line"] = value, number
 
 
 def _heading(line: str, number: int, rec: Records) -> dict[str, Any]:
     fork: dict[str, Any] = dict.fromkeys(
-        ("fork_id", "fork_num", "title", "marker", "marker_raw", "destination", "raised_by",
-         "raised_by_kind", "raised_by_sync", "raised_by_line", "closes_when", "closes_when_line"),
+        (
+            "fork_id",
+            "fork_num",
+            "title",
+            "marker",
+            "marker_raw",
+            "destination",
+            "raised_by",
+            "raised_by_kind",
+            "raised_by_sync",
+            "raised_by_line",
+            "closes_when",
+            "closes_when_line",
+        ),
     )
     m = _HEADING_RE.match(line) if len(line) <= MAX_LINE_CHARS else None
     if m:

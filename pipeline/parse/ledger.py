@@ -51,8 +51,18 @@ def parse_ledger(lines: list[str], rec: Records) -> None:
 
 def _heading(line: str, number: int, position: int, rec: Records) -> dict[str, Any]:
     entry: dict[str, Any] = dict.fromkeys(
-        ("decision_id", "decision_num", "title", "decision", "why", "how_to_apply",
-         "resolves_raw", "reversed_by", "reversed_by_line", "reverses"),
+        (
+            "decision_id",
+            "decision_num",
+            "title",
+            "decision",
+            "why",
+            "how_to_apply",
+            "resolves_raw",
+            "reversed_by",
+            "reversed_by_line",
+            "reverses",
+        ),
     )
     m = _HEADING_RE.match(line) if len(line) <= MAX_LINE_CHARS else None
     loose = m or _LOOSE_ID_RE.match(line)
@@ -61,6 +71,8 @@ def _heading(line: str, number: int, position: int, rec: Records) -> dict[str, A
     if m:
         entry["title"] = m[2].strip()
     else:
-        rec.issue(FILE, number, "bad-ledger-heading", f"ledger heading does not parse: {line[:120]}")
+        rec.issue(
+            FILE, number, "bad-ledger-heading", f"ledger heading does not parse: {line[:120]}"
+        )
     entry["heading_ok"] = m is not None
     return rec.add("ledger", file=FILE, line=number, position=position, **entry)

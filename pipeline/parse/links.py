@@ -20,12 +20,38 @@ _SCHEME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 Link = tuple[int, str, str]  # (1-based line, kind, target as written)
 
 
+_LINK_TOKENS = ("link_open", "image", "html_inline")
+
+
+def _recording_start(rule: Any) -> Any:
+    """Wrap an inline rule so that the link tokens it makes remember where they start.
+
+    Inline tokens carry no position, and counting line breaks between them is wrong
+    after a code span or an image description that spans lines (markdown-it folds
+    those line ends away), so each link token keeps its offset in the inline source.
+    """
+
+    def rule_with_start(state: Any, silent: bool) -> bool:
+        start, before = state.pos, len(state.tokens)
+        found = bool(rule(state, silent))
+        if found and not silent:
+            for token in state.tokens[before:]:
+                if token.type in _LINK_TOKENS:
+                    token.meta.setdefault("start", start)
+        return found
+
+    return rule_with_start
+
+
 @cache
 def _parser() -> Any:
     # Imported here so that `census detect` pays for markdown-it only when it reads links.
-    from markdown_it import MarkdownIt
+    from markdown_it import MarkdownIt, rules_inline
 
-    return MarkdownIt("commonmark")
+    md = MarkdownIt("commonmark")
+    for name in ("link", "image", "autolink", "html_inline"):
+        md.inline.ruler.at(name, _recording_start(getattr(rules_inline, name)))
+    return md
 
 
 def extract_links(text: str) -> list[Link]:
@@ -36,18 +62,19 @@ def extract_links(text: str) -> list[Link]:
             links += _html_links(token.content, token.map[0] + 1)
         if token.type != "inline" or not token.children or not token.map:
             continue
-        line = token.map[0] + 1
         for child in token.children:
-            if child.type in ("softbreak", "hardbreak"):
-                line += 1
-            elif child.type == "link_open":
+            if child.type not in _LINK_TOKENS:
+                continue
+            # The inline source is the block's text with its line ends kept.
+            start = child.meta.get("start", 0)
+            line = token.map[0] + 1 + token.content.count("\n", 0, start)
+            if child.type == "link_open":
                 kind = "autolink" if child.markup == "autolink" else "inline"
                 links.append((line, kind, str(child.attrs.get("href", ""))))
             elif child.type == "image":
                 links.append((line, "image", str(child.attrs.get("src", ""))))
-            elif child.type == "html_inline":
+            else:
                 links += _html_links(child.content, line)
-                line += child.content.count("\n")
     for ref in env.get("references", {}).values():
         ref_map = ref.get("map") or [0]
         links.append((ref_map[0] + 1, "reference", str(ref.get("href", ""))))
@@ -58,7 +85,9 @@ def _html_links(content: str, first_line: int) -> list[Link]:
     found = []
     for m in _HTML_ATTR_RE.finditer(content):
         target = next(g for g in m.groups() if g is not None)
-        found.append((first_line + content.count("\n", 0, m.start()), "html", html.unescape(target)))
+        found.append(
+            (first_line + content.count("\n", 0, m.start()), "html", html.unescape(target))
+        )
     return found
 
 

@@ -64,7 +64,9 @@ def parse_manifest(
     last_round = current["round_key"]
     for row in rows:
         row["current"] = row.pop("round_key") is last_round
-        row["destination_exists"] = bool(row["destination_path"]) and exists(row["destination_path"])
+        row["destination_exists"] = bool(row["destination_path"]) and exists(
+            row["destination_path"]
+        )
         rec.add("manifest_rows", file=FILE, **row)
     rec.add(
         "manifests",
@@ -86,14 +88,22 @@ def parse_manifest(
 
 def _new_round(num: int | None, line: int | None) -> dict[str, Any]:
     state: dict[str, Any] = dict.fromkeys(
-        ("status", "status_line", "useless_result", "useless_result_line",
-         "cold_reader_paths", "gaps"),
+        (
+            "status",
+            "status_line",
+            "useless_result",
+            "useless_result_line",
+            "cold_reader_paths",
+            "gaps",
+        ),
     )
     state.update(round=num, round_line=line, has_table=False, round_key=object())
     return state
 
 
-def _table_line(line: str, number: int, current: dict[str, Any], rows: list[dict[str, Any]]) -> None:
+def _table_line(
+    line: str, number: int, current: dict[str, Any], rows: list[dict[str, Any]]
+) -> None:
     body = line[1:-1] if line.endswith("|") and not line.endswith("\\|") else line[1:]
     cells = [cell.strip().replace("\\|", "|") for cell in _CELL_SPLIT_RE.split(body)]
     if [cell.lower() for cell in cells] == _HEADER:

@@ -94,7 +94,9 @@ def parse_session(inp: SessionInput, snapshot_id: str | None = None) -> Records:
         snap[flag] = name in inp.files or any(u[0] == name for u in inp.unreadable)
     for name, code, message in inp.unreadable:
         rec.issue(name, None, code, message)
-    decoded = {name: decode(data, name, rec) for name, data in inp.files.items() if name.endswith(".md")}
+    decoded = {
+        name: decode(data, name, rec) for name, data in inp.files.items() if name.endswith(".md")
+    }
     for name, reader in _READERS:
         if name in decoded:
             reader(decoded[name], rec)
@@ -114,7 +116,11 @@ def parse_session(inp: SessionInput, snapshot_id: str | None = None) -> Records:
         rec.add("tracked_files", file=tracked, commit=None)
     for link in inp.links:
         rec.add(
-            "links", file=link.file, line=link.line, kind=link.kind, target=link.target,
+            "links",
+            file=link.file,
+            line=link.line,
+            kind=link.kind,
+            target=link.target,
             resolved=link.resolved,
         )
     _summarise(rec, inp)
@@ -141,7 +147,9 @@ def _summarise(rec: Records, inp: SessionInput) -> None:
     snap["files"] = len(inp.sizes)
     snap["bytes"] = sum(inp.sizes.values())
     manifest = rec.of("manifests")
-    snap["stage"] = stage(inp.location, snap.get("status"), manifest[0]["status"] if manifest else None)
+    snap["stage"] = stage(
+        inp.location, snap.get("status"), manifest[0]["status"] if manifest else None
+    )
 
 
 def stage(location: str, status: str | None, manifest_status: str | None) -> str:

@@ -53,7 +53,9 @@ def parse_state(lines: list[str], rec: Records) -> None:
             instant, never = stamp(value)
             snap["last_compose"], snap["last_compose_never"] = instant, never
             if instant is None and not never:
-                rec.issue(FILE, number, "bad-timestamp", f"Last compose '{value}' is not a timestamp")
+                rec.issue(
+                    FILE, number, "bad-timestamp", f"Last compose '{value}' is not a timestamp"
+                )
 
 
 def _aspect(text: str, line: int, rec: Records) -> None:

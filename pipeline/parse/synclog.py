@@ -33,11 +33,21 @@ def parse_sync_log(lines: list[str], rec: Records) -> None:
             num, outcome, at_raw, summary = result.groups()
             counts = _counts(summary) if outcome == "reconciled" else (None, None, None)
             _event(
-                rec, number, num, "result", at_raw, result=outcome, summary=summary,
-                edits=counts[0], new_forks=counts[1], open_forks=counts[2],
+                rec,
+                number,
+                num,
+                "result",
+                at_raw,
+                result=outcome,
+                summary=summary,
+                edits=counts[0],
+                new_forks=counts[1],
+                open_forks=counts[2],
             )
         else:
-            rec.issue(FILE, number, "bad-sync-line", f"neither a dispatch nor a result: {line[:120]}")
+            rec.issue(
+                FILE, number, "bad-sync-line", f"neither a dispatch nor a result: {line[:120]}"
+            )
 
 
 def _event(rec: Records, line: int, num: str, kind: str, at_raw: str, **fields: object) -> None:
@@ -47,8 +57,15 @@ def _event(rec: Records, line: int, num: str, kind: str, at_raw: str, **fields: 
     row = dict.fromkeys(("gate", "scope", "result", "summary", "edits", "new_forks", "open_forks"))
     row.update(fields)
     rec.add(
-        "sync_events", file=FILE, line=line, sync_id=f"S{num}", sync_num=int(num), kind=kind,
-        at_raw=at_raw, at=at, **row,
+        "sync_events",
+        file=FILE,
+        line=line,
+        sync_id=f"S{num}",
+        sync_num=int(num),
+        kind=kind,
+        at_raw=at_raw,
+        at=at,
+        **row,
     )
 
 

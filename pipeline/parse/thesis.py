@@ -21,9 +21,9 @@ def parse_thesis(lines: list[str], rec: Records) -> None:
         if line.startswith("# ") and "thesis_title" not in snap:
             snap["thesis_title"] = line[2:].strip()
         elif line.startswith("## "):
-            key = _HEADINGS.get(line[3:].strip())
-            if key:
-                snap[key] = True
+            heading = _HEADINGS.get(line[3:].strip())
+            if heading:
+                snap[heading] = True
         elif "thesis_stamp_raw" not in snap:
             text = line.strip().removeprefix("- ").strip()
             if text.startswith("Current as of:"):

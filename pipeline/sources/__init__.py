@@ -15,7 +15,9 @@ class RootError(Exception):
 def open_root(root: str) -> Tree:
     path = Path(root)
     if not path.exists():
-        raise RootError(f"root {root!r} does not exist; give a directory, git repository or archive")
+        raise RootError(
+            f"root {root!r} does not exist; give a directory, git repository or archive"
+        )
     if path.is_dir():
         return DirTree(root)
     if path.name.lower().endswith(ARCHIVE_SUFFIXES):

@@ -52,8 +52,12 @@ class ArchiveTree(Tree):
                 self._load_tar()
         except (tarfile.TarError, zipfile.BadZipFile, OSError, EOFError, ValueError) as err:
             self.issues.append(
-                (self.archive_name, "bad-archive", f"archive is corrupt or truncated ({err}); "
-                 "the members read before the fault are kept")
+                (
+                    self.archive_name,
+                    "bad-archive",
+                    f"archive is corrupt or truncated ({err}); "
+                    "the members read before the fault are kept",
+                )
             )
         # Parent folders of members are entries too, so empty session folders still show.
         for path in list(self._entries):
@@ -63,7 +67,9 @@ class ArchiveTree(Tree):
                 parent = posixpath.dirname(parent)
         yield [self._entries[p] for p in sorted(self._entries)]
 
-    def _add(self, raw_name: str, is_dir: bool, size: int, mtime: float, problem: str | None) -> str | None:
+    def _add(
+        self, raw_name: str, is_dir: bool, size: int, mtime: float, problem: str | None
+    ) -> str | None:
         name = _safe_name(raw_name)
         if name is None:
             self.issues.append(
@@ -73,7 +79,9 @@ class ArchiveTree(Tree):
         if not name:
             return None
         if name in self._entries and not is_dir:
-            self.issues.append((name, "duplicate-member", "archive holds this name twice; last kept"))
+            self.issues.append(
+                (name, "duplicate-member", "archive holds this name twice; last kept")
+            )
         self._entries[name] = Entry(name, is_dir, size, int(mtime * 1e9), problem)
         return name
 
@@ -105,7 +113,9 @@ class ArchiveTree(Tree):
                 is_link = (info.external_attr >> 16) & 0o170000 == 0o120000
                 problem = "link inside an archive; not followed" if is_link else None
                 mtime = _zip_time(info.date_time)
-                name = self._add(info.filename.rstrip("/"), info.is_dir(), info.file_size, mtime, problem)
+                name = self._add(
+                    info.filename.rstrip("/"), info.is_dir(), info.file_size, mtime, problem
+                )
                 if name is None or problem or info.is_dir():
                     continue
                 total += info.file_size
@@ -121,8 +131,11 @@ class ArchiveTree(Tree):
 
     def _bomb(self) -> None:
         self.issues.append(
-            (self.archive_name, "archive-too-large",
-             f"members expand past {MAX_ARCHIVE_BYTES} bytes; reading stopped there")
+            (
+                self.archive_name,
+                "archive-too-large",
+                f"members expand past {MAX_ARCHIVE_BYTES} bytes; reading stopped there",
+            )
         )
 
     def read(self, path: str) -> bytes:
@@ -132,7 +145,9 @@ class ArchiveTree(Tree):
         if entry is None:
             raise ReadError("vanished", "no such archive member")
         if entry.size > MAX_FILE_BYTES:
-            raise ReadError("too-large", f"file is {entry.size} bytes, over the 8 MiB limit; not read")
+            raise ReadError(
+                "too-large", f"file is {entry.size} bytes, over the 8 MiB limit; not read"
+            )
         raise ReadError("unreadable", "archive member could not be read")
 
 

@@ -95,7 +95,9 @@ class DirTree(Tree):
             with os.scandir(full) as it:
                 raw = sorted(it, key=lambda e: e.name)
         except OSError as err:
-            self.issues.append((rel or ".", "unreadable-dir", f"cannot list directory: {err.strerror}"))
+            self.issues.append(
+                (rel or ".", "unreadable-dir", f"cannot list directory: {err.strerror}")
+            )
             return []
         entries = []
         for item in raw:
@@ -129,7 +131,15 @@ class DirTree(Tree):
             return Entry(path, False, 0, 0, "broken or looping symbolic link")
         if stat.S_ISDIR(st.st_mode):
             # Directory links are never followed: their content is reachable by its real path.
+            # One that points back at an enclosing folder is a loop, and is noted.
+            here = os.path.realpath(os.path.dirname(item.path))
+            if here == target or here.startswith(target + os.sep):
+                message = "symbolic link loops back to an enclosing folder; not followed"
+                self.issues.append((path, "unreadable", message))
             return Entry(path, True, 0, 0, "symbolic link to a directory; not followed")
+        if not stat.S_ISREG(st.st_mode):
+            # A link to a FIFO or a device: opening it could block forever.
+            return Entry(path, False, 0, 0, "symbolic link to a special file; not read")
         return Entry(path, False, st.st_size, st.st_mtime_ns)
 
     def walk(self) -> Iterator[Entry]:
@@ -156,10 +166,20 @@ class DirTree(Tree):
 
 def read_file(full: str) -> bytes:
     try:
-        with open(full, "rb") as handle:
-            size = os.fstat(handle.fileno()).st_size
+        # O_NONBLOCK: a FIFO swapped in after the listing must not block the open; it is
+        # refused below. For regular files the flag changes nothing.
+        fd = os.open(full, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with open(fd, "rb") as handle:
+            st = os.fstat(handle.fileno())
+            if stat.S_ISDIR(st.st_mode):
+                raise ReadError("not-a-file", "expected a file, found a directory")
+            if not stat.S_ISREG(st.st_mode):
+                raise ReadError("unreadable", "not a regular file; not read")
+            size = st.st_size
             if size > MAX_FILE_BYTES:
-                raise ReadError("too-large", f"file is {size} bytes, over the 8 MiB limit; not read")
+                raise ReadError(
+                    "too-large", f"file is {size} bytes, over the 8 MiB limit; not read"
+                )
             return handle.read(MAX_FILE_BYTES + 1)
     except FileNotFoundError:
         raise ReadError("vanished", "file vanished during the crawl") from None

@@ -1,0 +1,35 @@
+-- Compose lag (spec §7) per stage and over all (stage 'all'), at each session's latest
+-- observation among the chosen runs (? = run ids, VARCHAR[]): the newest capture turn's time
+-- minus Last compose, in hours. Positive means capture the thesis has not absorbed (stale);
+-- measured counts sessions where both times parse; never_composed counts sessions with
+-- capture turns and `Last compose: never`.
+WITH chosen AS (
+    SELECT unnest(?::VARCHAR[]) AS run_id
+),
+latest AS (
+    SELECT o.*
+    FROM latest_observations o
+    SEMI JOIN chosen USING (run_id)
+    QUALIFY row_number() OVER (
+        PARTITION BY o.session_key ORDER BY o.observed_at DESC, o.run_id DESC
+    ) = 1
+),
+lags AS (
+    SELECT s.stage,
+        (epoch_ms(s.newest_turn_at) - epoch_ms(s.last_compose)) / 3600000.0 AS lag_hours,
+        coalesce(s.last_compose_never, false) AND s.newest_turn_at IS NOT NULL AS never_composed
+    FROM latest o
+    JOIN snapshots s USING (snapshot_id)
+)
+SELECT
+    CASE WHEN grouping(stage) = 1 THEN 'all' ELSE stage END AS stage,
+    count(*) AS sessions,
+    count(lag_hours) AS measured,
+    count(*) FILTER (WHERE lag_hours > 0) AS stale,
+    count(*) FILTER (WHERE never_composed) AS never_composed,
+    quantile_cont(lag_hours, 0.5) AS lag_p50_hours,
+    quantile_cont(lag_hours, 0.9) AS lag_p90_hours,
+    max(lag_hours) AS lag_max_hours
+FROM lags
+GROUP BY GROUPING SETS ((), (stage))
+ORDER BY grouping(stage) DESC, list_position(['open', 'converging', 'applied', 'harvested'], stage);

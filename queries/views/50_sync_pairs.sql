@@ -1,0 +1,54 @@
+-- One row per snapshot and sync ID: the dispatch paired with its result (spec §6).
+-- A dispatch with no result is in flight (result null); a result with no dispatch keeps its
+-- row with the dispatch columns null. Where a sync ID has several dispatch or result lines
+-- (BS-SYNC-01 fails), the first of each in file order is used and the counts say how many.
+CREATE OR REPLACE VIEW sync_pairs AS
+WITH dispatches AS (
+    SELECT snapshot_id, sync_id,
+        min(sync_num) AS sync_num,
+        arg_min(gate, line) AS gate,
+        arg_min(scope, line) AS scope,
+        arg_min("at", line) AS dispatched_at,
+        min(line) AS dispatch_line,
+        count(*) AS dispatches
+    FROM sync_events
+    WHERE kind = 'dispatch'
+    GROUP BY snapshot_id, sync_id
+),
+results AS (
+    SELECT snapshot_id, sync_id,
+        min(sync_num) AS sync_num,
+        arg_min(result, line) AS result,
+        arg_min("at", line) AS result_at,
+        arg_min(edits, line) AS edits,
+        arg_min(new_forks, line) AS new_forks,
+        arg_min(open_forks, line) AS open_forks,
+        arg_min(summary, line) AS summary,
+        min(line) AS result_line,
+        count(*) AS results
+    FROM sync_events
+    WHERE kind = 'result'
+    GROUP BY snapshot_id, sync_id
+)
+SELECT
+    snapshot_id,
+    sync_id,
+    d.gate,
+    d.scope,
+    d.dispatched_at,
+    r.result,
+    r.result_at,
+    (epoch_ms(r.result_at) - epoch_ms(d.dispatched_at)) / 1000.0 AS latency_s,
+    r.edits,
+    r.new_forks,
+    r.open_forks,
+    coalesce(d.sync_num, r.sync_num) AS sync_num,
+    r.summary,
+    d.dispatch_line,
+    r.result_line,
+    coalesce(d.dispatches, 0) AS dispatches,
+    coalesce(r.results, 0) AS results,
+    coalesce(d.sync_num, r.sync_num)
+        = max(coalesce(d.sync_num, r.sync_num)) OVER (PARTITION BY snapshot_id) AS newest
+FROM dispatches d
+FULL JOIN results r USING (snapshot_id, sync_id);

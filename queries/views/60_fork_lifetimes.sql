@@ -1,0 +1,182 @@
+-- Fork lifetimes (spec §6, §7): one row per fork, identified by (session_key, fork_id).
+--
+-- fork_lifetimes_for(run_ids) computes them over the observations of the given runs
+-- (a VARCHAR[]; NULL for every committed run), so that a statistic split by label sees
+-- only the runs that carry the label; the view fork_lifetimes is the all-runs case.
+--
+-- A session's snapshots are its observations ordered by observed_at (ties: run, stage,
+-- snapshot id); repeated consecutive observations of one snapshot count once. In each
+-- snapshot a fork is `resolved` when a ledger Resolves names it (whatever forks.md says),
+-- else `open` when forks.md lists it with a marker other than parked (an unreadable marker
+-- counts as open, never as closed), else `parked`.
+--
+--   raised_at  the dispatch time of S# for `Raised by: twin (S#)` when a dispatch line of S#
+--              is in the session's sync log in any of its snapshots; else the content_time
+--              of the first snapshot in which the fork is open (if that is before its close);
+--              else unknown.
+--   closed_at  the content_time of the first snapshot in which it is resolved or parked,
+--              with close_kind; unless it is open in the latest snapshot (reopened), which
+--              always makes it censored, never closed.
+--   censored   open in the session's latest snapshot: censored at that content_time. A fork
+--              that vanishes from forks.md without a resolving ledger entry (`vanished`) is
+--              censored at the content_time of the last snapshot that lists it.
+--   hours      raise to close (or to censoring); null when either time is unknown or the
+--              close precedes the raise.
+--   syncs      reconciled syncs dispatched after the raise and reconciled by the close (or
+--              censoring), read from the sync log of that closing (censoring) snapshot; null
+--              when hours is null or that snapshot has no ops/sync-log.md.
+CREATE OR REPLACE MACRO fork_lifetimes_for(run_ids) AS TABLE
+WITH obs AS (
+    SELECT o.session_key, o.snapshot_id, o.run_id, o.observed_at, o.repo, o.topic,
+        s.content_time, s.sync_log_exists,
+        list_position(['open', 'converging', 'applied', 'harvested'], s.stage) AS stage_rank
+    FROM observations o
+    JOIN snapshots s USING (snapshot_id)
+    WHERE run_ids IS NULL OR list_contains(run_ids, o.run_id)
+),
+ordered AS (
+    SELECT *, lag(snapshot_id) OVER (
+        PARTITION BY session_key ORDER BY observed_at, run_id, stage_rank, snapshot_id
+    ) AS previous
+    FROM obs
+),
+seq AS (
+    SELECT *,
+        row_number() OVER (
+            PARTITION BY session_key ORDER BY observed_at, run_id, stage_rank, snapshot_id
+        ) AS seq,
+        count(*) OVER (PARTITION BY session_key) AS snapshots
+    FROM ordered
+    WHERE previous IS DISTINCT FROM snapshot_id
+),
+entries AS (
+    SELECT snapshot_id, fork_id, line, title, marker, raised_by_kind, raised_by_sync,
+        false AS resolved
+    FROM forks
+    WHERE fork_id IS NOT NULL
+    UNION ALL
+    SELECT snapshot_id, fork_id, NULL, NULL, NULL, NULL, NULL, true
+    FROM ledger_resolves
+    WHERE regexp_full_match(fork_id, 'F[0-9]+')
+),
+states AS (
+    SELECT snapshot_id, fork_id,
+        CASE
+            WHEN bool_or(resolved) THEN 'resolved'
+            WHEN bool_or(NOT resolved AND marker IS DISTINCT FROM 'parked') THEN 'open'
+            ELSE 'parked'
+        END AS state,
+        arg_min(raised_by_kind, line) FILTER (WHERE raised_by_kind IS NOT NULL) AS raised_by,
+        arg_min(raised_by_sync, line) FILTER (WHERE raised_by_kind IS NOT NULL) AS raised_by_sync,
+        arg_min(title, line) FILTER (WHERE NOT resolved) AS title
+    FROM entries
+    GROUP BY snapshot_id, fork_id
+),
+timeline AS (
+    SELECT q.session_key, q.seq, q.snapshots, st.*
+    FROM seq q
+    JOIN states st USING (snapshot_id)
+),
+per_fork AS (
+    SELECT session_key, fork_id,
+        any_value(snapshots) AS snapshots,
+        min(seq) AS first_seq,
+        max(seq) FILTER (WHERE state <> 'resolved') AS last_listed_seq,
+        min(seq) FILTER (WHERE state = 'open') AS open_seq,
+        min(seq) FILTER (WHERE state IN ('resolved', 'parked')) AS close_seq,
+        arg_min(state, seq) FILTER (WHERE state IN ('resolved', 'parked')) AS first_close_kind,
+        bool_or(state = 'open' AND seq = snapshots) AS open_latest,
+        arg_min(raised_by, seq) FILTER (WHERE raised_by IS NOT NULL) AS raised_by,
+        arg_min(raised_by_sync, seq) FILTER (WHERE raised_by IS NOT NULL) AS raised_by_sync,
+        arg_max(title, seq) FILTER (WHERE title IS NOT NULL) AS title
+    FROM timeline
+    GROUP BY session_key, fork_id
+),
+dispatched AS (
+    SELECT q.session_key, p.sync_id, min(p.dispatched_at) AS dispatched_at
+    FROM seq q
+    JOIN sync_pairs p USING (snapshot_id)
+    WHERE p.dispatch_line IS NOT NULL
+    GROUP BY q.session_key, p.sync_id
+),
+fates AS (
+    SELECT f.*,
+        CASE WHEN NOT f.open_latest THEN f.first_close_kind END AS close_kind,
+        CASE
+            WHEN f.open_latest THEN f.snapshots
+            WHEN f.close_seq IS NOT NULL THEN f.close_seq
+            ELSE f.last_listed_seq
+        END AS end_seq,
+        d.dispatched_at AS sync_raised_at
+    FROM per_fork f
+    LEFT JOIN dispatched d ON d.session_key = f.session_key AND d.sync_id = f.raised_by_sync
+),
+timed AS (
+    SELECT f.*,
+        o.content_time AS open_at,
+        e.content_time AS end_at,
+        e.snapshot_id AS end_snapshot,
+        e.sync_log_exists AS end_has_sync_log,
+        e.run_id AS end_run_id,
+        e.repo,
+        e.topic,
+        fs.content_time AS first_seen_at,
+        fs.run_id AS first_run_id
+    FROM fates f
+    JOIN seq e ON e.session_key = f.session_key AND e.seq = f.end_seq
+    JOIN seq fs ON fs.session_key = f.session_key AND fs.seq = f.first_seq
+    LEFT JOIN seq o ON o.session_key = f.session_key AND o.seq = f.open_seq
+        AND f.open_seq <= f.end_seq
+),
+raised AS (
+    SELECT *,
+        coalesce(sync_raised_at, open_at) AS raised_at,
+        CASE
+            WHEN sync_raised_at IS NOT NULL THEN 'sync'
+            WHEN open_at IS NOT NULL THEN 'first_open'
+        END AS raise_source
+    FROM timed
+),
+lived AS (
+    SELECT *,
+        CASE WHEN raised_at IS NOT NULL AND end_at IS NOT NULL AND end_at >= raised_at
+            THEN (epoch_ms(end_at) - epoch_ms(raised_at)) / 3600000.0
+        END AS hours
+    FROM raised
+),
+sync_counts AS (
+    SELECT l.session_key, l.fork_id, count(*) AS syncs
+    FROM lived l
+    JOIN sync_pairs p ON p.snapshot_id = l.end_snapshot
+    WHERE l.hours IS NOT NULL
+        AND p.result = 'reconciled'
+        AND p.dispatched_at > l.raised_at
+        AND p.result_at <= l.end_at
+    GROUP BY l.session_key, l.fork_id
+)
+SELECT
+    l.session_key,
+    l.fork_id,
+    l.raised_by,
+    l.raised_at,
+    CASE WHEN l.close_kind IS NOT NULL THEN l.end_at END AS closed_at,
+    l.close_kind,
+    l.close_kind IS NULL AS censored,
+    l.hours,
+    CASE WHEN l.hours IS NOT NULL AND l.end_has_sync_log THEN coalesce(c.syncs, 0) END AS syncs,
+    l.raised_by_sync,
+    l.raise_source,
+    CASE WHEN l.close_kind IS NULL THEN l.end_at END AS censored_at,
+    l.close_kind IS NULL AND NOT l.open_latest AS vanished,
+    l.title,
+    l.repo,
+    l.topic,
+    l.snapshots,
+    l.first_seen_at,
+    l.first_run_id,
+    l.end_run_id
+FROM lived l
+LEFT JOIN sync_counts c USING (session_key, fork_id);
+
+CREATE OR REPLACE VIEW fork_lifetimes AS
+SELECT * FROM fork_lifetimes_for(NULL);

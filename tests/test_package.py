@@ -1,0 +1,37 @@
+"""The wheel carries what the package needs at run time: queries/, reports/, the example corpus."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+from tests.conftest import ROOT
+
+
+def test_wheel_contains_queries_reports_and_example(tmp_path: Path) -> None:
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "build",
+            "--wheel",
+            "--no-isolation",
+            "--outdir",
+            str(tmp_path),
+            str(ROOT),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    wheel = next(tmp_path.glob("brainstorm_census-*.whl"))
+    names = set(zipfile.ZipFile(wheel).namelist())
+    assert "pipeline/cli.py" in names
+    assert "pipeline/_resources/queries/rules/BS-FORK-03.sql" in names
+    assert "pipeline/_resources/queries/views/40_rule_rates.sql" in names
+    assert "pipeline/_resources/reports/census.html.j2" in names
+    assert "pipeline/_resources/reports/_partials/rates.html.j2" in names
+    assert any(n.startswith("pipeline/_resources/example/") for n in names)
+    rule_files = [n for n in names if n.startswith("pipeline/_resources/queries/rules/")]
+    assert len(rule_files) == 19
