@@ -107,7 +107,9 @@ def _progress() -> Any:
     return None
 
 
-def _crawl(roots: list[str], out: Path, labels: dict[str, str], workers: int | None) -> Any:
+def _crawl(
+    roots: list[str], out: Path, labels: dict[str, str], workers: int | None, history: bool = False
+) -> Any:
     from pipeline.crawl import crawl
 
     progress = _progress()
@@ -119,15 +121,17 @@ def _crawl(roots: list[str], out: Path, labels: dict[str, str], workers: int | N
             if seen[0] // 5000 != (seen[0] - n) // 5000:
                 typer.echo(f"crawled {seen[0]} sessions", err=True)
 
-        return crawl(roots, str(out), labels, workers, tick)
+        return crawl(roots, str(out), labels, workers, tick, history)
     with progress:
         task = progress.add_task("crawl", total=None)
-        return crawl(roots, str(out), labels, workers, lambda n: progress.advance(task, n))
+        return crawl(roots, str(out), labels, workers, lambda n: progress.advance(task, n), history)
 
 
 def _print_crawl(summary: Any) -> None:
+    past = f" (+{summary.history} from git history)" if summary.history else ""
     typer.echo(
-        f"run {summary.run_id}: {summary.sessions} sessions, {summary.new_snapshots} new snapshots "
+        f"run {summary.run_id}: {summary.sessions} sessions{past}, "
+        f"{summary.new_snapshots} new snapshots "
         f"({summary.read} read, {summary.parsed} parsed), {summary.parse_issues} parse issues, "
         f"{summary.seconds:.2f} s → {summary.out}"
     )
@@ -143,12 +147,20 @@ def crawl(
     workers: Annotated[
         int | None, typer.Option(help="Worker processes (default: one per core).")
     ] = None,
+    git_history: Annotated[
+        bool,
+        typer.Option(
+            "--git-history", help="Also one snapshot per commit that touched a session folder."
+        ),
+    ] = False,
 ) -> None:
     """Discover, parse and flatten session folders into Parquet; a run appends to OUT.
 
-    Example: census crawl ~/src --out census-out --label run=nightly
+    Unchanged content is not parsed again. Example:
+
+        census crawl ~/src --out census-out --label run=nightly --git-history
     """
-    _print_crawl(_crawl(roots, out, _labels(label), workers))
+    _print_crawl(_crawl(roots, out, _labels(label), workers, git_history))
 
 
 def _print_rates(run_id: str | None, rates: list[Any]) -> None:

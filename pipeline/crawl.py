@@ -18,8 +18,14 @@ from multiprocessing import get_context
 from typing import Any
 
 from pipeline import __version__
-from pipeline.discover import RepoRef, discover, session_key
-from pipeline.gather import RepoContext, repo_signature, session_input, session_signature
+from pipeline.discover import RepoRef, SessionRef, discover, session_key
+from pipeline.gather import (
+    RepoContext,
+    repo_signature,
+    session_input,
+    session_signature,
+    walk_history,
+)
 from pipeline.parse.session import parse_session, snapshot_row
 from pipeline.schema import CONTENT_TABLES, OBSERVATIONS, PARSE_ISSUES, RUNS, SNAPSHOTS, TABLES
 from pipeline.sources import open_root
@@ -59,6 +65,7 @@ class JobResult:
     cache: dict[str, tuple[str, str]]
     issues: list[dict[str, Any]]
     sessions: int = 0
+    history: int = 0
     parsed: int = 0
     read: int = 0
 
@@ -68,6 +75,7 @@ class CrawlSummary:
     run_id: str
     out: str
     sessions: int = 0
+    history: int = 0
     new_snapshots: int = 0
     parsed: int = 0
     read: int = 0
@@ -82,6 +90,7 @@ class _Context:
     cache: dict[str, tuple[str, str]]
     run_id: str
     observed_at: datetime
+    git_history: bool = False
 
 
 _CTX: _Context | None = None
@@ -98,15 +107,19 @@ def crawl(
     labels: dict[str, str] | None = None,
     workers: int | None = None,
     progress: Callable[[int], None] | None = None,
+    git_history: bool = False,
 ) -> CrawlSummary:
-    """Crawl ROOTs into OUT as one new run; returns what it did."""
+    """Crawl ROOTs into OUT as one new run; returns what it did.
+
+    With git_history, a git repository also yields one snapshot per commit that touched
+    a session folder (observed at the commit time, with `commit` set)."""
     started = time.perf_counter()
     out = Out(out_path)
     trees = [open_root(r) for r in roots]  # a bad root fails before anything is written
     out.root.mkdir(parents=True, exist_ok=True)
     with out.lock():
         out.sweep()
-        return _crawl_locked(out, trees, labels or {}, workers, progress, started)
+        return _crawl_locked(out, trees, labels or {}, workers, progress, started, git_history)
 
 
 def _crawl_locked(
@@ -116,10 +129,11 @@ def _crawl_locked(
     workers: int | None,
     progress: Callable[[int], None] | None,
     started: float,
+    git_history: bool,
 ) -> CrawlSummary:
     run_id = new_run_id()
     now = datetime.now(UTC)
-    ctx = _Context(out.stored_snapshot_ids(), read_statcache(out), run_id, now)
+    ctx = _Context(out.stored_snapshot_ids(), read_statcache(out), run_id, now, git_history)
     staging = out.root / "staging" / run_id
     writer = PartitionWriter(staging, list(TABLES.values()))
     summary = CrawlSummary(run_id, str(out.root), roots=[t.label for t in trees])
@@ -130,6 +144,7 @@ def _crawl_locked(
         _write_result(writer, result, written)
         cache.update(result.cache)
         summary.sessions += result.sessions
+        summary.history += result.history
         summary.parsed += result.parsed
         summary.read += result.read
         summary.parse_issues += len(result.issues)
@@ -154,7 +169,7 @@ def _crawl_locked(
                 "roots": summary.roots,
                 "labels": list(labels.items()),
                 "tool_version": __version__,
-                "sessions": summary.sessions,
+                "sessions": summary.sessions + summary.history,
                 "new_snapshots": summary.new_snapshots,
                 "parse_issues": summary.parse_issues,
             }
@@ -272,50 +287,36 @@ def run_job(job: Job, tree: Tree | None) -> JobResult:
 
     ctx = _CTX
     assert ctx is not None, "run_job needs _init_worker first"
-    rows: dict[str, list[dict[str, Any]]] = {t.name: [] for t in CONTENT_TABLES}
-    result = JobResult({}, [], {}, [])
-    seen: set[str] = set()
-    snapshot_columns = SNAPSHOTS.names
+    batch = _JobBatch(job, ctx)
     for repo in job.repos:
         repo_ctx = _repo_context(job, repo, tree)
-        repo_sig = repo_signature(repo_ctx)
         identity = _identity(job, repo, repo_ctx)
+        if ctx.git_history and repo_ctx.git is not None:
+            # History first: the working-tree snapshot also records the ops/ files that any
+            # commit of the same topic held, before or after the move to history.
+            committed_ops: dict[str, dict[str, str]] = {}
+            for commit, when, past_ctx, session in walk_history(repo_ctx):
+                key = f"{job.root_abs}\x1f{session.root_path}\x1f{commit}"
+                at = datetime.fromtimestamp(when, UTC)
+                batch.observe(past_ctx, session, identity, key, commit, at, commit)
+                for file, _ in past_ctx.tracked_history.get(session.path, []):
+                    if file.startswith("ops/"):
+                        committed_ops.setdefault(session.topic, {}).setdefault(file, commit)
+            for session in repo.sessions.values():
+                found = committed_ops.get(session.topic, {})
+                repo_ctx.tracked_history[session.path] = sorted(found.items())
+        repo_sig = repo_signature(repo_ctx)
         for session in repo.sessions.values():
-            result.sessions += 1
             key = f"{job.root_abs}\x1f{session.root_path}"
             sig = session_signature(repo_sig, session)
-            cached = ctx.cache.get(key)
-            if cached and cached[0] == sig and cached[1] in ctx.stored:
-                snapshot_id = cached[1]
-            else:
-                inp = session_input(repo_ctx, session)
-                result.read += 1
-                snapshot_id = inp.snapshot_id()
-                if snapshot_id not in ctx.stored and snapshot_id not in seen:
-                    rec = parse_session(inp, snapshot_id)
-                    result.parsed += 1
-                    rows[SNAPSHOTS.name].append(snapshot_row(rec, snapshot_columns))
-                    for name, table_rows in rec.rows.items():
-                        rows[name].extend(table_rows)
-                seen.add(snapshot_id)
-            result.cache[key] = (sig, snapshot_id)
-            result.observations.append(
-                {
-                    "run_id": ctx.run_id,
-                    "session_key": session_key(identity, session.topic),
-                    "snapshot_id": snapshot_id,
-                    "root": job.root_label,
-                    "repo": identity,
-                    "repo_path": repo.path or ".",
-                    "path": session.path,
-                    "topic": session.topic,
-                    "location": session.location,
-                    "observed_at": ctx.observed_at,
-                    "commit": None,
-                }
-            )
+            if ctx.git_history:
+                # What history adds to the working tree is part of what the rules read.
+                sig += "/" + "".join(
+                    f"{f}@{c}" for f, c in repo_ctx.tracked_history.get(session.path, [])
+                )
+            batch.observe(repo_ctx, session, identity, key, sig, ctx.observed_at, None)
         for path, code, message in repo_ctx.issues:
-            result.issues.append(
+            batch.result.issues.append(
                 {
                     "snapshot_id": None,
                     "run_id": ctx.run_id,
@@ -325,12 +326,70 @@ def run_job(job: Job, tree: Tree | None) -> JobResult:
                     "message": message,
                 }
             )
+        repo_ctx.close()
     for table in CONTENT_TABLES:
-        if rows[table.name]:
-            result.tables[table.name] = pa.Table.from_pylist(
-                rows[table.name], schema=arrow_schema(table)
+        if batch.rows[table.name]:
+            batch.result.tables[table.name] = pa.Table.from_pylist(
+                batch.rows[table.name], schema=arrow_schema(table)
             )
-    return result
+    return batch.result
+
+
+class _JobBatch:
+    """The rows and observations one job produces."""
+
+    def __init__(self, job: Job, ctx: _Context) -> None:
+        self.job = job
+        self.ctx = ctx
+        self.rows: dict[str, list[dict[str, Any]]] = {t.name: [] for t in CONTENT_TABLES}
+        self.result = JobResult({}, [], {}, [])
+        self.seen: set[str] = set()
+
+    def observe(
+        self,
+        repo_ctx: RepoContext,
+        session: SessionRef,
+        identity: str,
+        key: str,
+        signature: str,
+        observed_at: datetime,
+        commit: str | None,
+    ) -> None:
+        ctx, result = self.ctx, self.result
+        if commit is None:
+            result.sessions += 1
+        else:
+            result.history += 1
+        cached = ctx.cache.get(key)
+        if cached and cached[0] == signature and cached[1] in ctx.stored:
+            snapshot_id = cached[1]
+        else:
+            inp = session_input(repo_ctx, session)
+            result.read += 1
+            snapshot_id = inp.snapshot_id()
+            if snapshot_id not in ctx.stored and snapshot_id not in self.seen:
+                rec = parse_session(inp, snapshot_id)
+                result.parsed += 1
+                self.rows[SNAPSHOTS.name].append(snapshot_row(rec, SNAPSHOTS.names))
+                for name, table_rows in rec.rows.items():
+                    self.rows[name].extend(table_rows)
+            self.seen.add(snapshot_id)
+        result.cache[key] = (signature, snapshot_id)
+        result.observations.append(
+            {
+                "run_id": ctx.run_id,
+                "session_key": session_key(identity, session.topic),
+                "snapshot_id": snapshot_id,
+                "root": self.job.root_label,
+                "repo": identity,
+                "repo_path": session.repo_path or ".",
+                "path": session.path,
+                "topic": session.topic,
+                "location": session.location,
+                "observed_at": observed_at,
+                "commit": commit,
+            }
+        )
 
 
 def _repo_context(job: Job, repo: RepoRef, tree: Tree | None) -> RepoContext:

@@ -14,7 +14,7 @@ from pipeline.gather import RepoContext, session_input
 from pipeline.parse.records import Records
 from pipeline.parse.session import parse_session
 from pipeline.rules import results_sql, rules_for
-from pipeline.schema import CONTENT_TABLES, SNAPSHOTS, duckdb_ddl
+from pipeline.schema import CONTENT_TABLES, SNAPSHOTS
 from pipeline.sources.git import enclosing_repo
 from pipeline.sources.tree import DirTree, read_file
 
@@ -100,11 +100,10 @@ def _add_repo_documents(repo: RepoRef, repo_root: str) -> None:
 
 
 def _evaluate(rec: Records, gate: str) -> list[RuleOutcome]:
-    import duckdb
+    from pipeline.engine import connect
 
-    con = duckdb.connect(":memory:")
+    con = connect(None)
     for table in CONTENT_TABLES:
-        con.execute(duckdb_ddl(table))
         rows = [rec.snapshot] if table is SNAPSHOTS else rec.of(table.name)
         if rows:
             names = table.names

@@ -7,16 +7,17 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-from pipeline.discover import RepoRef, SessionRef, history_folder, research_folder
+from pipeline.discover import RepoRef, SessionRef, history_folder, match_session, research_folder
+from pipeline.parse.lexical import MAX_FILE_BYTES
 from pipeline.parse.links import extract_links, is_inside, resolve
 from pipeline.parse.manifest import parse_manifest
 from pipeline.parse.records import Records
 from pipeline.parse.session import LinkIn, SessionInput
-from pipeline.sources.git import GitRepo
-from pipeline.sources.tree import ReadError
+from pipeline.sources.git import GitHistory, GitRepo
+from pipeline.sources.tree import Entry, ReadError
 
 Reader = Callable[[str], bytes]
 
@@ -30,13 +31,30 @@ class RepoContext:
     git: GitRepo | None = None
     git_prefix: str = ""  # the repository's path inside the git working tree
     issues: list[tuple[str, str, str]] = field(default_factory=list)
+    # Session folder → (file, commit) pairs that commits tracked (with --git-history).
+    tracked_history: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+    # A commit's snapshot: git context, but no index (everything in a commit is tracked).
+    index_free: bool = False
     _links: dict[str, list[LinkIn]] | None = None
+    _history: GitHistory | None = None
 
     def tracked(self, session: SessionRef) -> list[str] | None:
+        if self.index_free:
+            return []
         if self.git is None:
             return None
         folder = f"{self.git_prefix}/{session.path}" if self.git_prefix else session.path
         return self.git.tracked_under(folder)
+
+    def history(self) -> GitHistory:
+        assert self.git is not None
+        if self._history is None:
+            self._history = GitHistory(self.git)
+        return self._history
+
+    def close(self) -> None:
+        if self._history is not None:
+            self._history.close()
 
     def links_into(self, topic: str) -> list[LinkIn]:
         if self._links is None:
@@ -91,6 +109,8 @@ def session_input(ctx: RepoContext, session: SessionRef) -> SessionInput:
         except ReadError as err:
             inp.unreadable.append((entry.path, err.code, err.message))
     inp.tracked = ctx.tracked(session)
+    inp.from_commit = ctx.index_free
+    inp.tracked_history = sorted(ctx.tracked_history.get(session.path, []))
     inp.links = ctx.links_into(session.topic)
     manifest = inp.files.get("ops/manifest.md")
     if manifest is not None:
@@ -133,3 +153,52 @@ def session_signature(repo_sig: str, session: SessionRef) -> str:
             )
         )
     return h.hexdigest()[:32]
+
+
+def walk_history(ctx: RepoContext) -> Iterator[tuple[str, int, RepoContext, SessionRef]]:
+    """(commit, time, that commit's context, session) for each commit touching a session folder."""
+    history = ctx.history()
+    prefix = ctx.git_prefix
+    for commit, when, changed in history.commits(prefix):
+        folders = set()
+        for path in changed:
+            found = match_session(path.split("/"))
+            if found is not None and found[0] == 0:
+                folders.add((found[2], found[3], "/".join(path.split("/")[: found[1]])))
+        if not folders:
+            continue
+        tree = history.tree(commit, prefix)
+        blobs = {path: (sha, size) for path, sha, size in tree}
+        repo = RepoRef(ctx.repo.path, has_git=True)
+        repo.files = set(blobs)
+        for topic, location, folder in sorted(folders):
+            entries = [
+                Entry(path[len(folder) + 1 :], False, size, 0)
+                for path, (sha, size) in blobs.items()
+                if path.startswith(folder + "/")
+            ]
+            if entries:
+                repo.sessions[folder] = SessionRef(ctx.repo.path, folder, topic, location, entries)
+        session_prefixes = tuple(f + "/" for f in repo.sessions)
+        repo.documents = [
+            Entry(path, False, size, 0)
+            for path, (sha, size) in sorted(blobs.items())
+            if path.lower().endswith(".md") and not path.startswith(session_prefixes)
+        ]
+        past = RepoContext(repo, _blob_reader(history, blobs), git=ctx.git, index_free=True)
+        for folder, session in repo.sessions.items():
+            past.tracked_history[folder] = [(e.path, commit) for e in session.entries]
+        for session in repo.sessions.values():
+            yield commit, when, past, session
+
+
+def _blob_reader(history: GitHistory, blobs: dict[str, tuple[str, int]]) -> Reader:
+    def read(path: str) -> bytes:
+        if path not in blobs:
+            raise ReadError("vanished", "not in this commit")
+        sha, size = blobs[path]
+        if size > MAX_FILE_BYTES:
+            raise ReadError("too-large", f"file is {size} bytes, over the 8 MiB limit; not read")
+        return history.blob(sha)
+
+    return read

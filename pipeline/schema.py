@@ -91,6 +91,11 @@ SNAPSHOTS = _table(
     _c("path", "string", "Session folder relative to its repository root."),
     _c("stage", "string", "open, converging, applied or harvested (spec §4)."),
     _c("git_context", "bool", "Whether the session sits in a git repository the crawl could read."),
+    _c(
+        "commit_snapshot",
+        "bool",
+        "Read from a commit (--git-history), not a working tree; ops/ is then usually absent.",
+    ),
     _c("state_exists", "bool", "state.md exists."),
     _c("status", "string", "state.md Status, as written (trimmed); null when absent."),
     _c("status_line", "int32", "Line of the Status bullet."),
@@ -373,6 +378,80 @@ VIEWS: dict[str, tuple[str, list[tuple[str, str]]]] = {
             ("rate", "failed / evaluated; null when nothing was evaluated."),
             ("rate_lo", "Lower end of the 95% Wilson interval."),
             ("rate_hi", "Upper end of the 95% Wilson interval."),
+        ],
+    ),
+    "sync_pairs": (
+        "One row per snapshot and sync ID of ops/sync-log.md: the dispatch paired with its "
+        "result (the first of each in file order when a sync ID has several).",
+        [
+            ("snapshot_id", "The snapshot."),
+            ("sync_id", "S# ID."),
+            ("gate", "Dispatch gate; null when there is no dispatch line."),
+            ("scope", "Dispatch scope."),
+            ("dispatched_at", "Dispatch time (UTC); null when missing or unparseable."),
+            ("result", "reconciled or failed; null while in flight (no result line)."),
+            ("result_at", "Result time (UTC)."),
+            ("latency_s", "result_at minus dispatched_at, in seconds; null unless both parse."),
+            ("edits", "'N edits' from a reconciled summary."),
+            ("new_forks", "'N new forks' from a reconciled summary."),
+            ("open_forks", "'N open' from a reconciled summary."),
+            ("sync_num", "The number of the ID."),
+            ("summary", "Result summary text."),
+            ("dispatch_line", "Line of the dispatch; null for a result with no dispatch."),
+            ("result_line", "Line of the result; null while in flight."),
+            ("dispatches", "Dispatch lines with this ID (more than 1 fails BS-SYNC-01)."),
+            ("results", "Result lines with this ID (more than 1 fails BS-SYNC-01)."),
+            ("newest", "The ID is the snapshot's highest S# (the one allowed in flight)."),
+        ],
+    ),
+    "fork_lifetimes": (
+        "One row per fork (session_key, fork_id) over every committed run's observations "
+        "(spec §7; the header of queries/views/60_fork_lifetimes.sql gives every rule). The "
+        "table macro fork_lifetimes_for(run_ids) gives the same over the given runs only.",
+        [
+            ("session_key", "The session."),
+            ("fork_id", "F# ID (from forks.md, or only from a ledger Resolves)."),
+            (
+                "raised_by",
+                "Raised by kind: user, twin, probe, harvest or other; null if never "
+                "listed with one.",
+            ),
+            (
+                "raised_at",
+                "Dispatch time of the twin's S# (from any snapshot's sync log), else "
+                "content_time of the first snapshot listing it open; null when unknown.",
+            ),
+            (
+                "closed_at",
+                "content_time of the first snapshot in which a ledger entry resolves "
+                "it or it is parked; null while open.",
+            ),
+            ("close_kind", "resolved or parked; null when not closed."),
+            ("censored", "Not closed: open in the session's latest snapshot (or vanished)."),
+            (
+                "hours",
+                "Hours from raise to close or censoring; null when the raise time is "
+                "unknown (counted, not estimated).",
+            ),
+            (
+                "syncs",
+                "Reconciled syncs dispatched after the raise and reconciled by the close "
+                "or censoring; null when hours is or that snapshot has no sync log.",
+            ),
+            ("raised_by_sync", "S# named by 'twin (S#)'."),
+            ("raise_source", "sync (a logged dispatch), first_open, or null (unknown)."),
+            ("censored_at", "content_time at which a censored fork is censored."),
+            (
+                "vanished",
+                "Left forks.md without a resolving ledger entry; censored when last listed.",
+            ),
+            ("title", "The fork's latest title."),
+            ("repo", "Repository identity of the session."),
+            ("topic", "Topic slug."),
+            ("snapshots", "Distinct consecutive snapshots of the session in time order."),
+            ("first_seen_at", "content_time of the first snapshot that names the fork."),
+            ("first_run_id", "Run of that first snapshot."),
+            ("end_run_id", "Run of the snapshot that closes or censors it."),
         ],
     ),
 }

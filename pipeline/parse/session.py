@@ -65,18 +65,23 @@ class SessionInput:
     has_ops_dir: bool = False
     # Session-relative paths git tracks; None when there is no git context.
     tracked: list[str] | None = None
+    # (session-relative path, commit) that a commit tracked, with --git-history.
+    tracked_history: list[tuple[str, str]] = field(default_factory=list)
     links: list[LinkIn] = field(default_factory=list)
     existing_destinations: frozenset[str] = frozenset()
+    from_commit: bool = False
 
     def snapshot_id(self) -> str:
         """A hash of everything the rules read, so equal content is stored once."""
         h = hashlib.sha256()
         parts: list[str] = [self.location, self.topic, self.path, str(self.has_ops_dir)]
+        parts.append(f"commit={self.from_commit}")
         for name in sorted(self.files):
             parts += ["f", name, hashlib.sha256(self.files[name]).hexdigest()]
         for name, code, _ in sorted(self.unreadable):
             parts += ["u", name, code, str(self.sizes.get(name))]
         parts += ["t", "none" if self.tracked is None else "\x1f".join(sorted(self.tracked))]
+        parts += ["h", *(f"{name}@{commit}" for name, commit in sorted(self.tracked_history))]
         for link in sorted(self.links, key=lambda k: (k.file, k.line, k.target)):
             parts += ["l", link.file, str(link.line), link.kind, link.target, link.resolved]
         parts += ["d", *sorted(self.existing_destinations)]
@@ -89,6 +94,7 @@ def parse_session(inp: SessionInput, snapshot_id: str | None = None) -> Records:
     snap = rec.snapshot
     snap.update(location=inp.location, topic=inp.topic, path=inp.path)
     snap["git_context"] = inp.tracked is not None
+    snap["commit_snapshot"] = inp.from_commit
     snap["ops_exists"] = inp.has_ops_dir
     for name, flag in EXISTS_FLAGS.items():
         snap[flag] = name in inp.files or any(u[0] == name for u in inp.unreadable)
@@ -114,6 +120,8 @@ def parse_session(inp: SessionInput, snapshot_id: str | None = None) -> Records:
             rec.add("fragments", file=name, name=name[len("fragments/") :].rsplit(".", 1)[0])
     for tracked in inp.tracked or []:
         rec.add("tracked_files", file=tracked, commit=None)
+    for tracked, commit in inp.tracked_history:
+        rec.add("tracked_files", file=tracked, commit=commit)
     for link in inp.links:
         rec.add(
             "links",

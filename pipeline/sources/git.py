@@ -73,3 +73,86 @@ def enclosing_repo(path: str) -> tuple[GitRepo, str] | None:
     top = os.path.realpath(done.stdout.decode("utf-8", "surrogateescape").strip())
     rel = os.path.relpath(os.path.realpath(path), top)
     return GitRepo(top), "" if rel == "." else rel.replace(os.sep, "/")
+
+
+class GitHistory:
+    """A repository's past, read from git objects without checking anything out.
+
+    `git log` names the commits that touched session folders; `git ls-tree` lists a
+    commit's files; one long-lived `git cat-file --batch` streams their contents, so a
+    history of thousands of commits costs one process per repository, not one per file.
+    """
+
+    def __init__(self, repo: GitRepo) -> None:
+        self.repo = repo
+        self._batch: subprocess.Popen[bytes] | None = None
+        self._trees: dict[str, list[tuple[str, str, int]]] = {}
+
+    def commits(self, prefix: str) -> list[tuple[str, int, list[str]]]:
+        """(commit, committer time, changed paths) of commits touching prefix/docs, oldest first."""
+        spec = f"{prefix}/docs" if prefix else "docs"
+        done = _git(
+            self.repo.path,
+            "-c",
+            "core.quotePath=false",
+            "log",
+            "--reverse",
+            "--no-renames",
+            "--format=%x00%H %ct",
+            "--name-only",
+            "--",
+            spec,
+        )
+        if done is None or done.returncode != 0:
+            return []
+        commits: list[tuple[str, int, list[str]]] = []
+        for chunk in done.stdout.decode("utf-8", "surrogateescape").split("\0")[1:]:
+            lines = chunk.strip("\n").split("\n")
+            sha, _, when = lines[0].partition(" ")
+            paths = [p[len(prefix) + 1 :] if prefix else p for p in lines[1:] if p]
+            commits.append((sha, int(when or 0), paths))
+        return commits
+
+    def tree(self, commit: str, prefix: str) -> list[tuple[str, str, int]]:
+        """(path relative to prefix, blob id, size) of every file under prefix at a commit."""
+        key = f"{commit}:{prefix}"
+        if key not in self._trees:
+            args = ["ls-tree", "-r", "-z", "--long", commit]
+            done = _git(self.repo.path, *args, *([prefix] if prefix else []))
+            entries = []
+            if done is not None and done.returncode == 0:
+                for record in done.stdout.decode("utf-8", "surrogateescape").split("\0"):
+                    meta, _, path = record.partition("\t")
+                    parts = meta.split()
+                    if len(parts) == 4 and parts[1] == "blob":
+                        rel = path[len(prefix) + 1 :] if prefix else path
+                        entries.append((rel, parts[2], int(parts[3]) if parts[3].isdigit() else 0))
+            self._trees = {key: entries}  # One commit at a time is all the walk needs.
+        return self._trees[key]
+
+    def blob(self, sha: str) -> bytes:
+        if self._batch is None:
+            self._batch = subprocess.Popen(
+                ["git", "-c", "safe.directory=*", "-C", self.repo.path, "cat-file", "--batch"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"},
+            )
+        assert self._batch.stdin is not None and self._batch.stdout is not None
+        self._batch.stdin.write(sha.encode() + b"\n")
+        self._batch.stdin.flush()
+        header = self._batch.stdout.readline().split()
+        if len(header) < 3 or header[1] == b"missing":
+            return b""
+        size = int(header[2])
+        data = self._batch.stdout.read(size)
+        self._batch.stdout.read(1)
+        return data
+
+    def close(self) -> None:
+        if self._batch is not None:
+            assert self._batch.stdin is not None and self._batch.stdout is not None
+            self._batch.stdin.close()
+            self._batch.stdout.close()
+            self._batch.wait(timeout=30)
+            self._batch = None

@@ -2,6 +2,7 @@
 -- gate: manifest
 -- description: Last compose is strictly later than the newest capture turn; a compose over unsynced capture is stale.
 -- skip: location = 'history' => ops/ removed at harvest
+-- skip: commit_snapshot and not ops_exists => ops/ is not kept in git (a commit snapshot)
 select snapshot_id, 'state.md' as file, last_compose_line as line,
     case
         when coalesce(last_compose_never, false)

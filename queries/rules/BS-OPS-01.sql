@@ -2,6 +2,7 @@
 -- gate: session
 -- description: ops/.gitignore exists and has a line that is exactly `*`, so ops/ never enters git.
 -- skip: location = 'history' => ops/ removed at harvest
+-- skip: commit_snapshot and not ops_exists => ops/ is not kept in git (a commit snapshot)
 select
     snapshot_id,
     'ops/.gitignore' as file,

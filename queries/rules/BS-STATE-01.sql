@@ -1,6 +1,6 @@
 -- rule: BS-STATE-01
 -- gate: session
--- description: state.md's Status is present and one of open, stopping, harvested.
+-- description: state.md's Status is present and one of open, stopping, harvested; across a session's snapshots it never moves backward.
 select
     snapshot_id,
     'state.md' as file,
@@ -12,3 +12,13 @@ select
     end as message
 from snapshots
 where status is null or status not in ('open', 'stopping', 'harvested')
+union all
+-- Across snapshots: Status only moves forward (open → stopping → harvested).
+select p.after_id, 'state.md', a.status_line,
+    'Status moved backward from ' || b.status || ' (' || p.before_seen || ') to ' || a.status
+        || ' (' || p.after_seen || ')'
+from snapshot_pairs p
+join snapshots b on b.snapshot_id = p.before_id
+join snapshots a on a.snapshot_id = p.after_id
+where list_position(['open', 'stopping', 'harvested'], a.status)
+    < list_position(['open', 'stopping', 'harvested'], b.status)

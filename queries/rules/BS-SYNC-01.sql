@@ -2,6 +2,7 @@
 -- gate: session
 -- description: Every sync dispatch has exactly one result after it with the same S#; only the newest dispatch may be in flight.
 -- skip: location = 'history' => ops/ removed at harvest
+-- skip: commit_snapshot and not ops_exists => ops/ is not kept in git (a commit snapshot)
 with per_sync as (
     select snapshot_id, file, sync_id, sync_num,
         count(*) filter (where kind = 'dispatch') as dispatches,

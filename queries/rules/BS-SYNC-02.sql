@@ -2,6 +2,7 @@
 -- gate: session
 -- description: Every fork raised by `twin (S#)` cites a sync whose result is reconciled.
 -- skip: location = 'history' => ops/ removed at harvest
+-- skip: commit_snapshot and not ops_exists => ops/ is not kept in git (a commit snapshot)
 with outcome as (
     select snapshot_id, sync_id,
         bool_or(kind = 'result' and result = 'reconciled') as reconciled,

@@ -2,6 +2,7 @@
 -- gate: move
 -- description: The manifest records a passing uselessness test (`Result: pass`) before the move.
 -- skip: location = 'history' => ops/ removed at harvest
+-- skip: commit_snapshot and not ops_exists => ops/ is not kept in git (a commit snapshot)
 select s.snapshot_id, 'ops/manifest.md' as file, m.useless_result_line as line,
     case
         when not s.manifest_exists then 'there is no ops/manifest.md, so no uselessness test is recorded'

@@ -2,6 +2,7 @@
 -- gate: move
 -- description: Before the move, the manifest exists and its Status is applied.
 -- skip: location = 'history' => ops/ removed at harvest
+-- skip: commit_snapshot and not ops_exists => ops/ is not kept in git (a commit snapshot)
 select s.snapshot_id, 'ops/manifest.md' as file, m.status_line as line,
     case
         when not s.manifest_exists then 'there is no ops/manifest.md; the move needs an applied manifest'

@@ -1,0 +1,140 @@
+"""--git-history on a real repository built in the test, with commits at set dates."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pipeline.check import evaluate
+from pipeline.crawl import crawl
+from pipeline.engine import connect
+from pipeline.store import Out
+from tests.conftest import FIXTURES, copy_tree, git
+
+SESSION = "docs/research/demo-brainstorm"
+
+
+def commit(repo: Path, when: str, message: str) -> str:
+    dates = {"GIT_AUTHOR_DATE": when, "GIT_COMMITTER_DATE": when}
+    git(repo, "add", "-A", env=dates)
+    git(repo, "commit", "-q", "-m", message, env=dates)
+    return git(repo, "rev-parse", "HEAD").strip()
+
+
+def edit(repo: Path, name: str, old: str, new: str) -> None:
+    path = repo / SESSION / name
+    text = path.read_text()
+    assert old in text, f"{old!r} not in {name}"
+    path.write_text(text.replace(old, new))
+
+
+@pytest.fixture
+def history(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    repo = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", tmp_path / "root" / "repo")
+    git(repo, "init", "-q")
+    shas = {"first": commit(repo, "2026-07-08T15:00:00Z", "open the session")}
+    edit(repo, "state.md", "Status: open", "Status: stopping")
+    shas["stopping"] = commit(repo, "2026-07-09T15:00:00Z", "start stopping")
+    edit(repo, "state.md", "Status: stopping", "Status: open")
+    edit(repo, "ledger.md", "users asked for fewer emails", "users asked for fewer, better emails")
+    edit(repo, "forks.md", "Whose clock decides the send window?", "Which clock sends?")
+    shas["backward"] = commit(repo, "2026-07-10T15:00:00Z", "step back and rewrite")
+    (repo / SESSION / "ops" / "capture.md").write_text("### T1 · 2026-07-10T16:00Z\nraw\n")
+    git(repo, "add", "-f", f"{SESSION}/ops/capture.md")
+    shas["ops"] = commit(repo, "2026-07-11T15:00:00Z", "oops: commit the capture")
+    git(repo, "rm", "-q", "--cached", f"{SESSION}/ops/capture.md")
+    shas["untracked"] = commit(repo, "2026-07-12T15:00:00Z", "untrack the capture again")
+    return repo, shas
+
+
+def test_one_snapshot_per_commit_with_commit_time(
+    history: tuple[Path, dict[str, str]], tmp_path: Path
+) -> None:
+    repo, shas = history
+    out = Out(tmp_path / "out")
+    crawl([str(repo.parent)], str(out.root), workers=1, git_history=True)
+    con = connect(out)
+    rows = con.execute(
+        "SELECT \"commit\", strftime(observed_at, '%Y-%m-%dT%H:%M') "
+        "FROM observations ORDER BY observed_at"
+    ).fetchall()
+    assert rows[:5] == [
+        (shas["first"], "2026-07-08T15:00"),
+        (shas["stopping"], "2026-07-09T15:00"),
+        (shas["backward"], "2026-07-10T15:00"),
+        (shas["ops"], "2026-07-11T15:00"),
+        (shas["untracked"], "2026-07-12T15:00"),
+    ]
+    assert rows[5][0] is None, "the working tree is observed last, at the run's time"
+    assert len(rows) == 6
+
+
+def test_series_rules_flag_the_commit_that_broke_them(
+    history: tuple[Path, dict[str, str]], tmp_path: Path
+) -> None:
+    repo, shas = history
+    out = Out(tmp_path / "out")
+    crawl([str(repo.parent)], str(out.root), workers=1, git_history=True)
+    evaluate(out)
+    con = connect(out)
+    failing = con.execute(
+        """
+        SELECT o."commit", r.rule_id, r.message
+        FROM observations o JOIN rule_results r USING (snapshot_id)
+        WHERE r.gate = 'session' AND r.status = 'fail' AND o."commit" IS NOT NULL
+        ORDER BY o.observed_at, r.rule_id
+        """
+    ).fetchall()
+    by_commit: dict[str, set[str]] = {}
+    for sha, rule, _ in failing:
+        by_commit.setdefault(sha, set()).add(rule)
+    assert shas["first"] not in by_commit and shas["stopping"] not in by_commit
+    assert by_commit[shas["backward"]] == {"BS-STATE-01", "BS-LEDGER-01", "BS-FORK-01"}
+    messages = {rule: msg for sha, rule, msg in failing if sha == shas["backward"]}
+    assert "moved backward from stopping" in messages["BS-STATE-01"]
+    assert f"commit {shas['stopping'][:12]}" in messages["BS-STATE-01"]
+    assert "D1 was rewritten" in messages["BS-LEDGER-01"] and "Why" in messages["BS-LEDGER-01"]
+    assert "F2 was retitled" in messages["BS-FORK-01"]
+    # The ops/ file is flagged on the commit that tracked it, and not once it is untracked.
+    assert "BS-OPS-02" in by_commit[shas["ops"]]
+    assert "BS-OPS-02" not in by_commit[shas["untracked"]]
+
+
+def test_working_tree_fails_ops_02_for_an_ops_file_any_commit_tracked(
+    history: tuple[Path, dict[str, str]], tmp_path: Path
+) -> None:
+    repo, shas = history
+    out = Out(tmp_path / "out")
+    crawl([str(repo.parent)], str(out.root), workers=1, git_history=True)
+    evaluate(out)
+    con = connect(out)
+    rows = con.execute(
+        """
+        SELECT r.status, r.message FROM observations o JOIN rule_results r USING (snapshot_id)
+        WHERE o."commit" IS NULL AND r.gate = 'session' AND r.rule_id = 'BS-OPS-02'
+        """
+    ).fetchall()
+    assert len(rows) == 1 and rows[0][0] == "fail"
+    assert rows[0][1].startswith(f"ops/capture.md is tracked by git (commit {shas['ops']})")
+
+
+def test_without_git_history_only_the_working_tree(
+    history: tuple[Path, dict[str, str]], tmp_path: Path
+) -> None:
+    repo, _ = history
+    out = Out(tmp_path / "out")
+    summary = crawl([str(repo.parent)], str(out.root), workers=1)
+    assert summary.sessions == 1
+    con = connect(out)
+    assert con.execute("SELECT count(*) FROM observations").fetchone() == (1,)
+
+
+def test_history_rerun_reads_nothing_again(
+    history: tuple[Path, dict[str, str]], tmp_path: Path
+) -> None:
+    repo, _ = history
+    out = Out(tmp_path / "out")
+    crawl([str(repo.parent)], str(out.root), workers=1, git_history=True)
+    again = crawl([str(repo.parent)], str(out.root), workers=1, git_history=True)
+    assert (again.read, again.parsed) == (0, 0)
