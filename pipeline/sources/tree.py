@@ -180,7 +180,11 @@ def read_file(full: str) -> bytes:
                 raise ReadError(
                     "too-large", f"file is {size} bytes, over the 8 MiB limit; not read"
                 )
-            return handle.read(MAX_FILE_BYTES + 1)
+            # read() sized by the file, not by the limit: a limit-sized buffer per file is slow.
+            data = handle.read()
+            if len(data) > MAX_FILE_BYTES:
+                raise ReadError("too-large", "file grew past the 8 MiB limit while read; not read")
+            return data
     except FileNotFoundError:
         raise ReadError("vanished", "file vanished during the crawl") from None
     except IsADirectoryError:
