@@ -107,10 +107,29 @@ def _progress() -> Any:
     return None
 
 
+def _shard(value: str | None) -> tuple[int, int] | None:
+    if value is None:
+        return None
+    k, sep, n = value.partition("/")
+    if not (sep and k.isdigit() and n.isdigit() and 1 <= int(k) <= int(n)):
+        fail(f"--shard {value!r} is not K/N with 1 <= K <= N; write --shard 2/8")
+    return int(k), int(n)
+
+
 def _crawl(
-    roots: list[str], out: Path, labels: dict[str, str], workers: int | None, history: bool = False
+    roots: list[str],
+    out: Path,
+    labels: dict[str, str],
+    workers: int | None,
+    history: bool = False,
+    shard: tuple[int, int] | None = None,
+    scheduler: str | None = None,
 ) -> Any:
-    from pipeline.crawl import crawl
+    from functools import partial
+
+    from pipeline import crawl as crawl_module
+
+    crawl = partial(crawl_module.crawl, shard=shard, scheduler=scheduler)
 
     progress = _progress()
     if progress is None:
@@ -153,6 +172,12 @@ def crawl(
             "--git-history", help="Also one snapshot per commit that touched a session folder."
         ),
     ] = False,
+    shard: Annotated[
+        str | None, typer.Option(help="Crawl only shard K/N of the sessions (N machines, one OUT).")
+    ] = None,
+    scheduler: Annotated[
+        str | None, typer.Option(help="Run the work on this Dask scheduler (needs the dask extra).")
+    ] = None,
 ) -> None:
     """Discover, parse and flatten session folders into Parquet; a run appends to OUT.
 
@@ -160,7 +185,8 @@ def crawl(
 
         census crawl ~/src --out census-out --label run=nightly --git-history
     """
-    _print_crawl(_crawl(roots, out, _labels(label), workers, git_history))
+    summary = _crawl(roots, out, _labels(label), workers, git_history, _shard(shard), scheduler)
+    _print_crawl(summary)
 
 
 def _print_rates(run_id: str | None, rates: list[Any]) -> None:

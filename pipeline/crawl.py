@@ -8,6 +8,7 @@ whose content hash is already stored is read but not parsed or written again.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import time
 from collections.abc import Callable, Iterator
@@ -33,6 +34,7 @@ from pipeline.sources.git import GitRepo
 from pipeline.sources.tree import DirTree, Tree
 from pipeline.store import (
     Out,
+    OutError,
     PartitionWriter,
     new_run_id,
     publish,
@@ -108,39 +110,60 @@ def crawl(
     workers: int | None = None,
     progress: Callable[[int], None] | None = None,
     git_history: bool = False,
+    shard: tuple[int, int] | None = None,
+    scheduler: str | None = None,
 ) -> CrawlSummary:
     """Crawl ROOTs into OUT as one new run; returns what it did.
 
     With git_history, a git repository also yields one snapshot per commit that touched
-    a session folder (observed at the commit time, with `commit` set)."""
+    a session folder (observed at the commit time, with `commit` set). With shard=(K, N)
+    only a stable 1/N of the sessions is crawled, so N machines can fill one OUT at once.
+    With scheduler, the work runs on that Dask cluster instead of local processes.
+    """
     started = time.perf_counter()
     out = Out(out_path)
     trees = [open_root(r) for r in roots]  # a bad root fails before anything is written
     out.root.mkdir(parents=True, exist_ok=True)
-    with out.lock():
-        out.sweep()
-        return _crawl_locked(out, trees, labels or {}, workers, progress, started, git_history)
+    plan = _Plan(labels or {}, workers, progress, started, git_history, shard, scheduler)
+    if shard is None:
+        with out.lock():
+            out.sweep()
+            return _crawl_locked(out, trees, plan)
+    # Shards share OUT: each holds the writers' lock shared and its own shard lock exclusive.
+    with out.lock(shared=True), out.shard_lock(plan.shard_name):
+        return _crawl_locked(out, trees, plan)
 
 
-def _crawl_locked(
-    out: Out,
-    trees: list[Tree],
-    labels: dict[str, str],
-    workers: int | None,
-    progress: Callable[[int], None] | None,
-    started: float,
-    git_history: bool,
-) -> CrawlSummary:
+@dataclass
+class _Plan:
+    labels: dict[str, str]
+    workers: int | None
+    progress: Callable[[int], None] | None
+    started: float
+    git_history: bool
+    shard: tuple[int, int] | None
+    scheduler: str | None
+
+    @property
+    def shard_name(self) -> str:
+        return f"{self.shard[0]}-of-{self.shard[1]}" if self.shard else ""
+
+
+def _crawl_locked(out: Out, trees: list[Tree], plan: _Plan) -> CrawlSummary:
     run_id = new_run_id()
     now = datetime.now(UTC)
-    ctx = _Context(out.stored_snapshot_ids(), read_statcache(out), run_id, now, git_history)
+    cache = read_statcache(out, plan.shard_name)
+    ctx = _Context(out.stored_snapshot_ids(), cache, run_id, now, plan.git_history)
     staging = out.root / "staging" / run_id
     writer = PartitionWriter(staging, list(TABLES.values()))
     summary = CrawlSummary(run_id, str(out.root), roots=[t.label for t in trees])
     written: set[str] = set()
-    cache = dict(ctx.cache)
+    cache = dict(cache)
+    labels = dict(plan.labels)
+    if plan.shard:
+        labels.setdefault("shard", plan.shard_name)
 
-    def absorb(result: JobResult) -> None:
+    for result in _results(trees, ctx, plan):
         _write_result(writer, result, written)
         cache.update(result.cache)
         summary.sessions += result.sessions
@@ -148,24 +171,20 @@ def _crawl_locked(
         summary.parsed += result.parsed
         summary.read += result.read
         summary.parse_issues += len(result.issues)
-        if progress:
-            progress(result.sessions)
-
-    for result in _results(trees, ctx, workers):
-        absorb(result)
+        if plan.progress:
+            plan.progress(result.sessions)
     for tree in trees:
         for path, code, message in tree.issues:
             writer.write(PARSE_ISSUES.name, [_root_issue(run_id, tree, path, code, message)])
             summary.parse_issues += 1
     summary.new_snapshots = len(written)
-    finished = datetime.now(UTC)
     writer.write(
         RUNS.name,
         [
             {
                 "run_id": run_id,
                 "started_at": now,
-                "finished_at": finished,
+                "finished_at": datetime.now(UTC),
                 "roots": summary.roots,
                 "labels": list(labels.items()),
                 "tool_version": __version__,
@@ -176,12 +195,13 @@ def _crawl_locked(
         ],
     )
     writer.close()
-    publish(out, staging, run_id, list(TABLES))
-    write_statcache(out, cache)
     from pipeline.engine import write_database
 
-    write_database(out)
-    summary.seconds = time.perf_counter() - started
+    with out.commit_lock():
+        publish(out, staging, run_id, list(TABLES))
+        write_statcache(out, cache, plan.shard_name)
+        write_database(out)
+    summary.seconds = time.perf_counter() - plan.started
     return summary
 
 
@@ -216,13 +236,26 @@ def _write_result(writer: PartitionWriter, result: JobResult, written: set[str])
         writer.write(PARSE_ISSUES.name, result.issues)
 
 
-def _jobs(trees: list[Tree]) -> Iterator[tuple[Tree, Job]]:
+def in_shard(repo_path: str, session_path: str, shard: tuple[int, int] | None) -> bool:
+    """Whether a session belongs to shard K of N: a stable hash of its path under the root."""
+    if shard is None:
+        return True
+    digest = hashlib.sha256(f"{repo_path}/{session_path}".encode("utf-8", "surrogateescape"))
+    return int(digest.hexdigest()[:12], 16) % shard[1] == shard[0] - 1
+
+
+def _jobs(trees: list[Tree], shard: tuple[int, int] | None) -> Iterator[tuple[Tree, Job]]:
     for tree in trees:
         root_abs = tree.root if isinstance(tree, DirTree) else os.path.abspath(tree.label)
         pending: list[RepoRef] = []
         count = 0
         for block in tree.blocks():
             for repo in discover(block):
+                repo.sessions = {
+                    k: v for k, v in repo.sessions.items() if in_shard(repo.path, k, shard)
+                }
+                if not repo.sessions:
+                    continue
                 pending.append(repo)
                 count += len(repo.sessions)
                 if count >= JOB_SESSIONS:
@@ -232,8 +265,11 @@ def _jobs(trees: list[Tree]) -> Iterator[tuple[Tree, Job]]:
             yield tree, Job(tree.label, root_abs, tree.archive_name, pending)
 
 
-def _results(trees: list[Tree], ctx: _Context, workers: int | None) -> Iterator[JobResult]:
-    jobs = _jobs(trees)
+def _results(trees: list[Tree], ctx: _Context, plan: _Plan) -> Iterator[JobResult]:
+    jobs = _jobs(trees, plan.shard)
+    if plan.scheduler:
+        yield from _dask_results(jobs, ctx, plan.scheduler)
+        return
     head: list[tuple[Tree, Job]] = []
     total = 0
     for item in jobs:
@@ -241,7 +277,7 @@ def _results(trees: list[Tree], ctx: _Context, workers: int | None) -> Iterator[
         total += item[1].sessions
         if total >= INLINE_SESSIONS:
             break
-    workers = workers or os.cpu_count() or 1
+    workers = plan.workers or os.cpu_count() or 1
     if total < INLINE_SESSIONS or workers <= 1:
         _init_worker(ctx)
         for tree, job in [*head, *jobs]:
@@ -251,32 +287,61 @@ def _results(trees: list[Tree], ctx: _Context, workers: int | None) -> Iterator[
     with ProcessPoolExecutor(workers, get_context("spawn"), _init_worker, (ctx,)) as pool:
         pending: set[Future[JobResult]] = set()
         inline: list[tuple[Tree, Job]] = []
-
-        def submit(tree: Tree, job: Job) -> None:
+        for tree, job in [*head, *jobs]:
             # Archives live in the parent's memory, so their jobs run here.
-            if isinstance(tree, DirTree):
-                pending.add(pool.submit(run_job, job, None))
-            else:
+            if not isinstance(tree, DirTree):
                 inline.append((tree, job))
-
-        for tree, job in head:
-            submit(tree, job)
-        for tree, job in jobs:
-            submit(tree, job)
+                continue
+            pending.add(pool.submit(run_job, job, None))
             while len(pending) >= workers * 3:
-                done, _ = wait(pending, return_when=FIRST_COMPLETED)
-                for future in done:
-                    pending.discard(future)
-                    yield future.result()
+                done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                yield from (f.result() for f in done)
         while pending:
-            done, _ = wait(pending, return_when=FIRST_COMPLETED)
-            for future in done:
-                pending.discard(future)
-                yield future.result()
-        if inline:
-            _init_worker(ctx)
-            for tree, job in inline:
-                yield run_job(job, tree)
+            done, pending = wait(pending, return_when=FIRST_COMPLETED)
+            yield from (f.result() for f in done)
+    _init_worker(ctx)
+    for tree, job in inline:
+        yield run_job(job, tree)
+
+
+def _dask_results(
+    jobs: Iterator[tuple[Tree, Job]], ctx: _Context, address: str
+) -> Iterator[JobResult]:
+    """The same jobs on a Dask cluster; its workers must see the roots at the same paths."""
+    try:
+        from distributed import Client
+        from distributed import wait as dask_wait
+    except ImportError:
+        raise OutError(
+            "--scheduler needs the dask extra: pip install 'brainstorm-census[dask]'"
+        ) from None
+    inline: list[tuple[Tree, Job]] = []
+    with Client(address) as client:  # type: ignore[no-untyped-call]
+        shared_ctx = client.scatter(ctx, broadcast=True)
+        limit = max(sum(client.nthreads().values()), 1) * 3
+        pending: set[Any] = set()
+        for tree, job in jobs:
+            if not isinstance(tree, DirTree):
+                inline.append((tree, job))
+                continue
+            pending.add(client.submit(run_remote, shared_ctx, job, pure=False))
+            while len(pending) >= limit:
+                done, not_done = dask_wait(list(pending), return_when="FIRST_COMPLETED")  # type: ignore[no-untyped-call]
+                pending = set(not_done)
+                yield from (f.result() for f in done)
+        while pending:
+            done, not_done = dask_wait(list(pending), return_when="FIRST_COMPLETED")  # type: ignore[no-untyped-call]
+            pending = set(not_done)
+            yield from (f.result() for f in done)
+    _init_worker(ctx)
+    for tree, job in inline:
+        yield run_job(job, tree)
+
+
+def run_remote(ctx: _Context, job: Job) -> JobResult:
+    """A job on a Dask worker: the context travels with it."""
+    _init_worker(ctx)
+    return run_job(job, None)
 
 
 def run_job(job: Job, tree: Tree | None) -> JobResult:

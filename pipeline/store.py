@@ -2,9 +2,9 @@
 
     OUT/tables/{table}/written_by={run_id}/part-{n}.parquet   one dataset per table
     OUT/staging/{run_id}/                                      a run being written
-    OUT/state/statcache.parquet                                file metadata → snapshot id
+    OUT/state/statcache[-K-of-N].parquet                       file metadata → snapshot id
     OUT/census.duckdb                                          views over the datasets
-    OUT/.lock                                                  one writer at a time
+    OUT/.lock                                       writers: exclusive, or shared by shards
 
 A run writes under staging/, moves its partitions into tables/, and writes its
 `runs` row last; the views show only partitions whose run has a `runs` row, so
@@ -43,9 +43,8 @@ class Out:
     def database(self) -> Path:
         return self.root / "census.duckdb"
 
-    @property
-    def statcache(self) -> Path:
-        return self.root / "state" / "statcache.parquet"
+    def statcache(self, shard: str = "") -> Path:
+        return self.root / "state" / f"statcache{'-' + shard if shard else ''}.parquet"
 
     def exists(self) -> bool:
         return (self.tables / RUNS.name).is_dir()
@@ -64,8 +63,16 @@ class Out:
             p.name.split("=", 1)[1] for p in runs_dir.glob(f"{PARTITION}=*") if p.is_dir()
         )
 
-    def lock(self) -> Lock:
-        return Lock(self.root / ".lock")
+    def lock(self, shared: bool = False) -> Lock:
+        """The writers' lock: exclusive for a whole run or a check, shared among shards."""
+        return Lock(self.root / ".lock", shared)
+
+    def shard_lock(self, shard: str) -> Lock:
+        return Lock(self.root / f".lock-{shard}")
+
+    def commit_lock(self) -> Lock:
+        """Held briefly while a run publishes, so that shards commit one at a time."""
+        return Lock(self.root / ".commit-lock", wait=True)
 
     def sweep(self) -> None:
         """Remove what runs that died part-way left behind (call under the lock)."""
@@ -92,17 +99,20 @@ class Out:
 
 
 class Lock:
-    """An exclusive advisory lock on OUT: a second writer refuses with a clear message."""
+    """An advisory lock on OUT; a writer that cannot have it refuses with a clear message."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, shared: bool = False, wait: bool = False) -> None:
         self.path = path
+        self.shared = shared
+        self.wait = wait
         self.handle: Any = None
 
     def __enter__(self) -> Lock:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.handle = open(self.path, "a+")
+        mode = fcntl.LOCK_SH if self.shared else fcntl.LOCK_EX
         try:
-            fcntl.flock(self.handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(self.handle, mode if self.wait else mode | fcntl.LOCK_NB)
         except BlockingIOError:
             self.handle.close()
             raise OutError(
@@ -185,7 +195,7 @@ def publish(out: Out, staging: Path, run_id: str, table_names: list[str]) -> Non
     shutil.rmtree(staging, ignore_errors=True)
 
 
-def write_statcache(out: Out, entries: dict[str, tuple[str, str]]) -> None:
+def write_statcache(out: Out, entries: dict[str, tuple[str, str]], shard: str = "") -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -197,22 +207,23 @@ def write_statcache(out: Out, entries: dict[str, tuple[str, str]]) -> None:
             "snapshot_id": [entries[k][1] for k in keys],
         }
     )
-    out.statcache.parent.mkdir(parents=True, exist_ok=True)
-    temp = out.statcache.with_suffix(".tmp")
+    target = out.statcache(shard)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    temp = target.with_suffix(".tmp")
     pq.write_table(table, temp)
-    os.replace(temp, out.statcache)
+    os.replace(temp, target)
 
 
-def read_statcache(out: Out) -> dict[str, tuple[str, str]]:
+def read_statcache(out: Out, shard: str = "") -> dict[str, tuple[str, str]]:
     import pyarrow.parquet as pq
 
-    if not out.statcache.exists():
+    path = out.statcache(shard)
+    if not path.exists():
         return {}
     try:
-        table = pq.read_table(out.statcache).to_pydict()
+        table = pq.read_table(path).to_pydict()
     except Exception:  # A damaged cache only costs a re-read; never fail the run for it.
         return {}
-    return {
-        k: (s, i)
-        for k, s, i in zip(table["key"], table["signature"], table["snapshot_id"], strict=True)
-    }
+    return dict(
+        zip(table["key"], zip(table["signature"], table["snapshot_id"], strict=True), strict=True)
+    )

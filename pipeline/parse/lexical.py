@@ -31,12 +31,20 @@ def decode(data: bytes, file: str, rec: Records) -> list[str]:
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:
         text = data.decode("utf-8", errors="replace")
-        rec.issue(file, None, "invalid-utf8", f"invalid UTF-8 at byte {err.start}; replaced")
+        where = _line_at(data, err.start)
+        rec.issue(file, where, "invalid-utf8", f"invalid UTF-8 at byte {err.start}; replaced")
     if "\x00" in text:
-        rec.issue(file, None, "binary", "file holds NUL bytes; read as text anyway")
+        where = _line_at(data, data.find(b"\x00"))
+        rec.issue(file, where, "binary", "file holds NUL bytes; read as text anyway")
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
     return text.split("\n")
+
+
+def _line_at(data: bytes, offset: int) -> int:
+    """The 1-based line (LF, CRLF or CR ends) that holds byte `offset`."""
+    head = data[:offset]
+    return head.count(b"\n") + head.count(b"\r") - head.count(b"\r\n") + 1
 
 
 def field(line: str) -> tuple[str, str] | None:

@@ -1,0 +1,66 @@
+"""Beyond one process: shards that fill one OUT together, and a Dask cluster in place of local workers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from pipeline.cli import app
+from pipeline.crawl import crawl
+from pipeline.store import Out, OutError
+from tests.conftest import FIXTURES, copy_tree
+from tests.test_crawl import table_contents
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("scale") / "corpus"
+    for i in range(24):
+        stage = ("open", "converging", "applied", "harvested")[i % 4]
+        repo = copy_tree(FIXTURES / "cases" / "base" / stage / "repo", root / f"repo-{i:02d}")
+        for folder in [*repo.glob("docs/research/*"), *repo.glob("docs/history/brainstorms/*")]:
+            # A topic per repository keeps every snapshot distinct.
+            folder.rename(folder.with_name(folder.name.replace("demo", f"demo{i}")))
+    return root
+
+
+def test_shards_together_equal_one_unsharded_crawl(corpus: Path, tmp_path: Path) -> None:
+    whole = crawl([str(corpus)], str(tmp_path / "whole"), workers=1)
+    sharded = tmp_path / "sharded"
+    counts = [
+        crawl([str(corpus)], str(sharded), workers=1, shard=(k, 3)).sessions for k in (1, 2, 3)
+    ]
+    assert sum(counts) == whole.sessions == 24
+    assert all(counts), "each shard got some sessions"
+    got, want = table_contents(sharded), table_contents(tmp_path / "whole")
+    # Observations differ only in which run saw them; compare everything else as sets.
+    assert got == want
+
+
+def test_shard_option_is_validated(corpus: Path, tmp_path: Path) -> None:
+    result = CliRunner().invoke(
+        app, ["crawl", str(corpus), "--out", str(tmp_path / "o"), "--shard", "4/3"]
+    )
+    assert result.exit_code == 2 and "K/N" in result.output
+
+
+def test_a_second_writer_refuses_while_a_run_holds_out(corpus: Path, tmp_path: Path) -> None:
+    out = Out(tmp_path / "out")
+    crawl([str(corpus)], str(out.root), workers=1)
+    with out.lock(), pytest.raises(OutError, match="another census process"):
+        crawl([str(corpus)], str(out.root), workers=1)
+    with out.lock(shared=True), pytest.raises(OutError, match="another census process"):
+        crawl([str(corpus)], str(out.root), workers=1)
+
+
+def test_dask_cluster_gives_the_same_tables(corpus: Path, tmp_path: Path) -> None:
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+    ) as cluster:
+        on_dask = crawl([str(corpus)], str(tmp_path / "dask"), scheduler=cluster.scheduler_address)
+    local = crawl([str(corpus)], str(tmp_path / "local"), workers=1)
+    assert on_dask.sessions == local.sessions == 24
+    assert table_contents(tmp_path / "dask") == table_contents(tmp_path / "local")
