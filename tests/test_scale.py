@@ -1,4 +1,4 @@
-"""Beyond one process: shards that fill one OUT together, and a Dask cluster in place of local workers."""
+"""Beyond one process: shards that fill one OUT together, and a Dask cluster for the work."""
 
 from __future__ import annotations
 
