@@ -37,6 +37,7 @@ from pipeline.store import (
     OutError,
     PartitionWriter,
     new_run_id,
+    crash_point,
     publish,
     read_statcache,
     write_statcache,
@@ -163,7 +164,9 @@ def _crawl_locked(out: Out, trees: list[Tree], plan: _Plan) -> CrawlSummary:
     if plan.shard:
         labels.setdefault("shard", plan.shard_name)
 
-    for result in _results(trees, ctx, plan):
+    for number, result in enumerate(_results(trees, ctx, plan)):
+        if number == 1:
+            crash_point("writing")
         _write_result(writer, result, written)
         cache.update(result.cache)
         summary.sessions += result.sessions

@@ -16,6 +16,7 @@ from __future__ import annotations
 import fcntl
 import os
 import shutil
+import signal
 import time
 from pathlib import Path
 from typing import Any
@@ -182,16 +183,28 @@ def new_run_id() -> str:
     return f"{stamp}-{os.urandom(3).hex()}"
 
 
+def crash_point(name: str) -> None:
+    """Where the atomicity tests kill the process (CENSUS_KILL_AT=name); a no-op otherwise."""
+    if os.environ.get("CENSUS_KILL_AT") == name:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
 def publish(out: Out, staging: Path, run_id: str, table_names: list[str]) -> None:
     """Move a staged run's partitions into tables/, `runs` last (the commit point)."""
+    crash_point("staged")
     ordered = [n for n in table_names if n != RUNS.name] + [RUNS.name]
-    for name in ordered:
+    for number, name in enumerate(ordered):
         source = staging / name
         if not source.is_dir():
             continue
+        if name == RUNS.name:
+            crash_point("before-commit")
         target = out.tables / name / f"{PARTITION}={run_id}"
         target.parent.mkdir(parents=True, exist_ok=True)
         os.replace(source, target)
+        if number == 2:
+            crash_point("partly-published")
+    crash_point("committed")
     shutil.rmtree(staging, ignore_errors=True)
 
 

@@ -1,0 +1,82 @@
+"""A run is visible whole or not at all: SIGKILL at each point of a crawl leaves OUT as it was."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pipeline.crawl import crawl
+from pipeline.store import Out, OutError
+from tests.conftest import FIXTURES, ROOT, copy_tree
+from tests.test_crawl import table_contents
+
+KILL_POINTS = ["writing", "staged", "partly-published", "before-commit"]
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> Path:
+    root = tmp_path / "corpus"
+    for i in range(6):
+        stage = ("open", "converging", "applied", "harvested")[i % 4]
+        repo = copy_tree(FIXTURES / "cases" / "base" / stage / "repo", root / f"repo-{i}")
+        for folder in [*repo.glob("docs/research/*"), *repo.glob("docs/history/brainstorms/*")]:
+            folder.rename(folder.with_name(folder.name.replace("demo", f"demo{i}")))
+    return root
+
+
+def crawl_in_child(corpus: Path, out: Path, kill_at: str | None) -> int:
+    env = {**os.environ, "CENSUS_KILL_AT": kill_at or ""}
+    code = f"from pipeline.crawl import crawl; crawl([{str(corpus)!r}], {str(out)!r}, workers=1)"
+    # JOB_SESSIONS is lowered so the crawl has several jobs, and "writing" falls between them.
+    code = "import pipeline.crawl as c; c.JOB_SESSIONS = 1; " + code
+    return subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, check=False).returncode
+
+
+def change(corpus: Path) -> None:
+    forks = next(corpus.glob("repo-0/docs/research/*/forks.md"))
+    forks.write_text(
+        forks.read_text() + "\n## F9 — Late [open]\n- Raised by: user\n- Closes when: x\n"
+    )
+
+
+@pytest.mark.parametrize("point", KILL_POINTS)
+def test_kill_leaves_out_as_before_and_the_next_run_succeeds(
+    point: str, corpus: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    crawl([str(corpus)], str(out), workers=1)
+    before = table_contents(out)
+    change(corpus)
+    assert crawl_in_child(corpus, out, point) == -signal.SIGKILL
+    assert table_contents(out) == before, f"a run killed at {point!r} became visible"
+    after = crawl([str(corpus)], str(out), workers=1)
+    assert after.parsed == 1, "the next run re-reads only what changed"
+    contents = table_contents(out)
+    assert len(contents["observations"]) == 2 * len(before["observations"])
+    assert not (out / "staging").exists() or not any((out / "staging").iterdir())
+
+
+def test_kill_after_commit_shows_the_whole_run(corpus: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    crawl([str(corpus)], str(out), workers=1)
+    before = table_contents(out)
+    change(corpus)
+    assert crawl_in_child(corpus, out, "committed") == -signal.SIGKILL
+    after = table_contents(out)
+    assert len(after["observations"]) == 2 * len(before["observations"])
+    assert any(row[3] == "F9" for row in after["forks"]), "the killed run's new fork is stored"
+    assert crawl([str(corpus)], str(out), workers=1).parsed == 0
+
+
+def test_unchanged_out_after_a_refused_second_writer(corpus: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    crawl([str(corpus)], str(out), workers=1)
+    before = table_contents(out)
+    with Out(out).lock(), pytest.raises(OutError):
+        crawl([str(corpus)], str(out), workers=1)
+    assert table_contents(out) == before
