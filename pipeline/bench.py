@@ -1,0 +1,205 @@
+"""The benchmark: generate a corpus, then time each stage beside the floor of merely reading it.
+
+    python -m pipeline.bench --sessions 1000 20000 --json bench.json
+    python -m pipeline.bench truth --sessions 5000
+
+Each stage runs in a child process that reports its own wall time and peak memory
+(resident set, self and its workers), so one stage's memory never hides another's.
+The floor is `find ROOT -type f -exec cat {} + > /dev/null` with the page cache warm,
+as the census's own reads are. A command, not a timed test: figures vary by machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+_STEP = """
+import json, resource, sys, time
+started = time.perf_counter()
+{body}
+seconds = time.perf_counter() - started
+peak = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+           resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+print(json.dumps({{"seconds": seconds, "peak_mb": peak / 1024}}))
+"""
+
+STEPS = {
+    "crawl": "from pipeline.crawl import crawl; crawl([{root!r}], {out!r})",
+    "check": "from pipeline.check import check; check({out!r})",
+    "stats": "from pipeline.stats import compute; compute({out!r})",
+    "report": "from pipeline.report import build; build({out!r})",
+}
+
+
+def step(name: str, root: Path, out: Path) -> dict[str, float]:
+    code = _STEP.format(body=STEPS[name].format(root=str(root), out=str(out)))
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    result: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def floor(root: Path) -> float:
+    command = f"find '{root}' -type f -exec cat {{}} + > /dev/null"
+    subprocess.run(command, shell=True, check=True)  # warm the cache as the census finds it
+    started = time.perf_counter()
+    subprocess.run(command, shell=True, check=True)
+    return time.perf_counter() - started
+
+
+def detect_seconds(session: Path, repeats: int = 5) -> float:
+    """Best wall time of `census detect` over a few calls, process start-up included."""
+    script = Path(sys.executable).with_name("census")
+    command = [str(script)] if script.exists() else [sys.executable, "-m", "pipeline.cli"]
+    best = float("inf")
+    for _ in range(repeats):
+        started = time.perf_counter()
+        subprocess.run([*command, "detect", str(session)], capture_output=True, check=False)
+        best = min(best, time.perf_counter() - started)
+    return best
+
+
+def generate(target: Path, sessions: int, seed: int, rate: float) -> Path:
+    marker = target / "truth-summary.json"
+    if marker.exists():
+        return target
+    shutil.rmtree(target, ignore_errors=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "fixtures.generate",
+            str(target),
+            "--sessions",
+            str(sessions),
+            "--seed",
+            str(seed),
+            "--defect-rate",
+            str(rate),
+        ],
+        check=True,
+        cwd=Path(__file__).resolve().parent.parent,
+    )
+    return target
+
+
+def touch_share(root: Path, share: float, seed: int) -> int:
+    """Append a fork to `share` of the sessions' forks.md files, as a day's work would."""
+    files = sorted(root.glob("repo-*/docs/research/*-brainstorm/forks.md"))
+    chosen = random.Random(seed).sample(files, max(1, int(len(files) * share)))
+    for path in chosen:
+        with open(path, "a") as handle:
+            handle.write(
+                "\n## F999 — A question raised today [open]\n- Raised by: user\n"
+                "- Closes when: someone answers it\n"
+            )
+    return len(chosen)
+
+
+def bench_size(workdir: Path, sessions: int, seed: int, rate: float) -> dict[str, Any]:
+    root = generate(workdir / f"corpus-{sessions}", sessions, seed, rate)
+    out = workdir / f"out-{sessions}"
+    shutil.rmtree(out, ignore_errors=True)
+    figures: dict[str, Any] = {"sessions": sessions, "floor_seconds": floor(root)}
+    figures["files"] = sum(1 for p in root.rglob("*") if p.is_file())
+    figures["crawl"] = step("crawl", root, out)
+    figures["rerun_unchanged"] = step("crawl", root, out)
+    figures["changed_sessions"] = touch_share(root, 0.01, seed)
+    figures["rerun_1pct_changed"] = step("crawl", root, out)
+    figures["check"] = step("check", root, out)
+    for name in ("stats", "report"):
+        try:
+            figures[name] = step(name, root, out)
+        except subprocess.CalledProcessError as err:
+            figures[name] = {
+                "error": err.stderr.strip().splitlines()[-1] if err.stderr else "failed"
+            }
+    session = next(root.glob("repo-*/docs/research/*-brainstorm"))
+    figures["detect_seconds"] = detect_seconds(session)
+    # The 1% change is undone so the corpus can be reused as generated.
+    shutil.rmtree(root)
+    generate(root, sessions, seed, rate)
+    return figures
+
+
+def print_figures(figures: dict[str, Any]) -> None:
+    base = figures["floor_seconds"]
+    print(f"\n{figures['sessions']} sessions, {figures['files']} files; floor {base:.2f} s")
+    print(f"{'stage':<22}{'seconds':>10}{'× floor':>10}{'peak MB':>10}")
+    for name in ("crawl", "rerun_unchanged", "rerun_1pct_changed", "check", "stats", "report"):
+        item = figures.get(name, {})
+        if "seconds" in item:
+            ratio = item["seconds"] / base if base else float("nan")
+            print(f"{name:<22}{item['seconds']:>10.2f}{ratio:>10.2f}{item['peak_mb']:>10.0f}")
+        else:
+            print(f"{name:<22}{item.get('error', 'not run'):>30}")
+    print(f"{'detect (one, wall)':<22}{figures['detect_seconds']:>10.3f}")
+
+
+def truth(workdir: Path, sessions: int, seed: int, rate: float) -> dict[str, Any]:
+    """Ground truth at scale: check against the generator, and detect against check."""
+    from pipeline.check import evaluate
+    from pipeline.crawl import crawl
+    from pipeline.detect import detect
+    from pipeline.rules import GATES
+    from pipeline.store import Out
+    from pipeline.truth import by_status, load_truth, mismatches, observed_statuses
+
+    root = generate(workdir / f"corpus-{sessions}", sessions, seed, rate)
+    out = Out(workdir / f"truth-out-{sessions}")
+    shutil.rmtree(out.root, ignore_errors=True)
+    crawl([str(root)], str(out.root))
+    evaluate(out)
+    found = observed_statuses(out)
+    problems = mismatches(load_truth(root), found)
+    disagreements = 0
+    for (repo, path), gates in found.items():
+        for gate in GATES:
+            got = by_status(
+                {o.rule: o.status for o in detect(str(root / repo / path), gate).outcomes}
+            )
+            disagreements += got != by_status(gates[gate])
+    return {
+        "sessions": sessions,
+        "truth_mismatches": len(problems),
+        "detect_disagreements": disagreements,
+        "examples": problems[:5],
+    }
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        prog="python -m pipeline.bench",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("mode", nargs="?", choices=["speed", "truth"], default="speed")
+    parser.add_argument("--sessions", type=int, nargs="+", default=[1000])
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--defect-rate", type=float, default=0.1)
+    parser.add_argument("--workdir", type=Path, default=Path("/tmp/census-bench"))
+    parser.add_argument("--json", type=Path, help="Write the figures here as JSON.")
+    args = parser.parse_args(argv)
+    args.workdir.mkdir(parents=True, exist_ok=True)
+    results = []
+    for sessions in args.sessions:
+        if args.mode == "truth":
+            item = truth(args.workdir, sessions, args.seed, args.defect_rate)
+            print(json.dumps(item, indent=2))
+        else:
+            item = bench_size(args.workdir, sessions, args.seed, args.defect_rate)
+            print_figures(item)
+        results.append(item)
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
