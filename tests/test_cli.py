@@ -13,7 +13,13 @@ from tests.conftest import FIXTURES, copy_tree
 
 runner = CliRunner()
 BASE = FIXTURES / "cases" / "base"
-OPEN_SESSION = BASE / "open" / "repo" / "docs" / "research" / "demo-brainstorm"
+
+
+@pytest.fixture
+def open_session(tmp_path: Path) -> Path:
+    """A copy outside this project's git repository, which tracks the fixtures' ops/ files."""
+    repo = copy_tree(BASE / "open" / "repo", tmp_path / "plain" / "repo")
+    return repo / "docs" / "research" / "demo-brainstorm"
 
 
 @pytest.fixture
@@ -92,27 +98,28 @@ def test_check_without_a_crawl_is_exit_2(tmp_path: Path) -> None:
     assert "holds no census runs" in result.output
 
 
-def test_detect_clean_session_exit_0() -> None:
-    result = runner.invoke(app, ["detect", str(OPEN_SESSION)])
+def test_detect_clean_session_exit_0(open_session: Path) -> None:
+    result = runner.invoke(app, ["detect", str(open_session)])
     assert result.exit_code == 0, result.output
     lines = result.output.strip().splitlines()
     assert lines[-1] == "clean"
     assert "BS-FORK-01 pass" in lines
+    assert "BS-OPS-02 skipped no git context" in lines
     assert not any(line.startswith("BS-FORK-03") for line in lines), (
         "manifest-gate rule at session gate"
     )
 
 
-def test_detect_violations_exit_1_with_file_and_line() -> None:
-    result = runner.invoke(app, ["detect", str(OPEN_SESSION), "--gate", "manifest"])
+def test_detect_violations_exit_1_with_file_and_line(open_session: Path) -> None:
+    result = runner.invoke(app, ["detect", str(open_session), "--gate", "manifest"])
     assert result.exit_code == 1
     lines = result.output.strip().splitlines()
     assert lines[-1] == "failing"
     assert any(line.startswith("BS-FORK-03 fail forks.md:") and "is open" in line for line in lines)
 
 
-def test_detect_json_object_shape() -> None:
-    result = runner.invoke(app, ["detect", str(OPEN_SESSION), "--gate", "manifest", "--json"])
+def test_detect_json_object_shape(open_session: Path) -> None:
+    result = runner.invoke(app, ["detect", str(open_session), "--gate", "manifest", "--json"])
     assert result.exit_code == 1
     doc = json.loads(result.output)
     assert doc["gate"] == "manifest" and doc["result"] == "failing"

@@ -32,6 +32,10 @@ def test_wheel_contains_queries_reports_and_example(tmp_path: Path) -> None:
     assert "pipeline/_resources/queries/views/40_rule_rates.sql" in names
     assert "pipeline/_resources/reports/census.html.j2" in names
     assert "pipeline/_resources/reports/_partials/rates.html.j2" in names
-    assert any(n.startswith("pipeline/_resources/example/") for n in names)
+    example = [n for n in names if n.startswith("pipeline/_resources/example/")]
+    assert any(n.endswith(".tar.gz") for n in example)
+    # ops/.gitignore holds `*`; the example's ops/ layer must still ship whole.
+    assert any(n.endswith("/ops/capture.md") for n in example)
+    assert any(n.endswith("/ops/.gitignore") for n in example)
     rule_files = [n for n in names if n.startswith("pipeline/_resources/queries/rules/")]
     assert len(rule_files) == 19
