@@ -489,5 +489,8 @@ def _git_top(root_abs: str, repo_path: str) -> str | None:
 def _identity(job: Job, repo: RepoRef, ctx: RepoContext) -> str:
     if ctx.git is not None and ctx.git.origin:
         return f"{ctx.git.origin}:{ctx.git_prefix}" if ctx.git_prefix else ctx.git.origin
-    where = repo.path or "."
-    return f"{job.archive_name}:{where}" if job.archive_name else where
+    if job.archive_name:
+        return f"{job.archive_name}:{repo.path or '.'}"
+    # A root that is itself the repository is named by its folder: '.' would make every
+    # such root the same repository, and their sessions one another's.
+    return repo.path or os.path.basename(job.root_abs.rstrip(os.sep)) or "."

@@ -140,3 +140,14 @@ def test_git_repository_records_tracked_ops_files(tmp_path: Path) -> None:
         ("ops/capture.md",)
     ]
     assert con.execute("SELECT git_context FROM snapshots").fetchall() == [(True,)]
+
+
+def test_roots_that_are_repositories_keep_distinct_identities(tmp_path: Path) -> None:
+    for name in ("alpha", "beta"):
+        copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", tmp_path / name)
+    crawl([str(tmp_path / "alpha"), str(tmp_path / "beta")], str(tmp_path / "out"), workers=1)
+    con = connect(Out(tmp_path / "out"))
+    rows = con.execute(
+        "SELECT repo, count(DISTINCT session_key) FROM observations GROUP BY repo"
+    ).fetchall()
+    assert sorted(rows) == [("alpha", 1), ("beta", 1)]
