@@ -173,7 +173,7 @@ def _crawl_locked(out: Out, trees: list[Tree], plan: _Plan) -> CrawlSummary:
         summary.history += result.history
         summary.parsed += result.parsed
         summary.read += result.read
-        summary.parse_issues += len(result.issues)
+        summary.parse_issues += len(result.issues) + _rows(result, PARSE_ISSUES.name)
         if plan.progress:
             plan.progress(result.sessions)
     for tree in trees:
@@ -206,6 +206,11 @@ def _crawl_locked(out: Out, trees: list[Tree], plan: _Plan) -> CrawlSummary:
         write_database(out)
     summary.seconds = time.perf_counter() - plan.started
     return summary
+
+
+def _rows(result: JobResult, table: str) -> int:
+    found = result.tables.get(table)
+    return 0 if found is None else int(found.num_rows)
 
 
 def _root_issue(run_id: str, tree: Tree, path: str, code: str, message: str) -> dict[str, Any]:

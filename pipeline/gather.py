@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import posixpath
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
@@ -66,19 +67,17 @@ class RepoContext:
         folders = [(t, research_folder(t)) for t in topics] + [
             (t, history_folder(t)) for t in topics
         ]
-        needles = [t.encode("utf-8", "surrogateescape") for t in topics]
         found: dict[str, list[LinkIn]] = {}
         for doc in self.repo.documents:
             if doc.problem:
+                self.issues.append((doc.path, "unreadable", doc.problem))
                 continue
             try:
                 data = self.read(doc.path)
             except ReadError as err:
                 self.issues.append((doc.path, err.code, err.message))
                 continue
-            # A document outside a session folder can only link into it by naming its topic
-            # (or by escaping the name), so the rest need no Markdown parse.
-            if b"%" not in data and b"&#" not in data and not any(n in data for n in needles):
+            if not _may_link_into(doc.path, data, topics):
                 continue
             text = data.decode("utf-8", "replace").replace("\r\n", "\n").replace("\r", "\n")
             for line, kind, target in extract_links(text):
@@ -91,6 +90,26 @@ class RepoContext:
                             LinkIn(doc.path, line, kind, target, resolved)
                         )
         return found
+
+
+def _may_link_into(document: str, data: bytes, topics: set[str]) -> bool:
+    """Whether a document could hold a link into one of the topics' session folders.
+
+    Such a link names `{topic}-brainstorm` or `brainstorms/{topic}` (only a document in
+    docs/history/brainstorms/ itself can say just `{topic}`), unless its text is escaped
+    (`%` or `&#`); every other document needs no Markdown parse.
+    """
+    if b"%" in data or b"&#" in data:
+        return True
+    beside_history = posixpath.dirname(document) == "docs/history/brainstorms"
+    history_ok = b"brainstorms/" in data
+    for topic in topics:
+        name = topic.encode("utf-8", "surrogateescape")
+        if name not in data:
+            continue
+        if beside_history or name + b"-brainstorm" in data or history_ok:
+            return True
+    return False
 
 
 def session_input(ctx: RepoContext, session: SessionRef) -> SessionInput:

@@ -18,19 +18,27 @@ _FIELDS = {"Decision": "decision", "Why": "why", "How to apply": "how_to_apply"}
 def parse_ledger(lines: list[str], rec: Records) -> None:
     entry: dict[str, Any] | None = None
     position = 0
+    # The field an indented continuation line extends, so a rewrite there is seen too.
+    continuing: str | None = None
     for number, line in enumerate(lines, 1):
         if line.startswith(("## ", "# ")):
-            entry = None
+            entry, continuing = None, None
             if line.startswith("## D"):
                 position += 1
                 entry = _heading(line, number, position, rec)
             continue
         if entry is None or len(line) > MAX_LINE_CHARS:
             continue
+        stripped = line.strip()
+        if continuing and line[:1].isspace() and stripped and not stripped.startswith(("- ", "* ")):
+            entry[continuing] = f"{entry[continuing]} {stripped}".strip()
+            continue
+        continuing = None
         parsed = field(line)
         name, value = parsed if parsed else ("", "")
         if name in _FIELDS and entry[_FIELDS[name]] is None:
             entry[_FIELDS[name]] = value
+            continuing = _FIELDS[name]
         elif name == "Resolves" and entry["resolves_raw"] is None:
             entry["resolves_raw"] = value
             for fork_id in filter(None, (part.strip() for part in value.split(","))):

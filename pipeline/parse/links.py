@@ -93,8 +93,8 @@ def _html_links(content: str, first_line: int) -> list[Link]:
 
 def resolve(document: str, target: str) -> str | None:
     """A link target as a repository-relative path; None for URLs, anchors and escapes."""
-    if _SCHEME_RE.match(target):
-        return None
+    if _SCHEME_RE.match(target) or target.startswith("//"):
+        return None  # a URL, or a scheme-relative one (//host/path)
     path = unquote(target.split("#", 1)[0].split("?", 1)[0]).strip()
     if not path:
         return None

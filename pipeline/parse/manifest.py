@@ -106,7 +106,8 @@ def _table_line(
 ) -> None:
     body = line[1:-1] if line.endswith("|") and not line.endswith("\\|") else line[1:]
     cells = [cell.strip().replace("\\|", "|") for cell in _CELL_SPLIT_RE.split(body)]
-    if [cell.lower() for cell in cells] == _HEADER:
+    # Extra columns after the five the schema names are allowed.
+    if [cell.lower() for cell in cells[:5]] == _HEADER:
         current["has_table"] = True
         return
     if all(_SEPARATOR_RE.match(cell) for cell in cells if cell) and any(cells):

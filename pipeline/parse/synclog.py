@@ -12,7 +12,7 @@ _DISPATCH_RE = re.compile(
     r"^S(\d+)\s*\|\s*gate:\s*([^|]*?)\s*\|\s*dispatched:\s*([^|]*?)\s*\|\s*scope:\s*(.*?)\s*$"
 )
 _RESULT_RE = re.compile(
-    r"^S(\d+)\s*(?:→|->)\s*(reconciled|failed)\s*\|\s*([^|]*?)\s*\|\s*(.*?)\s*$"
+    r"^S(\d+)\s*(?:→|->)\s*(reconciled|failed)\s*\|\s*([^|]*?)\s*(?:\|\s*(.*?))?\s*$"
 )
 _EDITS_RE = re.compile(r"\b(\d+)\s+edits?\b")
 _NEW_FORKS_RE = re.compile(r"\b(\d+)\s+new\s+forks?\b")
@@ -31,6 +31,7 @@ def parse_sync_log(lines: list[str], rec: Records) -> None:
             _event(rec, number, num, "dispatch", at_raw, gate=gate, scope=scope)
         elif result:
             num, outcome, at_raw, summary = result.groups()
+            summary = summary or ""
             counts = _counts(summary) if outcome == "reconciled" else (None, None, None)
             _event(
                 rec,

@@ -52,21 +52,38 @@ class Tree:
         raise NotImplementedError
 
 
-def is_repo_root(path: str) -> bool:
-    """A directory that holds docs/research/*-brainstorm or docs/history/brainstorms/*."""
-    research = os.path.join(path, "docs", "research")
-    history = os.path.join(path, "docs", "history", "brainstorms")
+def _real_dir(path: str) -> bool:
+    """A directory that is not a symbolic link (those are never followed)."""
     try:
-        with os.scandir(research) as it:
-            if any(e.name.endswith("-brainstorm") and e.is_dir(follow_symlinks=False) for e in it):
-                return True
-    except OSError:
-        pass
-    try:
-        with os.scandir(history) as it:
-            return any(e.is_dir(follow_symlinks=False) for e in it)
+        return stat.S_ISDIR(os.lstat(path).st_mode)
     except OSError:
         return False
+
+
+def is_repo_root(path: str) -> bool:
+    """A directory that holds docs/research/*-brainstorm or docs/history/brainstorms/*."""
+    docs = os.path.join(path, "docs")
+    if not _real_dir(docs):
+        return False
+    research = os.path.join(docs, "research")
+    history = os.path.join(docs, "history", "brainstorms")
+    if not _real_dir(research):
+        research = ""
+    if not (_real_dir(os.path.join(docs, "history")) and _real_dir(history)):
+        history = ""
+    try:
+        if research:
+            with os.scandir(research) as it:
+                if any(
+                    e.name.endswith("-brainstorm") and e.is_dir(follow_symlinks=False) for e in it
+                ):
+                    return True
+        if history:
+            with os.scandir(history) as it:
+                return any(e.is_dir(follow_symlinks=False) for e in it)
+    except OSError:
+        pass
+    return False
 
 
 class DirTree(Tree):
@@ -180,8 +197,9 @@ def read_file(full: str) -> bytes:
                 raise ReadError(
                     "too-large", f"file is {size} bytes, over the 8 MiB limit; not read"
                 )
-            # read() sized by the file, not by the limit: a limit-sized buffer per file is slow.
-            data = handle.read()
+            # A buffer sized by the file, not by the limit (a limit-sized one per file is slow),
+            # and one byte more, so a file that grows while it is read is still capped.
+            data = handle.read(size + 1)
             if len(data) > MAX_FILE_BYTES:
                 raise ReadError("too-large", "file grew past the 8 MiB limit while read; not read")
             return data

@@ -1,0 +1,942 @@
+"""The readers of spec §3 on hand-written files in fixtures/parse/, one folder per file kind.
+
+Every test reads a real file from disk, decodes it the way the crawl does and runs one
+reader into a fresh `Records`; expectations (values and line numbers) were worked out by
+hand from the fixture text. fixtures/parse/lexical/ holds the byte-exact variants (CRLF,
+lone CR, BOM, invalid UTF-8, NUL, empty) and the dash, arrow and timestamp spellings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from pipeline.parse.capture import parse_capture
+from pipeline.parse.forks import parse_forks
+from pipeline.parse.ledger import parse_ledger
+from pipeline.parse.lexical import decode, parse_date_or_timestamp, parse_timestamp
+from pipeline.parse.links import extract_links, is_inside, resolve
+from pipeline.parse.manifest import parse_manifest
+from pipeline.parse.records import Records
+from pipeline.parse.session import SessionInput, parse_session
+from pipeline.parse.state import parse_state
+from pipeline.parse.synclog import parse_sync_log
+from pipeline.parse.thesis import parse_thesis
+from tests.conftest import FIXTURES
+
+PARSE = FIXTURES / "parse"
+# 2026-07-08T14:30Z: the instant most fixtures spell in one way or another.
+AT = datetime(2026, 7, 8, 14, 30, tzinfo=UTC)
+
+Reader = Callable[[list[str], Records], None]
+# The session-relative name each reader's rows carry, as the crawl passes it to decode.
+NAMES: dict[str, tuple[Reader, str]] = {
+    "state": (parse_state, "state.md"),
+    "thesis": (parse_thesis, "thesis.md"),
+    "forks": (parse_forks, "forks.md"),
+    "ledger": (parse_ledger, "ledger.md"),
+    "capture": (parse_capture, "ops/capture.md"),
+    "sync-log": (parse_sync_log, "ops/sync-log.md"),
+    "manifest": (parse_manifest, "ops/manifest.md"),
+}
+
+
+def fixture_bytes(rel: str) -> bytes:
+    return (PARSE / rel).read_bytes()
+
+
+def read(kind: str, rel: str) -> Records:
+    """Decode fixtures/parse/{rel} and run the reader for `kind` on it."""
+    reader, name = NAMES[kind]
+    rec = Records("sid")
+    reader(decode(fixture_bytes(rel), name, rec), rec)
+    return rec
+
+
+def pick(rows: list[dict[str, Any]], *columns: str) -> list[tuple[Any, ...]]:
+    return [tuple(row[c] for c in columns) for row in rows]
+
+
+def issues(rec: Records) -> list[tuple[str, int | None, str]]:
+    return pick(rec.of("parse_issues"), "file", "line", "code")
+
+
+def content_rows(rec: Records) -> dict[str, list[dict[str, Any]]]:
+    return {table: rows for table, rows in rec.rows.items() if table != "parse_issues"}
+
+
+# ───────────────────────────── state.md ─────────────────────────────
+
+
+def test_state_bullets_with_their_lines() -> None:
+    rec = read("state", "state/basic.md")
+    snap = rec.snapshot
+    assert snap["status"] == "open" and snap["status_line"] == 2
+    assert snap["posture"] == "mid-probe on the sync-layer aspect, three forks open"
+    assert snap["started"] == datetime(2026, 7, 8, tzinfo=UTC)  # a date alone: midnight UTC
+    assert snap["sitting"] == "multi"
+    assert snap["last_compose_raw"] == "2026-07-08T14:30Z"
+    assert snap["last_compose"] == AT
+    assert snap["last_compose_never"] is False
+    assert snap["last_compose_line"] == 6
+    assert snap["aspect_map_line"] == 8
+    assert issues(rec) == []
+
+
+def test_state_aspect_map_every_ref_kind_no_arrow_and_empty_arrow() -> None:
+    rec = read("state", "state/basic.md")
+    assert pick(
+        rec.of("aspects"),
+        "file",
+        "line",
+        "name",
+        "description",
+        "has_arrow",
+        "refs_raw",
+        "ref_count",
+    ) == [
+        ("state.md", 9, "persistence", "how session state survives restarts", True, "F1, D3", 2),
+        ("state.md", 10, "onboarding", "the first-run experience", True, "thesis", 1),
+        ("state.md", 11, "timing", "when a digest goes out", True, "fragment:send-window", 1),
+        ("state.md", 12, "risks", "failure modes and mitigations", True, "none yet", 1),
+        ("state.md", 13, "coverage", "an aspect without an arrow", False, None, 0),
+        ("state.md", 14, "dangling", "an arrow with nothing after it", True, "", 0),
+        (
+            "state.md",
+            15,
+            "mixed",
+            "one ref of every kind",
+            True,
+            "F2, D1, thesis, fragment: retry-policy, someday",
+            5,
+        ),
+        ("state.md", 16, "cold-start", "a hyphen inside a name is not a dash", True, "F3", 1),
+    ]
+    assert pick(rec.of("aspect_refs"), "line", "aspect", "ref", "kind", "target") == [
+        (9, "persistence", "F1", "fork", "F1"),
+        (9, "persistence", "D3", "decision", "D3"),
+        (10, "onboarding", "thesis", "thesis", None),
+        (11, "timing", "fragment:send-window", "fragment", "send-window"),
+        (12, "risks", "none yet", "none_yet", None),
+        (15, "mixed", "F2", "fork", "F2"),
+        (15, "mixed", "D1", "decision", "D1"),
+        (15, "mixed", "thesis", "thesis", None),
+        (15, "mixed", "fragment: retry-policy", "fragment", "retry-policy"),
+        (15, "mixed", "someday", "unknown", None),
+        (16, "cold-start", "F3", "fork", "F3"),
+    ]
+    assert all(r["file"] == "state.md" for r in rec.of("aspect_refs"))
+
+
+def test_state_last_compose_never_is_a_value_not_an_error() -> None:
+    rec = read("state", "state/never.md")
+    snap = rec.snapshot
+    assert snap["last_compose_raw"] == "never"
+    assert snap["last_compose"] is None
+    assert snap["last_compose_never"] is True
+    assert snap["last_compose_line"] == 6
+    # Started as a timestamp with an offset: 09:00+02:00 is 07:00Z.
+    assert snap["started"] == datetime(2026, 7, 8, 7, 0, tzinfo=UTC)
+    # The second Status bullet is noted and ignored; the first one stands.
+    assert snap["status"] == "stopping" and snap["status_line"] == 2
+    assert issues(rec) == [("state.md", 7, "duplicate-field")]
+    # A bullet under another '##' heading is not an aspect; the map starts at its own heading.
+    assert snap["aspect_map_line"] == 12
+    assert pick(rec.of("aspects"), "line", "name", "ref_count") == [(13, "only", 1)]
+    assert pick(rec.of("aspect_refs"), "line", "kind") == [(13, "none_yet")]
+
+
+def test_state_field_names_are_exact_trimmed_and_bad_values_are_noted() -> None:
+    rec = read("state", "state/variants.md")
+    snap = rec.snapshot
+    # '-   Status  :  open  ' is Status 'open'; '- status: stopping' is not the Status field.
+    assert snap["status"] == "open" and snap["status_line"] == 2
+    assert snap["posture"] == "probing, with a star bullet"
+    assert snap["started"] is None
+    assert snap["last_compose"] is None and snap["last_compose_never"] is False
+    assert snap["last_compose_raw"] == "yesterday afternoon"
+    assert issues(rec) == [("state.md", 5, "bad-timestamp"), ("state.md", 7, "bad-timestamp")]
+    assert pick(rec.of("aspects"), "line", "name", "description", "refs_raw") == [
+        (10, "starred", "a star bullet is an aspect too", "D2"),
+        (11, "nodash", None, "F3"),
+    ]
+
+
+# ───────────────────────────── thesis.md ─────────────────────────────
+
+
+def test_thesis_title_stamp_and_headings() -> None:
+    rec = read("thesis", "thesis/basic.md")
+    snap = rec.snapshot
+    assert snap["thesis_title"] == "Demo — thesis"
+    assert snap["thesis_stamp_raw"] == "2026-07-08T16:30+02:00"
+    assert snap["thesis_stamp"] == AT
+    assert snap["thesis_stamp_never"] is False
+    assert snap["thesis_stamp_line"] == 2
+    assert snap["thesis_has_claim"] and snap["thesis_has_argument"]
+    assert snap["thesis_has_what_changed"]
+    assert issues(rec) == []
+
+
+def test_thesis_missing_headings_and_an_unparseable_stamp() -> None:
+    rec = read("thesis", "thesis/partial.md")
+    snap = rec.snapshot
+    assert snap["thesis_title"] == "Partial — thesis"
+    # The first stamp line counts (a '- ' bullet is accepted); it does not parse.
+    assert snap["thesis_stamp_raw"] == "not yet"
+    assert snap["thesis_stamp"] is None and snap["thesis_stamp_line"] == 3
+    assert issues(rec) == [("thesis.md", 3, "bad-timestamp")]
+    assert snap["thesis_has_claim"] is True
+    assert snap["thesis_has_argument"] is False  # '## Arguments' is not '## Argument'
+    assert snap["thesis_has_what_changed"] is False
+
+
+def test_thesis_stamp_never() -> None:
+    rec = read("thesis", "thesis/never.md")
+    assert rec.snapshot["thesis_stamp"] is None
+    assert rec.snapshot["thesis_stamp_never"] is True
+    assert rec.snapshot["thesis_stamp_line"] == 2
+    assert issues(rec) == []
+
+
+# ───────────────────────────── forks.md ─────────────────────────────
+
+FORK_COLUMNS = (
+    "file",
+    "line",
+    "fork_id",
+    "fork_num",
+    "title",
+    "marker",
+    "marker_raw",
+    "destination",
+    "heading_ok",
+)
+
+
+def test_forks_open_and_parked_with_their_bullets() -> None:
+    rec = read("forks", "forks/basic.md")
+    assert pick(rec.of("forks"), *FORK_COLUMNS) == [
+        (
+            "forks.md",
+            3,
+            "F1",
+            1,
+            "Do security alerts ever ride in a digest?",
+            "open",
+            "open",
+            None,
+            True,
+        ),
+        (
+            "forks.md",
+            9,
+            "F2",
+            2,
+            "Whose clock decides the send window?",
+            "open",
+            "open",
+            None,
+            True,
+        ),
+        (
+            "forks.md",
+            13,
+            "F4",
+            4,
+            "Should digests be localised per recipient?",
+            "parked",
+            "parked → docs/architecture/open-questions.md",
+            "docs/architecture/open-questions.md",
+            True,
+        ),
+        # Brackets inside a title: the marker is the last bracket pair.
+        (
+            "forks.md",
+            18,
+            "F5",
+            5,
+            "Does the harvest route [brackets] in titles?",
+            "open",
+            "open",
+            None,
+            True,
+        ),
+    ]
+    cols = ("fork_id", "raised_by", "raised_by_kind", "raised_by_sync", "raised_by_line")
+    assert pick(rec.of("forks"), *cols) == [
+        ("F1", "user", "user", None, 6),
+        ("F2", "twin (S4)", "twin", "S4", 10),
+        ("F4", "probe", "probe", None, 15),
+        ("F5", "harvest", "harvest", None, 20),  # the first Raised by counts, not line 21
+    ]
+    assert pick(rec.of("forks"), "fork_id", "closes_when", "closes_when_line") == [
+        ("F1", "a yes/no per alert class", 7),
+        ("F2", "a pick between the recipient's time zone and the workspace's", 11),
+        ("F4", "the translation budget for notification templates is known", 16),
+        ("F5", "the manifest says so", 19),
+    ]
+    assert issues(rec) == []
+
+
+def test_forks_unparseable_headings_still_count_as_entries() -> None:
+    rec = read("forks", "forks/variants.md")
+    assert pick(rec.of("forks"), *FORK_COLUMNS) == [
+        ("forks.md", 3, "F1", 1, "En dash title", "open", "open", None, True),
+        (
+            "forks.md",
+            6,
+            "F2",
+            2,
+            "Spaced hyphen title",
+            "parked",
+            "parked -> docs/later.md",
+            "docs/later.md",
+            True,
+        ),
+        ("forks.md", 10, "F3", 3, "Parked without a destination", "parked", "parked", "", True),
+        # No dash: a parse issue, still an entry with the ID and marker that could be read.
+        ("forks.md", 13, "F6", 6, None, "open", "open", None, False),
+        # Starts with '## F' but has no ID: still an entry.
+        ("forks.md", 17, None, None, None, None, None, None, False),
+        ("forks.md", 20, "F7", 7, None, None, None, None, False),
+        ("forks.md", 22, "F8", 8, "Unknown marker", None, "closed", None, True),
+    ]
+    cols = ("line", "raised_by", "raised_by_kind", "raised_by_sync", "raised_by_line")
+    assert pick(rec.of("forks"), *cols) == [
+        (3, "twin(S12)", "twin", "S12", 4),
+        (6, "Twin (S1)", "other", None, 7),
+        (10, None, None, None, None),
+        (13, "user", "user", None, 14),
+        (17, "probe", "probe", None, 18),
+        (20, None, None, None, None),
+        (22, "user", "user", None, 24),  # a '###' subheading does not end the fork
+    ]
+    assert pick(rec.of("forks"), "line", "closes_when", "closes_when_line") == [
+        (3, None, None),
+        (6, "", 8),  # present but empty: not the same as missing
+        (10, "someone decides", 11),
+        (13, "the heading is fixed", 15),
+        (17, None, None),
+        (20, None, None),
+        (22, "a subheading does not end the fork", 25),
+    ]
+    assert issues(rec) == [
+        ("forks.md", 7, "unknown-raiser"),
+        ("forks.md", 13, "bad-fork-heading"),
+        ("forks.md", 17, "bad-fork-heading"),
+        ("forks.md", 20, "bad-fork-heading"),
+        ("forks.md", 22, "unknown-marker"),
+    ]
+
+
+# ───────────────────────────── ledger.md ─────────────────────────────
+
+
+def test_ledger_entries_fields_and_positions() -> None:
+    rec = read("ledger", "ledger/basic.md")
+    cols = ("file", "line", "position", "decision_id", "decision_num", "title", "heading_ok")
+    assert pick(rec.of("ledger"), *cols) == [
+        ("ledger.md", 3, 1, "D1", 1, "Digests fold only low-urgency notifications", True),
+        ("ledger.md", 10, 2, "D2", 2, "Turning digests off falls back to immediate sends", True),
+        ("ledger.md", 17, 3, "D4", 4, "Digests off means email off after all", True),
+        ("ledger.md", 23, 4, "D5", 5, "An entry with fields missing", True),
+        ("ledger.md", 27, 5, None, None, None, False),
+        ("ledger.md", 30, 6, "D6", 6, None, False),
+    ]
+    d1, _, d4, d5, _, d6 = rec.of("ledger")
+    assert d1["decision"] == "comments, mentions and weekly stats go into the digest."
+    assert d1["why"] == "users asked for fewer emails. Declined: one digest for everything."
+    assert d1["how_to_apply"] == "the notification type table gains an urgency column."
+    assert d4["how_to_apply"] == "one toggle."
+    assert (d5["decision"], d5["why"], d5["how_to_apply"]) == ("only a decision here.", None, None)
+    assert d6["decision"] == "still read"
+    assert issues(rec) == [
+        ("ledger.md", 27, "bad-ledger-heading"),
+        ("ledger.md", 30, "bad-ledger-heading"),
+    ]
+
+
+def test_ledger_resolves_lists() -> None:
+    rec = read("ledger", "ledger/basic.md")
+    assert pick(rec.of("ledger_resolves"), "file", "line", "decision_id", "fork_id") == [
+        ("ledger.md", 7, "D1", "F3"),
+        ("ledger.md", 7, "D1", "F5"),
+        ("ledger.md", 15, "D2", "F1"),
+        # 'F7,F8 ,  F9,': spaces trimmed, the empty item after the last comma dropped.
+        ("ledger.md", 25, "D5", "F7"),
+        ("ledger.md", 25, "D5", "F8"),
+        ("ledger.md", 25, "D5", "F9"),
+    ]
+    assert pick(rec.of("ledger"), "decision_id", "resolves_raw")[:4] == [
+        ("D1", "F3, F5"),
+        ("D2", "F1"),
+        ("D4", None),
+        ("D5", "F7,F8 ,  F9,"),
+    ]
+
+
+def test_ledger_reversed_by_bullet_and_phrase_and_reverses() -> None:
+    rec = read("ledger", "ledger/basic.md")
+    assert pick(rec.of("ledger"), "decision_id", "reversed_by", "reversed_by_line", "reverses") == [
+        ("D1", "D9", 8, None),  # the bullet '- Reversed by: D9'
+        ("D2", "D4", 11, None),  # the phrase 'Reversed by D4' in prose
+        ("D4", None, None, "D2"),
+        ("D5", None, None, None),
+        (None, None, None, None),
+        ("D6", None, None, None),
+    ]
+
+
+# ───────────────────────────── ops/capture.md ─────────────────────────────
+
+
+def test_capture_turns_middle_dot_and_spaced_hyphen() -> None:
+    rec = read("capture", "capture/basic.md")
+    assert pick(rec.of("turns"), "file", "line", "turn_id", "turn_num", "at_raw", "at") == [
+        ("ops/capture.md", 3, "T1", 1, "2026-07-08T14:30Z", AT),
+        ("ops/capture.md", 6, "T2", 2, "2026-07-08T14:30:00Z", AT),  # spaced hyphen
+        ("ops/capture.md", 8, "T3", 3, "2026-07-08T16:30+02:00", AT),
+        (
+            "ops/capture.md",
+            10,
+            "T4",
+            4,
+            "2026-07-08T16:30:00.250+02:00",
+            AT + timedelta(milliseconds=250),
+        ),
+        ("ops/capture.md", 12, "T5", 5, "2026-07-08T09:30-05:00", AT),
+        ("ops/capture.md", 14, "T6", 6, "later that day", None),  # kept, timestamp null
+        (
+            "ops/capture.md",
+            20,
+            "T10",
+            10,
+            "2026-07-08T15:05Z",
+            datetime(2026, 7, 8, 15, 5, tzinfo=UTC),
+        ),
+    ]
+    # An em dash is not a turn separator; '### T' without a number is not a turn;
+    # '#### T9' is not a turn heading at all (no issue).
+    assert issues(rec) == [
+        ("ops/capture.md", 14, "bad-timestamp"),
+        ("ops/capture.md", 16, "bad-turn-heading"),
+        ("ops/capture.md", 18, "bad-turn-heading"),
+    ]
+
+
+# ───────────────────────────── ops/sync-log.md ─────────────────────────────
+
+
+def test_sync_log_dispatch_and_result_lines_with_counts() -> None:
+    rec = read("sync-log", "sync-log/basic.md")
+    cols = ("file", "line", "sync_id", "sync_num", "kind", "gate", "scope", "result", "at")
+    assert pick(rec.of("sync_events"), *cols) == [
+        (
+            "ops/sync-log.md",
+            1,
+            "S1",
+            1,
+            "dispatch",
+            "intake",
+            "bootstrap aspect map + compose",
+            None,
+            datetime(2026, 7, 6, 10, 11, tzinfo=UTC),
+        ),
+        (
+            "ops/sync-log.md",
+            2,
+            "S1",
+            1,
+            "result",
+            None,
+            None,
+            "reconciled",
+            datetime(2026, 7, 6, 10, 15, tzinfo=UTC),
+        ),
+        (
+            "ops/sync-log.md",
+            4,
+            "S2",
+            2,
+            "dispatch",
+            "on-demand",
+            "full reconcile",
+            None,
+            datetime(2026, 7, 8, 14, 24, tzinfo=UTC),  # 16:24:00+02:00
+        ),
+        ("ops/sync-log.md", 5, "S2", 2, "result", None, None, "failed", AT),  # '->' arrow
+        (
+            "ops/sync-log.md",
+            6,
+            "S3",
+            3,
+            "dispatch",
+            "stop",
+            "compose",
+            None,
+            datetime(2026, 7, 8, 15, 0, tzinfo=UTC),
+        ),
+        (
+            "ops/sync-log.md",
+            7,
+            "S3",
+            3,
+            "result",
+            None,
+            None,
+            "reconciled",
+            datetime(2026, 7, 8, 15, 4, tzinfo=UTC),
+        ),
+        (
+            "ops/sync-log.md",
+            8,
+            "S4",
+            4,
+            "result",
+            None,
+            None,
+            "reconciled",
+            datetime(2026, 7, 8, 15, 10, tzinfo=UTC),
+        ),
+        ("ops/sync-log.md", 10, "S5", 5, "dispatch", "stop", "compose", None, None),
+    ]
+    counts = ("line", "summary", "edits", "new_forks", "open_forks")
+    results = [r for r in rec.of("sync_events") if r["kind"] == "result"]
+    assert pick(results, *counts) == [
+        (2, "6 edits · 2 new forks · 2 open · untouched: opt-out", 6, 2, 2),
+        # A failed result carries no counts, even when its summary has numbers.
+        (5, "twin timed out after 3 edits", None, None, None),
+        (7, "1 edit · 1 new fork · 0 open", 1, 1, 0),
+        (8, "nothing to count here", None, None, None),
+    ]
+    assert issues(rec) == [
+        ("ops/sync-log.md", 9, "bad-sync-line"),
+        ("ops/sync-log.md", 10, "bad-timestamp"),
+    ]
+
+
+# ───────────────────────────── ops/manifest.md ─────────────────────────────
+
+
+def test_manifest_last_round_is_current_and_escaped_pipes_stay_in_the_cell() -> None:
+    rec = Records("sid")
+    lines = decode(fixture_bytes("manifest/two-rounds.md"), "ops/manifest.md", rec)
+    parse_manifest(lines, rec, {"docs/features/demo.md"}.__contains__)
+    (manifest,) = rec.of("manifests")
+    assert {k: v for k, v in manifest.items() if k != "snapshot_id"} == {
+        "file": "ops/manifest.md",
+        "line": 15,
+        "round": 2,
+        "rounds": 2,
+        "round_line": 15,
+        "status": "applied",
+        "status_line": 16,
+        "has_table": True,
+        "table_rows": 3,
+        "useless_result": "pass",
+        "useless_result_line": 25,
+        "cold_reader_paths": "docs/features/demo.md, docs/architecture/open-questions.md",
+        "gaps": "none",
+    }
+    cols = ("file", "line", "round", "current", "num", "what", "source", "destination", "action")
+    assert pick(rec.of("manifest_rows"), *cols) == [
+        (
+            "ops/manifest.md",
+            7,
+            1,
+            False,
+            "1",
+            "consolidated source of truth",
+            "thesis + fragments + ledger",
+            "docs/features/demo.md",
+            "create",
+        ),
+        (
+            "ops/manifest.md",
+            8,
+            1,
+            False,
+            "2",
+            "parked fork F4",
+            "forks.md",
+            "docs/architecture/open-questions.md",
+            "append",
+        ),
+        (
+            "ops/manifest.md",
+            20,
+            2,
+            True,
+            "1",
+            "consolidated source of truth",
+            "thesis + fragments + ledger",
+            "`docs/features/demo.md#digests`",
+            "create",
+        ),
+        (
+            "ops/manifest.md",
+            21,
+            2,
+            True,
+            "2",
+            "parked fork F4 | owner: platform",
+            "forks.md",
+            "/docs/architecture/open-questions.md",
+            "append",
+        ),
+        (
+            "ops/manifest.md",
+            22,
+            2,
+            True,
+            "3",
+            "the `a | b` choice",
+            "ledger D2",
+            "https://wiki.example.com/digests",
+            "link",
+        ),
+    ]
+    assert pick(rec.of("manifest_rows"), "line", "destination_path", "destination_exists") == [
+        (7, "docs/features/demo.md", True),
+        (8, "docs/architecture/open-questions.md", False),
+        (20, "docs/features/demo.md", True),  # backticks and #fragment dropped
+        (21, "docs/architecture/open-questions.md", False),  # '/'-rooted
+        (22, None, False),  # a URL is not a repository path
+    ]
+    assert issues(rec) == []
+
+
+def test_manifest_bad_round_and_a_table_without_header() -> None:
+    rec = read("manifest", "manifest/bad-round.md")
+    (manifest,) = rec.of("manifests")
+    assert (manifest["round"], manifest["rounds"], manifest["round_line"]) == (None, 1, 2)
+    assert (manifest["status"], manifest["status_line"]) == ("proposed", 3)
+    assert manifest["has_table"] is False and manifest["table_rows"] == 1
+    assert (manifest["useless_result"], manifest["useless_result_line"]) == ("", 8)
+    assert manifest["cold_reader_paths"] == ""
+    assert pick(rec.of("manifest_rows"), "line", "what", "destination_path") == [
+        (5, "a row without a header", None)  # '../outside.md' climbs out: not a path
+    ]
+    assert issues(rec) == [("ops/manifest.md", 2, "bad-round")]
+
+
+# ───────────────────────────── ops/.gitignore ─────────────────────────────
+
+
+@pytest.mark.parametrize(
+    ("name", "star"),
+    [("star.txt", True), ("crlf.txt", True), ("no-star.txt", False), ("empty.txt", False)],
+)
+def test_gitignore_star_line(name: str, star: bool) -> None:
+    # Stored under another name: a real '.gitignore' holding '*' would hide itself from git.
+    data = fixture_bytes(f"gitignore/{name}")
+    inp = SessionInput("research", "demo", "docs/research/demo-brainstorm", has_ops_dir=True)
+    inp.files["ops/.gitignore"] = data
+    inp.sizes["ops/.gitignore"] = len(data)
+    rec = parse_session(inp)
+    assert rec.snapshot["gitignore_exists"] is True
+    assert rec.snapshot["gitignore_star"] is star
+    assert rec.of("parse_issues") == []
+
+
+# ───────────────────────────── links ─────────────────────────────
+
+LINK_DOC = "docs/guide/links.md"
+
+
+def doc_links() -> list[tuple[int, str, str]]:
+    text = (PARSE / "links" / LINK_DOC).read_text(encoding="utf-8")
+    return sorted(extract_links(text))
+
+
+def test_links_every_kind_with_its_line() -> None:
+    assert doc_links() == [
+        (3, "inline", "../research/demo-brainstorm/thesis.md"),
+        (4, "image", "../research/demo-brainstorm/fragments/diagram.png"),
+        (5, "inline", "/docs/research/demo-brainstorm/forks.md#f2-whose-clock"),
+        (6, "inline", "../research/demo-brainstorm/ledger.md?plain=1#d1"),
+        (7, "inline", "../research/my%20topic-brainstorm/state.md"),
+        # The parser percent-encodes a <…> destination with spaces; resolve() decodes it.
+        (8, "inline", "../research/my%20topic-brainstorm/basis/a%20b.md"),
+        (9, "autolink", "https://example.com/docs/research/demo-brainstorm/"),
+        (9, "autolink", "mailto:team@example.com"),
+        (10, "inline", "https://example.com/docs/research/demo-brainstorm/state.md"),
+        (11, "inline", "#links-into-the-session"),
+        (12, "html", "../research/demo-brainstorm/"),
+        (12, "html", "/docs/history/brainstorms/demo/x.png"),
+        # After a code span that spans lines 13-15, the next link is on line 15.
+        (15, "inline", "../research/demo-brainstorm/after.md"),
+        (17, "reference", "../history/brainstorms/demo/ledger.md"),
+        (18, "reference", "/README.md"),
+        (20, "inline", "../history/brainstorms/demo/ledger.md"),  # [the ref][ref]
+        (30, "html", "../research/demo-brainstorm/block.md"),  # an HTML block
+        (33, "image", "../research/demo-brainstorm/alt.png"),
+        # After an image whose description spans lines 33-34.
+        (34, "inline", "../research/demo-brainstorm-v2/state.md"),
+        (35, "inline", "../../../outside.md"),
+    ]
+
+
+def test_links_in_code_spans_and_code_blocks_are_not_links() -> None:
+    targets = [target for _, _, target in doc_links()]
+    for word in ("span.md", "span2.md", "fenced.md", "fenced.html", "indented.md"):
+        assert not any(word in t for t in targets), word
+
+
+def test_links_resolve_relative_to_the_document_folder() -> None:
+    resolved = {target: resolve(LINK_DOC, target) for _, _, target in doc_links()}
+    assert resolved == {
+        "../research/demo-brainstorm/thesis.md": "docs/research/demo-brainstorm/thesis.md",
+        "../research/demo-brainstorm/fragments/diagram.png": (
+            "docs/research/demo-brainstorm/fragments/diagram.png"
+        ),
+        "/docs/research/demo-brainstorm/forks.md#f2-whose-clock": (
+            "docs/research/demo-brainstorm/forks.md"
+        ),
+        "../research/demo-brainstorm/ledger.md?plain=1#d1": (
+            "docs/research/demo-brainstorm/ledger.md"
+        ),
+        "../research/my%20topic-brainstorm/state.md": "docs/research/my topic-brainstorm/state.md",
+        "../research/my%20topic-brainstorm/basis/a%20b.md": (
+            "docs/research/my topic-brainstorm/basis/a b.md"
+        ),
+        "https://example.com/docs/research/demo-brainstorm/": None,
+        "mailto:team@example.com": None,
+        "https://example.com/docs/research/demo-brainstorm/state.md": None,
+        "#links-into-the-session": None,
+        "../research/demo-brainstorm/": "docs/research/demo-brainstorm",
+        "/docs/history/brainstorms/demo/x.png": "docs/history/brainstorms/demo/x.png",
+        "../research/demo-brainstorm/after.md": "docs/research/demo-brainstorm/after.md",
+        "../history/brainstorms/demo/ledger.md": "docs/history/brainstorms/demo/ledger.md",
+        "/README.md": "README.md",
+        "../research/demo-brainstorm/block.md": "docs/research/demo-brainstorm/block.md",
+        "../research/demo-brainstorm/alt.png": "docs/research/demo-brainstorm/alt.png",
+        "../research/demo-brainstorm-v2/state.md": "docs/research/demo-brainstorm-v2/state.md",
+        "../../../outside.md": None,  # climbs out of the repository
+    }
+
+
+@pytest.mark.parametrize(
+    ("document", "target", "expected"),
+    [
+        ("README.md", "docs/a.md", "docs/a.md"),
+        ("docs/x/y.md", "./z.md", "docs/x/z.md"),
+        ("docs/x/y.md", "/z.md", "z.md"),
+        ("docs/x/y.md", "z.md#part?not-a-query", "docs/x/z.md"),
+        ("docs/x/y.md", "z.md?a=1&b=2", "docs/x/z.md"),
+        ("docs/x/y.md", "a%20b%2Fc.md", "docs/x/a b/c.md"),
+        ("docs/x/y.md", "..", "docs"),
+        ("docs/x/y.md", "../..", ""),
+        ("docs/x/y.md", "../../..", None),
+        ("docs/x/y.md", "HTTPS://example.com/a.md", None),
+        ("docs/x/y.md", "ftp://example.com/a.md", None),
+        ("docs/x/y.md", "mailto:someone@example.com", None),
+        ("docs/x/y.md", "#only-a-fragment", None),
+        ("docs/x/y.md", "?only=query", None),
+    ],
+)
+def test_resolve_cases(document: str, target: str, expected: str | None) -> None:
+    assert resolve(document, target) == expected
+
+
+def test_is_inside_keeps_to_path_segment_boundaries() -> None:
+    folder = "docs/research/demo-brainstorm"
+    assert is_inside(folder, folder)
+    assert is_inside(folder + "/thesis.md", folder)
+    assert not is_inside("docs/research/demo-brainstorm-v2/state.md", folder)
+    assert not is_inside("docs/research", folder)
+
+
+# ───────────────────────────── lexical variants ─────────────────────────────
+
+
+@pytest.mark.parametrize("dash", ["em", "en", "hyphen"])
+def test_dash_em_en_or_spaced_hyphen_read_alike(dash: str) -> None:
+    data = fixture_bytes(f"lexical/dash-{dash}.md")
+    assert {"em": "—", "en": "–", "hyphen": " - "}[dash].encode() in data
+    rec = read("forks", f"lexical/dash-{dash}.md")
+    assert pick(rec.of("forks"), "line", "fork_id", "title", "marker", "destination") == [
+        (
+            3,
+            "F3",
+            "Should reads wait for a compose?",
+            "parked",
+            "docs/architecture/open-questions.md",
+        )
+    ]
+    assert issues(rec) == []
+
+
+def test_dash_variants_in_ledger_headings_and_aspects() -> None:
+    ledger = read("ledger", "ledger/basic.md")
+    # D1 em dash, D2 en dash, D4 spaced hyphen: all read with their titles.
+    assert [e["heading_ok"] for e in ledger.of("ledger")[:3]] == [True, True, True]
+    state = read("state", "state/basic.md")
+    # A hyphen inside a name ('cold-start') has no spaces around it: it is not a dash.
+    assert state.of("aspects")[-1]["name"] == "cold-start"
+
+
+def test_arrow_unicode_or_ascii_read_alike() -> None:
+    unicode_rec = read("state", "lexical/arrow-unicode.md")
+    ascii_rec = read("state", "lexical/arrow-ascii.md")
+    assert "→".encode() in fixture_bytes("lexical/arrow-unicode.md")
+    assert b"->" in fixture_bytes("lexical/arrow-ascii.md")
+    assert content_rows(unicode_rec) == content_rows(ascii_rec)
+    assert pick(ascii_rec.of("aspect_refs"), "line", "aspect", "kind", "target") == [
+        (5, "persistence", "fork", "F1"),
+        (5, "persistence", "decision", "D3"),
+        (6, "risks", "none_yet", None),
+    ]
+    # The other arrows: a parked marker and a sync result written with '->'.
+    forks = read("forks", "forks/variants.md")
+    assert forks.of("forks")[1]["destination"] == "docs/later.md"
+    sync = read("sync-log", "sync-log/basic.md")
+    assert [e["result"] for e in sync.of("sync_events") if e["line"] == 5] == ["failed"]
+
+
+def test_timestamps_with_seconds_fractions_and_offsets_are_one_instant() -> None:
+    rec = read("capture", "lexical/timestamps.md")
+    assert pick(rec.of("turns"), "line", "at") == [(n, AT) for n in (3, 5, 7, 9, 11, 13, 15)]
+    assert len({t["at_raw"] for t in rec.of("turns")}) == 7  # seven spellings, one instant
+    assert issues(rec) == []
+
+
+def test_thesis_stamp_equals_last_compose_written_with_another_offset() -> None:
+    state = read("state", "state/basic.md").snapshot  # 2026-07-08T14:30Z
+    thesis = read("thesis", "thesis/basic.md").snapshot  # 2026-07-08T16:30+02:00
+    assert state["last_compose_raw"] != thesis["thesis_stamp_raw"]
+    assert state["last_compose"] == thesis["thesis_stamp"] == AT
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("2026-07-08T14:30Z", AT),
+        ("2026-07-08T14:30:00Z", AT),
+        ("2026-07-08T14:30:00.000Z", AT),
+        ("2026-07-08T14:30:00.5Z", AT + timedelta(milliseconds=500)),
+        ("2026-07-08T14:30:00.123456789Z", AT + timedelta(microseconds=123456)),
+        ("2026-07-08T16:30+02:00", AT),
+        ("2026-07-08T16:30:00+0200", AT),
+        ("2026-07-08T10:30-04", AT),
+        ("2026-07-09T00:30+10:00", AT),  # the offset crosses midnight
+        ("  2026-07-08T14:30Z  ", AT),
+        ("2026-07-08", None),
+        ("14:30Z", None),
+        ("2026-13-08T14:30Z", None),
+        ("2026-07-08T25:30Z", None),
+        ("2026-07-08T14:30Z trailing words", None),
+        ("never", None),
+        ("", None),
+    ],
+)
+def test_parse_timestamp(raw: str, expected: datetime | None) -> None:
+    assert parse_timestamp(raw) == expected
+
+
+def test_started_may_be_a_date_alone() -> None:
+    assert parse_date_or_timestamp("2026-07-08") == datetime(2026, 7, 8, tzinfo=UTC)
+    assert parse_date_or_timestamp("2026-07-08T16:30+02:00") == AT
+    assert parse_date_or_timestamp("2026-02-30") is None
+
+
+def test_crlf_line_ends_read_as_lf() -> None:
+    crlf = fixture_bytes("lexical/crlf-state.md")
+    assert b"\r\n" in crlf and crlf.replace(b"\r\n", b"\n") == fixture_bytes("state/basic.md")
+    crlf_rec = read("state", "lexical/crlf-state.md")
+    lf_rec = read("state", "state/basic.md")
+    assert crlf_rec.snapshot == lf_rec.snapshot
+    assert crlf_rec.rows == lf_rec.rows
+    assert crlf_rec.snapshot["status"] == "open" and crlf_rec.snapshot["last_compose_line"] == 6
+
+
+def test_lone_cr_line_ends_read_as_lf() -> None:
+    cr = fixture_bytes("lexical/cr-forks.md")
+    assert b"\n" not in cr and cr.replace(b"\r", b"\n") == fixture_bytes("forks/basic.md")
+    cr_rec = read("forks", "lexical/cr-forks.md")
+    assert cr_rec.rows == read("forks", "forks/basic.md").rows
+    assert pick(cr_rec.of("forks"), "line", "fork_id", "raised_by_line") == [
+        (3, "F1", 6),
+        (9, "F2", 10),
+        (13, "F4", 15),
+        (18, "F5", 20),
+    ]
+
+
+def test_utf8_bom_is_ignored() -> None:
+    assert fixture_bytes("lexical/bom-state.md").startswith(b"\xef\xbb\xbf- Status: open")
+    rec = read("state", "lexical/bom-state.md")
+    assert rec.snapshot["status"] == "open" and rec.snapshot["status_line"] == 1
+    assert rec.snapshot["last_compose_never"] is True and rec.snapshot["last_compose_line"] == 2
+    assert issues(rec) == []
+
+
+def test_invalid_utf8_is_replaced_and_noted() -> None:
+    rec = read("forks", "lexical/invalid-utf8-forks.md")
+    assert issues(rec) == [("forks.md", 3, "invalid-utf8")]
+    (fork,) = rec.of("forks")
+    assert fork["fork_id"] == "F1" and fork["line"] == 3
+    assert fork["title"] == "Caf\ufffd au lait?" and fork["marker"] == "open"
+    assert fork["raised_by"] == "user" and fork["raised_by_line"] == 4
+    assert fork["closes_when"] == "\ufffd\ufffd done" and fork["closes_when_line"] == 5
+
+
+def test_nul_bytes_are_noted_and_read_as_text() -> None:
+    rec = read("forks", "lexical/nul-forks.md")
+    assert issues(rec) == [("forks.md", 3, "binary"), ("forks.md", 3, "unknown-raiser")]
+    assert pick(rec.of("forks"), "line", "fork_id", "title") == [(2, "F1", "Title")]
+
+
+@pytest.mark.parametrize("kind", sorted(NAMES))
+def test_empty_file(kind: str) -> None:
+    assert fixture_bytes("lexical/empty.md") == b""
+    rec = read(kind, "lexical/empty.md")
+    assert issues(rec) == []
+    if kind == "manifest":
+        # An empty manifest still exists: one row, every field null, no table.
+        (manifest,) = rec.of("manifests")
+        assert manifest["round"] is None and manifest["status"] is None
+        assert (manifest["rounds"], manifest["has_table"], manifest["table_rows"]) == (0, False, 0)
+        assert list(rec.rows) == ["manifests"]
+    else:
+        assert rec.rows == {}
+    if kind == "thesis":
+        assert not any(rec.snapshot[k] for k in ("thesis_has_claim", "thesis_has_argument"))
+        assert "thesis_stamp_raw" not in rec.snapshot
+    if kind == "state":
+        assert rec.snapshot == {"snapshot_id": "sid"}
+
+
+def test_every_fixture_kind_is_covered() -> None:
+    kinds = {p.name for p in PARSE.iterdir() if p.is_dir()}
+    assert kinds == {*NAMES, "gitignore", "links", "lexical"}
+
+
+def test_ledger_continuation_lines_extend_their_field() -> None:
+    (entry,) = read("ledger", "ledger/continued.md").of("ledger")
+    assert entry["decision"] == "retries back off exponentially, capped at one hour."
+    assert entry["why"] == "a fixed interval hammers a recovering endpoint."
+    assert entry["how_to_apply"] == "the retry worker reads the cap from config."
+
+
+def test_manifest_header_may_have_extra_columns() -> None:
+    rec = read("manifest", "manifest/extra-column.md")
+    assert rec.of("manifests")[0]["has_table"] is True
+    assert pick(rec.of("manifest_rows"), "line", "destination") == [(7, "docs/features/demo.md")]
+
+
+def test_result_line_without_summary_is_a_result() -> None:
+    rec = read("sync-log", "sync-log/bare-result.md")
+    assert pick(rec.of("sync_events"), "kind", "result", "summary") == [
+        ("dispatch", None, None),
+        ("result", "failed", ""),
+    ]
+    assert rec.of("parse_issues") == []
+
+
+def test_scheme_relative_urls_are_not_repository_paths() -> None:
+    assert resolve("docs/a.md", "//cdn.example/x.png") is None
