@@ -410,6 +410,106 @@ def report(
     typer.echo(f"report: {summary.path} ({summary.bytes / 1024:.0f} KiB, {summary.seconds:.2f} s)")
 
 
+@app.command()
+def compare(
+    out: OutOption = Path(DEFAULT_OUT),
+    baseline: Annotated[
+        list[str], typer.Option(help="Labels k=v that select the baseline runs (repeatable).")
+    ] = [],  # noqa: B006
+    candidate: Annotated[
+        list[str], typer.Option(help="Labels k=v that select the candidate runs (repeatable).")
+    ] = [],  # noqa: B006
+    json_: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    sarif: Annotated[
+        Path | None, typer.Option(help="Write candidate findings as SARIF with baselineState.")
+    ] = None,
+) -> None:
+    """Compare a candidate's failure rates with a baseline's: exit 1 when anything regressed.
+
+    Example: census compare --out census-out --baseline run=baseline --candidate run=candidate
+    """
+    from pipeline.compare import SelectorError, findings_against_baseline
+    from pipeline.compare import compare as run_compare
+
+    if not baseline or not candidate:
+        fail("give --baseline k=v and --candidate k=v (each repeatable)")
+    try:
+        result = run_compare(str(out), _labels(baseline), _labels(candidate))
+    except SelectorError as err:
+        fail(str(err))
+    if json_:
+        typer.echo(json.dumps(result.as_json(), indent=2, default=str))
+    else:
+        _print_comparison(result)
+    if sarif is not None:
+        from pipeline.sarif import write_sarif
+
+        write_sarif(str(sarif), findings_against_baseline(str(out), result))
+    raise typer.Exit(1 if result.regressions else 0)
+
+
+def _print_comparison(result: Any) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    from pipeline.compare import ordered
+
+    design = (
+        f"paired over {result.matched_sessions} sessions"
+        if result.matched_sessions
+        else "two-sample"
+    )
+    table = Table(
+        title=f"Candidate vs baseline ({design}; intervals {result.confidence:.4f}, "
+        f"simultaneous 95% over {result.family_size} comparisons)"
+    )
+    for name in (
+        "verdict",
+        "metric",
+        "gate",
+        "baseline",
+        "candidate",
+        "difference",
+        "interval",
+        "n",
+    ):
+        table.add_column(name, justify="left" if name in ("verdict", "metric", "gate") else "right")
+
+    def pct(value: float | None, metric: str) -> str:
+        if value is None:
+            return "–"
+        return f"{value:.1f} h" if metric == "fork-median-hours" else f"{value:.1%}"
+
+    shown = [r for r in ordered(result.rows) if r.verdict != "unchanged" or r.difference]
+    for r in shown:
+        hours = r.metric == "fork-median-hours"
+        diff = (
+            "–"
+            if r.difference is None
+            else (f"{r.difference:+.1f} h" if hours else f"{r.difference:+.1%}")
+        )
+        interval = "–" if r.lower is None else f"{r.lower:+.1%} … {r.upper:+.1%}"
+        table.add_row(
+            r.verdict,
+            r.metric,
+            r.gate,
+            pct(r.baseline, r.metric),
+            pct(r.candidate, r.metric),
+            diff,
+            interval,
+            str(r.n_candidate),
+        )
+    Console(width=130).print(table)
+    counts = {
+        v: sum(r.verdict == v for r in result.rows)
+        for v in ("regression", "improvement", "unchanged")
+    }
+    typer.echo(
+        f"{counts['regression']} regressions, {counts['improvement']} improvements, "
+        f"{counts['unchanged']} unchanged (rows with no difference are not listed)"
+    )
+
+
 def main() -> None:
     app()
 
