@@ -223,6 +223,13 @@ def check(
     fail_above: Annotated[
         float | None, typer.Option(help="Exit 1 when any rule's failure rate is above this (0–1).")
     ] = None,
+    fail_on_regression: Annotated[
+        bool,
+        typer.Option(
+            "--fail-on-regression",
+            help="Exit 1 when a rule is worse than in the previous run, beyond its interval.",
+        ),
+    ] = False,
 ) -> None:
     """Evaluate every rule at every gate for every stored snapshot into rule_results; print rates.
 
@@ -241,12 +248,26 @@ def check(
     if sarif is not None and summary.run_id:
         write_sarif(str(sarif), findings(Out(out), summary.run_id, gate.value if gate else None))
         typer.echo(f"SARIF → {sarif}")
+    alarm = False
     if fail_above is not None:
         over = [r for r in summary.rates if r.rate is not None and r.rate > fail_above]
         if over:
             names = ", ".join(f"{r.rule_id}@{r.gate} {r.rate:.1%}" for r in over)
             typer.echo(f"above {fail_above:.1%}: {names}")
-            raise typer.Exit(1)
+            alarm = True
+    if fail_on_regression:
+        from pipeline.compare import against_previous_run
+
+        comparison = against_previous_run(str(out))
+        if comparison is None:
+            typer.echo("no previous run in OUT: nothing to regress from")
+        elif comparison.regressions:
+            _print_comparison(comparison)
+            alarm = True
+        else:
+            typer.echo(f"no regression against the previous run {comparison.baseline_runs[0]}")
+    if alarm:
+        raise typer.Exit(1)
 
 
 @app.command()
@@ -408,6 +429,29 @@ def report(
 
     summary = build(str(out), str(html) if html else None, worst)
     typer.echo(f"report: {summary.path} ({summary.bytes / 1024:.0f} KiB, {summary.seconds:.2f} s)")
+
+
+@app.command()
+def stats(
+    out: OutOption = Path(DEFAULT_OUT),
+    run: Annotated[
+        str | None, typer.Option(help="A run id (default: the latest in scope).")
+    ] = None,
+    label: Annotated[
+        list[str], typer.Option("--label", "-l", help="Only runs with these labels k=v.")
+    ] = [],  # noqa: B006
+    json_: Annotated[
+        bool, typer.Option("--json", help="Print one JSON object (docs/stats.md).")
+    ] = False,
+) -> None:
+    """Failure rates, fork lifetimes (Kaplan–Meier), stages, sync health, compose lag, idle time.
+
+    Example: census stats --out census-out --label run=nightly --json
+    """
+    from pipeline.stats import compute, format_text
+
+    result = compute(str(out), run, _labels(label))
+    typer.echo(json.dumps(result, indent=2) if json_ else format_text(result))
 
 
 @app.command()

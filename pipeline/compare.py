@@ -166,8 +166,11 @@ def verdict(diff: float | None, lower: float | None, upper: float | None, worse_
 
 def select_runs(con: Any, selector: dict[str, str]) -> list[str]:
     runs = con.execute("SELECT run_id, labels FROM runs ORDER BY run_id").fetchall()
+    # `run_id=…` selects a run by its id, as --fail-on-regression does for the previous run.
     chosen = [
-        r for r, labels in runs if all((labels or {}).get(k) == v for k, v in selector.items())
+        r
+        for r, labels in runs
+        if all((r if k == "run_id" else (labels or {}).get(k)) == v for k, v in selector.items())
     ]
     if not chosen:
         known = sorted({f"{k}={v}" for _, labels in runs for k, v in (labels or {}).items()})
@@ -339,8 +342,9 @@ def _median_row(out_path: str, baseline: dict[str, str], candidate: dict[str, st
         return None
     summaries = []
     for selector in (baseline, candidate):
-        overall = compute(out_path, labels=selector)["fork_lifetimes"]["overall"]
-        summaries.append(overall)
+        labels = {k: v for k, v in selector.items() if k != "run_id"}
+        result = compute(out_path, run_id=selector.get("run_id"), labels=labels)
+        summaries.append(result["fork_lifetimes"]["overall"])
     b, c = summaries
     row = Row(
         "fork-median-hours",
@@ -399,3 +403,11 @@ def findings_against_baseline(out_path: str, comparison: Comparison) -> list[dic
     ]
     marked += [{**row, "baselineState": "absent"} for key, row in base.items() if key not in cand]
     return marked
+
+
+def against_previous_run(out_path: str) -> Comparison | None:
+    """The latest run against the one before it (for the scheduled census's alarm)."""
+    runs = Out(out_path).committed_runs()
+    if len(runs) < 2:
+        return None
+    return compare(out_path, {"run_id": runs[-2]}, {"run_id": runs[-1]})

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from pipeline.compare import SelectorError
 from pipeline.rules import RuleFileError
 from pipeline.sources import RootError
+from pipeline.stats import StatsError
 from pipeline.store import OutError
 
-KNOWN: tuple[type[Exception], ...] = (RootError, OutError, RuleFileError)
+KNOWN: tuple[type[Exception], ...] = (RootError, OutError, RuleFileError, StatsError, SelectorError)

@@ -27,19 +27,10 @@ counts AS (
         count(*) FILTER (WHERE status = 'skipped') AS skipped
     FROM per_session
     GROUP BY gate, rule_id
-),
-wilson AS (
-    SELECT *, failed / nullif(evaluated, 0) AS p, 1.959963984540054 AS z FROM counts
 )
 SELECT gate, rule_id, evaluated, failed, info, skipped,
-    p AS rate,
-    CASE WHEN evaluated > 0 THEN
-        (p + z * z / (2 * evaluated)
-            - z * sqrt(p * (1 - p) / evaluated + z * z / (4 * evaluated * evaluated)))
-        / (1 + z * z / evaluated) END AS rate_lo,
-    CASE WHEN evaluated > 0 THEN
-        (p + z * z / (2 * evaluated)
-            + z * sqrt(p * (1 - p) / evaluated + z * z / (4 * evaluated * evaluated)))
-        / (1 + z * z / evaluated) END AS rate_hi
-FROM wilson
+    failed / nullif(evaluated, 0) AS rate,
+    wilson_lo(failed, evaluated) AS rate_lo,
+    wilson_hi(failed, evaluated) AS rate_hi
+FROM counts
 ORDER BY list_position(['session', 'manifest', 'move'], gate), rule_id;

@@ -4,8 +4,9 @@
 -- (a VARCHAR[]; NULL for every committed run), so that a statistic split by label sees
 -- only the runs that carry the label; the view fork_lifetimes is the all-runs case.
 --
--- A session's snapshots are its observations ordered by observed_at (ties: run, stage,
--- snapshot id); repeated consecutive observations of one snapshot count once. In each
+-- A session's snapshots are its observations ordered by observed_at (ties: commit and run, as
+-- snapshot_sequence orders them, then stage and snapshot id); repeated consecutive
+-- observations of one snapshot count once. In each
 -- snapshot a fork is `resolved` when a ledger Resolves names it (whatever forks.md says),
 -- else `open` when forks.md lists it with a marker other than parked (an unreadable marker
 -- counts as open, never as closed), else `parked`.
@@ -27,7 +28,7 @@
 --              when hours is null or that snapshot has no ops/sync-log.md.
 CREATE OR REPLACE MACRO fork_lifetimes_for(run_ids) AS TABLE
 WITH obs AS (
-    SELECT o.session_key, o.snapshot_id, o.run_id, o.observed_at, o.repo, o.topic,
+    SELECT o.session_key, o.snapshot_id, o.run_id, o.observed_at, o."commit", o.repo, o.topic,
         s.content_time, s.sync_log_exists,
         list_position(['open', 'converging', 'applied', 'harvested'], s.stage) AS stage_rank
     FROM observations o
@@ -36,14 +37,14 @@ WITH obs AS (
 ),
 ordered AS (
     SELECT *, lag(snapshot_id) OVER (
-        PARTITION BY session_key ORDER BY observed_at, run_id, stage_rank, snapshot_id
+        PARTITION BY session_key ORDER BY observed_at, "commit", run_id, stage_rank, snapshot_id
     ) AS previous
     FROM obs
 ),
 seq AS (
     SELECT *,
         row_number() OVER (
-            PARTITION BY session_key ORDER BY observed_at, run_id, stage_rank, snapshot_id
+            PARTITION BY session_key ORDER BY observed_at, "commit", run_id, stage_rank, snapshot_id
         ) AS seq,
         count(*) OVER (PARTITION BY session_key) AS snapshots
     FROM ordered

@@ -1,0 +1,577 @@
+"""Statistics: the Kaplan–Meier figures against lifelines, and fork lifetimes and sync pairs
+end to end over a session crawled several times into one OUT while its files change."""
+
+from __future__ import annotations
+
+import math
+import os
+import random
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lifelines import KaplanMeierFitter
+from lifelines.utils import median_survival_times, qth_survival_times
+
+from pipeline.check import evaluate
+from pipeline.crawl import crawl
+from pipeline.engine import connect
+from pipeline.stats import (
+    NOT_REACHED,
+    OPEN_AT_HOURS,
+    StatsError,
+    compute,
+    format_text,
+    kaplan_meier,
+    quantile,
+    summarise,
+    survival_at,
+)
+from pipeline.store import Out
+from tests.conftest import FIXTURES, copy_tree
+
+SESSION = Path("docs/research/demo-brainstorm")
+
+
+# --------------------------------------------------------------------------------------------
+# (a) Kaplan–Meier against lifelines
+
+
+def _finite(value: float) -> float | None:
+    return None if math.isinf(value) else float(value)
+
+
+def _fit(durations: Sequence[float], events: Sequence[bool]) -> KaplanMeierFitter:
+    return KaplanMeierFitter().fit(list(durations), [int(e) for e in events])
+
+
+def _summary(durations: Sequence[float], events: Sequence[bool]) -> dict[str, Any]:
+    return summarise(((d, e, False) for d, e in zip(durations, events, strict=True)), OPEN_AT_HOURS)
+
+
+def assert_matches_lifelines(durations: Sequence[float], events: Sequence[bool]) -> None:
+    """Every figure of our estimate equals lifelines' on the same data."""
+    kmf = _fit(durations, events)
+    steps = kaplan_meier(durations, events)
+    survival = kmf.survival_function_.iloc[:, 0]
+    band = kmf.confidence_interval_
+    table = kmf.event_table
+    assert [s.time for s in steps] == [float(t) for t in survival.index]
+    for step in steps:
+        assert step.survival == pytest.approx(survival.loc[step.time], abs=1e-12)
+        lower, upper = band.loc[step.time]
+        assert step.lower == pytest.approx(lower, abs=1e-9)
+        assert step.upper == pytest.approx(upper, abs=1e-9)
+        assert step.at_risk == table.loc[step.time, "at_risk"]
+        assert step.events == table.loc[step.time, "observed"]
+        assert step.censored == table.loc[step.time, "censored"]
+    summary = _summary(durations, events)
+    median_ci = median_survival_times(band)
+    assert summary["median_lower"] == _finite(median_ci.iloc[0, 0])
+    assert summary["median_upper"] == _finite(median_ci.iloc[0, 1])
+    for key, q in (("median", 0.5), ("p25", 0.75), ("p75", 0.25)):
+        if any(abs(s.survival - q) < 1e-9 for s in steps):
+            # A step lands exactly on q: lifelines' log-space rounding may put it a hair
+            # above and report the next time; the textbook (and we) take this one.
+            assert summary[key] == next(s.time for s in steps if s.survival <= q + 1e-9)
+        else:
+            assert summary[key] == _finite(qth_survival_times(q, kmf.survival_function_))
+    if not any(abs(s.survival - 0.5) < 1e-9 for s in steps):
+        assert summary["median"] == _finite(kmf.median_survival_time_)
+    longest = max(durations)
+    for key, hours in OPEN_AT_HOURS.items():
+        if hours <= longest or steps[-1].survival == 0.0:
+            assert summary["open_at"][key] == pytest.approx(float(kmf.predict(hours)), abs=1e-12)
+        else:
+            assert summary["open_at"][key] is None  # beyond follow-up: not estimable
+
+
+# Hours to close, with ties among closes, among censorings and between the two (24 and 48),
+# and lifetimes beyond 30 days so that every share-open checkpoint is estimable.
+HOURS = [5, 12, 12, 24, 24, 24, 30, 48, 48, 48, 100, 168, 200, 300, 400, 720, 800, 900, 1000]
+CLOSED = [1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 0, 1, 1, 0, 1, 1, 0, 1, 0]
+
+
+def test_km_with_censoring_and_ties_matches_lifelines() -> None:
+    events = [bool(e) for e in CLOSED]
+    assert_matches_lifelines([float(h) for h in HOURS], events)
+    summary = _summary([float(h) for h in HOURS], events)
+    assert (summary["forks"], summary["closes"], summary["censored"], summary["unknown"]) == (
+        19,
+        12,
+        7,
+        0,
+    )
+    assert summary["median"] is not None and summary["median_upper"] is not None
+
+
+def test_km_counts_closes_before_censorings_at_equal_times() -> None:
+    # At t=2 one fork closes and two are censored: all five are at risk, so S(2) = 4/5 (were
+    # the censorings first, S(2) would be 2/3); at t=3 one of the two left closes.
+    durations = [2.0, 2.0, 2.0, 3.0, 3.0]
+    events = [True, False, False, True, False]
+    steps = kaplan_meier(durations, events)
+    assert [(s.time, s.at_risk, s.events, s.censored) for s in steps] == [
+        (0.0, 5, 0, 0),
+        (2.0, 5, 1, 2),
+        (3.0, 2, 1, 1),
+    ]
+    assert survival_at(steps, 2.0) == pytest.approx(0.8)
+    assert survival_at(steps, 2.5) == pytest.approx(0.8)
+    assert survival_at(steps, 3.0) == pytest.approx(0.4)
+    assert_matches_lifelines(durations, events)
+
+
+def test_km_median_not_reached_is_never_a_number() -> None:
+    durations = [10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0]
+    events = [True, False, False, True, False, False, False, False]
+    assert_matches_lifelines(durations, events)
+    summary = _summary(durations, events)
+    assert summary["median"] is None and summary["median_upper"] is None
+    assert summary["p25"] == 40.0  # S(40) = 7/8 · 4/5 = 0.7
+    assert summary["p75"] is None
+    assert summary["open_at"]["1d"] == pytest.approx(0.875)
+    assert summary["open_at"]["30d"] is None  # lifelines would carry 0.7 past the last fork
+    text = format_text(_result_with(summary))
+    assert NOT_REACHED in text
+
+
+def test_km_every_open_fork_stays_censored() -> None:
+    summary = summarise([(5.0, False, False), (9.0, False, False), (None, True, False)])
+    assert (summary["closes"], summary["censored"], summary["unknown"]) == (0, 2, 1)
+    assert summary["median"] is None and summary["p25"] is None
+    assert all(point["survival"] == 1.0 for point in summary["curve"])
+
+
+def test_km_step_to_exactly_one_half_reaches_the_median() -> None:
+    # S(2) = 1/2 exactly; lifelines sums logarithms and can land a hair above (documented).
+    steps = kaplan_meier([1.0, 2.0, 3.0, 4.0], [True, True, True, True])
+    assert quantile(steps, 0.5) == 2.0
+
+
+def test_km_matches_lifelines_on_random_data() -> None:
+    rng = random.Random(20260708)
+    compared = 0
+    for _ in range(80):
+        n = rng.randint(1, 30)
+        durations = [
+            float(rng.choice([rng.randint(0, 40), round(rng.uniform(0, 900), 1)])) for _ in range(n)
+        ]
+        events = [rng.random() < 0.6 for _ in range(n)]
+        steps = kaplan_meier(durations, events)
+        assert_matches_lifelines(durations, events)
+        compared += not any(abs(s.survival - 0.5) < 1e-9 for s in steps)
+    assert compared > 50  # most medians are compared with lifelines' directly
+
+
+def _result_with(summary: dict[str, Any]) -> dict[str, Any]:
+    empty = {
+        "unit": "hours",
+        "overall": summary,
+        "by_close_kind": {},
+        "by_raised_by": {},
+        "by_label": {},
+    }
+    return {
+        "out": "",
+        "run": {"run_id": "r", "started_at": "", "labels": {}, "roots": []},
+        "scope": {"labels": {}, "runs": ["r"]},
+        "rule_rates": [],
+        "fork_lifetimes": empty,
+        "fork_syncs": {**empty, "overall": {**summary, "open_at": {}}},
+        "stages": [],
+        "stage_flows": [],
+        "sync_health": [],
+        "compose_lag": [],
+        "idle": [],
+        "trend": [],
+    }
+
+
+# --------------------------------------------------------------------------------------------
+# (b) fork lifetimes end to end, (c) sync pairs
+
+
+class Session:
+    """The base open session, rewritten file by file between crawls."""
+
+    def __init__(self, root: Path) -> None:
+        self.repo = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", root / "repo")
+        self.folder = self.repo / SESSION
+        self.generation = 0
+
+    def write(
+        self,
+        compose: str,
+        turns: list[str],
+        syncs: list[str],
+        forks: list[tuple[int, str, str]],
+        resolves: dict[int, list[int]],
+    ) -> None:
+        """forks: (number, marker, raised by); resolves: ledger D# → the F#s it resolves.
+        content_time is then the latest of `compose`, the last turn and the newest sync line."""
+        state = (self.folder / "state.md").read_text().splitlines()
+        state = [
+            f"- Last compose: {compose}" if ln.startswith("- Last compose:") else ln for ln in state
+        ]
+        (self.folder / "state.md").write_text("\n".join(state) + "\n")
+        thesis = (self.folder / "thesis.md").read_text().splitlines()
+        thesis = [
+            f"Current as of: {compose}" if ln.startswith("Current as of:") else ln for ln in thesis
+        ]
+        (self.folder / "thesis.md").write_text("\n".join(thesis) + "\n")
+        capture = ["---"]
+        for n, at in enumerate(turns, 1):
+            capture += [f"### T{n} · {at}", f"user: turn {n}", "---"]
+        (self.folder / "ops" / "capture.md").write_text("\n".join(capture) + "\n")
+        (self.folder / "ops" / "sync-log.md").write_text("\n".join(syncs) + "\n")
+        text = ["# Forks", ""]
+        for number, marker, raised_by in forks:
+            text += [
+                f"## F{number} — Question {number}? [{marker}]",
+                f"Why question {number} matters.",
+                f"- Raised by: {raised_by}",
+                f"- Closes when: question {number} has an answer",
+                "",
+            ]
+        (self.folder / "forks.md").write_text("\n".join(text))
+        ledger = ["# Ledger", ""]
+        for number in sorted(resolves):
+            ledger += [
+                f"## D{number} — Decision {number}",
+                f"- Decision: choice {number}.",
+                f"- Why: reason {number}.",
+                f"- How to apply: step {number}.",
+            ]
+            if resolves[number]:
+                ledger.append("- Resolves: " + ", ".join(f"F{f}" for f in resolves[number]))
+            ledger.append("")
+        (self.folder / "ledger.md").write_text("\n".join(ledger))
+        # Distinct file times per generation, so the crawl's metadata shortcut never hides a change.
+        self.generation += 1
+        stamp = 1_800_000_000 + self.generation * 1000
+        for path in self.folder.rglob("*"):
+            os.utime(path, (stamp, stamp))
+
+
+def ts(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone(UTC)
+
+
+S1 = [
+    "S1 | gate: intake | dispatched: 2026-07-10T08:10Z | scope: bootstrap aspect map + compose",
+    "S1 → reconciled | 2026-07-10T08:15Z | 3 edits · 2 new forks · 2 open · untouched: none",
+    "S2 | gate: on-demand | dispatched: 2026-07-10T09:00Z | scope: full reconcile + compose",
+    "S2 → reconciled | 2026-07-10T09:10Z | 2 edits · 1 new fork · 3 open",
+]
+S2 = [
+    *S1,
+    "S3 | gate: on-demand | dispatched: 2026-07-10T09:30Z | scope: full reconcile",
+    "S3 → reconciled | 2026-07-10T09:40Z | 1 edit · 1 new fork · 4 open",
+    "S4 | gate: on-demand | dispatched: 2026-07-11T09:00Z | scope: full reconcile + compose",
+    "S4 → reconciled | 2026-07-11T09:20Z | 4 edits · 1 new fork · 2 open",
+]
+S3 = [
+    *S2,
+    "S5 | gate: on-demand | dispatched: 2026-07-13T09:00Z | scope: full reconcile",
+    "S5 → failed | 2026-07-13T09:05Z | twin timed out",
+    "S6 | gate: stop | dispatched: 2026-07-13T09:30Z | scope: full reconcile + compose",
+]
+TURNS = ["2026-07-10T08:00Z", "2026-07-10T09:50Z", "2026-07-11T08:30Z", "2026-07-13T09:45Z"]
+
+
+@pytest.fixture(scope="module")
+def history(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One session crawled four times into one OUT (the fourth over unchanged content).
+
+    Snapshot A (content_time 2026-07-10T10:00Z, Last compose): F1 open (user), F2 open (twin S2),
+    F4 parked from the start, F5 open (twin S3, a sync the log shows only from B on), and D1
+    resolving F3, which forks.md never lists.
+    Snapshot B (2026-07-11T10:00Z): D3 resolves F1 (its entry deleted), F2 parked, F6 opens.
+    Snapshot C (2026-07-13T10:00Z): D4 resolves F5; F6 still open; S5 failed, S6 in flight.
+    """
+    tmp = tmp_path_factory.mktemp("stats")
+    session = Session(tmp / "corpus")
+    out = str(tmp / "out")
+    session.write(
+        "2026-07-10T10:00Z",
+        TURNS[:2],
+        S1,
+        [
+            (1, "open", "user"),
+            (2, "open", "twin (S2)"),
+            (4, "parked → docs/architecture/open-questions.md", "probe"),
+            (5, "open", "twin (S3)"),
+        ],
+        {1: [3], 2: []},
+    )
+    crawl([str(tmp / "corpus")], out, labels={"phase": "early"}, workers=1)
+    session.write(
+        "2026-07-11T10:00Z",
+        TURNS[:3],
+        S2,
+        [
+            (2, "parked → docs/architecture/open-questions.md", "twin (S2)"),
+            (4, "parked → docs/architecture/open-questions.md", "probe"),
+            (5, "open", "twin (S3)"),
+            (6, "open", "user"),
+        ],
+        {1: [3], 2: [], 3: [1]},
+    )
+    crawl([str(tmp / "corpus")], out, labels={"phase": "early"}, workers=1)
+    session.write(
+        "2026-07-13T10:00Z",
+        TURNS,
+        S3,
+        [
+            (2, "parked → docs/architecture/open-questions.md", "twin (S2)"),
+            (4, "parked → docs/architecture/open-questions.md", "probe"),
+            (6, "open", "user"),
+        ],
+        {1: [3], 2: [], 3: [1], 4: [5]},
+    )
+    crawl([str(tmp / "corpus")], out, labels={"phase": "late"}, workers=1)
+    crawl([str(tmp / "corpus")], out, labels={"phase": "late"}, workers=1)
+    evaluate(Out(out))
+    return Path(out)
+
+
+def _dicts(con: Any, query: str, params: list[Any] | None = None) -> list[dict[str, Any]]:
+    cursor = con.execute(query, params or [])
+    names = [d[0] for d in cursor.description]
+    return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
+
+def test_history_has_three_snapshots_over_four_runs(history: Path) -> None:
+    con = connect(Out(history))
+    assert con.execute("SELECT count(*) FROM runs").fetchone()[0] == 4
+    content = con.execute(
+        "SELECT DISTINCT s.content_time FROM observations o JOIN snapshots s USING (snapshot_id) "
+        "ORDER BY 1"
+    ).fetchall()
+    assert [c[0] for c in content] == [
+        ts("2026-07-10T10:00Z"),
+        ts("2026-07-11T10:00Z"),
+        ts("2026-07-13T10:00Z"),
+    ]
+
+
+def test_fork_lifetimes_follow_the_spec(history: Path) -> None:
+    con = connect(Out(history))
+    rows = _dicts(
+        con,
+        "SELECT fork_id, raised_by, raised_at, closed_at, close_kind, censored, hours, syncs, "
+        "raise_source, censored_at, vanished, snapshots FROM fork_lifetimes ORDER BY fork_id",
+    )
+    a, b, c = ts("2026-07-10T10:00Z"), ts("2026-07-11T10:00Z"), ts("2026-07-13T10:00Z")
+    expected = [
+        # F1: first seen open in A, resolved by D3 in B; S4 is the one sync after its raise.
+        ("F1", "user", a, b, "resolved", False, 24.0, 1, "first_open", None),
+        # F2: raised at S2's dispatch (09:00), parked in B; S3 and S4 reconciled in between.
+        ("F2", "twin", ts("2026-07-10T09:00Z"), b, "parked", False, 25.0, 2, "sync", None),
+        # F3: only ever seen resolved: counted, no lifetime.
+        ("F3", None, None, a, "resolved", False, None, None, None, None),
+        # F4: first seen already parked, not raised by a sync: no lifetime.
+        ("F4", "probe", None, a, "parked", False, None, None, None, None),
+        # F5: S3 is in the log only from B on, but any snapshot's log counts; resolved in C.
+        ("F5", "twin", ts("2026-07-10T09:30Z"), c, "resolved", False, 72.5, 1, "sync", None),
+        # F6: opened in B, still open in C: censored at C, never closed (S5 failed, S6 in flight).
+        ("F6", "user", b, None, None, True, 48.0, 0, "first_open", c),
+    ]
+    got = [
+        (
+            r["fork_id"],
+            r["raised_by"],
+            r["raised_at"],
+            r["closed_at"],
+            r["close_kind"],
+            r["censored"],
+            r["hours"],
+            r["syncs"],
+            r["raise_source"],
+            r["censored_at"],
+        )
+        for r in rows
+    ]
+    assert got == expected
+    assert all(r["snapshots"] == 3 and r["vanished"] is False for r in rows)
+
+
+def test_fork_lifetimes_for_a_subset_of_runs(history: Path) -> None:
+    con = connect(Out(history))
+    early = [
+        r[0]
+        for r in con.execute(
+            "SELECT run_id FROM runs WHERE labels['phase'] = 'early' ORDER BY started_at"
+        ).fetchall()
+    ]
+    rows = {
+        r["fork_id"]: r
+        for r in _dicts(con, "SELECT * FROM fork_lifetimes_for(?::VARCHAR[])", [early])
+    }
+    # As of B, F5 and F6 are open: censored at B's content_time.
+    assert rows["F5"]["censored"] and rows["F5"]["hours"] == 24.5
+    assert rows["F6"]["censored"] and rows["F6"]["hours"] == 0.0
+    assert rows["F1"]["close_kind"] == "resolved" and rows["F1"]["hours"] == 24.0
+
+
+def test_vanished_reopened_and_still_listed_forks(tmp_path: Path) -> None:
+    """F1 vanishes without a resolving entry; F3 is parked, then open again in the latest
+    snapshot; F4 is resolved by the ledger while forks.md still lists it open."""
+    session = Session(tmp_path / "corpus")
+    out = str(tmp_path / "out")
+    parked = "parked → docs/architecture/open-questions.md"
+    session.write(
+        "2026-07-10T10:00Z",
+        TURNS[:1],
+        S1[:2],
+        [(1, "open", "user"), (3, parked, "probe"), (4, "open", "user")],
+        {1: []},
+    )
+    crawl([str(tmp_path / "corpus")], out, workers=1)
+    session.write(
+        "2026-07-10T16:00Z",
+        TURNS[:2],
+        S1,
+        [(2, "open", "user"), (3, "open", "probe"), (4, "open", "user")],
+        {1: [], 2: [4]},
+    )
+    crawl([str(tmp_path / "corpus")], out, workers=1)
+    con = connect(Out(out))
+    rows = {r["fork_id"]: r for r in _dicts(con, "SELECT * FROM fork_lifetimes")}
+    fields = ("vanished", "censored", "close_kind", "raised_at", "hours")
+    a, b = ts("2026-07-10T10:00Z"), ts("2026-07-10T16:00Z")
+    # Vanished: censored where last listed (A), never closed.
+    assert tuple(rows["F1"][f] for f in fields) == (True, True, None, a, 0.0)
+    assert rows["F1"]["censored_at"] == a
+    assert tuple(rows["F2"][f] for f in fields) == (False, True, None, b, 0.0)
+    # Open in the latest snapshot: censored there, although it was parked before.
+    assert tuple(rows["F3"][f] for f in fields) == (False, True, None, b, 0.0)
+    assert rows["F3"]["closed_at"] is None and rows["F3"]["censored_at"] == b
+    # The ledger's Resolves is the record: closed at B, 6 hours after A.
+    assert tuple(rows["F4"][f] for f in fields) == (False, False, "resolved", a, 6.0)
+
+
+def test_sync_pairs_pair_dispatches_with_results(history: Path) -> None:
+    con = connect(Out(history))
+    rows = _dicts(
+        con,
+        "SELECT sync_id, gate, dispatched_at, result, result_at, latency_s, edits, new_forks, "
+        "open_forks, newest FROM sync_pairs p JOIN snapshots s USING (snapshot_id) "
+        "WHERE s.content_time = ? ORDER BY sync_num",
+        [ts("2026-07-13T10:00Z")],
+    )
+    got = [(r["sync_id"], r["result"], r["latency_s"], r["newest"]) for r in rows]
+    assert got == [
+        ("S1", "reconciled", 300.0, False),
+        ("S2", "reconciled", 600.0, False),
+        ("S3", "reconciled", 600.0, False),
+        ("S4", "reconciled", 1200.0, False),
+        ("S5", "failed", 300.0, False),
+        ("S6", None, None, True),
+    ]
+    assert (rows[0]["edits"], rows[0]["new_forks"], rows[0]["open_forks"]) == (3, 2, 2)
+    assert (rows[4]["edits"], rows[4]["new_forks"]) == (None, None)
+    assert rows[5]["gate"] == "stop" and rows[5]["result_at"] is None
+    assert rows[5]["dispatched_at"] == ts("2026-07-13T09:30Z")
+
+
+def test_sync_pairs_unpaired_orphaned_and_health(tmp_path: Path) -> None:
+    session = Session(tmp_path / "corpus")
+    out = str(tmp_path / "out")
+    log = [
+        "S1 | gate: intake | dispatched: 2026-07-06T10:11Z | scope: bootstrap",
+        "S1 → failed | 2026-07-06T10:12:30Z | twin crashed",
+        "S2 | gate: on-demand | dispatched: 2026-07-06T11:00Z | scope: full reconcile",
+        "S3 → reconciled | 2026-07-06T12:00+02:00 | 1 edit · 0 new forks · 1 open",
+        "S4 | gate: on-demand | dispatched: 2026-07-06T13:00Z | scope: full reconcile",
+    ]
+    session.write("2026-07-06T14:00Z", TURNS[:1], log, [(1, "open", "user")], {1: []})
+    crawl([str(tmp_path / "corpus")], out, workers=1)
+    con = connect(Out(out))
+    rows = _dicts(con, "SELECT * FROM sync_pairs ORDER BY sync_num")
+    got = [
+        (r["sync_id"], r["result"], r["latency_s"], r["dispatch_line"], r["newest"]) for r in rows
+    ]
+    assert got == [
+        ("S1", "failed", 90.0, 1, False),
+        ("S2", None, None, 3, False),
+        ("S3", "reconciled", None, None, False),
+        ("S4", None, None, 5, True),
+    ]
+    assert rows[2]["result_at"] == ts("2026-07-06T10:00Z")
+    evaluate(Out(out))
+    health = compute(out)["sync_health"][0]
+    assert health["gate"] == "all"
+    assert (health["syncs"], health["reconciled"], health["failed"]) == (4, 1, 1)
+    assert (health["in_flight"], health["unpaired"], health["orphaned"]) == (1, 1, 1)
+    assert health["failed_share"] == 0.5 and health["latency_p50_s"] == 90.0
+
+
+def test_compute_end_to_end(history: Path) -> None:
+    result = compute(str(history))
+    assert list(result) == [
+        "out",
+        "run",
+        "scope",
+        "rule_rates",
+        "fork_lifetimes",
+        "fork_syncs",
+        "stages",
+        "stage_flows",
+        "sync_health",
+        "compose_lag",
+        "idle",
+        "trend",
+    ]
+    assert result["run"]["labels"] == {"phase": "late"}
+    assert len(result["scope"]["runs"]) == 4
+    overall = result["fork_lifetimes"]["overall"]
+    # Durations 24, 25, 72.5 (closed) and 48 (censored); F3 and F4 have no lifetime.
+    counts = [overall[k] for k in ("forks", "closes", "censored", "competing", "unknown")]
+    assert counts == [6, 3, 1, 0, 2]
+    assert overall["median"] == 25.0  # S(25) = 3/4 · 2/3 = 1/2
+    assert (overall["p25"], overall["p75"]) == (24.0, 72.5)
+    assert overall["open_at"] == {"1d": 0.75, "7d": 0.0, "30d": 0.0}
+    resolved = result["fork_lifetimes"]["by_close_kind"]["resolved"]
+    assert [resolved[k] for k in ("closes", "censored", "competing", "unknown")] == [2, 1, 1, 2]
+    by_raiser = result["fork_lifetimes"]["by_raised_by"]
+    assert sorted(by_raiser) == ["probe", "twin", "unknown", "user"]
+    assert by_raiser["twin"]["closes"] == 2 and by_raiser["user"]["censored"] == 1
+    early = result["fork_lifetimes"]["by_label"]["phase=early"]
+    assert [early[k] for k in ("closes", "censored", "unknown")] == [2, 2, 2]
+    syncs = result["fork_syncs"]["overall"]
+    assert [syncs[k] for k in ("closes", "censored", "unknown")] == [3, 1, 2]
+    assert syncs["median"] == 1.0 and syncs["open_at"] == {}
+    assert {(s["stage"], s["sessions"]) for s in result["stages"]} == {("open", 1)}
+    assert [f["sessions"] for f in result["stage_flows"]] == [1, 1, 1]
+    health = result["sync_health"][0]
+    assert (health["syncs"], health["failed"], health["in_flight"]) == (6, 1, 1)
+    lag = result["compose_lag"][0]
+    assert (lag["measured"], lag["stale"], lag["lag_max_hours"]) == (1, 0, -0.25)
+    assert result["idle"][0]["measured"] == 1
+    assert result["rule_rates"] and {r["gate"] for r in result["rule_rates"]} == {"session"}
+    view = _dicts(
+        connect(Out(history)),
+        "SELECT * EXCLUDE (run_id) FROM rule_rates WHERE run_id = ? ORDER BY gate, rule_id",
+        [result["run"]["run_id"]],
+    )
+    assert sorted(result["rule_rates"], key=lambda r: r["rule_id"]) == view
+    assert len({t["run_id"] for t in result["trend"]}) == 4
+    text = format_text(result)
+    assert "Fork lifetime" in text and "Sync health" in text and "25.0" in text
+
+
+def test_compute_selects_runs_by_label_and_id(history: Path) -> None:
+    early = compute(str(history), labels={"phase": "early"})
+    assert early["run"]["labels"] == {"phase": "early"}
+    assert len(early["scope"]["runs"]) == 2
+    assert early["fork_lifetimes"]["overall"]["censored"] == 2
+    first = early["scope"]["runs"][0]
+    assert compute(str(history), run_id=first)["scope"]["runs"] == [first]
+    with pytest.raises(StatsError):
+        compute(str(history), labels={"phase": "never"})
+    with pytest.raises(StatsError):
+        compute(str(history), run_id="no-such-run")
