@@ -420,14 +420,28 @@ def report(
     worst: Annotated[
         int, typer.Option(help="Sessions shown in detail (the rest are one query away).")
     ] = 25,
+    baseline: Annotated[
+        list[str], typer.Option(help="With --candidate: add the comparison view (k=v).")
+    ] = [],  # noqa: B006
+    candidate: Annotated[
+        list[str], typer.Option(help="With --baseline: the candidate runs' labels (k=v).")
+    ] = [],  # noqa: B006
 ) -> None:
     """Render the latest run as one self-contained HTML file (no network needed to open it).
 
-    Example: census report --out census-out --html census.html
+    Example: census report --out census-out --baseline run=baseline --candidate run=candidate
     """
     from pipeline.report import build
 
-    summary = build(str(out), str(html) if html else None, worst)
+    if bool(baseline) != bool(candidate):
+        fail("give both --baseline and --candidate, or neither")
+    summary = build(
+        str(out),
+        str(html) if html else None,
+        worst,
+        baseline=_labels(baseline) or None,
+        candidate=_labels(candidate) or None,
+    )
     typer.echo(f"report: {summary.path} ({summary.bytes / 1024:.0f} KiB, {summary.seconds:.2f} s)")
 
 

@@ -110,8 +110,130 @@ def _charts(
     return charts
 
 
+def _hours(value: float | None) -> str:
+    return "–" if value is None else f"{value:.1f}"
+
+
+def _lifetime_rows(lifetimes: dict[str, Any]) -> list[dict[str, Any]]:
+    groups = [("all forks", lifetimes["overall"])]
+    groups += [(f"close kind: {k}", v) for k, v in lifetimes["by_close_kind"].items()]
+    groups += [(f"raised by {k}", v) for k, v in lifetimes["by_raised_by"].items()]
+    groups += [(f"label {k}", v) for k, v in lifetimes["by_label"].items()]
+    rows = []
+    for name, g in groups:
+        shares = {
+            key: "–" if g["open_at"][key] is None else f"{g['open_at'][key]:.0%}"
+            for key in ("1d", "7d", "30d")
+        }
+        if g["median"] is None:
+            median = "not reached"
+        else:
+            upper = "not reached" if g["median_upper"] is None else _hours(g["median_upper"])
+            median = f"{g['median']:.1f} ({_hours(g['median_lower'])} – {upper})"
+        rows.append(
+            {
+                **g,
+                "name": name,
+                "median_text": median,
+                "p25_text": "not reached" if g["p25"] is None else _hours(g["p25"]),
+                "p75_text": "not reached" if g["p75"] is None else _hours(g["p75"]),
+                "open_1d": shares["1d"],
+                "open_7d": shares["7d"],
+                "open_30d": shares["30d"],
+            }
+        )
+    return rows
+
+
+def _survival_chart(lifetimes: dict[str, Any]) -> str:
+    import altair as alt
+    import pandas as pd
+
+    curves = [("all forks", lifetimes["overall"])]
+    curves += [(f"close kind: {k}", v) for k, v in lifetimes["by_close_kind"].items()]
+    rows = [
+        {
+            "curve": name,
+            "hours": point["time"],
+            "open": point["survival"],
+            "lower": point["lower"],
+            "upper": point["upper"],
+        }
+        for name, group in curves
+        for point in group["curve"]
+    ]
+    if not rows:
+        return "<p class='muted'>No fork has a known lifetime yet.</p>"
+    df = pd.DataFrame(rows)
+    band = (
+        alt.Chart(df[df["curve"] == "all forks"])
+        .mark_area(opacity=0.15, interpolate="step-after", color="#1d2330")
+        .encode(x="hours:Q", y="lower:Q", y2="upper:Q")
+    )
+    lines = (
+        alt.Chart(df)
+        .mark_line(interpolate="step-after")
+        .encode(
+            x=alt.X("hours:Q", title="hours since the fork was raised"),
+            y=alt.Y("open:Q", title="share of forks still open", scale=alt.Scale(domain=[0, 1])),
+            color=alt.Color("curve:N", title="curve"),
+        )
+    )
+    return _svg(
+        (band + lines).properties(width=620, height=260, title="Fork survival (Kaplan–Meier)")
+    )
+
+
+def _comparison_view(
+    out_path: str, baseline: dict[str, str], candidate: dict[str, str]
+) -> dict[str, Any]:
+    from pipeline.compare import compare, ordered
+
+    result = compare(out_path, baseline, candidate)
+
+    def show(value: float | None, hours: bool, signed: bool = False) -> str:
+        if value is None:
+            return "–"
+        if hours:
+            return f"{value:+.1f} h" if signed else f"{value:.1f} h"
+        return f"{value:+.1%}" if signed else f"{value:.1%}"
+
+    rows = []
+    for r in ordered(result.rows):
+        hours = r.metric == "fork-median-hours"
+        interval = "–"
+        if r.lower is not None and r.upper is not None:
+            interval = f"{show(r.lower, hours, True)} … {show(r.upper, hours, True)}"
+        rows.append(
+            {
+                **r.__dict__,
+                "baseline_text": show(r.baseline, hours),
+                "candidate_text": show(r.candidate, hours),
+                "difference_text": show(r.difference, hours, True),
+                "interval_text": interval,
+            }
+        )
+    matched = result.matched_sessions
+    return {
+        "baseline_text": " ".join(f"{k}={v}" for k, v in baseline.items()),
+        "candidate_text": " ".join(f"{k}={v}" for k, v in candidate.items()),
+        "baseline_runs": result.baseline_runs,
+        "candidate_runs": result.candidate_runs,
+        "design": f"paired over {matched} sessions" if matched else "two-sample",
+        "family_size": result.family_size,
+        "counts": result.as_json()["counts"],
+        "rows": rows,
+    }
+
+
 def build(
-    out_path: str, html: str | None = None, worst_n: int = 25, issue_n: int = 200
+    out_path: str,
+    html: str | None = None,
+    worst_n: int = 25,
+    issue_n: int = 200,
+    baseline: dict[str, str] | None = None,
+    candidate: dict[str, str] | None = None,
+    open_forks_n: int = 50,
 ) -> ReportSummary:
     """Render the report of the latest run in OUT to `html` (default OUT/report.html)."""
     from jinja2 import Environment, FileSystemLoader, StrictUndefined
@@ -188,6 +310,22 @@ def build(
         labels=sorted((run["labels"] or {}).items()),
         parse_issues=issue_total,
     )
+    from pipeline.stats import compute
+
+    stats = compute(out_path, run_id)
+    lifetimes = stats["fork_lifetimes"]
+    open_forks = _rows(
+        con,
+        """
+        SELECT repo, topic, fork_id, title, raised_by, hours
+        FROM fork_lifetimes WHERE censored ORDER BY hours DESC NULLS LAST, repo, topic, fork_id
+        LIMIT ?
+        """,
+        [open_forks_n],
+    )
+    comparison = _comparison_view(out_path, baseline, candidate) if baseline and candidate else None
+    charts = _charts(rates, stages, trend)
+    charts["survival"] = _survival_chart(lifetimes)
     env = Environment(
         loader=FileSystemLoader(str(reports_dir())),
         autoescape=True,
@@ -206,7 +344,15 @@ def build(
         trend_runs=len({t["run_id"] for t in trend}),
         issues=issues,
         issue_total=issue_total,
-        charts=_charts(rates, stages, trend),
+        charts=charts,
+        lifetimes=lifetimes,
+        lifetime_rows=_lifetime_rows(lifetimes),
+        open_forks=open_forks,
+        sync_health=stats["sync_health"],
+        idle=stats["idle"],
+        compose_lag=stats["compose_lag"],
+        hours=_hours,
+        comparison=comparison,
     )
     target = Path(html) if html else out.root / "report.html"
     temp = target.with_name(target.name + ".tmp")
