@@ -43,7 +43,7 @@ def generate(target: Path, sessions: int, seed: int, rate: float, *extra: str) -
 @pytest.fixture(scope="module")
 def checked(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Out]:
     base = tmp_path_factory.mktemp("truth")
-    corpus = generate(base / "corpus", 800, 7, 0.12)
+    corpus = generate(base / "corpus", 400, 7, 0.15)
     out = Out(base / "out")
     crawl([str(corpus)], str(out.root), workers=2)
     evaluate(out)
@@ -53,7 +53,7 @@ def checked(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Out]:
 def test_check_finds_exactly_the_ground_truth(checked: tuple[Path, Out]) -> None:
     corpus, out = checked
     truth = load_truth(corpus)
-    assert len(truth) == 800
+    assert len(truth) == 400
     failing_rules = {r for t in truth.values() for g in GATES for r in t["gates"][g]["fail"]}
     assert len(failing_rules) >= 18, "every rule but BS-OPS-02 (needs git) is injected"
     problems = mismatches(truth, observed_statuses(out))
