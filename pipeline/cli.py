@@ -190,24 +190,30 @@ def crawl(
 
 
 def _print_rates(run_id: str | None, rates: list[Any]) -> None:
+    """One row per rule, one column per gate: the sessions whose own gate that is."""
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(title=f"Rule-failure rates, run {run_id} (each session at its own gate)")
-    for name in ("gate", "rule", "failed / evaluated", "rate", "95% interval", "info", "skipped"):
-        table.add_column(name, justify="left" if name in ("gate", "rule") else "right")
+    from pipeline.rules import GATES
+
+    cells: dict[str, dict[str, str]] = {}
     for r in rates:
-        rate = "–" if r.rate is None else f"{r.rate:.1%}"
-        interval = "–" if r.rate_lo is None else f"{r.rate_lo:.1%} – {r.rate_hi:.1%}"
-        table.add_row(
-            r.gate,
-            r.rule_id,
-            f"{r.failed} / {r.evaluated}",
-            rate,
-            interval,
-            str(r.info),
-            str(r.skipped),
-        )
+        if r.rate is None:
+            text = f"– ({r.skipped} skipped)" if r.skipped else "–"
+        else:
+            text = f"{r.failed}/{r.evaluated} {r.rate:.0%} ({r.rate_lo:.0%}–{r.rate_hi:.0%})"
+            text += f" +{r.info} info" if r.info else ""
+        cells.setdefault(r.rule_id, {})[r.gate] = text
+    table = Table(
+        title=f"Rule-failure rates, run {run_id}: failed/evaluated, rate (95% Wilson interval), "
+        "over the sessions whose own gate each column is",
+        title_justify="left",
+    )
+    table.add_column("rule")
+    for gate in GATES:
+        table.add_column(f"{gate} gate", justify="right")
+    for rule_id in sorted(cells):
+        table.add_row(rule_id, *(cells[rule_id].get(g, "") for g in GATES))
     Console(width=120).print(table)
 
 
