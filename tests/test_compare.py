@@ -1,0 +1,202 @@
+"""census compare: intervals against published and independent computations; regressions found."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from statistics import NormalDist
+
+import pytest
+from typer.testing import CliRunner
+
+from pipeline.check import evaluate
+from pipeline.cli import app
+from pipeline.compare import compare, mcnemar_exact, newcombe_paired, newcombe_unpaired, wilson
+from pipeline.crawl import crawl
+from pipeline.store import Out
+from tests.conftest import ROOT
+
+Z95 = NormalDist().inv_cdf(0.975)
+
+
+def test_unpaired_interval_matches_newcombe_1998_table_ii() -> None:
+    # Newcombe (1998), Statistics in Medicine 17:873, Table II, method 10: 56/70 − 48/80 and
+    # 0/10 − 0/20. Our difference is candidate − baseline, so baseline = the second group.
+    diff, lower, upper = newcombe_unpaired(48, 80, 56, 70, Z95)
+    assert (round(diff, 4), round(lower, 4), round(upper, 4)) == (0.2, 0.0524, 0.3339)
+    diff, lower, upper = newcombe_unpaired(0, 20, 0, 10, Z95)
+    assert (round(diff, 4), round(lower, 4), round(upper, 4)) == (0.0, -0.1611, 0.2775)
+
+
+def _paired_reference(n11: int, n12: int, n21: int, n22: int, z: float) -> tuple[float, float]:
+    """Newcombe's paired method 10, written out from the paper's formulas (p1 − p2 form)."""
+    n = n11 + n12 + n21 + n22
+    p1, p2 = (n11 + n12) / n, (n11 + n21) / n
+
+    def w(x: int) -> tuple[float, float]:
+        p = x / n
+        centre, half = p + z**2 / (2 * n), z * math.sqrt(p * (1 - p) / n + z**2 / (4 * n**2))
+        return (centre - half) / (1 + z**2 / n), (centre + half) / (1 + z**2 / n)
+
+    (l1, u1), (l2, u2) = w(n11 + n12), w(n11 + n21)
+    big_a = (n11 + n12) * (n21 + n22) * (n11 + n21) * (n12 + n22)
+    big_b = n11 * n22 - n12 * n21
+    big_c = big_b - n / 2 if big_b > n / 2 else (big_b if big_b < 0 else 0)
+    phi = big_c / math.sqrt(big_a) if big_a else 0.0
+    d = p1 - p2
+    lower = d - math.sqrt((p1 - l1) ** 2 - 2 * phi * (p1 - l1) * (u2 - p2) + (u2 - p2) ** 2)
+    upper = d + math.sqrt((p2 - l2) ** 2 - 2 * phi * (p2 - l2) * (u1 - p1) + (u1 - p1) ** 2)
+    return lower, upper
+
+
+@pytest.mark.parametrize(
+    "table", [(1, 1, 7, 12), (10, 15, 5, 20), (36, 12, 2, 0), (0, 0, 0, 40), (5, 0, 9, 6)]
+)
+def test_paired_interval_matches_an_independent_transcription(table: tuple[int, ...]) -> None:
+    n11, n12, n21, n22 = table
+    # Our orientation: baseline fails in n11 + n12, candidate in n11 + n21; difference c − b.
+    diff, lower, upper = newcombe_paired(n11, n12, n21, n22, Z95)
+    ref_lower, ref_upper = _paired_reference(n11, n12, n21, n22, Z95)
+    assert diff == pytest.approx((n21 - n12) / sum(table))
+    assert (lower, upper) == pytest.approx((-ref_upper, -ref_lower), abs=1e-12)
+
+
+def test_mcnemar_exact_hand_worked() -> None:
+    # 1 and 7 discordant pairs: 2 · (C(8,0) + C(8,1)) / 2^8 = 18/256.
+    assert mcnemar_exact(1, 7) == pytest.approx(18 / 256)
+    assert mcnemar_exact(0, 0) == 1.0
+    assert mcnemar_exact(5, 5) == 1.0
+
+
+def test_wilson_hand_worked() -> None:
+    # 1 of 5 at 95%: the interval the check table prints, 3.6% – 62.4%.
+    lower, upper = wilson(1, 5, Z95)
+    assert (round(lower, 3), round(upper, 3)) == (0.036, 0.624)
+
+
+def _generate(target: Path, sessions: int, seed: int, rate: float) -> Path:
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "fixtures.generate",
+            str(target),
+            "--sessions",
+            str(sessions),
+            "--seed",
+            str(seed),
+            "--defect-rate",
+            str(rate),
+        ],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+    )
+    return target
+
+
+def _drop_closes_when(corpus: Path, share: float) -> int:
+    """Break BS-FORK-01 in a share of the sessions: delete every 'Closes when:' line."""
+    files = sorted(corpus.glob("repo-*/docs/*/*/forks.md")) + sorted(
+        corpus.glob("repo-*/docs/history/brainstorms/*/forks.md")
+    )
+    chosen = files[: int(len(files) * share)]
+    for path in chosen:
+        text = path.read_text()
+        path.write_text(re.sub(r"(?m)^- Closes when:.*\n", "", text))
+    return len(chosen)
+
+
+@pytest.fixture(scope="module")
+def replay(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    base = tmp_path_factory.mktemp("replay")
+    baseline = _generate(base / "baseline", 300, 11, 0.05)
+    candidate = base / "candidate"
+    shutil.copytree(baseline, candidate)
+    assert _drop_closes_when(candidate, 0.4) > 50
+    out = base / "out"
+    crawl([str(baseline)], str(out), {"run": "baseline"}, workers=1)
+    crawl([str(candidate)], str(out), {"run": "candidate"}, workers=1)
+    evaluate(Out(out))
+    return out
+
+
+def test_a_raised_rule_is_the_only_regression(replay: Path) -> None:
+    result = compare(str(replay), {"run": "baseline"}, {"run": "candidate"})
+    assert result.matched_sessions == 300, "same sessions: a paired comparison"
+    regressed = {(r.metric, r.gate) for r in result.regressions}
+    assert {m for m, _ in regressed} <= {"BS-FORK-01", "clean-share"}
+    assert ("BS-FORK-01", "session") in regressed
+    assert all(
+        r.verdict == "unchanged"
+        for r in result.rows
+        if r.metric.startswith("BS-") and r.metric != "BS-FORK-01"
+    )
+
+
+def test_same_runs_compared_flag_nothing(replay: Path) -> None:
+    result = compare(str(replay), {"run": "baseline"}, {"run": "baseline"})
+    assert result.regressions == [] and all(r.verdict == "unchanged" for r in result.rows)
+
+
+def test_compare_cli_exit_codes_and_json(replay: Path, tmp_path: Path) -> None:
+    runner = CliRunner()
+    args = [
+        "compare",
+        "--out",
+        str(replay),
+        "--baseline",
+        "run=baseline",
+        "--candidate",
+        "run=candidate",
+    ]
+    text = runner.invoke(app, args)
+    assert text.exit_code == 1 and "regression" in text.output and "BS-FORK-01" in text.output
+    sarif = tmp_path / "c.sarif"
+    as_json = runner.invoke(app, [*args, "--json", "--sarif", str(sarif)])
+    doc = json.loads(as_json.output)
+    assert doc["counts"]["regression"] >= 1 and doc["rows"][0]["verdict"] == "regression"
+    states = {r["baselineState"] for r in json.loads(sarif.read_text())["runs"][0]["results"]}
+    assert "new" in states
+    same = runner.invoke(
+        app,
+        [
+            "compare",
+            "--out",
+            str(replay),
+            "--baseline",
+            "run=baseline",
+            "--candidate",
+            "run=baseline",
+        ],
+    )
+    assert same.exit_code == 0
+    bad = runner.invoke(
+        app,
+        ["compare", "--out", str(replay), "--baseline", "run=nope", "--candidate", "run=candidate"],
+    )
+    assert bad.exit_code == 2
+    assert "run=baseline" in bad.output and "run=candidate" in bad.output, (
+        "names the labels that exist"
+    )
+
+
+def test_fail_on_regression_and_the_trend(replay: Path, tmp_path: Path) -> None:
+    from pipeline.stats import compute
+
+    runner = CliRunner()
+    worse = runner.invoke(app, ["check", "--out", str(replay), "--fail-on-regression"])
+    assert worse.exit_code == 1 and "BS-FORK-01" in worse.output
+    trend_runs = {t["run_id"] for t in compute(str(replay))["trend"]}
+    assert len(trend_runs) == 2, "both runs are in the trend"
+    steady = tmp_path / "steady"
+    corpus = _generate(tmp_path / "corpus", 60, 5, 0.1)
+    crawl([str(corpus)], str(steady), workers=1)
+    crawl([str(corpus)], str(steady), workers=1)
+    same = runner.invoke(app, ["check", "--out", str(steady), "--fail-on-regression"])
+    assert same.exit_code == 0 and "no regression" in same.output
