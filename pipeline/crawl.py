@@ -354,9 +354,7 @@ def run_remote(ctx: _Context, job: Job) -> JobResult:
 
 def run_job(job: Job, tree: Tree | None) -> JobResult:
     """Read, hash and (when new) parse every session of a job's repositories."""
-    import pyarrow as pa
-
-    from pipeline.schema import arrow_schema
+    from pipeline.schema import arrow_table
 
     ctx = _CTX
     assert ctx is not None, "run_job needs _init_worker first"
@@ -402,9 +400,7 @@ def run_job(job: Job, tree: Tree | None) -> JobResult:
         repo_ctx.close()
     for table in CONTENT_TABLES:
         if batch.rows[table.name]:
-            batch.result.tables[table.name] = pa.Table.from_pylist(
-                batch.rows[table.name], schema=arrow_schema(table)
-            )
+            batch.result.tables[table.name] = arrow_table(table, batch.rows[table.name])
     return batch.result
 
 

@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pipeline.schema import RULE_RESULTS, RUNS, TABLES, Table, arrow_schema
+from pipeline.schema import RULE_RESULTS, RUNS, TABLES, Table, arrow_schema, arrow_table
 
 # Rows buffered per table before a row group is written: bounds memory, keeps groups large.
 BATCH_ROWS = 65_536
@@ -141,9 +141,7 @@ class PartitionWriter:
     def write(self, name: str, batch: Any) -> None:
         """Add an Arrow table (or a list of row dicts) to table `name`."""
         if isinstance(batch, list):
-            import pyarrow as pa
-
-            batch = pa.Table.from_pylist(batch, schema=arrow_schema(self.tables[name]))
+            batch = arrow_table(self.tables[name], batch)
         if batch.num_rows == 0:
             return
         self._buffers[name].append(batch)

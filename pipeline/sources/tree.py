@@ -186,8 +186,8 @@ def read_file(full: str) -> bytes:
         # O_NONBLOCK: a FIFO swapped in after the listing must not block the open; it is
         # refused below. For regular files the flag changes nothing.
         fd = os.open(full, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-        with open(fd, "rb") as handle:
-            st = os.fstat(handle.fileno())
+        try:
+            st = os.fstat(fd)
             if stat.S_ISDIR(st.st_mode):
                 raise ReadError("not-a-file", "expected a file, found a directory")
             if not stat.S_ISREG(st.st_mode):
@@ -197,12 +197,17 @@ def read_file(full: str) -> bytes:
                 raise ReadError(
                     "too-large", f"file is {size} bytes, over the 8 MiB limit; not read"
                 )
-            # A buffer sized by the file, not by the limit (a limit-sized one per file is slow),
-            # and one byte more, so a file that grows while it is read is still capped.
-            data = handle.read(size + 1)
+            # Raw os.read on the descriptor (no file object: the crawl reads many small files),
+            # sized by the file plus one byte, so a file that grows while read is still capped.
+            chunks = [os.read(fd, size + 1)]
+            while len(chunks[-1]) and sum(map(len, chunks)) <= size:
+                chunks.append(os.read(fd, size + 1))
+            data = b"".join(chunks)
             if len(data) > MAX_FILE_BYTES:
                 raise ReadError("too-large", "file grew past the 8 MiB limit while read; not read")
             return data
+        finally:
+            os.close(fd)
     except FileNotFoundError:
         raise ReadError("vanished", "file vanished during the crawl") from None
     except IsADirectoryError:
