@@ -7,6 +7,7 @@ kept in memory. Nothing is ever extracted to disk.
 
 from __future__ import annotations
 
+import os
 import posixpath
 import tarfile
 import zipfile
@@ -16,8 +17,11 @@ from pipeline.parse.lexical import MAX_FILE_BYTES
 from pipeline.sources.tree import Entry, ReadError, Tree
 
 ARCHIVE_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tar.xz", ".txz", ".zip")
-# Stop reading an archive whose members expand past this: a decompression bomb.
+# A decompression bomb: members that expand past EXPANSION_RATIO times the archive's own size
+# (text compresses 3-20x; bombs 1000x), or past MAX_ARCHIVE_BYTES, stop the reading there.
 MAX_ARCHIVE_BYTES = 4 * 1024**3
+EXPANSION_RATIO = 200
+MIN_EXPANSION_BYTES = 64 * 1024**2
 
 
 def _wanted(path: str) -> bool:
@@ -86,7 +90,7 @@ class ArchiveTree(Tree):
         return name
 
     def _load_tar(self) -> None:
-        total = 0
+        total, limit = 0, self.limit
         with tarfile.open(self.path, mode="r|*") as archive:
             for member in archive:
                 problem = None
@@ -98,16 +102,16 @@ class ArchiveTree(Tree):
                 if name is None or problem or not member.isfile():
                     continue
                 total += member.size
-                if total > MAX_ARCHIVE_BYTES:
+                if total > limit:
                     self._bomb()
                     return
                 if member.size <= MAX_FILE_BYTES and _wanted(name):
                     handle = archive.extractfile(member)
                     if handle is not None:
-                        self._data[name] = handle.read(MAX_FILE_BYTES + 1)
+                        self._data[name] = handle.read(member.size + 1)
 
     def _load_zip(self) -> None:
-        total = 0
+        total, limit = 0, self.limit
         with zipfile.ZipFile(self.path) as archive:
             for info in archive.infolist():
                 is_link = (info.external_attr >> 16) & 0o170000 == 0o120000
@@ -119,22 +123,32 @@ class ArchiveTree(Tree):
                 if name is None or problem or info.is_dir():
                     continue
                 total += info.file_size
-                if total > MAX_ARCHIVE_BYTES:
+                if total > limit:
                     self._bomb()
                     return
                 if info.file_size <= MAX_FILE_BYTES and _wanted(name):
                     with archive.open(info) as handle:
-                        data = handle.read(MAX_FILE_BYTES + 1)
+                        data = handle.read(info.file_size + 1)
                     if len(data) > MAX_FILE_BYTES:
                         continue
                     self._data[name] = data
+
+    @property
+    def limit(self) -> int:
+        """How many member bytes this archive may expand to before it counts as a bomb."""
+        try:
+            size = os.path.getsize(self.path)
+        except OSError:
+            size = 0
+        return min(MAX_ARCHIVE_BYTES, max(MIN_EXPANSION_BYTES, EXPANSION_RATIO * size))
 
     def _bomb(self) -> None:
         self.issues.append(
             (
                 self.archive_name,
                 "archive-too-large",
-                f"members expand past {MAX_ARCHIVE_BYTES} bytes; reading stopped there",
+                f"members expand past {self.limit} bytes ({EXPANSION_RATIO}x the archive, at least "
+                f"{MIN_EXPANSION_BYTES}): a decompression bomb; reading stopped there",
             )
         )
 
