@@ -76,8 +76,53 @@ def test_report_in_a_browser(report: Path, browser: Any, tmp_path: Path) -> None
 
 def test_report_is_self_contained(report: Path) -> None:
     html = report.read_text()
-    for needle in ("http://", "https://", "<link ", "src=\"http"):
+    for needle in ("http://", "https://", "<link ", 'src="http'):
         hits = [line for line in html.splitlines() if needle in line and "w3.org" not in line]
         assert hits == [], f"{needle!r} in report: {hits[:2]}"
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     assert "<script>alert(1)</script>" not in html
+
+
+HOSTILE_FORKS = """# Forks
+
+## F1 — <img src=x onerror="window.pwned=1"> and <b onmouseover=alert(2)>bold</b> [open]
+- Raised by: user
+- Closes when: [click](javascript:window.pwned=3) settles it
+
+## F2 — control \x07\x1b[31m characters and {long} [open]
+- Raised by: user
+- Closes when: <script>window.pwned=4</script>
+
+## F3 — {{ jinja }} {% raw %} and <a href="javascript:alert(5)">x</a> [open]
+- Raised by: user
+"""
+
+
+def test_hostile_session_text_stays_text(browser: Any, tmp_path: Path) -> None:
+    from tests.conftest import FIXTURES, copy_tree
+
+    repo = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", tmp_path / "root" / "evil")
+    forks = repo / "docs" / "research" / "demo-brainstorm" / "forks.md"
+    forks.write_text(HOSTILE_FORKS.replace("{long}", "A" * 20_000))
+    out = Out(tmp_path / "out")
+    crawl([str(tmp_path / "root")], str(out.root), workers=1)
+    evaluate(out)
+    report = build(str(out.root)).path
+    page = browser.new_page()
+    errors: list[str] = []
+    dialogs: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    page.goto(report.as_uri())
+    page.wait_for_load_state("load")
+    for element in page.locator("details").all():
+        element.evaluate("e => e.open = true")
+    page.mouse.move(400, 400)
+    assert errors == [] and dialogs == []
+    assert page.evaluate("window.pwned") is None, "no hostile handler or script ran"
+    assert page.locator("img[src='x']").count() == 0
+    assert page.locator("a[href^='javascript:']").count() == 0
+    body = page.inner_text("body")
+    assert '<img src=x onerror="window.pwned=1">' in body
+    assert "{{ jinja }} {% raw %}" in body
+    page.screenshot(path=str(tmp_path / "hostile.png"), full_page=True)
