@@ -93,7 +93,7 @@ HOSTILE_FORKS = """# Forks
 - Raised by: user
 - Closes when: <script>window.pwned=4</script>
 
-## F3 — {{ jinja }} {% raw %} and <a href="javascript:alert(5)">x</a> [open]
+## F5 — {{ jinja }} {% raw %} and <a href="javascript:alert(5)">x</a> [open]
 - Raised by: user
 """
 
