@@ -71,22 +71,12 @@ def generate(target: Path, sessions: int, seed: int, rate: float) -> Path:
     if marker.exists():
         return target
     shutil.rmtree(target, ignore_errors=True)
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "fixtures.generate",
-            str(target),
-            "--sessions",
-            str(sessions),
-            "--seed",
-            str(seed),
-            "--defect-rate",
-            str(rate),
-        ],
-        check=True,
-        cwd=Path(__file__).resolve().parent.parent,
-    )
+    # The generator lives in the checkout's fixtures/, beside this package.
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from fixtures.generate import main
+
+    args = [str(target), "--sessions", str(sessions), "--seed", str(seed)]
+    main([*args, "--defect-rate", str(rate)])
     return target
 
 

@@ -68,6 +68,12 @@ class Format(StrEnum):
 OutOption = Annotated[
     Path, typer.Option("--out", "-o", help="Output folder (tables, census.duckdb, report).")
 ]
+LabelOption = Annotated[
+    list[str], typer.Option("--label", "-l", help="Tag the run: k=v (repeatable).")
+]
+WorkersOption = Annotated[
+    int | None, typer.Option(help="Worker processes (default: one per core).")
+]
 
 
 def fail(message: str, code: int = 2) -> NoReturn:
@@ -160,12 +166,8 @@ def _print_crawl(summary: Any) -> None:
 def crawl(
     roots: Annotated[list[str], typer.Argument(help="Directories, git repositories or archives.")],
     out: OutOption = Path(DEFAULT_OUT),
-    label: Annotated[
-        list[str], typer.Option("--label", "-l", help="Tag the run: k=v (repeatable).")
-    ] = [],  # noqa: B006
-    workers: Annotated[
-        int | None, typer.Option(help="Worker processes (default: one per core).")
-    ] = None,
+    label: LabelOption = [],  # noqa: B006
+    workers: WorkersOption = None,
     git_history: Annotated[
         bool,
         typer.Option(
@@ -283,12 +285,8 @@ def run(
         typer.Argument(help="Roots to crawl (default: the shipped example corpus)."),
     ] = None,
     out: OutOption = Path(DEFAULT_OUT),
-    label: Annotated[
-        list[str], typer.Option("--label", "-l", help="Tag the run: k=v (repeatable).")
-    ] = [],  # noqa: B006
-    workers: Annotated[
-        int | None, typer.Option(help="Worker processes (default: one per core).")
-    ] = None,
+    label: LabelOption = [],  # noqa: B006
+    workers: WorkersOption = None,
 ) -> None:
     """The main job: crawl, check, print failure rates and write the HTML report.
 

@@ -182,10 +182,7 @@ def select_runs(con: Any, selector: dict[str, str]) -> list[str]:
 
 
 _STATUSES = """
-WITH latest AS (
-    SELECT session_key, snapshot_id FROM observations WHERE list_contains(?, run_id)
-    QUALIFY row_number() OVER (PARTITION BY session_key ORDER BY observed_at DESC, run_id DESC) = 1
-)
+WITH latest AS (SELECT * FROM latest_in(?::VARCHAR[]))
 SELECT l.session_key, s.stage, r.gate, r.rule_id, r.status
 FROM latest l JOIN snapshots s USING (snapshot_id) JOIN rule_status r USING (snapshot_id)
 """
@@ -374,11 +371,7 @@ def _median_row(out_path: str, baseline: dict[str, str], candidate: dict[str, st
 
 
 _FINDINGS = """
-WITH latest AS (
-    SELECT session_key, snapshot_id, repo_path, path
-    FROM observations WHERE list_contains(?, run_id)
-    QUALIFY row_number() OVER (PARTITION BY session_key ORDER BY observed_at DESC, run_id DESC) = 1
-)
+WITH latest AS (SELECT * FROM latest_in(?::VARCHAR[]))
 SELECT l.session_key, l.repo_path, l.path, r.gate, r.rule_id, r.status, r.file, r.line, r.message
 FROM latest l JOIN snapshots s USING (snapshot_id)
 JOIN rule_results r ON r.snapshot_id = l.snapshot_id AND r.gate = own_gate(s.stage)

@@ -47,6 +47,25 @@ def copy_tree(source: Path, target: Path) -> Path:
     return target
 
 
+def base_corpus(root: Path, repositories: int) -> Path:
+    """Copies of the four healthy bases, a topic per repository so every snapshot differs."""
+    for i in range(repositories):
+        stage = ("open", "converging", "applied", "harvested")[i % 4]
+        repo = copy_tree(FIXTURES / "cases" / "base" / stage / "repo", root / f"repo-{i:02d}")
+        for folder in [*repo.glob("docs/research/*"), *repo.glob("docs/history/brainstorms/*")]:
+            folder.rename(folder.with_name(folder.name.replace("demo", f"demo{i}")))
+    return root
+
+
+def generate_corpus(target: Path, sessions: int, seed: int, rate: float, *extra: str) -> Path:
+    """A synthetic corpus with its truth.jsonl, from the generator (in this process)."""
+    from fixtures.generate import main
+
+    args = [str(target), "--sessions", str(sessions), "--seed", str(seed)]
+    assert main([*args, "--defect-rate", str(rate), *extra]) == 0
+    return target
+
+
 @pytest.fixture
 def example_corpus() -> Path:
     return FIXTURES / "example"

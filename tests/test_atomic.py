@@ -12,7 +12,7 @@ import pytest
 
 from pipeline.crawl import crawl
 from pipeline.store import Out, OutError
-from tests.conftest import FIXTURES, ROOT, copy_tree
+from tests.conftest import ROOT, base_corpus
 from tests.test_crawl import table_contents
 
 KILL_POINTS = ["writing", "staged", "partly-published", "before-commit"]
@@ -20,13 +20,7 @@ KILL_POINTS = ["writing", "staged", "partly-published", "before-commit"]
 
 @pytest.fixture
 def corpus(tmp_path: Path) -> Path:
-    root = tmp_path / "corpus"
-    for i in range(6):
-        stage = ("open", "converging", "applied", "harvested")[i % 4]
-        repo = copy_tree(FIXTURES / "cases" / "base" / stage / "repo", root / f"repo-{i}")
-        for folder in [*repo.glob("docs/research/*"), *repo.glob("docs/history/brainstorms/*")]:
-            folder.rename(folder.with_name(folder.name.replace("demo", f"demo{i}")))
-    return root
+    return base_corpus(tmp_path / "corpus", 6)
 
 
 def crawl_in_child(corpus: Path, out: Path, kill_at: str | None) -> int:
@@ -38,7 +32,7 @@ def crawl_in_child(corpus: Path, out: Path, kill_at: str | None) -> int:
 
 
 def change(corpus: Path) -> None:
-    forks = next(corpus.glob("repo-0/docs/research/*/forks.md"))
+    forks = next(corpus.glob("repo-00/docs/research/*/forks.md"))
     forks.write_text(
         forks.read_text() + "\n## F9 — Late [open]\n- Raised by: user\n- Closes when: x\n"
     )

@@ -6,8 +6,6 @@ import json
 import math
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from statistics import NormalDist
 
@@ -19,7 +17,7 @@ from pipeline.cli import app
 from pipeline.compare import compare, mcnemar_exact, newcombe_paired, newcombe_unpaired, wilson
 from pipeline.crawl import crawl
 from pipeline.store import Out
-from tests.conftest import ROOT
+from tests.conftest import generate_corpus
 
 Z95 = NormalDist().inv_cdf(0.975)
 
@@ -79,27 +77,6 @@ def test_wilson_hand_worked() -> None:
     assert (round(lower, 3), round(upper, 3)) == (0.036, 0.624)
 
 
-def _generate(target: Path, sessions: int, seed: int, rate: float) -> Path:
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "fixtures.generate",
-            str(target),
-            "--sessions",
-            str(sessions),
-            "--seed",
-            str(seed),
-            "--defect-rate",
-            str(rate),
-        ],
-        cwd=ROOT,
-        check=True,
-        capture_output=True,
-    )
-    return target
-
-
 def _drop_closes_when(corpus: Path, share: float) -> int:
     """Break BS-FORK-01 in a share of the sessions: delete every 'Closes when:' line."""
     files = sorted(corpus.glob("repo-*/docs/*/*/forks.md")) + sorted(
@@ -115,7 +92,7 @@ def _drop_closes_when(corpus: Path, share: float) -> int:
 @pytest.fixture(scope="module")
 def replay(tmp_path_factory: pytest.TempPathFactory) -> Path:
     base = tmp_path_factory.mktemp("replay")
-    baseline = _generate(base / "baseline", 300, 11, 0.05)
+    baseline = generate_corpus(base / "baseline", 300, 11, 0.05)
     candidate = base / "candidate"
     shutil.copytree(baseline, candidate)
     assert _drop_closes_when(candidate, 0.4) > 50
@@ -195,7 +172,7 @@ def test_fail_on_regression_and_the_trend(replay: Path, tmp_path: Path) -> None:
     trend_runs = {t["run_id"] for t in compute(str(replay))["trend"]}
     assert len(trend_runs) == 2, "both runs are in the trend"
     steady = tmp_path / "steady"
-    corpus = _generate(tmp_path / "corpus", 60, 5, 0.1)
+    corpus = generate_corpus(tmp_path / "corpus", 60, 5, 0.1)
     crawl([str(corpus)], str(steady), workers=1)
     crawl([str(corpus)], str(steady), workers=1)
     same = runner.invoke(app, ["check", "--out", str(steady), "--fail-on-regression"])

@@ -3,8 +3,6 @@ and detect agrees with check on every session. (The benchmark runs 5,000+ sessio
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,35 +13,13 @@ from pipeline.detect import detect
 from pipeline.rules import GATES
 from pipeline.store import Out
 from pipeline.truth import by_status, load_truth, mismatches, observed_statuses
-from tests.conftest import ROOT
-
-
-def generate(target: Path, sessions: int, seed: int, rate: float, *extra: str) -> Path:
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "fixtures.generate",
-            str(target),
-            "--sessions",
-            str(sessions),
-            "--seed",
-            str(seed),
-            "--defect-rate",
-            str(rate),
-            *extra,
-        ],
-        cwd=ROOT,
-        check=True,
-        capture_output=True,
-    )
-    return target
+from tests.conftest import generate_corpus
 
 
 @pytest.fixture(scope="module")
 def checked(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Out]:
     base = tmp_path_factory.mktemp("truth")
-    corpus = generate(base / "corpus", 400, 7, 0.15)
+    corpus = generate_corpus(base / "corpus", 400, 7, 0.15)
     out = Out(base / "out")
     crawl([str(corpus)], str(out.root), workers=2)
     evaluate(out)
@@ -76,7 +52,7 @@ def test_detect_agrees_with_check_on_every_session(checked: tuple[Path, Out]) ->
 
 
 def test_git_corpus_evaluates_bs_ops_02(tmp_path: Path) -> None:
-    corpus = generate(tmp_path / "corpus", 60, 3, 0.3, "--git")
+    corpus = generate_corpus(tmp_path / "corpus", 60, 3, 0.3, "--git")
     out = Out(tmp_path / "out")
     crawl([str(corpus)], str(out.root), workers=1)
     evaluate(out)

@@ -10,20 +10,13 @@ from typer.testing import CliRunner
 from pipeline.cli import app
 from pipeline.crawl import crawl
 from pipeline.store import Out, OutError
-from tests.conftest import FIXTURES, copy_tree
+from tests.conftest import base_corpus
 from tests.test_crawl import table_contents
 
 
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("scale") / "corpus"
-    for i in range(24):
-        stage = ("open", "converging", "applied", "harvested")[i % 4]
-        repo = copy_tree(FIXTURES / "cases" / "base" / stage / "repo", root / f"repo-{i:02d}")
-        for folder in [*repo.glob("docs/research/*"), *repo.glob("docs/history/brainstorms/*")]:
-            # A topic per repository keeps every snapshot distinct.
-            folder.rename(folder.with_name(folder.name.replace("demo", f"demo{i}")))
-    return root
+    return base_corpus(tmp_path_factory.mktemp("scale") / "corpus", 24)
 
 
 def test_shards_together_equal_one_unsharded_crawl(corpus: Path, tmp_path: Path) -> None:

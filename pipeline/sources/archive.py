@@ -14,7 +14,7 @@ import zipfile
 from collections.abc import Iterator
 
 from pipeline.parse.lexical import MAX_FILE_BYTES
-from pipeline.sources.tree import Entry, ReadError, Tree
+from pipeline.sources.tree import BAD_NAME, Entry, ReadError, Tree, storable_name
 
 ARCHIVE_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tar.xz", ".txz", ".zip")
 # A decompression bomb: members that expand past EXPANSION_RATIO times the archive's own size
@@ -74,10 +74,15 @@ class ArchiveTree(Tree):
     def _add(
         self, raw_name: str, is_dir: bool, size: int, mtime: float, problem: str | None
     ) -> str | None:
-        name = _safe_name(raw_name)
+        # A tar keeps undecodable bytes of a name as lone surrogates; no Parquet string holds
+        # those, so the name is kept with U+FFFD in their place, and the member is not read.
+        shown = storable_name(raw_name)
+        if shown != raw_name and problem is None:
+            problem = BAD_NAME
+        name = _safe_name(shown)
         if name is None:
             self.issues.append(
-                (raw_name, "unsafe-member", "archive member climbs out of the archive; not read")
+                (shown, "unsafe-member", "archive member climbs out of the archive; not read")
             )
             return None
         if not name:
@@ -86,6 +91,9 @@ class ArchiveTree(Tree):
             self.issues.append(
                 (name, "duplicate-member", "archive holds this name twice; last kept")
             )
+            # The last copy wins whole: an earlier copy's bytes must not stand in for a last
+            # one that is not read (too large, a link, a bad name).
+            self._data.pop(name, None)
         self._entries[name] = Entry(name, is_dir, size, int(mtime * 1e9), problem)
         return name
 
@@ -99,7 +107,7 @@ class ArchiveTree(Tree):
                 elif not (member.isfile() or member.isdir()):
                     problem = "special archive member; not read"
                 name = self._add(member.name, member.isdir(), member.size, member.mtime, problem)
-                if name is None or problem or not member.isfile():
+                if name is None or self._entries[name].problem or not member.isfile():
                     continue
                 total += member.size
                 if total > limit:

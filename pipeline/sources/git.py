@@ -40,7 +40,8 @@ class GitRepo:
         done = _git(self.path, "ls-files", "-z", "--full-name")
         if done is None or done.returncode != 0:
             return None
-        names = done.stdout.decode("utf-8", "surrogateescape").split("\0")
+        # Names that are not UTF-8 read with U+FFFD, as the tree lists them (they are stored).
+        names = done.stdout.decode("utf-8", "replace").split("\0")
         return sorted(n for n in names if n)
 
     @cached_property
@@ -106,7 +107,7 @@ class GitHistory:
         if done is None or done.returncode != 0:
             return []
         commits: list[tuple[str, int, list[str]]] = []
-        for chunk in done.stdout.decode("utf-8", "surrogateescape").split("\0")[1:]:
+        for chunk in done.stdout.decode("utf-8", "replace").split("\0")[1:]:
             lines = chunk.strip("\n").split("\n")
             sha, _, when = lines[0].partition(" ")
             paths = [p[len(prefix) + 1 :] if prefix else p for p in lines[1:] if p]
@@ -121,7 +122,7 @@ class GitHistory:
             done = _git(self.repo.path, *args, *([prefix] if prefix else []))
             entries = []
             if done is not None and done.returncode == 0:
-                for record in done.stdout.decode("utf-8", "surrogateescape").split("\0"):
+                for record in done.stdout.decode("utf-8", "replace").split("\0"):
                     meta, _, path = record.partition("\t")
                     parts = meta.split()
                     if len(parts) == 4 and parts[1] == "blob":

@@ -52,6 +52,22 @@ class Tree:
         raise NotImplementedError
 
 
+BAD_NAME = "name is not valid UTF-8 (shown with U+FFFD); not read"
+
+
+def storable_name(name: str) -> str:
+    """`name` when it is valid UTF-8; else its bytes decoded with U+FFFD for what is not.
+
+    Names from the file system (or a tar) carry undecodable bytes as lone surrogates, which
+    no Parquet string can hold.
+    """
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    return name
+
+
 def _real_dir(path: str) -> bool:
     """A directory that is not a symbolic link (those are never followed)."""
     try:
@@ -121,6 +137,16 @@ class DirTree(Tree):
             path = f"{rel}/{item.name}" if rel else item.name
             if item.name == ".git":
                 entries.append(Entry(path, True, 0, 0, "git"))
+                continue
+            shown = storable_name(item.name)
+            if shown != item.name:
+                # Not UTF-8: the name cannot be stored as it is, and the replaced one does not
+                # open the file. Listed under the replaced name, never read or descended.
+                entry = self._entry(item, f"{rel}/{shown}" if rel else shown)
+                entry = Entry(entry.path, entry.is_dir, entry.size, entry.mtime_ns, BAD_NAME)
+                if entry.is_dir:
+                    self.issues.append((entry.path, "unreadable", BAD_NAME))
+                entries.append(entry)
                 continue
             entries.append(self._entry(item, path))
         return entries

@@ -3,16 +3,8 @@
 -- minus Last compose, in hours. Positive means capture the thesis has not absorbed (stale);
 -- measured counts sessions where both times parse; never_composed counts sessions with
 -- capture turns and `Last compose: never`.
-WITH chosen AS (
-    SELECT unnest(?::VARCHAR[]) AS run_id
-),
-latest AS (
-    SELECT o.*
-    FROM latest_observations o
-    SEMI JOIN chosen USING (run_id)
-    QUALIFY row_number() OVER (
-        PARTITION BY o.session_key ORDER BY o.observed_at DESC, o.run_id DESC
-    ) = 1
+WITH latest AS (
+    SELECT * FROM latest_in(?::VARCHAR[])
 ),
 lags AS (
     SELECT s.stage,

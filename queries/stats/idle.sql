@@ -1,16 +1,8 @@
 -- Idle sessions (spec §7) per stage and over all (stage 'all'), at each session's latest
 -- observation among the chosen runs (? = run ids, VARCHAR[]): the run's start time minus the
 -- snapshot's content_time, in hours; measured counts sessions whose content_time is known.
-WITH chosen AS (
-    SELECT unnest(?::VARCHAR[]) AS run_id
-),
-latest AS (
-    SELECT o.*
-    FROM latest_observations o
-    SEMI JOIN chosen USING (run_id)
-    QUALIFY row_number() OVER (
-        PARTITION BY o.session_key ORDER BY o.observed_at DESC, o.run_id DESC
-    ) = 1
+WITH latest AS (
+    SELECT * FROM latest_in(?::VARCHAR[])
 ),
 idle AS (
     SELECT s.stage,

@@ -2,16 +2,8 @@
 -- latest observation among those runs, at its own stage's gate; skipped is outside the
 -- denominator; 95% Wilson interval. For one run this equals the rule_rates view; a list lets
 -- several runs (shards of one crawl, or every run with a label) count as one.
-WITH chosen AS (
-    SELECT unnest(?::VARCHAR[]) AS run_id
-),
-latest AS (
-    SELECT o.*
-    FROM latest_observations o
-    SEMI JOIN chosen USING (run_id)
-    QUALIFY row_number() OVER (
-        PARTITION BY o.session_key ORDER BY o.observed_at DESC, o.run_id DESC
-    ) = 1
+WITH latest AS (
+    SELECT * FROM latest_in(?::VARCHAR[])
 ),
 per_session AS (
     SELECT r.gate, r.rule_id, r.status

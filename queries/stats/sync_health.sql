@@ -5,16 +5,8 @@
 --   unpaired   dispatched, no result, and not the newest (BS-SYNC-01 fails);
 --   orphaned   a result line with no dispatch line;
 --   latency    result time minus dispatch time, seconds, where both parse.
-WITH chosen AS (
-    SELECT unnest(?::VARCHAR[]) AS run_id
-),
-latest AS (
-    SELECT o.*
-    FROM latest_observations o
-    SEMI JOIN chosen USING (run_id)
-    QUALIFY row_number() OVER (
-        PARTITION BY o.session_key ORDER BY o.observed_at DESC, o.run_id DESC
-    ) = 1
+WITH latest AS (
+    SELECT * FROM latest_in(?::VARCHAR[])
 ),
 pairs AS (
     SELECT o.session_key, coalesce(p.gate, '(none)') AS gate, p.*  EXCLUDE (gate)
