@@ -164,13 +164,59 @@ def truth(workdir: Path, sessions: int, seed: int, rate: float) -> dict[str, Any
     }
 
 
+def replay_pair(
+    workdir: Path,
+    sessions: int,
+    seed: int,
+    rate: float,
+    candidate_rates: dict[str, float] | None = None,
+) -> Any:
+    """Generate a baseline and a candidate of the same sessions, crawl both, compare them."""
+    from pipeline.check import evaluate
+    from pipeline.compare import compare
+    from pipeline.crawl import crawl
+    from pipeline.store import Out
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from fixtures.generate import generate as generate_corpus
+
+    shutil.rmtree(workdir, ignore_errors=True)
+    out = workdir / "out"
+    for side, defect_seed, rates in (
+        ("baseline", 2 * seed, None),
+        ("candidate", 2 * seed + 1, candidate_rates),
+    ):
+        corpus = workdir / side
+        generate_corpus(corpus, sessions, seed, rate, defect_seed=defect_seed, rates=rates)
+        crawl([str(corpus)], str(out), {"run": side}, workers=1)
+    evaluate(Out(out))
+    return compare(str(out), {"run": "baseline"}, {"run": "candidate"})
+
+
+def null_replays(workdir: Path, repetitions: int, sessions: int, rate: float) -> dict[str, Any]:
+    """Candidates drawn from the baseline's own rates: how many replays flag anything?"""
+    flagged = []
+    for seed in range(1, repetitions + 1):
+        result = replay_pair(workdir / "replay", sessions, seed, rate)
+        if result.regressions:
+            flagged.append({"seed": seed, "rows": [(r.metric, r.gate) for r in result.regressions]})
+    return {
+        "repetitions": repetitions,
+        "sessions": sessions,
+        "defect_rate": rate,
+        "flagged": len(flagged),
+        "examples": flagged[:5],
+    }
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         prog="python -m pipeline.bench",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("mode", nargs="?", choices=["speed", "truth"], default="speed")
+    parser.add_argument("mode", nargs="?", choices=["speed", "truth", "null"], default="speed")
+    parser.add_argument("--repetitions", type=int, default=100, help="null: replays to run")
     parser.add_argument("--sessions", type=int, nargs="+", default=[1000])
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--defect-rate", type=float, default=0.1)
@@ -180,7 +226,10 @@ def main(argv: list[str] | None = None) -> None:
     args.workdir.mkdir(parents=True, exist_ok=True)
     results = []
     for sessions in args.sessions:
-        if args.mode == "truth":
+        if args.mode == "null":
+            item = null_replays(args.workdir, args.repetitions, sessions, args.defect_rate)
+            print(json.dumps(item, indent=2))
+        elif args.mode == "truth":
             item = truth(args.workdir, sessions, args.seed, args.defect_rate)
             print(json.dumps(item, indent=2))
         else:

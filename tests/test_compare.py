@@ -177,3 +177,20 @@ def test_fail_on_regression_and_the_trend(replay: Path, tmp_path: Path) -> None:
     crawl([str(corpus)], str(steady), workers=1)
     same = runner.invoke(app, ["check", "--out", str(steady), "--fail-on-regression"])
     assert same.exit_code == 0 and "no regression" in same.output
+
+
+def test_generated_replay_flags_the_raised_rule_only(tmp_path: Path) -> None:
+    from pipeline.bench import replay_pair
+
+    result = replay_pair(tmp_path, 300, 4, 0.05, {"BS-SYNC-02": 0.5})
+    assert result.matched_sessions == 300
+    rules = {r.metric for r in result.regressions} - {"clean-share"}
+    assert rules == {"BS-SYNC-02"}
+
+
+def test_same_rates_flag_nothing_in_most_replays(tmp_path: Path) -> None:
+    # The benchmark runs 100 of these (python -m pipeline.bench null); the suite runs 8.
+    from pipeline.bench import null_replays
+
+    result = null_replays(tmp_path, 8, 150, 0.1)
+    assert result["flagged"] <= 1, result["examples"]
