@@ -522,8 +522,9 @@ def _print_comparison(result: Any) -> None:
         else "two-sample"
     )
     table = Table(
-        title=f"Candidate vs baseline ({design}; intervals {result.confidence:.4f}, "
-        f"simultaneous 95% over {result.family_size} comparisons)"
+        title=f"Candidate vs baseline, {design}; intervals simultaneous at 95% over "
+        f"{result.family_size} comparisons (each at {result.confidence:.2%})",
+        title_justify="left",
     )
     for name in (
         "verdict",
@@ -567,8 +568,8 @@ def _print_comparison(result: Any) -> None:
         for v in ("regression", "improvement", "unchanged")
     }
     typer.echo(
-        f"{counts['regression']} regressions, {counts['improvement']} improvements, "
-        f"{counts['unchanged']} unchanged (rows with no difference are not listed)"
+        f"regressions: {counts['regression']}, improvements: {counts['improvement']}, "
+        f"unchanged: {counts['unchanged']} (rows with no difference at all are not listed)"
     )
 
 

@@ -2,7 +2,8 @@
 
 Each side is the set of runs whose labels include every `k=v` of its selector, and each
 session's latest observation in those runs. For every rule at every gate (all sessions, every
-gate — statuses do not depend on the gate a session is at), the failure rates of both sides,
+gate — a rule's statuses do not depend on the gate, so one row per rule, labelled with the
+rule's own gate, stands for all of them), the failure rates of both sides,
 their difference (candidate − baseline) and its interval:
 
 - paired, when the sides share sessions (the replay design): over the matched sessions only,
@@ -216,13 +217,12 @@ def compare(out_path: str, baseline: dict[str, str], candidate: dict[str, str]) 
         baseline, candidate, base_runs, cand_runs, len(matched), family, 1 - FAMILY_ALPHA / family
     )
     for rule in rules:
-        for gate in GATES:
-            if rule.evaluated_at(gate):
-                result.rows.append(
-                    _binary_row(
-                        rule.rule_id, gate, (gate, rule.rule_id), base, cand, matched, paired, z
-                    )
-                )
+        # A rule's status does not depend on the gate, so its row at its own gate stands for
+        # every later gate too (the same sessions, the same statuses).
+        key = (rule.gate, rule.rule_id)
+        result.rows.append(
+            _binary_row(rule.rule_id, rule.gate, key, base, cand, matched, paired, z)
+        )
     result.rows.append(
         _binary_row(
             "clean-share",

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import re
 
-from pipeline.parse.lexical import MAX_LINE_CHARS, parse_timestamp
+from pipeline.parse.lexical import MAX_LINE_CHARS, int32, parse_timestamp
 from pipeline.parse.records import Records
 
 FILE = "ops/capture.md"
-_TURN_RE = re.compile(r"^###\s+T(\d+)\s*(?:·|\s-\s)\s*(\S.*?)\s*$")
+# The stamp runs to its last non-space (not lazily before `\s*$`, which is quadratic).
+_TURN_RE = re.compile(r"^###\s+T(\d+)\s*(?:·|\s-\s)\s*(\S(?:.*\S)?)\s*$")
 
 
 def parse_capture(lines: list[str], rec: Records) -> None:
@@ -31,7 +32,7 @@ def parse_capture(lines: list[str], rec: Records) -> None:
             file=FILE,
             line=number,
             turn_id=f"T{m[1]}",
-            turn_num=int(m[1]),
+            turn_num=int32(m[1]),
             at_raw=m[2],
             at=at,
         )

@@ -5,11 +5,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from pipeline.parse.lexical import DASH, MAX_LINE_CHARS, field
+from pipeline.parse.lexical import DASH, MAX_LINE_CHARS, field, int32
 from pipeline.parse.records import Records
 
 FILE = "forks.md"
-_HEADING_RE = re.compile(rf"^##\s+F(\d+){DASH}(.*?)\s*\[([^\[\]]*)\]\s*$")
+# The title ends at its last non-space (not lazily before `\s*`, which is quadratic).
+_HEADING_RE = re.compile(rf"^##\s+F(\d+){DASH}((?:.*\S)?)\s*\[([^\[\]]*)\]\s*$")
 _LOOSE_ID_RE = re.compile(r"^##\s+F(\d+)\b")
 _LOOSE_MARKER_RE = re.compile(r"\[([^\[\]]*)\]\s*$")
 _TWIN_RE = re.compile(r"^twin\s*\(\s*(S\d+)\s*\)$")
@@ -64,11 +65,11 @@ def _heading(line: str, number: int, rec: Records) -> dict[str, Any]:
     )
     m = _HEADING_RE.match(line) if len(line) <= MAX_LINE_CHARS else None
     if m:
-        fork.update(fork_num=int(m[1]), fork_id=f"F{m[1]}", title=m[2].strip(), marker_raw=m[3])
+        fork.update(fork_num=int32(m[1]), fork_id=f"F{m[1]}", title=m[2].strip(), marker_raw=m[3])
     else:
         loose = _LOOSE_ID_RE.match(line)
         if loose:
-            fork.update(fork_num=int(loose[1]), fork_id=f"F{loose[1]}")
+            fork.update(fork_num=int32(loose[1]), fork_id=f"F{loose[1]}")
         marker = _LOOSE_MARKER_RE.search(line[-MAX_LINE_CHARS:])
         fork["marker_raw"] = marker[1] if marker else None
         rec.issue(FILE, number, "bad-fork-heading", f"fork heading does not parse: {line[:120]}")

@@ -5,11 +5,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from pipeline.parse.lexical import DASH, MAX_LINE_CHARS, field
+from pipeline.parse.lexical import DASH, MAX_LINE_CHARS, field, int32
 from pipeline.parse.records import Records
 
 FILE = "ledger.md"
-_HEADING_RE = re.compile(rf"^##\s+D(\d+){DASH}(.*?)\s*$")
+# The title ends at its last non-space (not lazily before `\s*`, which is quadratic).
+_HEADING_RE = re.compile(rf"^##\s+D(\d+){DASH}((?:.*\S)?)\s*$")
 _LOOSE_ID_RE = re.compile(r"^##\s+D(\d+)\b")
 _REVERSED_BY_RE = re.compile(r"Reversed by:?\s*(D\d+)")
 _FIELDS = {"Decision": "decision", "Why": "why", "How to apply": "how_to_apply"}
@@ -20,8 +21,11 @@ def parse_ledger(lines: list[str], rec: Records) -> None:
     position = 0
     # The field an indented continuation line extends, so a rewrite there is seen too.
     continuing: str | None = None
+    # Its continuation lines, joined once it ends (joining line by line is quadratic).
+    more: list[str] = []
     for number, line in enumerate(lines, 1):
         if line.startswith(("## ", "# ")):
+            _extend(entry, continuing, more)
             entry, continuing = None, None
             if line.startswith("## D"):
                 position += 1
@@ -31,8 +35,9 @@ def parse_ledger(lines: list[str], rec: Records) -> None:
             continue
         stripped = line.strip()
         if continuing and line[:1].isspace() and stripped and not stripped.startswith(("- ", "* ")):
-            entry[continuing] = f"{entry[continuing]} {stripped}".strip()
+            more.append(stripped)
             continue
+        _extend(entry, continuing, more)
         continuing = None
         parsed = field(line)
         name, value = parsed if parsed else ("", "")
@@ -55,6 +60,14 @@ def parse_ledger(lines: list[str], rec: Records) -> None:
             reversed_by = _REVERSED_BY_RE.search(line)
             if reversed_by:
                 entry["reversed_by"], entry["reversed_by_line"] = reversed_by[1], number
+    _extend(entry, continuing, more)
+
+
+def _extend(entry: dict[str, Any] | None, key: str | None, more: list[str]) -> None:
+    """Append the continuation lines in `more` to entry[key], space-separated; empty `more`."""
+    if entry is not None and key is not None and more:
+        entry[key] = " ".join(filter(None, (entry[key], *more)))
+    more.clear()
 
 
 def _heading(line: str, number: int, position: int, rec: Records) -> dict[str, Any]:
@@ -75,7 +88,7 @@ def _heading(line: str, number: int, position: int, rec: Records) -> dict[str, A
     m = _HEADING_RE.match(line) if len(line) <= MAX_LINE_CHARS else None
     loose = m or _LOOSE_ID_RE.match(line)
     if loose:
-        entry.update(decision_num=int(loose[1]), decision_id=f"D{loose[1]}")
+        entry.update(decision_num=int32(loose[1]), decision_id=f"D{loose[1]}")
     if m:
         entry["title"] = m[2].strip()
     else:

@@ -11,10 +11,19 @@ MAX_FILE_BYTES = 8 * 1024 * 1024
 # Lines longer than this are not matched against the field patterns (they are prose).
 MAX_LINE_CHARS = 20_000
 
-# An ID, then an em dash, an en dash or a spaced hyphen, then a title.
-DASH = r"(?:\s*[—–]\s*|\s+-\s+)"
-ARROW_RE = re.compile(r"\s*(?:→|->)\s*")
-FIELD_RE = re.compile(r"^\s*[-*]\s+([^:\n]{1,60}?)\s*:(.*)$")
+# An ID, then an em dash, an en dash or a spaced hyphen, then a title. Atomic: the
+# alternatives never overlap, and giving back its trailing spaces to the title that
+# follows could only repeat work (quadratic in the spaces when the heading fails).
+DASH = r"(?>\s*[—–]\s*|\s+-\s+)"
+# The arrow alone; split_arrow trims the spaces around it (a pattern with a leading
+# `\s*` retried at every start of a long run of spaces is quadratic).
+ARROW_RE = re.compile(r"→|->")
+# `- Name: value` with every quantifier possessive (no backtracking at all): the name's
+# length limit and trailing spaces are checked in field(), not by backtracking.
+FIELD_RE = re.compile(r"^\s*+[-*](\s++)([^:\n]*+):(.*)$")
+MAX_FIELD_NAME = 60
+# The largest number the tables' int32 columns (fork_num, turn_num, edits, …) hold.
+INT32_MAX = 2**31 - 1
 
 _TS_RE = re.compile(
     r"^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?"
@@ -54,7 +63,12 @@ def field(line: str) -> tuple[str, str] | None:
     m = FIELD_RE.match(line)
     if m is None:
         return None
-    return m.group(1).strip(), m.group(2).strip()
+    gap, name, value = m.groups()
+    name = name.rstrip()
+    # A blank name still needs a space of its own besides the one after the bullet.
+    if len(name) > MAX_FIELD_NAME or (not name and len(gap) < 2):
+        return None
+    return name, value.strip()
 
 
 def split_arrow(text: str) -> tuple[str, str] | None:
@@ -63,7 +77,10 @@ def split_arrow(text: str) -> tuple[str, str] | None:
     if not matches:
         return None
     last = matches[-1]
-    return text[: last.start()], text[last.end() :]
+    # The spaces around the arrow go with it, except those the previous arrow took.
+    between = text[matches[-2].end() : last.start()] if len(matches) > 1 else "-"
+    start = last.start() if not between.strip() else len(text[: last.start()].rstrip())
+    return text[:start], text[last.end() :].lstrip()
 
 
 def parse_timestamp(raw: str) -> datetime | None:
@@ -89,7 +106,10 @@ def parse_timestamp(raw: str) -> datetime | None:
         sign = 1 if zone[0] == "+" else -1
         digits = zone[1:].replace(":", "")
         offset = timedelta(hours=int(digits[:2]), minutes=int(digits[2:4] or 0))
-        value -= sign * offset
+        try:
+            value -= sign * offset
+        except OverflowError:  # 0001-01-01T00:00+01:00 is before year 1 in UTC
+            return None
     return value
 
 
@@ -113,6 +133,18 @@ def stamp(raw: str | None) -> tuple[datetime | None, bool]:
 
 
 def id_number(text: str | None, prefix: str) -> int | None:
-    if text is None or not text.startswith(prefix) or not text[1:].isdigit():
+    if text is None or not text.startswith(prefix) or not text[1:].isdecimal():
         return None
-    return int(text[1:])
+    return int32(text[1:])
+
+
+def int32(digits: str) -> int | None:
+    """Decimal digits (as `\\d+` matches them) as an int32; None when larger.
+
+    An 11-digit ID made the crawl fail writing its int32 column, and past 4,300 digits
+    int() itself raises.
+    """
+    if len(digits.lstrip("0")) > len(str(INT32_MAX)):
+        return None
+    value = int(digits)
+    return value if value <= INT32_MAX else None

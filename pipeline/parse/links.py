@@ -10,6 +10,7 @@ from __future__ import annotations
 import html
 import posixpath
 import re
+from bisect import bisect_left
 from functools import cache
 from typing import Any
 from urllib.parse import unquote
@@ -62,12 +63,14 @@ def extract_links(text: str) -> list[Link]:
             links += _html_links(token.content, token.map[0] + 1)
         if token.type != "inline" or not token.children or not token.map:
             continue
+        breaks: list[int] | None = None
         for child in token.children:
             if child.type not in _LINK_TOKENS:
                 continue
             # The inline source is the block's text with its line ends kept.
             start = child.meta.get("start", 0)
-            line = token.map[0] + 1 + token.content.count("\n", 0, start)
+            breaks = _line_breaks(token.content) if breaks is None else breaks
+            line = token.map[0] + 1 + bisect_left(breaks, start)
             if child.type == "link_open":
                 kind = "autolink" if child.markup == "autolink" else "inline"
                 links.append((line, kind, str(child.attrs.get("href", ""))))
@@ -83,12 +86,18 @@ def extract_links(text: str) -> list[Link]:
 
 def _html_links(content: str, first_line: int) -> list[Link]:
     found = []
+    breaks: list[int] | None = None
     for m in _HTML_ATTR_RE.finditer(content):
         target = next(g for g in m.groups() if g is not None)
-        found.append(
-            (first_line + content.count("\n", 0, m.start()), "html", html.unescape(target))
-        )
+        breaks = _line_breaks(content) if breaks is None else breaks
+        found.append((first_line + bisect_left(breaks, m.start()), "html", html.unescape(target)))
     return found
+
+
+def _line_breaks(text: str) -> list[int]:
+    """Offsets of the line ends in text: the line of an offset is a bisection, where
+    counting the line ends before each of many links would be quadratic."""
+    return [m.start() for m in re.finditer("\n", text)]
 
 
 def resolve(document: str, target: str) -> str | None:

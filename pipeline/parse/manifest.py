@@ -7,12 +7,13 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from pipeline.parse.lexical import MAX_LINE_CHARS, field
+from pipeline.parse.lexical import MAX_LINE_CHARS, field, int32
 from pipeline.parse.records import Records
 
 FILE = "ops/manifest.md"
-_ROUND_RE = re.compile(r"^(?:[-*]\s+)?Round:\s*(.*?)\s*$")
-_STATUS_RE = re.compile(r"^(?:[-*]\s+)?Status:\s*(.*?)\s*$")
+# Values end at their last non-space (not lazily before `\s*$`, which is quadratic).
+_ROUND_RE = re.compile(r"^(?:[-*]\s+)?Round:\s*((?:.*\S)?)\s*$")
+_STATUS_RE = re.compile(r"^(?:[-*]\s+)?Status:\s*((?:.*\S)?)\s*$")
 _CELL_SPLIT_RE = re.compile(r"(?<!\\)\|")
 _SEPARATOR_RE = re.compile(r"^:?-{1,}:?$")
 _HEADER = ["#", "what", "source", "destination", "action"]
@@ -41,7 +42,7 @@ def parse_manifest(
         if round_m:
             rounds += 1
             value = round_m[1]
-            num = int(value) if value.isdigit() else None
+            num = int32(value) if value.isdecimal() else None
             if num is None:
                 rec.issue(FILE, number, "bad-round", f"Round '{value}' is not a whole number")
             current = _new_round(num, number)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from pipeline.parse.lexical import DASH, field, parse_date_or_timestamp, split_arrow, stamp
+from pipeline.parse.lexical import field, parse_date_or_timestamp, split_arrow, stamp
 from pipeline.parse.records import Records
 
 FILE = "state.md"
@@ -15,7 +15,10 @@ _FIELDS = {
     "Sitting": "sitting",
     "Last compose": "last_compose_raw",
 }
-_NAME_DASH_RE = re.compile(rf"^(.*?){DASH}(.*)$")
+# The first dash of lexical.DASH: an em or en dash, or a hyphen with a space each side.
+# Searched for alone (the spaces around it are trimmed): `^(.*?)` before DASH's `\s*`
+# is quadratic in a long run of spaces.
+_DASH_AT_RE = re.compile(r"[—–]|(?<=\s)-(?=\s)")
 _REF_RE = re.compile(r"^(?:(F|D)(\d+)|fragment:\s*(\S.*))$")
 
 
@@ -61,8 +64,10 @@ def parse_state(lines: list[str], rec: Records) -> None:
 def _aspect(text: str, line: int, rec: Records) -> None:
     arrow = split_arrow(text)
     head, refs_raw = (text, None) if arrow is None else (arrow[0], arrow[1].strip())
-    m = _NAME_DASH_RE.match(head)
-    name, description = (m[1].strip(), m[2].strip()) if m else (head.strip(), None)
+    m = _DASH_AT_RE.search(head)
+    name, description = (
+        (head[: m.start()].strip(), head[m.end() :].strip()) if m else (head.strip(), None)
+    )
     refs = [r.strip() for r in refs_raw.split(",")] if refs_raw else []
     refs = [r for r in refs if r]
     rec.add(

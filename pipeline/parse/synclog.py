@@ -4,15 +4,22 @@ from __future__ import annotations
 
 import re
 
-from pipeline.parse.lexical import MAX_LINE_CHARS, parse_timestamp
+from pipeline.parse.lexical import MAX_LINE_CHARS, int32, parse_timestamp
 from pipeline.parse.records import Records
 
 FILE = "ops/sync-log.md"
+# Each value runs from its first to its last non-space: `(?:[^|]*[^|\s])?` and
+# `(?:.*\S)?` rather than a lazy `*?` before `\s*`, and possessive `\s*+` before a
+# value that may be followed by a failing match, so that no run of spaces is rescanned
+# (the lazy forms took quadratic, for results cubic, time in a long run of spaces).
+_CELL = r"((?:[^|]*[^|\s])?)"
+_REST = r"((?:.*\S)?)"
 _DISPATCH_RE = re.compile(
-    r"^S(\d+)\s*\|\s*gate:\s*([^|]*?)\s*\|\s*dispatched:\s*([^|]*?)\s*\|\s*scope:\s*(.*?)\s*$"
+    rf"^S(\d+)\s*\|\s*gate:\s*+{_CELL}\s*\|\s*dispatched:\s*+{_CELL}\s*\|"
+    rf"\s*scope:\s*+{_REST}\s*$"
 )
 _RESULT_RE = re.compile(
-    r"^S(\d+)\s*(?:→|->)\s*(reconciled|failed)\s*\|\s*([^|]*?)\s*(?:\|\s*(.*?))?\s*$"
+    rf"^S(\d+)\s*(?:→|->)\s*(reconciled|failed)\s*\|\s*+{_CELL}\s*(?:\|\s*+{_REST})?\s*$"
 )
 _EDITS_RE = re.compile(r"\b(\d+)\s+edits?\b")
 _NEW_FORKS_RE = re.compile(r"\b(\d+)\s+new\s+forks?\b")
@@ -62,7 +69,7 @@ def _event(rec: Records, line: int, num: str, kind: str, at_raw: str, **fields: 
         file=FILE,
         line=line,
         sync_id=f"S{num}",
-        sync_num=int(num),
+        sync_num=int32(num),
         kind=kind,
         at_raw=at_raw,
         at=at,
@@ -72,6 +79,6 @@ def _event(rec: Records, line: int, num: str, kind: str, at_raw: str, **fields: 
 
 def _counts(summary: str) -> tuple[int | None, ...]:
     return tuple(
-        int(m[1]) if (m := pattern.search(summary)) else None
+        int32(m[1]) if (m := pattern.search(summary)) else None
         for pattern in (_EDITS_RE, _NEW_FORKS_RE, _OPEN_RE)
     )
