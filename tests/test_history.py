@@ -138,3 +138,86 @@ def test_history_rerun_reads_nothing_again(
     crawl([str(repo.parent)], str(out.root), workers=1, git_history=True)
     again = crawl([str(repo.parent)], str(out.root), workers=1, git_history=True)
     assert (again.read, again.parsed) == (0, 0)
+
+
+def _set_compose(repo: Path, when: str) -> None:
+    """Last compose and the thesis stamp move together (BS-COMPOSE-01 stays clean)."""
+    for name, prefix in (("state.md", "- Last compose: "), ("thesis.md", "Current as of: ")):
+        path = repo / SESSION / name
+        lines = [
+            f"{prefix}{when}" if line.startswith(prefix) else line
+            for line in path.read_text().splitlines()
+        ]
+        path.write_text("\n".join(lines) + "\n")
+
+
+FORKS_T1 = """# Forks
+
+## F1 — Do security alerts ever ride in a digest? [open]
+- Raised by: user
+- Closes when: a yes/no per alert class
+
+## F2 — Whose clock decides the send window? [open]
+- Raised by: user
+- Closes when: a pick of time zone
+
+## F5 — Should digests batch by team? [open]
+- Raised by: user
+- Closes when: a pick
+"""
+
+
+def test_lifetimes_from_commit_dates(tmp_path: Path) -> None:
+    """Forks raised, parked and resolved across dated commits; one left open (censored).
+
+    In a commit snapshot ops/ is absent, so a snapshot's content_time is its Last compose,
+    set here to each commit's date: lifetimes are the differences of those dates.
+    """
+    repo = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", tmp_path / "root" / "repo")
+    ops = repo / SESSION / "ops"
+    # ops/ stays out of git (its .gitignore); in the working tree it is older than the last compose.
+    (ops / "capture.md").write_text("### T1 · 2026-07-01T09:00Z\nraw\n")
+    (ops / "sync-log.md").write_text(
+        "S1 | gate: intake | dispatched: 2026-07-01T09:10Z | scope: full\n"
+        "S1 → reconciled | 2026-07-01T09:20Z | 1 edits · 3 new forks · 3 open\n"
+    )
+    git(repo, "init", "-q")
+    (repo / SESSION / "forks.md").write_text(FORKS_T1)
+    _set_compose(repo, "2026-07-01T10:00Z")
+    commit(repo, "2026-07-01T10:00:00Z", "F1, F2, F5 open")
+    forks = (repo / SESSION / "forks.md").read_text()
+    forks = forks.replace(
+        "[open]\n- Raised by: user\n- Closes when: a pick of time zone",
+        "[parked → docs/architecture/open-questions.md]\n- Raised by: user\n"
+        "- Closes when: a pick of time zone",
+    )
+    (repo / SESSION / "forks.md").write_text(forks)
+    _set_compose(repo, "2026-07-02T16:00Z")
+    commit(repo, "2026-07-02T16:00:00Z", "park F2 after 30 h")
+    text = (repo / SESSION / "forks.md").read_text()
+    (repo / SESSION / "forks.md").write_text(
+        text.split("## F1")[0] + "## F2" + text.split("## F2")[1]
+    )
+    ledger = repo / SESSION / "ledger.md"
+    ledger.write_text(
+        ledger.read_text() + "\n## D3 — Alerts never ride in a digest\n"
+        "- Decision: security alerts always send at once.\n- Why: a missed one costs more.\n"
+        "- How to apply: the digestible flag is false for them.\n- Resolves: F1\n"
+    )
+    _set_compose(repo, "2026-07-04T10:00Z")
+    commit(repo, "2026-07-04T10:00:00Z", "resolve F1 after 72 h")
+    out = Out(tmp_path / "out")
+    crawl([str(repo.parent)], str(out.root), workers=1, git_history=True)
+    con = connect(out)
+    rows = con.execute(
+        """
+        SELECT fork_id, close_kind, censored, round(hours, 3)
+        FROM fork_lifetimes WHERE fork_id IN ('F1', 'F2', 'F5') ORDER BY fork_id
+        """
+    ).fetchall()
+    # The working tree (observed at the run's time) has the same content as the last commit.
+    assert rows == [
+        ("F1", "resolved", False, 72.0),
+        ("F2", "parked", False, 30.0),
+        ("F5", None, True, 72.0),
+    ]
