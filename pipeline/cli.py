@@ -388,7 +388,7 @@ def sql(
     try:
         relation = con.sql(query)
     except duckdb.Error as err:
-        fail(str(err).splitlines()[0])
+        fail(f"{str(err).splitlines()[0]} (docs/tables.md lists every view and column)")
     if relation is None:
         return
     if format_ is Format.parquet:

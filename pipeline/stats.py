@@ -280,7 +280,9 @@ def _choose(
     if run_id is not None:
         chosen = next((r for r in runs if r.run_id == run_id), None)
         if chosen is None:
-            raise StatsError(f"no run {run_id} in OUT")
+            raise StatsError(
+                f'no run {run_id} in OUT; census sql "SELECT run_id FROM runs" lists them'
+            )
         if chosen not in scope:
             wanted = ", ".join(f"{k}={v}" for k, v in labels.items())
             raise StatsError(f"run {run_id} does not carry the labels {wanted}")
@@ -288,7 +290,10 @@ def _choose(
         chosen = scope[-1]
     elif labels:
         wanted = ", ".join(f"{k}={v}" for k, v in labels.items())
-        raise StatsError(f"no run in OUT carries the labels {wanted}")
+        raise StatsError(
+            f"no run in OUT carries the labels {wanted}; "
+            'census sql "SELECT run_id, labels FROM runs" lists them'
+        )
     else:
         return None, []
     history = [r for r in scope if (r.started_at, r.run_id) <= (chosen.started_at, chosen.run_id)]
