@@ -36,6 +36,9 @@ class RepoContext:
     tracked_history: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
     # A commit's snapshot: git context, but no index (everything in a commit is tracked).
     index_free: bool = False
+    # A commit's documents by blob id, and links found per (document, blob) across commits.
+    blob_ids: dict[str, str] = field(default_factory=dict)
+    link_cache: dict[tuple[str, str], list[tuple[int, str, str, str]]] | None = None
     _links: dict[str, list[LinkIn]] | None = None
     _history: GitHistory | None = None
 
@@ -72,24 +75,51 @@ class RepoContext:
             if doc.problem:
                 self.issues.append((doc.path, "unreadable", doc.problem))
                 continue
-            try:
-                data = self.read(doc.path)
-            except ReadError as err:
-                self.issues.append((doc.path, err.code, err.message))
-                continue
-            if not _may_link_into(doc.path, data, topics):
-                continue
-            text = data.decode("utf-8", "replace").replace("\r\n", "\n").replace("\r", "\n")
-            for line, kind, target in extract_links(text):
-                resolved = resolve(doc.path, target)
-                if resolved is None:
+            blob = self.blob_ids.get(doc.path)
+            key = (doc.path, blob) if blob is not None and self.link_cache is not None else None
+            if key is not None and self.link_cache is not None and key in self.link_cache:
+                links = self.link_cache[key]
+            else:
+                try:
+                    data = self.read(doc.path)
+                except ReadError as err:
+                    self.issues.append((doc.path, err.code, err.message))
                     continue
+                if key is None:
+                    links = _resolved_links(doc.path, data, topics)
+                else:
+                    # Cached per blob across commits, whichever sessions each commit touched.
+                    links = _resolved_links(doc.path, data, None)
+                    assert self.link_cache is not None
+                    self.link_cache[key] = links
+            for line, kind, target, resolved in links:
                 for topic, folder in folders:
                     if is_inside(resolved, folder):
                         found.setdefault(topic, []).append(
                             LinkIn(doc.path, line, kind, target, resolved)
                         )
         return found
+
+
+def _resolved_links(
+    document: str, data: bytes, topics: set[str] | None
+) -> list[tuple[int, str, str, str]]:
+    """(line, kind, target, repository path) of a document's links to repository paths.
+
+    With topics, only a document that could link into one of their folders is parsed; with
+    None, any document that names a brainstorm folder at all (or escapes text).
+    """
+    if topics is not None and not _may_link_into(document, data, topics):
+        return []
+    if topics is None and b"brainstorm" not in data and b"%" not in data and b"&#" not in data:
+        return []
+    text = data.decode("utf-8", "replace").replace("\r\n", "\n").replace("\r", "\n")
+    links = []
+    for line, kind, target in extract_links(text):
+        resolved = resolve(document, target)
+        if resolved is not None:
+            links.append((line, kind, target, resolved))
+    return links
 
 
 def _may_link_into(document: str, data: bytes, topics: set[str]) -> bool:
@@ -178,6 +208,7 @@ def walk_history(ctx: RepoContext) -> Iterator[tuple[str, int, RepoContext, Sess
     """(commit, time, that commit's context, session) for each commit touching a session folder."""
     history = ctx.history()
     prefix = ctx.git_prefix
+    link_cache: dict[tuple[str, str], list[tuple[int, str, str, str]]] = {}
     for commit, when, changed in history.commits(prefix):
         folders = set()
         for path in changed:
@@ -205,6 +236,8 @@ def walk_history(ctx: RepoContext) -> Iterator[tuple[str, int, RepoContext, Sess
             if path.lower().endswith(".md") and not path.startswith(session_prefixes)
         ]
         past = RepoContext(repo, _blob_reader(history, blobs), git=ctx.git, index_free=True)
+        past.blob_ids = {path: sha for path, (sha, _) in blobs.items()}
+        past.link_cache = link_cache
         for folder, session in repo.sessions.items():
             past.tracked_history[folder] = [(e.path, commit) for e in session.entries]
         for session in repo.sessions.values():
