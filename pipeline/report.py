@@ -145,6 +145,19 @@ def _lifetime_rows(lifetimes: dict[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
+# Points drawn per survival curve: a step curve of thousands of closes looks the same with
+# a few hundred, and the page stays small.
+CURVE_POINTS = 400
+
+
+def _thin(curve: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """At most CURVE_POINTS points of a curve, evenly by index, first and last kept."""
+    if len(curve) <= CURVE_POINTS:
+        return curve
+    step = (len(curve) - 1) / (CURVE_POINTS - 1)
+    return [curve[round(i * step)] for i in range(CURVE_POINTS)]
+
+
 def _survival_chart(lifetimes: dict[str, Any]) -> str:
     import altair as alt
     import pandas as pd
@@ -160,7 +173,7 @@ def _survival_chart(lifetimes: dict[str, Any]) -> str:
             "upper": point["upper"],
         }
         for name, group in curves
-        for point in group["curve"]
+        for point in _thin(group["curve"])
     ]
     if not rows:
         return "<p class='muted'>No fork has a known lifetime yet.</p>"
