@@ -45,6 +45,8 @@ from pipeline.store import (
 
 # Sessions per job: large enough to amortise process hand-off, small enough to balance.
 JOB_SESSIONS = 200
+# Repositories of a directory root per job, and the sessions each is guessed to hold.
+REPO_WEIGHT = 10
 # Below this many sessions in the first jobs, the crawl stays in one process.
 INLINE_SESSIONS = 400
 
@@ -55,10 +57,14 @@ class Job:
     root_abs: str
     archive_name: str
     repos: list[RepoRef]
+    # Repository roots (under a directory root) the worker walks and discovers itself.
+    walk: list[str] = field(default_factory=list)
+    shard: tuple[int, int] | None = None
 
     @property
-    def sessions(self) -> int:
-        return sum(len(r.sessions) for r in self.repos)
+    def weight(self) -> int:
+        """Sessions, or an estimate for repositories not yet walked."""
+        return sum(len(r.sessions) for r in self.repos) + REPO_WEIGHT * len(self.walk)
 
 
 @dataclass
@@ -254,16 +260,22 @@ def in_shard(repo_path: str, session_path: str, shard: tuple[int, int] | None) -
 
 def _jobs(trees: list[Tree], shard: tuple[int, int] | None) -> Iterator[tuple[Tree, Job]]:
     for tree in trees:
-        root_abs = tree.root if isinstance(tree, DirTree) else os.path.abspath(tree.label)
+        if isinstance(tree, DirTree):
+            # The parent only finds repository roots; workers walk and discover them.
+            roots: list[str] = []
+            for rel in tree.repo_roots():
+                roots.append(rel)
+                if len(roots) * REPO_WEIGHT >= JOB_SESSIONS:
+                    yield tree, Job(tree.label, tree.root, "", [], roots, shard)
+                    roots = []
+            if roots:
+                yield tree, Job(tree.label, tree.root, "", [], roots, shard)
+            continue
+        root_abs = os.path.abspath(tree.label)
         pending: list[RepoRef] = []
         count = 0
         for block in tree.blocks():
-            for repo in discover(block):
-                repo.sessions = {
-                    k: v for k, v in repo.sessions.items() if in_shard(repo.path, k, shard)
-                }
-                if not repo.sessions:
-                    continue
+            for repo in _in_shard(discover(block), shard):
                 pending.append(repo)
                 count += len(repo.sessions)
                 if count >= JOB_SESSIONS:
@@ -271,6 +283,15 @@ def _jobs(trees: list[Tree], shard: tuple[int, int] | None) -> Iterator[tuple[Tr
                     pending, count = [], 0
         if pending:
             yield tree, Job(tree.label, root_abs, tree.archive_name, pending)
+
+
+def _in_shard(repos: list[RepoRef], shard: tuple[int, int] | None) -> list[RepoRef]:
+    kept = []
+    for repo in repos:
+        repo.sessions = {k: v for k, v in repo.sessions.items() if in_shard(repo.path, k, shard)}
+        if repo.sessions:
+            kept.append(repo)
+    return kept
 
 
 def _results(trees: list[Tree], ctx: _Context, plan: _Plan) -> Iterator[JobResult]:
@@ -282,7 +303,7 @@ def _results(trees: list[Tree], ctx: _Context, plan: _Plan) -> Iterator[JobResul
     total = 0
     for item in jobs:
         head.append(item)
-        total += item[1].sessions
+        total += item[1].weight
         if total >= INLINE_SESSIONS:
             break
     workers = plan.workers or os.cpu_count() or 1
@@ -359,7 +380,24 @@ def run_job(job: Job, tree: Tree | None) -> JobResult:
     ctx = _CTX
     assert ctx is not None, "run_job needs _init_worker first"
     batch = _JobBatch(job, ctx)
-    for repo in job.repos:
+    repos = job.repos
+    if job.walk:
+        walker = DirTree(job.root_abs)
+        repos = [
+            r for rel in job.walk for r in _in_shard(discover(walker.walk_block(rel)), job.shard)
+        ]
+        for path, code, message in walker.issues:
+            batch.result.issues.append(
+                {
+                    "snapshot_id": None,
+                    "run_id": ctx.run_id,
+                    "file": f"{job.root_label}:{path}",
+                    "line": None,
+                    "code": code,
+                    "message": message,
+                }
+            )
+    for repo in repos:
         repo_ctx = _repo_context(job, repo, tree)
         identity = _identity(job, repo, repo_ctx)
         if ctx.git_history and repo_ctx.git is not None:

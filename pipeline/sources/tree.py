@@ -110,13 +110,21 @@ class DirTree(Tree):
         self.root = os.path.realpath(root)
 
     def blocks(self) -> Iterator[list[Entry]]:
-        # Walk down until a repository root turns up, then list its whole subtree as one block.
+        for rel in self.repo_roots():
+            yield list(self.walk_block(rel))
+
+    def repo_roots(self) -> Iterator[str]:
+        """Folders (relative to the root) that are repository roots, each listed whole later.
+
+        Only the folders above repositories are scanned here; the crawl's workers walk each
+        repository's subtree themselves, so that the walk runs in parallel too.
+        """
         stack = [""]
         while stack:
             rel = stack.pop()
             full = os.path.join(self.root, rel) if rel else self.root
             if is_repo_root(full):
-                yield list(self._walk(rel))
+                yield rel
                 continue
             # Depth-first, in name order, so that the listing and the jobs are deterministic.
             children = [e.path for e in self._scan(rel) if e.is_dir and e.problem is None]
@@ -188,6 +196,10 @@ class DirTree(Tree):
     def walk(self) -> Iterator[Entry]:
         """Every entry below the root (the root itself first, with path '')."""
         return self._walk("")
+
+    def walk_block(self, rel: str) -> Iterator[Entry]:
+        """Every entry below `rel` (itself first), paths relative to the root."""
+        return self._walk(rel)
 
     def _walk(self, rel: str) -> Iterator[Entry]:
         full = os.path.join(self.root, rel) if rel else self.root
