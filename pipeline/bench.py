@@ -18,6 +18,8 @@ import shutil
 import subprocess
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor
+from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
@@ -137,7 +139,6 @@ def truth(workdir: Path, sessions: int, seed: int, rate: float) -> dict[str, Any
     """Ground truth at scale: check against the generator, and detect against check."""
     from pipeline.check import evaluate
     from pipeline.crawl import crawl
-    from pipeline.detect import detect
     from pipeline.rules import GATES
     from pipeline.store import Out
     from pipeline.truth import by_status, load_truth, mismatches, observed_statuses
@@ -149,19 +150,32 @@ def truth(workdir: Path, sessions: int, seed: int, rate: float) -> dict[str, Any
     evaluate(out)
     found = observed_statuses(out)
     problems = mismatches(load_truth(root), found)
-    disagreements = 0
-    for (repo, path), gates in found.items():
-        for gate in GATES:
-            got = by_status(
-                {o.rule: o.status for o in detect(str(root / repo / path), gate).outcomes}
-            )
-            disagreements += got != by_status(gates[gate])
+    tasks = [
+        (str(root / repo / path), gate, by_status(gates[gate]))
+        for (repo, path), gates in sorted(found.items())
+        for gate in GATES
+    ]
+    with ProcessPoolExecutor(mp_context=get_context("spawn")) as pool:
+        disagreements = [
+            t
+            for t, same in zip(tasks, pool.map(_detect_agrees, tasks, chunksize=50), strict=True)
+            if not same
+        ]
     return {
         "sessions": sessions,
+        "gates_checked": len(tasks),
         "truth_mismatches": len(problems),
-        "detect_disagreements": disagreements,
-        "examples": problems[:5],
+        "detect_disagreements": len(disagreements),
+        "examples": problems[:5] + [f"{p} at {g}" for p, g, _ in disagreements[:5]],
     }
+
+
+def _detect_agrees(task: tuple[str, str, dict[str, list[str]]]) -> bool:
+    from pipeline.detect import detect
+    from pipeline.truth import by_status
+
+    path, gate, expected = task
+    return by_status({o.rule: o.status for o in detect(path, gate).outcomes}) == expected
 
 
 def replay_pair(
