@@ -44,11 +44,11 @@ class Row:
     paired: bool
     n_baseline: int
     n_candidate: int
-    baseline: float | None
-    candidate: float | None
-    difference: float | None
-    lower: float | None
-    upper: float | None
+    baseline: float | None = None
+    candidate: float | None = None
+    difference: float | None = None
+    lower: float | None = None
+    upper: float | None = None
     p_value: float | None = None
     verdict: str = "unchanged"  # regression, improvement or unchanged
     worse_when: str = "higher"
@@ -267,21 +267,7 @@ def _binary_row(
         ]
         n = len(pairs)
         if n == 0:
-            return Row(
-                metric,
-                gate,
-                True,
-                0,
-                0,
-                None,
-                None,
-                None,
-                None,
-                None,
-                None,
-                "unchanged",
-                worse_when,
-            )
+            return Row(metric, gate, True, 0, 0, worse_when=worse_when)
         a = sum(hit(b) and hit(c) for b, c in pairs)
         only_base = sum(hit(b) and not hit(c) for b, c in pairs)
         only_cand = sum(hit(c) and not hit(b) for b, c in pairs)
@@ -307,21 +293,7 @@ def _binary_row(
         c_statuses = [s[key] for s in cand.values() if key in s and s[key] != "skipped"]
         n1, n2 = len(b_statuses), len(c_statuses)
         if not n1 or not n2:
-            return Row(
-                metric,
-                gate,
-                False,
-                n1,
-                n2,
-                None,
-                None,
-                None,
-                None,
-                None,
-                None,
-                "unchanged",
-                worse_when,
-            )
+            return Row(metric, gate, False, n1, n2, worse_when=worse_when)
         f1, f2 = sum(map(hit, b_statuses)), sum(map(hit, c_statuses))
         diff, lower, upper = newcombe_unpaired(f1, n1, f2, n2, z)
         row = Row(
