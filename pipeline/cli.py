@@ -360,7 +360,17 @@ def detect(
     raise typer.Exit(1 if found.result == "failing" else 0)
 
 
-@app.command()
+def _tables_epilog() -> str:
+    """The table and view reference under `census sql --help` (columns: docs/tables.md)."""
+    from pipeline.schema import TABLES, VIEWS
+
+    lines = ["Tables and views (every column, with its meaning, in docs/tables.md):", ""]
+    lines += [f"{name}: {', '.join(t.names)}" for name, t in TABLES.items()]
+    lines += [f"{name}: {', '.join(c for c, _ in cols)}" for name, (_, cols) in VIEWS.items()]
+    return "\n\n".join(lines)
+
+
+@app.command(epilog=_tables_epilog())
 def sql(
     query: Annotated[
         str, typer.Argument(help="SQL over the views; see docs/tables.md for every column.")

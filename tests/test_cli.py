@@ -174,6 +174,12 @@ def test_sql_error_is_one_line_exit_2(crawled: Path) -> None:
     assert "nope" in result.output
 
 
+def test_sql_help_lists_the_tables_and_views() -> None:
+    result = runner.invoke(app, ["sql", "--help"])
+    for name in ("snapshots", "rule_results", "rule_rates", "fork_lifetimes", "sync_pairs"):
+        assert f"{name}:" in result.output, name
+
+
 def test_every_command_has_help() -> None:
     for command in ("run", "crawl", "check", "detect", "sql"):
         result = runner.invoke(app, [command, "--help"])
