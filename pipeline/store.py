@@ -17,7 +17,7 @@ import fcntl
 import os
 import shutil
 import signal
-import time
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -177,8 +177,10 @@ class PartitionWriter:
 
 
 def new_run_id() -> str:
-    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-    return f"{stamp}-{os.urandom(3).hex()}"
+    """A UTC start time to the microsecond, then a random suffix: ids sort in start order,
+    even for runs that start within one second (a replay's two arms, a test's reruns)."""
+    now = datetime.now(UTC)
+    return f"{now:%Y%m%dT%H%M%S}.{now:%f}Z-{os.urandom(3).hex()}"
 
 
 def crash_point(name: str) -> None:
