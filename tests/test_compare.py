@@ -194,3 +194,17 @@ def test_same_rates_flag_nothing_in_most_replays(tmp_path: Path) -> None:
 
     result = null_replays(tmp_path, 8, 150, 0.1)
     assert result["flagged"] <= 1, result["examples"]
+
+
+def test_report_shows_the_comparison(replay: Path, tmp_path: Path) -> None:
+    from pipeline.report import build
+
+    page = build(
+        str(replay),
+        str(tmp_path / "r.html"),
+        baseline={"run": "baseline"},
+        candidate={"run": "candidate"},
+    ).path.read_text()
+    assert 'id="compare"' in page and "Candidate against baseline" in page
+    assert "BS-FORK-01" in page.split('id="compare"', 1)[1].split("</section>", 1)[0]
+    assert ">regression<" in page
