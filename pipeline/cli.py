@@ -19,11 +19,12 @@ class _CensusGroup(typer.core.TyperGroup):
     """Turns errors into one line on stderr and exit 2 (a traceback only with --debug)."""
 
     def invoke(self, ctx: Any) -> Any:
-        from pipeline.errors import KNOWN
-
         try:
             return super().invoke(ctx)
         except Exception as err:
+            # Imported only on failure: it pulls in compare and stats, off detect's path.
+            from pipeline.errors import KNOWN
+
             # Exits, aborts and usage errors (which carry an exit code) are the CLI's own.
             if (
                 _state["debug"]
