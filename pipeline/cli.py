@@ -22,9 +22,6 @@ class _CensusGroup(typer.core.TyperGroup):
         try:
             return super().invoke(ctx)
         except Exception as err:
-            # Imported only on failure: it pulls in compare and stats, off detect's path.
-            from pipeline.errors import KNOWN
-
             # Exits, aborts and usage errors (which carry an exit code) are the CLI's own.
             if (
                 _state["debug"]
@@ -32,6 +29,10 @@ class _CensusGroup(typer.core.TyperGroup):
                 or hasattr(err, "exit_code")
             ):
                 raise
+            # Imported only for a real error: it pulls in compare and stats, which detect
+            # (whose every answer is a typer.Exit) never needs.
+            from pipeline.errors import KNOWN
+
             text = (
                 str(err)
                 if isinstance(err, KNOWN)
