@@ -8,7 +8,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from pipeline.engine import connect, quote, write_database
+from pipeline.engine import connect, fetch_dicts, quote, write_database
 from pipeline.rules import GATES, results_sql
 from pipeline.schema import RULE_RESULTS
 from pipeline.store import PARTITION, Out, new_run_id
@@ -123,6 +123,4 @@ def findings(out: Out, run_id: str, gate: str | None = None) -> list[dict[str, A
     """
     # The gate placeholder comes first in the query text when given.
     params: list[Any] = ([gate] if gate else []) + [run_id]
-    cursor = con.execute(query, params)
-    names = [d[0] for d in cursor.description]
-    return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+    return fetch_dicts(con, query, params)

@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass, field
 from statistics import NormalDist
 from typing import Any
 
-from pipeline.engine import connect
+from pipeline.engine import connect, fetch_dicts
 from pipeline.rules import GATES, load_rules
 from pipeline.store import Out
 
@@ -356,9 +356,7 @@ def findings_against_baseline(out_path: str, comparison: Comparison) -> list[dic
     con = connect(Out(out_path))
 
     def load(runs: list[str]) -> dict[tuple[Any, ...], dict[str, Any]]:
-        cursor = con.execute(_FINDINGS, [runs])
-        names = [d[0] for d in cursor.description]
-        rows = [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+        rows = fetch_dicts(con, _FINDINGS, [runs])
         # Lines move as files grow; a finding is the same when its session, rule and file are.
         return {(r["session_key"], r["rule_id"], r["file"], r["message"]): r for r in rows}
 

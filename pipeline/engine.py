@@ -58,6 +58,13 @@ def derived_views() -> list[str]:
     return [p.read_text() for p in sorted(folder.glob("*.sql"))]
 
 
+def fetch_dicts(con: Any, query: str, params: list[Any] | None = None) -> list[dict[str, Any]]:
+    """A query's rows as dicts keyed by column name."""
+    cursor = con.execute(query, params or [])
+    names = [d[0] for d in cursor.description]
+    return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
+
 def connect(out: Out | None = None) -> Any:
     """An in-memory DuckDB with OUT's views (or empty tables when out is None, for detect)."""
     import duckdb

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pipeline.engine import connect
+from pipeline.engine import connect, fetch_dicts
 from pipeline.resources import reports_dir
 from pipeline.rules import GATES, load_rules
 from pipeline.store import Out
@@ -31,12 +31,6 @@ class ReportSummary:
     path: Path
     bytes: int
     seconds: float
-
-
-def _rows(con: Any, query: str, params: list[Any] | None = None) -> list[dict[str, Any]]:
-    cursor = con.execute(query, params or [])
-    names = [d[0] for d in cursor.description]
-    return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
 
 
 def _svg(chart: Any) -> str:
@@ -255,10 +249,10 @@ def build(
     out = Out(out_path)
     out.require()
     con = connect(out)
-    run = _rows(con, "SELECT * FROM runs ORDER BY run_id DESC LIMIT 1")[0]
+    run = fetch_dicts(con, "SELECT * FROM runs ORDER BY run_id DESC LIMIT 1")[0]
     run_id = run["run_id"]
     descriptions = {r.rule_id: r.description for r in load_rules()}
-    rates = _rows(con, "SELECT * FROM rule_rates WHERE run_id = ?", [run_id])
+    rates = fetch_dicts(con, "SELECT * FROM rule_rates WHERE run_id = ?", [run_id])
     rates.sort(key=lambda r: (GATES.index(r["gate"]), -(r["rate"] or 0), r["rule_id"]))
     for r in rates:
         r["description"] = descriptions.get(r["rule_id"], "")
@@ -274,7 +268,7 @@ def build(
             LEFT JOIN rule_status r ON r.snapshot_id = o.snapshot_id AND r.gate = own_gate(s.stage)
             WHERE o.run_id = ? GROUP BY ALL
         )"""
-    stages = _rows(
+    stages = fetch_dicts(
         con,
         own
         + """
@@ -283,23 +277,23 @@ def build(
         ORDER BY list_position(['open', 'converging', 'applied', 'harvested'], stage)""",
         [run_id],
     )
-    worst = _rows(
+    worst = fetch_dicts(
         con,
         own + " SELECT * FROM own WHERE failing > 0 ORDER BY failing DESC, repo, path LIMIT ?",
         [run_id, worst_n],
     )
-    failing_sessions = _rows(
+    failing_sessions = fetch_dicts(
         con, own + " SELECT count(*) AS n FROM own WHERE failing > 0", [run_id]
     )[0]["n"]
     for s in worst:
-        s["findings"] = _rows(
+        s["findings"] = fetch_dicts(
             con,
             "SELECT rule_id, file, line, message FROM rule_results "
             "WHERE snapshot_id = ? AND gate = ? AND status = 'fail' "
             "ORDER BY rule_id, line NULLS FIRST",
             [s["snapshot_id"], s["gate"]],
         )
-    trend = _rows(con, "SELECT run_id, gate, rule_id, rate FROM rule_rates ORDER BY run_id")
+    trend = fetch_dicts(con, "SELECT run_id, gate, rule_id, rate FROM rule_rates ORDER BY run_id")
     issue_query = """
         SELECT coalesce(o.repo || ' / ' || o.path, p.run_id) AS "where",
             p.file, p.line, p.code, p.message
@@ -309,13 +303,15 @@ def build(
         ) o USING (snapshot_id)
         WHERE o.snapshot_id IS NOT NULL OR p.run_id = ?
     """
-    issues = _rows(con, issue_query + " ORDER BY 1, 2, 3 LIMIT ?", [run_id, run_id, issue_n])
-    issue_total = _rows(con, f"SELECT count(*) AS n FROM ({issue_query})", [run_id, run_id])[0]["n"]
+    issues = fetch_dicts(con, issue_query + " ORDER BY 1, 2, 3 LIMIT ?", [run_id, run_id, issue_n])
+    issue_total = fetch_dicts(con, f"SELECT count(*) AS n FROM ({issue_query})", [run_id, run_id])[
+        0
+    ]["n"]
     sessions = sum(s["sessions"] for s in stages)
     clean = sum(s["clean"] for s in stages)
     run.update(
         sessions=sessions,
-        repos=_rows(
+        repos=fetch_dicts(
             con, "SELECT count(DISTINCT repo) AS n FROM observations WHERE run_id = ?", [run_id]
         )[0]["n"],
         clean_share=f"{clean / sessions:.0%}" if sessions else "–",
@@ -327,7 +323,7 @@ def build(
 
     stats = compute(out_path, run_id)
     lifetimes = stats["fork_lifetimes"]
-    open_forks = _rows(
+    open_forks = fetch_dicts(
         con,
         """
         SELECT repo, topic, fork_id, title, raised_by, hours
