@@ -488,6 +488,12 @@ def arrow_type(type_: str) -> Any:
     return getattr(pa, _ARROW[type_])()
 
 
+def blank_row(table: Table, *given: str) -> dict[str, Any]:
+    """A row of `table` with every column None except snapshot_id and the `given` ones."""
+    skip = {"snapshot_id", *given}
+    return dict.fromkeys(n for n in table.names if n not in skip)
+
+
 def arrow_table(table: Table, rows: list[dict[str, Any]]) -> Any:
     """Row dicts → an Arrow table, column by column (three times faster than from_pylist)."""
     import pyarrow as pa

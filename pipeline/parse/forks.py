@@ -7,6 +7,7 @@ from typing import Any
 
 from pipeline.parse.lexical import DASH, MAX_LINE_CHARS, field, int32
 from pipeline.parse.records import Records
+from pipeline.schema import FORKS, blank_row
 
 FILE = "forks.md"
 # The title ends at its last non-space (not lazily before `\s*`, which is quadratic).
@@ -47,22 +48,7 @@ def parse_forks(lines: list[str], rec: Records) -> None:
 
 
 def _heading(line: str, number: int, rec: Records) -> dict[str, Any]:
-    fork: dict[str, Any] = dict.fromkeys(
-        (
-            "fork_id",
-            "fork_num",
-            "title",
-            "marker",
-            "marker_raw",
-            "destination",
-            "raised_by",
-            "raised_by_kind",
-            "raised_by_sync",
-            "raised_by_line",
-            "closes_when",
-            "closes_when_line",
-        ),
-    )
+    fork = blank_row(FORKS, "file", "line")
     m = _HEADING_RE.match(line) if len(line) <= MAX_LINE_CHARS else None
     if m:
         fork.update(fork_num=int32(m[1]), fork_id=f"F{m[1]}", title=m[2].strip(), marker_raw=m[3])

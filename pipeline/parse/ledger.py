@@ -7,6 +7,7 @@ from typing import Any
 
 from pipeline.parse.lexical import DASH, MAX_LINE_CHARS, field, int32
 from pipeline.parse.records import Records
+from pipeline.schema import LEDGER, blank_row
 
 FILE = "ledger.md"
 # The title ends at its last non-space (not lazily before `\s*`, which is quadratic).
@@ -71,20 +72,7 @@ def _extend(entry: dict[str, Any] | None, key: str | None, more: list[str]) -> N
 
 
 def _heading(line: str, number: int, position: int, rec: Records) -> dict[str, Any]:
-    entry: dict[str, Any] = dict.fromkeys(
-        (
-            "decision_id",
-            "decision_num",
-            "title",
-            "decision",
-            "why",
-            "how_to_apply",
-            "resolves_raw",
-            "reversed_by",
-            "reversed_by_line",
-            "reverses",
-        ),
-    )
+    entry = blank_row(LEDGER, "file", "line", "position")
     m = _HEADING_RE.match(line) if len(line) <= MAX_LINE_CHARS else None
     loose = m or _LOOSE_ID_RE.match(line)
     if loose:
