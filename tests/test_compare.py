@@ -123,15 +123,11 @@ def test_same_runs_compared_flag_nothing(replay: Path) -> None:
 
 def test_compare_cli_exit_codes_and_json(replay: Path, tmp_path: Path) -> None:
     runner = CliRunner()
-    args = [
-        "compare",
-        "--out",
-        str(replay),
-        "--baseline",
-        "run=baseline",
-        "--candidate",
-        "run=candidate",
-    ]
+
+    def compare_args(baseline: str, candidate: str) -> list[str]:
+        return ["compare", "--out", str(replay), "--baseline", baseline, "--candidate", candidate]
+
+    args = compare_args("run=baseline", "run=candidate")
     text = runner.invoke(app, args)
     assert text.exit_code == 1 and "regression" in text.output and "BS-FORK-01" in text.output
     sarif = tmp_path / "c.sarif"
@@ -140,23 +136,9 @@ def test_compare_cli_exit_codes_and_json(replay: Path, tmp_path: Path) -> None:
     assert doc["counts"]["regression"] >= 1 and doc["rows"][0]["verdict"] == "regression"
     states = {r["baselineState"] for r in json.loads(sarif.read_text())["runs"][0]["results"]}
     assert "new" in states
-    same = runner.invoke(
-        app,
-        [
-            "compare",
-            "--out",
-            str(replay),
-            "--baseline",
-            "run=baseline",
-            "--candidate",
-            "run=baseline",
-        ],
-    )
+    same = runner.invoke(app, compare_args("run=baseline", "run=baseline"))
     assert same.exit_code == 0
-    bad = runner.invoke(
-        app,
-        ["compare", "--out", str(replay), "--baseline", "run=nope", "--candidate", "run=candidate"],
-    )
+    bad = runner.invoke(app, compare_args("run=nope", "run=candidate"))
     assert bad.exit_code == 2
     assert "run=baseline" in bad.output and "run=candidate" in bad.output, (
         "names the labels that exist"

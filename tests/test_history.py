@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -70,14 +71,18 @@ def test_one_snapshot_per_commit_with_commit_time(
     assert len(rows) == 6
 
 
-def test_series_rules_flag_the_commit_that_broke_them(
-    history: tuple[Path, dict[str, str]], tmp_path: Path
-) -> None:
+@pytest.fixture
+def checked(history: tuple[Path, dict[str, str]], tmp_path: Path) -> tuple[dict[str, str], Any]:
+    """The history crawled with --git-history and checked: (commit ids, a DuckDB connection)."""
     repo, shas = history
     out = Out(tmp_path / "out")
     crawl([str(repo.parent)], str(out.root), workers=1, git_history=True)
     evaluate(out)
-    con = connect(out)
+    return shas, connect(out)
+
+
+def test_series_rules_flag_the_commit_that_broke_them(checked: tuple[dict[str, str], Any]) -> None:
+    shas, con = checked
     failing = con.execute(
         """
         SELECT o."commit", r.rule_id, r.message
@@ -102,13 +107,9 @@ def test_series_rules_flag_the_commit_that_broke_them(
 
 
 def test_working_tree_fails_ops_02_for_an_ops_file_any_commit_tracked(
-    history: tuple[Path, dict[str, str]], tmp_path: Path
+    checked: tuple[dict[str, str], Any],
 ) -> None:
-    repo, shas = history
-    out = Out(tmp_path / "out")
-    crawl([str(repo.parent)], str(out.root), workers=1, git_history=True)
-    evaluate(out)
-    con = connect(out)
+    shas, con = checked
     rows = con.execute(
         """
         SELECT r.status, r.message FROM observations o JOIN rule_results r USING (snapshot_id)
