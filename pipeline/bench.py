@@ -140,26 +140,25 @@ def truth(
 ) -> dict[str, Any]:
     """Ground truth at scale: check against the generator (every session, every gate), and
     detect against check (every session at its own gate, or at every gate with all_gates)."""
-    from pipeline.check import evaluate
+    from pipeline.check import check
     from pipeline.crawl import crawl
-    from pipeline.rules import GATES
     from pipeline.store import Out
     from pipeline.truth import by_status, load_truth, mismatches, observed_statuses
+    from pipeline.vocabulary import GATES, OWN_GATE
 
     root = generate(workdir / f"corpus-{sessions}", sessions, seed, rate)
     out = Out(workdir / f"truth-out-{sessions}")
     shutil.rmtree(out.root, ignore_errors=True)
     crawl([str(root)], str(out.root))
-    evaluate(out)
+    check(str(out.root))
     found = observed_statuses(out)
     problems = mismatches(load_truth(root), found)  # every session, every gate
     truth_items = load_truth(root)
-    own = {"open": "session", "converging": "manifest", "applied": "move", "harvested": "move"}
     tasks = [
         (str(root / repo / path), gate, by_status(gates[gate]))
         for (repo, path), gates in sorted(found.items())
         for gate in GATES
-        if all_gates or gate == own[truth_items[(repo, path)]["stage"]]
+        if all_gates or gate == OWN_GATE[truth_items[(repo, path)]["stage"]]
     ]
     with ProcessPoolExecutor(mp_context=get_context("spawn")) as pool:
         disagreements = [
@@ -192,10 +191,9 @@ def replay_pair(
     candidate_rates: dict[str, float] | None = None,
 ) -> Any:
     """Generate a baseline and a candidate of the same sessions, crawl both, compare them."""
-    from pipeline.check import evaluate
-    from pipeline.compare import compare
+    from pipeline.check import check
+    from pipeline.compare import Selector, compare
     from pipeline.crawl import crawl
-    from pipeline.store import Out
 
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     from fixtures.generate import generate as generate_corpus
@@ -209,8 +207,10 @@ def replay_pair(
         corpus = workdir / side
         generate_corpus(corpus, sessions, seed, rate, defect_seed=defect_seed, rates=rates)
         crawl([str(corpus)], str(out), {"run": side}, workers=1)
-    evaluate(Out(out))
-    return compare(str(out), {"run": "baseline"}, {"run": "candidate"})
+    check(str(out))
+    return compare(
+        str(out), Selector(None, {"run": "baseline"}), Selector(None, {"run": "candidate"})
+    )
 
 
 def null_replays(workdir: Path, repetitions: int, sessions: int, rate: float) -> dict[str, Any]:

@@ -1,126 +1,147 @@
-"""`census check`: every rule at every gate for every stored snapshot, into rule_results."""
+"""`census check`: decide every rule for every census point not yet checked, and freeze it.
+
+A check evaluates each rule on the snapshots that have no result under the current rule set
+yet (incremental: a night's new content only), adds the findings along each session's
+history that belong to the point (Status backward, forks retitled, ledger entries
+rewritten), and commits them with one `checks` row per point. From then on the point's
+figures are facts: later crawls add points, never rewrite one (docs/time-model.md).
+"""
 
 from __future__ import annotations
 
-import os
-import shutil
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from pipeline.engine import connect, fetch_dicts, quote, write_database
-from pipeline.rules import GATES, results_sql
-from pipeline.schema import RULE_RESULTS
-from pipeline.store import PARTITION, Out, new_run_id
+from pipeline import __version__
+from pipeline.engine import connect, write_database
+from pipeline.rules import results_sql, ruleset, series_sql
+from pipeline.schema import CHECKS, CONTENT_TABLES, RULE_RESULTS, SERIES_FINDINGS
+from pipeline.store import Out, PartitionWriter, new_run_id, publish
 
-
-@dataclass
-class Rate:
-    gate: str
-    rule_id: str
-    evaluated: int
-    failed: int
-    info: int
-    skipped: int
-    rate: float | None
-    rate_lo: float | None
-    rate_hi: float | None
+# Snapshots evaluated per batch: bounds memory on a first check of a large OUT.
+BATCH_SNAPSHOTS = 5_000
 
 
 @dataclass
 class CheckSummary:
-    run_id: str | None
-    snapshots: int
-    results: int
+    points: list[str]  # the points this check decided, oldest first
+    snapshots: int  # snapshots newly evaluated
+    series_findings: int
+    ruleset: str
+    previous_ruleset: str | None  # the last check's rule set, when it differs
     seconds: float
-    rates: list[Rate] = field(default_factory=list)
+    rechecked: bool = False
+    unchanged: list[str] = field(default_factory=list)  # already-checked points left as they are
 
 
-def evaluate(out: Out) -> tuple[int, int]:
-    """Write rule_results for every snapshot; returns (snapshots, result rows)."""
-    con = connect(out)
-    check_id = new_run_id()
-    staging = out.root / "staging" / f"check-{check_id}"
-    staging.mkdir(parents=True, exist_ok=True)
-    part = staging / "part-0.parquet"
-    target = quote(part)
-    con.execute(f"COPY ({results_sql()}) TO {target} (FORMAT parquet, COMPRESSION zstd)")
-    rows = con.execute(f"SELECT count(*) FROM read_parquet({target})").fetchone()[0]
-    snapshots = con.execute("SELECT count(*) FROM snapshots").fetchone()[0]
-    folder = out.tables / RULE_RESULTS.name
-    folder.mkdir(parents=True, exist_ok=True)
-    os.replace(staging, folder / f"{PARTITION}={check_id}")
-    # The new evaluation replaces every older one; results are per snapshot, so nothing is lost.
-    for old in folder.glob(f"{PARTITION}=*"):
-        if old.name != f"{PARTITION}={check_id}":
-            shutil.rmtree(old, ignore_errors=True)
-    return snapshots, rows
-
-
-def rates(
-    out: Out, run_id: str | None = None, gate: str | None = None
-) -> tuple[str | None, list[Rate]]:
-    """Failure rates for a run (default: the latest), at each session's own gate or at `gate`."""
-    con = connect(out)
-    if run_id is None:
-        row = con.execute("SELECT max(run_id) FROM runs").fetchone()
-        run_id = row[0] if row else None
-    if run_id is None:
-        return None, []
-    if gate is None:
-        query = (
-            "SELECT gate, rule_id, evaluated, failed, info, skipped, rate, rate_lo, rate_hi "
-            "FROM rule_rates WHERE run_id = ? ORDER BY gate, rule_id"
-        )
-        rows = con.execute(query, [run_id]).fetchall()
-    else:
-        rows = con.execute(_AT_GATE, [run_id, gate]).fetchall()
-    ordered = sorted(rows, key=lambda r: (GATES.index(r[0]), r[1]))
-    return run_id, [Rate(*r) for r in ordered]
-
-
-# Rates at one asked gate for every session (not each at its own).
-_AT_GATE = """
-WITH c AS (
-    SELECT r.gate, r.rule_id,
-        count(*) FILTER (WHERE status IN ('pass', 'fail', 'info')) AS evaluated,
-        count(*) FILTER (WHERE status = 'fail') AS failed,
-        count(*) FILTER (WHERE status = 'info') AS info,
-        count(*) FILTER (WHERE status = 'skipped') AS skipped
-    FROM latest_observations o JOIN rule_status r USING (snapshot_id)
-    WHERE o.run_id = ? AND r.gate = ?
-    GROUP BY ALL
-)
-SELECT gate, rule_id, evaluated, failed, info, skipped, failed / nullif(evaluated, 0),
-    wilson_lo(failed, evaluated), wilson_hi(failed, evaluated)
-FROM c
-"""
-
-
-def check(out_path: str, gate: str | None = None) -> CheckSummary:
+def check(out_path: str, recheck: bool = False) -> CheckSummary:
+    """Check every census point of OUT not yet checked (every point with `recheck`)."""
     started = time.perf_counter()
     out = Out(out_path)
     out.require()
     with out.lock():
-        snapshots, rows = evaluate(out)
-        write_database(out)
-    run_id, found = rates(out, gate=gate)
-    return CheckSummary(run_id, snapshots, rows, time.perf_counter() - started, found)
+        out.sweep()
+        con = connect(out)
+        current = ruleset()
+        points = _points(con)
+        pending = [p for p, done in points if recheck or not done]
+        last = con.execute("SELECT arg_max(ruleset, check_id) FROM checks").fetchone()[0]
+        summary = CheckSummary(
+            pending, 0, 0, current, last if last and last != current else None, 0.0, recheck
+        )
+        summary.unchanged = [p for p, done in points if done and p not in pending]
+        if pending:
+            _decide(out, con, pending, current, summary)
+            write_database(out)
+    summary.seconds = time.perf_counter() - started
+    return summary
 
 
-def findings(out: Out, run_id: str, gate: str | None = None) -> list[dict[str, Any]]:
-    """Failing and info findings of a run's sessions (at their own gate, or at `gate`)."""
-    con = connect(out)
-    gate_sql = "?" if gate else "own_gate(s.stage)"
-    query = f"""
-        SELECT o.root, o.repo_path, o.path, o.session_key, o.snapshot_id, r.gate, r.rule_id,
-            r.status, r.file, r.line, r.message
-        FROM latest_observations o
-        JOIN snapshots s USING (snapshot_id)
-        JOIN rule_results r ON r.snapshot_id = o.snapshot_id AND r.gate = {gate_sql}
-        WHERE o.run_id = ? AND r.status IN ('fail', 'info')
-        ORDER BY o.root, o.repo_path, o.path, r.rule_id, r.line
+def _points(con: Any) -> list[tuple[str, bool]]:
+    rows = con.execute("SELECT point, checked FROM points ORDER BY position").fetchall()
+    return [(r[0], bool(r[1])) for r in rows]
+
+
+def _decide(out: Out, con: Any, points: list[str], current: str, summary: CheckSummary) -> None:
+    check_id = new_run_id()
+    staging = out.root / "staging" / f"check-{check_id}"
+    writer = PartitionWriter(staging, [RULE_RESULTS, SERIES_FINDINGS, CHECKS])
+    todo = _unevaluated(con, points, current)
+    summary.snapshots = len(todo)
+    for start in range(0, len(todo), BATCH_SNAPSHOTS):
+        writer.write(
+            RULE_RESULTS.name, evaluate(con, todo[start : start + BATCH_SNAPSHOTS], current)
+        )
+    for point in points:
+        found = con.sql(series_sql(), params={"point": point}).to_arrow_table()
+        writer.write(SERIES_FINDINGS.name, found)
+        summary.series_findings += found.num_rows
+        writer.write(
+            CHECKS.name,
+            [
+                {
+                    "check_id": check_id,
+                    "point": point,
+                    "ruleset": current,
+                    "checked_at": _now(),
+                    "tool_version": __version__,
+                    "snapshots_evaluated": len(todo),
+                    "series_findings": found.num_rows,
+                }
+            ],
+        )
+    writer.close()
+    with out.commit_lock():
+        publish(out, staging, f"check-{check_id}")
+
+
+def _now() -> Any:
+    from datetime import UTC, datetime
+
+    return datetime.now(UTC)
+
+
+def _unevaluated(con: Any, points: list[str], current: str) -> list[str]:
+    """Snapshots the points observe (working trees and commits) with no result under
+    the current rule set."""
+    rows = con.execute(
+        """
+        SELECT DISTINCT o.snapshot_id
+        FROM observations o
+        JOIN run_points r USING (run_id)
+        WHERE list_contains($points, r.point)
+            AND o.snapshot_id NOT IN (SELECT snapshot_id FROM rule_results WHERE ruleset = $rs)
+        ORDER BY 1
+        """,
+        {"points": points, "rs": current},
+    ).fetchall()
+    return [r[0] for r in rows]
+
+
+def evaluate(con: Any, snapshot_ids: list[str], current: str) -> Any:
+    """Every rule's result for the given snapshots, as an Arrow table shaped like rule_results.
+
+    The snapshots' rows are copied into a schema of their own and the rules run there, so a
+    night's check reads only that night's new content (the same way `census detect` runs the
+    rules on one folder's rows).
     """
-    # The gate placeholder comes first in the query text when given.
-    params: list[Any] = ([gate] if gate else []) + [run_id]
-    return fetch_dicts(con, query, params)
+    con.execute(
+        "CREATE OR REPLACE TEMP TABLE todo AS SELECT unnest($ids) AS snapshot_id",
+        {"ids": snapshot_ids},
+    )
+    con.execute("CREATE SCHEMA IF NOT EXISTS batch")
+    for table in CONTENT_TABLES:
+        con.execute(
+            f'CREATE OR REPLACE TABLE batch."{table.name}" AS SELECT * FROM main."{table.name}" '
+            "WHERE snapshot_id IN (SELECT snapshot_id FROM todo)"
+        )
+    con.execute("SET search_path = 'batch,main'")
+    try:
+        return con.sql(
+            "SELECT snapshot_id, $ruleset AS ruleset, rule_id, gate, status, file, line, message "
+            f"FROM ({results_sql()}) ORDER BY snapshot_id, rule_id, line NULLS FIRST, message",
+            params={"ruleset": current},
+        ).to_arrow_table()
+    finally:
+        con.execute("SET search_path = 'main'")

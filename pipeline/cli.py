@@ -1,11 +1,13 @@
 """The `census` command: thin wrappers that parse options, call one library function, print.
 
-Heavy libraries are imported inside the commands, so `census detect` starts fast.
+Heavy libraries are imported inside the commands, so `census detect` starts fast. Every
+error a user can act on is a `CensusError`, printed here as one line on stderr, exit 2.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 from enum import StrEnum
 from pathlib import Path
@@ -14,32 +16,67 @@ from typing import Annotated, Any, NoReturn
 import typer
 import typer.core
 
+from pipeline.errors import CensusError
+
+# The metrics --fail-on-regression watches when given no value: every rule's rate.
+REGRESSION_DEFAULT = "rules"
+
 
 class _CensusGroup(typer.core.TyperGroup):
-    """Turns errors into one line on stderr and exit 2 (a traceback only with --debug)."""
+    """One line on stderr and exit 2 for every error (a traceback only with --debug); a closed
+    pipe ends quietly."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        return super().parse_args(ctx, _bare_regression_flag(args))
 
     def invoke(self, ctx: Any) -> Any:
         try:
             return super().invoke(ctx)
+        except BrokenPipeError:
+            _quiet_pipe()
         except Exception as err:
             # Exits, aborts and usage errors (which carry an exit code) are the CLI's own.
-            if (
-                _state["debug"]
-                or isinstance(err, typer.Exit | typer.Abort)
-                or hasattr(err, "exit_code")
-            ):
+            if _state["debug"] or isinstance(err, typer.Exit | typer.Abort):
                 raise
-            # Imported only for a real error: it pulls in compare and stats, which detect
-            # (whose every answer is a typer.Exit) never needs.
-            from pipeline.errors import KNOWN
-
+            if hasattr(err, "exit_code"):
+                _usage_line(err)
             text = (
                 str(err)
-                if isinstance(err, KNOWN)
-                else (f"internal error: {type(err).__name__}: {err} (rerun with --debug)")
+                if isinstance(err, CensusError)
+                else f"internal error: {type(err).__name__}: {err} (rerun with --debug)"
             )
             typer.echo(f"census: {text}", err=True)
             ctx.exit(2)
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return super().main(*args, **kwargs)
+        except BrokenPipeError:
+            _quiet_pipe()
+
+
+def _bare_regression_flag(args: list[str]) -> list[str]:
+    """`--fail-on-regression` with no value watches the rules' rates (REGRESSION_DEFAULT)."""
+    out = list(args)
+    for i, arg in enumerate(out):
+        if arg == "--fail-on-regression" and (i + 1 == len(out) or out[i + 1].startswith("-")):
+            out.insert(i + 1, REGRESSION_DEFAULT)
+    return out
+
+
+def _usage_line(err: Any) -> NoReturn:
+    """Click's usage errors as one line, like every other error."""
+    message = err.format_message() if hasattr(err, "format_message") else str(err)
+    command = err.ctx.command_path if getattr(err, "ctx", None) else "census"
+    typer.echo(f"census: {message} (see '{command} --help')", err=True)
+    raise SystemExit(2)
+
+
+def _quiet_pipe() -> NoReturn:
+    """The reader went away (`census check | head -1`): stop without a word."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    raise SystemExit(141)
 
 
 app = typer.Typer(
@@ -76,6 +113,24 @@ LabelOption = Annotated[
 WorkersOption = Annotated[
     int | None, typer.Option(help="Worker processes (default: one per core).")
 ]
+PointOption = Annotated[
+    str | None,
+    typer.Option(
+        help="The census point this run belongs to (the shards of one night share one); "
+        "default: a point of its own."
+    ),
+]
+RunSelector = Annotated[
+    str | None,
+    typer.Option(
+        "--run", help="Which census point: latest (default), previous, a run id or a point name."
+    ),
+]
+LabelSelector = Annotated[
+    list[str],
+    typer.Option("--label", "-l", help="Only census points whose runs carry k=v (repeatable)."),
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
 
 
 def fail(message: str, code: int = 2) -> NoReturn:
@@ -100,21 +155,6 @@ def _labels(values: list[str]) -> dict[str, str]:
     return labels
 
 
-def _progress() -> Any:
-    """A rich progress bar on a terminal; plain lines otherwise."""
-    if sys.stderr.isatty():
-        from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-
-        progress = Progress(
-            SpinnerColumn(),
-            TextColumn("crawling: {task.completed} sessions"),
-            TimeElapsedColumn(),
-            transient=True,
-        )
-        return progress
-    return None
-
-
 def _shard(value: str | None) -> tuple[int, int] | None:
     if value is None:
         return None
@@ -124,23 +164,11 @@ def _shard(value: str | None) -> tuple[int, int] | None:
     return int(k), int(n)
 
 
-def _crawl(
-    roots: list[str],
-    out: Path,
-    labels: dict[str, str],
-    workers: int | None,
-    history: bool = False,
-    shard: tuple[int, int] | None = None,
-    scheduler: str | None = None,
-) -> Any:
-    from functools import partial
+def _crawl(roots: list[str], out: Path, labels: dict[str, str], **options: Any) -> Any:
+    """The crawl with progress: a bar on a terminal, a line per 5,000 sessions otherwise."""
+    from pipeline.crawl import crawl as run_crawl
 
-    from pipeline import crawl as crawl_module
-
-    crawl = partial(crawl_module.crawl, shard=shard, scheduler=scheduler)
-
-    progress = _progress()
-    if progress is None:
+    if not sys.stderr.isatty():
         seen = [0]
 
         def tick(n: int) -> None:
@@ -148,16 +176,27 @@ def _crawl(
             if seen[0] // 5000 != (seen[0] - n) // 5000:
                 typer.echo(f"crawled {seen[0]} sessions", err=True)
 
-        return crawl(roots, str(out), labels, workers, tick, history)
-    with progress:
+        return run_crawl(roots, str(out), labels, progress=tick, **options)
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    columns = (SpinnerColumn(), TextColumn("crawling: {task.completed} sessions"))
+    with Progress(*columns, TimeElapsedColumn(), transient=True) as progress:
         task = progress.add_task("crawl", total=None)
-        return crawl(roots, str(out), labels, workers, lambda n: progress.advance(task, n), history)
+        return run_crawl(
+            roots, str(out), labels, progress=lambda n: progress.advance(task, n), **options
+        )
 
 
 def _print_crawl(summary: Any) -> None:
+    if summary.previous_reader:
+        typer.echo(
+            f"the readers changed since the last run (version {summary.previous_reader} → "
+            "this one): every session is read and parsed again, once"
+        )
     past = f" (+{summary.history} from git history)" if summary.history else ""
+    point = "" if summary.point == summary.run_id else f" (census point {summary.point})"
     typer.echo(
-        f"run {summary.run_id}: {summary.sessions} sessions{past}, "
+        f"run {summary.run_id}{point}: {summary.sessions} sessions{past}, "
         f"{summary.new_snapshots} new snapshots "
         f"({summary.read} read, {summary.parsed} parsed), {summary.parse_issues} parse issues, "
         f"{summary.seconds:.2f} s → {summary.out}"
@@ -169,11 +208,12 @@ def crawl(
     roots: Annotated[list[str], typer.Argument(help="Directories, git repositories or archives.")],
     out: OutOption = Path(DEFAULT_OUT),
     label: LabelOption = [],  # noqa: B006
+    point: PointOption = None,
     workers: WorkersOption = None,
     git_history: Annotated[
         bool,
         typer.Option(
-            "--git-history", help="Also one snapshot per commit that touched a session folder."
+            "--git-history", help="Also one snapshot per commit that changed a session folder."
         ),
     ] = False,
     shard: Annotated[
@@ -187,97 +227,122 @@ def crawl(
 
     Unchanged content is not parsed again. Example:
 
-        census crawl ~/src --out census-out --label run=nightly --git-history
+        census crawl ~/src --out census-out --point 2026-11-29 --git-history
     """
-    summary = _crawl(roots, out, _labels(label), workers, git_history, _shard(shard), scheduler)
+    summary = _crawl(
+        roots,
+        out,
+        _labels(label),
+        workers=workers,
+        git_history=git_history,
+        shard=_shard(shard),
+        scheduler=scheduler,
+        point=point,
+    )
     _print_crawl(summary)
 
 
-def _print_rates(run_id: str | None, rates: list[Any]) -> None:
-    """One row per rule, one column per gate: the sessions whose own gate that is."""
-    from rich.console import Console
-    from rich.table import Table
-
-    from pipeline.rules import GATES
-
-    cells: dict[str, dict[str, str]] = {}
-    for r in rates:
-        if r.rate is None:
-            text = f"– ({r.skipped} skipped)" if r.skipped else "–"
-        else:
-            text = f"{r.failed}/{r.evaluated} {r.rate:.0%} ({r.rate_lo:.0%}–{r.rate_hi:.0%})"
-            text += f" +{r.info} info" if r.info else ""
-        cells.setdefault(r.rule_id, {})[r.gate] = text
-    table = Table(
-        title=f"Rule-failure rates, run {run_id}: failed/evaluated, rate (95% Wilson interval), "
-        "over the sessions whose own gate each column is",
-        title_justify="left",
+def _print_check(summary: Any) -> None:
+    if summary.previous_ruleset:
+        typer.echo(
+            f"the rules changed since the last check ({summary.previous_ruleset} → "
+            f"{summary.ruleset}): new census points are checked with the new rules; earlier "
+            "points keep their results (census check --recheck re-checks them all)"
+        )
+    if not summary.points:
+        typer.echo(f"nothing to check: every census point is checked ({summary.seconds:.2f} s)")
+        return
+    what = "re-checked" if summary.rechecked else "checked"
+    names = ", ".join(summary.points[-3:]) + (" …" if len(summary.points) > 3 else "")
+    typer.echo(
+        f"{what} {len(summary.points)} census point(s) ({names}): "
+        f"{summary.snapshots} snapshots evaluated, {summary.series_findings} findings along "
+        f"history, {summary.seconds:.2f} s"
     )
-    table.add_column("rule")
-    for gate in GATES:
-        table.add_column(f"{gate} gate", justify="right")
-    for rule_id in sorted(cells):
-        table.add_row(rule_id, *(cells[rule_id].get(g, "") for g in GATES))
-    Console(width=120).print(table)
+
+
+def _rates_table(point: Any, rates: list[Any], gate: str | None = None) -> Any:
+    from pipeline.textout import count_rate, interval, table
+
+    where = f"every session at the {gate} gate" if gate else "each session at its own gate"
+    rows = [
+        [
+            r.rule_id,
+            r.gate,
+            count_rate(r.failed, r.evaluated, r.rate),
+            interval(r.rate_lo, r.rate_hi),
+            str(r.info) if r.info else "",
+            str(r.skipped) if r.skipped else "",
+        ]
+        for r in rates
+    ]
+    return table(
+        f"Rule-failure rates at census point {point.title}, {where}: failed/evaluated, rate, "
+        "95% Wilson interval",
+        ["rule", "gate", "failed/evaluated", "95% interval", "info", "skipped"],
+        rows,
+    )
 
 
 @app.command()
 def check(
     out: OutOption = Path(DEFAULT_OUT),
+    run: RunSelector = None,
+    label: LabelSelector = [],  # noqa: B006
     gate: Annotated[
         Gate | None, typer.Option(help="Rates at this gate for every session, not each at its own.")
     ] = None,
     sarif: Annotated[
-        Path | None, typer.Option(help="Write the findings as SARIF 2.1.0 here.")
+        Path | None, typer.Option(help="Write the point's findings as SARIF 2.1.0 here.")
     ] = None,
     fail_above: Annotated[
-        float | None, typer.Option(help="Exit 1 when any rule's failure rate is above this (0–1).")
+        float | None, typer.Option(help="Exit 1 when a rule's failure rate is above this (0–1).")
     ] = None,
     fail_on_regression: Annotated[
-        bool,
+        list[str],
         typer.Option(
             "--fail-on-regression",
-            help="Exit 1 when a rule is worse than in the previous run, beyond its interval.",
+            help="Exit 1 when a metric is worse than at the previous census point beyond its "
+            "interval. Metrics (comma-separated): rules (the default), a rule ID, clean-share, "
+            "fork-median-hours.",
         ),
+    ] = [],  # noqa: B006
+    recheck: Annotated[
+        bool,
+        typer.Option("--recheck", help="Check every census point again with the current rules."),
     ] = False,
+    json_: JsonOption = False,
 ) -> None:
-    """Evaluate every rule at every gate for every stored snapshot into rule_results; print rates.
+    """Decide every rule for every census point not yet checked, freeze the results, and print
+    the failure rates of one point (the latest by default).
 
-    Example: census check --out census-out --sarif census.sarif --fail-above 0.2
+    Example: census check --out census-out --sarif out.sarif --fail-above 0.2 --fail-on-regression
     """
+    from pipeline import alarms
     from pipeline.check import check as run_check
-    from pipeline.check import findings
-    from pipeline.sarif import write_sarif
-    from pipeline.store import Out
 
-    summary = run_check(str(out), gate.value if gate else None)
-    _print_rates(summary.run_id, summary.rates)
-    typer.echo(
-        f"{summary.snapshots} snapshots checked, {summary.results} results, {summary.seconds:.2f} s"
-    )
-    if sarif is not None and summary.run_id:
-        write_sarif(str(sarif), findings(Out(out), summary.run_id, gate.value if gate else None))
-        typer.echo(f"SARIF → {sarif}")
-    alarm = False
-    if fail_above is not None:
-        over = [r for r in summary.rates if r.rate is not None and r.rate > fail_above]
-        if over:
-            names = ", ".join(f"{r.rule_id}@{r.gate} {r.rate:.1%}" for r in over)
-            typer.echo(f"above {fail_above:.1%}: {names}")
-            alarm = True
-    if fail_on_regression:
-        from pipeline.compare import against_previous_run
+    if fail_above is not None and not 0 <= fail_above <= 1:
+        fail(f"--fail-above {fail_above} is not a rate between 0 and 1; write --fail-above 0.2")
+    metrics = alarms.parse_metrics(fail_on_regression)
+    summary = run_check(str(out), recheck=recheck)
+    report = alarms.evaluate(str(out), run, _labels(label), gate, fail_above, metrics)
+    if sarif is not None:
+        from pipeline.sarif import write_sarif
 
-        comparison = against_previous_run(str(out))
-        if comparison is None:
-            typer.echo("no previous run in OUT: nothing to regress from")
-        elif comparison.regressions:
-            _print_comparison(comparison)
-            alarm = True
-        else:
-            typer.echo(f"no regression against the previous run {comparison.baseline_runs[0]}")
-    if alarm:
-        raise typer.Exit(1)
+        write_sarif(str(sarif), report.findings())
+    if json_:
+        typer.echo(json.dumps(report.as_json(summary), indent=2, default=str))
+    else:
+        _print_check(summary)
+        from pipeline.textout import console
+
+        console().print(_rates_table(report.point, report.rates, gate.value if gate else None))
+        if sarif is not None:
+            typer.echo(f"SARIF → {sarif}")
+        typer.echo(report.closing_line())
+    for line in report.alarm_lines():
+        typer.echo(f"census: {line}", err=True)
+    raise typer.Exit(1 if report.tripped else 0)
 
 
 @app.command()
@@ -288,6 +353,7 @@ def run(
     ] = None,
     out: OutOption = Path(DEFAULT_OUT),
     label: LabelOption = [],  # noqa: B006
+    point: PointOption = None,
     workers: WorkersOption = None,
 ) -> None:
     """The main job: crawl, check, print failure rates and write the HTML report.
@@ -296,22 +362,22 @@ def run(
 
     Example: census run ~/src/team-repos --out census-out
     """
+    from pipeline import alarms
     from pipeline.check import check as run_check
+    from pipeline.report import build
     from pipeline.resources import example_corpus
+    from pipeline.textout import console
 
     if not roots:
         corpus = example_corpus()
         roots = sorted(str(p) for p in corpus.iterdir() if p.is_dir() or p.name.endswith(".tar.gz"))
-    from pipeline.report import build
-
-    _print_crawl(_crawl(roots, out, _labels(label), workers))
+    _print_crawl(_crawl(roots, out, _labels(label), workers=workers, point=point))
     summary = run_check(str(out))
-    _print_rates(summary.run_id, summary.rates)
-    typer.echo(
-        f"{summary.snapshots} snapshots checked in {summary.seconds:.2f} s; tables in {out}/tables"
-    )
-    report = build(str(out))
-    typer.echo(f"report: {report.path}")
+    _print_check(summary)
+    report = alarms.evaluate(str(out), None, {}, None, None, [])
+    console().print(_rates_table(report.point, report.rates))
+    built = build(str(out))
+    typer.echo(f"report: {built.path}")
 
 
 @app.command()
@@ -320,7 +386,7 @@ def detect(
     gate: Annotated[
         Gate, typer.Option(help="The gate to check (its rules and no others).")
     ] = Gate.session,
-    json_: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    json_: JsonOption = False,
     sarif: Annotated[
         Path | None, typer.Option(help="Write the findings as SARIF 2.1.0 here.")
     ] = None,
@@ -329,13 +395,10 @@ def detect(
 
     Example: census detect docs/research/sync-brainstorm --gate manifest
     """
-    from pipeline.detect import UnusableInput, format_lines
     from pipeline.detect import detect as run_detect
+    from pipeline.detect import format_lines
 
-    try:
-        found = run_detect(session_dir, gate.value)
-    except UnusableInput as err:
-        fail(str(err))
+    found = run_detect(session_dir, gate.value)
     if json_:
         typer.echo(json.dumps(found.as_json(), indent=2))
     else:
@@ -372,12 +435,30 @@ def _tables_epilog() -> str:
     return "\n\n".join(lines)
 
 
-@app.command(epilog=_tables_epilog())
+def _query_text(query: str | None, file: Path | None) -> str:
+    """The query from the argument, a file, or standard input (`-`)."""
+    if file is not None:
+        if query is not None:
+            fail("give the query as an argument or with --file, not both")
+        try:
+            return file.read_text()
+        except OSError as err:
+            fail(f"cannot read {file}: {err.strerror}")
+    if query is None:
+        fail('give a query: census sql "SELECT …", census sql --file q.sql, or census sql -')
+    return sys.stdin.read() if query == "-" else query
+
+
+@app.command(epilog=_tables_epilog(), context_settings={"ignore_unknown_options": True})
 def sql(
     query: Annotated[
-        str, typer.Argument(help="SQL over the views; see docs/tables.md for every column.")
-    ],
+        str | None,
+        typer.Argument(help="SQL over the views (- reads standard input); see docs/tables.md."),
+    ] = None,
     out: OutOption = Path(DEFAULT_OUT),
+    file: Annotated[Path | None, typer.Option("--file", help="Read the query from a file.")] = None,
+    run: RunSelector = None,
+    label: LabelSelector = [],  # noqa: B006
     format_: Annotated[
         Format, typer.Option("--format", "-f", help="Output format.")
     ] = Format.table,
@@ -385,51 +466,24 @@ def sql(
         Path | None, typer.Option(help="Write to this file instead of standard output.")
     ] = None,
 ) -> None:
-    """Run ad hoc SQL against the census views (tables, rule_rates, fork_lifetimes, …).
+    """Run ad hoc SQL against the census views (sessions, findings, rule_rates, …). The macro
+    selected_point() names the census point --run/--label select (the latest by default).
 
-    Example: census sql "SELECT rule_id, rate FROM rule_rates ORDER BY rate DESC" --out census-out
+    Example: census sql "SELECT rule_id, rate FROM rule_rates WHERE point = selected_point()"
     """
-    import duckdb
+    from pipeline.adhoc import run_query
 
-    from pipeline.engine import connect
-    from pipeline.store import Out
-
-    target = Out(out)
-    target.require()
-    con = connect(target)
-    try:
-        relation = con.sql(query)
-    except duckdb.Error as err:
-        fail(f"{str(err).splitlines()[0]} (docs/tables.md lists every view and column)")
-    if relation is None:
-        return
-    if format_ is Format.parquet:
-        if output is None:
-            fail("--format parquet needs --output FILE")
-        relation.write_parquet(str(output))
-        return
-    if format_ is Format.table:
-        text = str(relation)
-    elif format_ is Format.csv:
-        import io
-
-        df = relation.df()
-        buffer = io.StringIO()
-        df.to_csv(buffer, index=False)
-        text = buffer.getvalue()
-    else:
-        cols = relation.columns
-        rows = [dict(zip(cols, row, strict=True)) for row in relation.fetchall()]
-        text = json.dumps(rows, default=str, indent=2) + "\n"
-    if output is None:
-        typer.echo(text, nl=False)
-    else:
-        output.write_text(text)
+    text = _query_text(query, file)
+    result = run_query(str(out), text, format_.value, output, run, _labels(label))
+    if result is not None:
+        typer.echo(result, nl=False)
 
 
 @app.command()
 def report(
     out: OutOption = Path(DEFAULT_OUT),
+    run: RunSelector = None,
+    label: LabelSelector = [],  # noqa: B006
     html: Annotated[
         Path | None, typer.Option(help="Where to write the report (default OUT/report.html).")
     ] = None,
@@ -440,13 +494,14 @@ def report(
         list[str], typer.Option(help="With --candidate: add the comparison view (k=v).")
     ] = [],  # noqa: B006
     candidate: Annotated[
-        list[str], typer.Option(help="With --baseline: the candidate runs' labels (k=v).")
+        list[str], typer.Option(help="With --baseline: the candidate point's labels (k=v).")
     ] = [],  # noqa: B006
 ) -> None:
-    """Render the latest run as one self-contained HTML file (no network needed to open it).
+    """Render a census point (the latest by default) as one self-contained HTML file.
 
     Example: census report --out census-out --baseline run=baseline --candidate run=candidate
     """
+    from pipeline.compare import Selector
     from pipeline.report import build
 
     if bool(baseline) != bool(candidate):
@@ -455,8 +510,9 @@ def report(
         str(out),
         str(html) if html else None,
         worst,
-        baseline=_labels(baseline) or None,
-        candidate=_labels(candidate) or None,
+        selector=Selector(run, _labels(label)),
+        baseline=Selector(None, _labels(baseline)) if baseline else None,
+        candidate=Selector(None, _labels(candidate)) if candidate else None,
     )
     typer.echo(f"report: {summary.path} ({summary.bytes / 1024:.0f} KiB, {summary.seconds:.2f} s)")
 
@@ -464,125 +520,72 @@ def report(
 @app.command()
 def stats(
     out: OutOption = Path(DEFAULT_OUT),
-    run: Annotated[
-        str | None, typer.Option(help="A run id (default: the latest in scope).")
-    ] = None,
-    label: Annotated[
-        list[str], typer.Option("--label", "-l", help="Only runs with these labels k=v.")
-    ] = [],  # noqa: B006
+    run: RunSelector = None,
+    label: LabelSelector = [],  # noqa: B006
     json_: Annotated[
         bool, typer.Option("--json", help="Print one JSON object (docs/stats.md).")
     ] = False,
 ) -> None:
     """Failure rates, fork lifetimes (Kaplan–Meier), stages, sync health, compose lag, idle time.
 
-    Example: census stats --out census-out --label run=nightly --json
+    Example: census stats --out census-out --run previous --json
     """
-    from pipeline.stats import compute, format_text
+    from pipeline.stats import compute
 
     result = compute(str(out), run, _labels(label))
-    typer.echo(json.dumps(result, indent=2) if json_ else format_text(result))
+    if json_:
+        typer.echo(json.dumps(result.as_json(), indent=2))
+    else:
+        from pipeline.stats_text import format_text
+
+        typer.echo(format_text(result), nl=False)
 
 
 @app.command()
 def compare(
     out: OutOption = Path(DEFAULT_OUT),
     baseline: Annotated[
-        list[str], typer.Option(help="Labels k=v that select the baseline runs (repeatable).")
+        list[str], typer.Option(help="Labels k=v of the baseline point (repeatable).")
     ] = [],  # noqa: B006
     candidate: Annotated[
-        list[str], typer.Option(help="Labels k=v that select the candidate runs (repeatable).")
+        list[str], typer.Option(help="Labels k=v of the candidate point (repeatable).")
     ] = [],  # noqa: B006
-    json_: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    baseline_run: Annotated[
+        str | None, typer.Option(help="Baseline: latest, previous, a run id or a point name.")
+    ] = None,
+    candidate_run: Annotated[
+        str | None, typer.Option(help="Candidate: latest, previous, a run id or a point name.")
+    ] = None,
+    json_: JsonOption = False,
     sarif: Annotated[
         Path | None, typer.Option(help="Write candidate findings as SARIF with baselineState.")
     ] = None,
 ) -> None:
-    """Compare a candidate's failure rates with a baseline's: exit 1 when anything regressed.
+    """Compare a candidate census point with a baseline: exit 1 when anything regressed.
+
+    With no selector, the previous point is the baseline and the latest the candidate.
 
     Example: census compare --out census-out --baseline run=baseline --candidate run=candidate
     """
-    from pipeline.compare import SelectorError, findings_against_baseline
+    from pipeline.compare import Selector, findings_against_baseline
     from pipeline.compare import compare as run_compare
 
-    if not baseline or not candidate:
-        fail("give --baseline k=v and --candidate k=v (each repeatable)")
-    try:
-        result = run_compare(str(out), _labels(baseline), _labels(candidate))
-    except SelectorError as err:
-        fail(str(err))
+    base = Selector(baseline_run or (None if baseline else "previous"), _labels(baseline))
+    cand = Selector(candidate_run, _labels(candidate))
+    result = run_compare(str(out), base, cand)
     if json_:
         typer.echo(json.dumps(result.as_json(), indent=2, default=str))
     else:
-        _print_comparison(result)
+        from pipeline.compare_text import comparison_table, summary_line
+        from pipeline.textout import console
+
+        console().print(comparison_table(result))
+        typer.echo(summary_line(result))
     if sarif is not None:
         from pipeline.sarif import write_sarif
 
         write_sarif(str(sarif), findings_against_baseline(str(out), result))
     raise typer.Exit(1 if result.regressions else 0)
-
-
-def _print_comparison(result: Any) -> None:
-    from rich.console import Console
-    from rich.table import Table
-
-    from pipeline.compare import ordered
-
-    design = (
-        f"paired over {result.matched_sessions} sessions"
-        if result.matched_sessions
-        else "two-sample"
-    )
-    table = Table(
-        title=f"Candidate vs baseline, {design}; intervals simultaneous at 95% over "
-        f"{result.family_size} comparisons (each at {result.confidence:.2%})",
-        title_justify="left",
-    )
-    for name in (
-        "verdict",
-        "metric",
-        "gate",
-        "baseline",
-        "candidate",
-        "difference",
-        "interval",
-        "n",
-    ):
-        table.add_column(name, justify="left" if name in ("verdict", "metric", "gate") else "right")
-
-    def pct(value: float | None, metric: str) -> str:
-        if value is None:
-            return "–"
-        return f"{value:.1f} h" if metric == "fork-median-hours" else f"{value:.1%}"
-
-    shown = [r for r in ordered(result.rows) if r.verdict != "unchanged" or r.difference]
-    for r in shown:
-        hours = r.metric == "fork-median-hours"
-        diff = (
-            "–"
-            if r.difference is None
-            else (f"{r.difference:+.1f} h" if hours else f"{r.difference:+.1%}")
-        )
-        interval = "–" if r.lower is None else f"{r.lower:+.1%} … {r.upper:+.1%}"
-        table.add_row(
-            r.verdict,
-            r.metric,
-            r.gate,
-            pct(r.baseline, r.metric),
-            pct(r.candidate, r.metric),
-            diff,
-            interval,
-            str(r.n_candidate),
-        )
-    Console(width=130).print(table)
-    counts = {
-        v: sum(r.verdict == v for r in result.rows)
-        for v in ("regression", "improvement", "unchanged")
-    }
-    typer.echo(
-        f"regressions: {counts['regression']}, improvements: {counts['improvement']}, "
-        f"unchanged: {counts['unchanged']} (rows with no difference at all are not listed)"
-    )
 
 
 def main() -> None:

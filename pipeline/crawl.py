@@ -8,7 +8,6 @@ whose content hash is already stored is read but not parsed or written again.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import time
 from collections.abc import Callable, Iterator
@@ -20,27 +19,40 @@ from typing import Any
 
 from pipeline import __version__
 from pipeline.discover import RepoRef, SessionRef, discover, session_key
+from pipeline.errors import OutError
 from pipeline.gather import (
+    History,
     RepoContext,
+    read_history,
     repo_signature,
     session_input,
     session_signature,
     walk_history,
 )
+from pipeline.parse import READER_VERSION
 from pipeline.parse.session import parse_session, snapshot_row
-from pipeline.schema import CONTENT_TABLES, OBSERVATIONS, PARSE_ISSUES, RUNS, SNAPSHOTS, TABLES
+from pipeline.schema import (
+    CHECKS,
+    CONTENT_TABLES,
+    OBSERVATIONS,
+    PARSE_ISSUES,
+    RUNS,
+    SNAPSHOTS,
+    TABLES,
+)
 from pipeline.sources import open_root
 from pipeline.sources.git import GitRepo
 from pipeline.sources.tree import DirTree, Tree
 from pipeline.store import (
     Out,
-    OutError,
     PartitionWriter,
     crash_point,
     new_run_id,
     publish,
     read_statcache,
+    read_state,
     write_statcache,
+    write_state,
 )
 
 # Sessions per job: large enough to amortise process hand-off, small enough to balance.
@@ -77,12 +89,15 @@ class JobResult:
     history: int = 0
     parsed: int = 0
     read: int = 0
+    # Repository key → what its git history said at the HEAD read (see _HistoryState).
+    heads: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 @dataclass
 class CrawlSummary:
     run_id: str
     out: str
+    point: str = ""
     sessions: int = 0
     history: int = 0
     new_snapshots: int = 0
@@ -91,6 +106,8 @@ class CrawlSummary:
     parse_issues: int = 0
     seconds: float = 0.0
     roots: list[str] = field(default_factory=list)
+    # The reader version of OUT's last run, when it differs: everything is read again.
+    previous_reader: str | None = None
 
 
 @dataclass
@@ -100,6 +117,11 @@ class _Context:
     run_id: str
     observed_at: datetime
     git_history: bool = False
+    # f"{root}\x1f{session_key}\x1f{commit}" of every commit snapshot OUT already holds.
+    observed_commits: set[str] = field(default_factory=set)
+    # Repository key → its history at the HEAD last read (skip the walk when HEAD is the same).
+    heads: dict[str, dict[str, Any]] = field(default_factory=dict)
+    shard: tuple[int, int] | None = None
 
 
 _CTX: _Context | None = None
@@ -119,19 +141,27 @@ def crawl(
     git_history: bool = False,
     shard: tuple[int, int] | None = None,
     scheduler: str | None = None,
+    point: str | None = None,
 ) -> CrawlSummary:
-    """Crawl ROOTs into OUT as one new run; returns what it did.
+    """Crawl ROOTs into OUT as one new run of census point `point`; returns what it did.
 
-    With git_history, a git repository also yields one snapshot per commit that touched
-    a session folder (observed at the commit time, with `commit` set). With shard=(K, N)
-    only a stable 1/N of the sessions is crawled, so N machines can fill one OUT at once.
-    With scheduler, the work runs on that Dask cluster instead of local processes.
+    With git_history, a git repository also yields one snapshot per commit that changed
+    a session folder and that OUT does not hold yet (observed at the commit time, with
+    `commit` and its `parents` along git ancestry set). With shard=(K, N) only a stable
+    1/N of the sessions (and of their commits) is crawled, so N machines can fill one OUT
+    at once; shards of one night share a `point`. With scheduler, the work runs on that
+    Dask cluster instead of local processes.
     """
     started = time.perf_counter()
     out = Out(out_path)
+    if shard is not None and not point:
+        raise OutError(
+            "--shard needs --point NAME, the census point the shards of one night share "
+            "(e.g. --point $(date -u +%F))"
+        )
     trees = [open_root(r) for r in roots]  # a bad root fails before anything is written
     out.root.mkdir(parents=True, exist_ok=True)
-    plan = _Plan(labels or {}, workers, progress, started, git_history, shard, scheduler)
+    plan = _Plan(labels or {}, workers, progress, started, git_history, shard, scheduler, point)
     if shard is None:
         with out.lock():
             out.sweep()
@@ -150,6 +180,7 @@ class _Plan:
     git_history: bool
     shard: tuple[int, int] | None
     scheduler: str | None
+    point: str | None = None
 
     @property
     def shard_name(self) -> str:
@@ -158,14 +189,23 @@ class _Plan:
 
 def _crawl_locked(out: Out, trees: list[Tree], plan: _Plan) -> CrawlSummary:
     run_id = new_run_id()
+    point = plan.point or run_id
+    _refuse_checked_point(out, point)
     now = datetime.now(UTC)
     cache = read_statcache(out, plan.shard_name)
+    heads_file = f"history{'-' + plan.shard_name if plan.shard_name else ''}.json"
     ctx = _Context(out.stored_snapshot_ids(), cache, run_id, now, plan.git_history)
+    ctx.shard = plan.shard
+    if plan.git_history:
+        ctx.observed_commits = _observed_commits(out, [_root_key(t) for t in trees])
+        ctx.heads = read_state(out, heads_file)
     staging = out.root / "staging" / run_id
-    writer = PartitionWriter(staging, list(TABLES.values()))
-    summary = CrawlSummary(run_id, str(out.root), roots=[t.label for t in trees])
+    writer = PartitionWriter(staging, [t for t in TABLES.values() if t.writer == "crawl"])
+    summary = CrawlSummary(run_id, str(out.root), point, roots=[t.label for t in trees])
+    summary.previous_reader = _previous_reader(out)
     written: set[str] = set()
     cache = dict(cache)
+    heads = dict(ctx.heads)
     labels = dict(plan.labels)
     if plan.shard:
         labels.setdefault("shard", plan.shard_name)
@@ -175,6 +215,7 @@ def _crawl_locked(out: Out, trees: list[Tree], plan: _Plan) -> CrawlSummary:
             crash_point("writing")
         _write_result(writer, result, written)
         cache.update(result.cache)
+        heads.update(result.heads)
         summary.sessions += result.sessions
         summary.history += result.history
         summary.parsed += result.parsed
@@ -192,6 +233,8 @@ def _crawl_locked(out: Out, trees: list[Tree], plan: _Plan) -> CrawlSummary:
         [
             {
                 "run_id": run_id,
+                "point": point,
+                "reader_version": READER_VERSION,
                 "started_at": now,
                 "finished_at": datetime.now(UTC),
                 "roots": summary.roots,
@@ -207,11 +250,66 @@ def _crawl_locked(out: Out, trees: list[Tree], plan: _Plan) -> CrawlSummary:
     from pipeline.engine import write_database
 
     with out.commit_lock():
-        publish(out, staging, run_id, list(TABLES))
+        publish(out, staging, run_id)
         write_statcache(out, cache, plan.shard_name)
+        if plan.git_history:
+            write_state(out, heads_file, heads)
         write_database(out)
     summary.seconds = time.perf_counter() - plan.started
     return summary
+
+
+def _root_key(tree: Tree) -> str:
+    """A root as the series know it: its real absolute path, however it was spelled."""
+    return os.path.realpath(tree.label)
+
+
+def _refuse_checked_point(out: Out, point: str) -> None:
+    """A checked census point is final: a crawl adds a point, never rewrites one."""
+    import pyarrow.parquet as pq
+
+    for file in out.files(CHECKS.name):
+        if point in pq.read_table(file, columns=["point"]).column(0).to_pylist():
+            raise OutError(
+                f"census point {point!r} is already checked and its results are final; "
+                "crawl into a new --point"
+            )
+
+
+def _previous_reader(out: Out) -> str | None:
+    """The reader version of OUT's latest run when it is not this one's (None otherwise)."""
+    import pyarrow.parquet as pq
+
+    latest: tuple[Any, str | None] | None = None
+    for file in out.files(RUNS.name):
+        names = set(pq.read_schema(file).names)
+        if "reader_version" not in names:
+            return "before 2"  # runs written before the reader had a version
+        table = pq.read_table(file, columns=["started_at", "reader_version"]).to_pylist()
+        for row in table:
+            if latest is None or row["started_at"] > latest[0]:
+                latest = (row["started_at"], row["reader_version"])
+    if latest is None or latest[1] == READER_VERSION:
+        return None
+    return latest[1]
+
+
+def _observed_commits(out: Out, roots: list[str]) -> set[str]:
+    """The commit snapshots OUT holds for these roots: each is read and stored once."""
+    import pyarrow.compute as pc
+    import pyarrow.dataset as ds
+
+    files = [str(f) for f in out.files(OBSERVATIONS.name)]
+    if not files:
+        return set()
+    data = ds.dataset(files, format="parquet").to_table(
+        columns=["root", "session_key", "commit"],
+        filter=pc.field("commit").is_valid() & pc.field("root").isin(roots),
+    )
+    keys = pc.binary_join_element_wise(
+        data.column("root"), data.column("session_key"), data.column("commit"), "\x1f"
+    )
+    return set(keys.to_pylist())
 
 
 def _rows(result: JobResult, table: str) -> int:
@@ -250,12 +348,12 @@ def _write_result(writer: PartitionWriter, result: JobResult, written: set[str])
         writer.write(PARSE_ISSUES.name, result.issues)
 
 
-def in_shard(repo_path: str, session_path: str, shard: tuple[int, int] | None) -> bool:
-    """Whether a session belongs to shard K of N: a stable hash of its path under the root."""
+def in_shard(key: str, shard: tuple[int, int] | None) -> bool:
+    """Whether a session belongs to shard K of N: a stable hash of its session_key, so a
+    session's working tree and every commit of its history fall to the same shard."""
     if shard is None:
         return True
-    digest = hashlib.sha256(f"{repo_path}/{session_path}".encode("utf-8", "surrogateescape"))
-    return int(digest.hexdigest()[:12], 16) % shard[1] == shard[0] - 1
+    return int(key[:12], 16) % shard[1] == shard[0] - 1
 
 
 def _jobs(trees: list[Tree], shard: tuple[int, int] | None) -> Iterator[tuple[Tree, Job]]:
@@ -271,27 +369,18 @@ def _jobs(trees: list[Tree], shard: tuple[int, int] | None) -> Iterator[tuple[Tr
             if roots:
                 yield tree, Job(tree.label, tree.root, "", [], roots, shard)
             continue
-        root_abs = os.path.abspath(tree.label)
+        root_abs = _root_key(tree)
         pending: list[RepoRef] = []
         count = 0
         for block in tree.blocks():
-            for repo in _in_shard(discover(block), shard):
+            for repo in discover(block):
                 pending.append(repo)
                 count += len(repo.sessions)
                 if count >= JOB_SESSIONS:
-                    yield tree, Job(tree.label, root_abs, tree.archive_name, pending)
+                    yield tree, Job(tree.label, root_abs, tree.archive_name, pending, [], shard)
                     pending, count = [], 0
         if pending:
-            yield tree, Job(tree.label, root_abs, tree.archive_name, pending)
-
-
-def _in_shard(repos: list[RepoRef], shard: tuple[int, int] | None) -> list[RepoRef]:
-    kept = []
-    for repo in repos:
-        repo.sessions = {k: v for k, v in repo.sessions.items() if in_shard(repo.path, k, shard)}
-        if repo.sessions:
-            kept.append(repo)
-    return kept
+            yield tree, Job(tree.label, root_abs, tree.archive_name, pending, [], shard)
 
 
 def _results(trees: list[Tree], ctx: _Context, plan: _Plan) -> Iterator[JobResult]:
@@ -383,63 +472,81 @@ def run_job(job: Job, tree: Tree | None) -> JobResult:
     repos = job.repos
     if job.walk:
         walker = DirTree(job.root_abs)
-        repos = [
-            r for rel in job.walk for r in _in_shard(discover(walker.walk_block(rel)), job.shard)
-        ]
+        repos = [r for rel in job.walk for r in discover(walker.walk_block(rel))]
         for path, code, message in walker.issues:
-            batch.result.issues.append(
-                {
-                    "snapshot_id": None,
-                    "run_id": ctx.run_id,
-                    "file": f"{job.root_label}:{path}",
-                    "line": None,
-                    "code": code,
-                    "message": message,
-                }
-            )
+            batch.root_issue(f"{job.root_label}:{path}", code, message)
     for repo in repos:
-        repo_ctx = _repo_context(job, repo, tree)
-        identity = _identity(job, repo, repo_ctx)
-        if ctx.git_history and repo_ctx.git is not None:
-            # History first: the working-tree snapshot also records the ops/ files that any
-            # commit of the same topic held, before or after the move to history.
-            committed_ops: dict[str, dict[str, str]] = {}
-            for commit, when, past_ctx, session in walk_history(repo_ctx):
-                key = f"{job.root_abs}\x1f{session.root_path}\x1f{commit}"
-                at = datetime.fromtimestamp(when, UTC)
-                batch.observe(past_ctx, session, identity, key, commit, at, commit)
-                for file, _ in past_ctx.tracked_history.get(session.path, []):
-                    if file.startswith("ops/"):
-                        committed_ops.setdefault(session.topic, {}).setdefault(file, commit)
-            for session in repo.sessions.values():
-                found = committed_ops.get(session.topic, {})
-                repo_ctx.tracked_history[session.path] = sorted(found.items())
-        repo_sig = repo_signature(repo_ctx)
-        for session in repo.sessions.values():
-            key = f"{job.root_abs}\x1f{session.root_path}"
-            sig = session_signature(repo_sig, session)
-            if ctx.git_history:
-                # What history adds to the working tree is part of what the rules read.
-                sig += "/" + "".join(
-                    f"{f}@{c}" for f, c in repo_ctx.tracked_history.get(session.path, [])
-                )
-            batch.observe(repo_ctx, session, identity, key, sig, ctx.observed_at, None)
-        for path, code, message in repo_ctx.issues:
-            batch.result.issues.append(
-                {
-                    "snapshot_id": None,
-                    "run_id": ctx.run_id,
-                    "file": f"{repo.path}/{path}".lstrip("/"),
-                    "line": None,
-                    "code": code,
-                    "message": message,
-                }
-            )
-        repo_ctx.close()
+        _crawl_repo(batch, job, repo, tree)
     for table in CONTENT_TABLES:
         if batch.rows[table.name]:
             batch.result.tables[table.name] = arrow_table(table, batch.rows[table.name])
     return batch.result
+
+
+def _crawl_repo(batch: _JobBatch, job: Job, repo: RepoRef, tree: Tree | None) -> None:
+    ctx = batch.ctx
+    repo_ctx = _repo_context(job, repo, tree)
+    identity = _identity(job, repo, repo_ctx)
+    mine = {
+        folder: s
+        for folder, s in repo.sessions.items()
+        if in_shard(session_key(identity, s.topic), job.shard)
+    }
+    at_head: dict[str, list[str]] = {}
+    if ctx.git_history and repo_ctx.git is not None:
+        history = _history(batch, job, repo, repo_ctx, identity)
+        at_head = history.at_head
+        for session in mine.values():
+            repo_ctx.tracked_history[session.path] = sorted(
+                (f, c) for f, c in history.ops_tracked.get(session.topic, [])
+            )
+    repo_sig = repo_signature(repo_ctx)
+    for session in mine.values():
+        key = f"{job.root_abs}\x1f{session.root_path}"
+        sig = session_signature(repo_sig, session)
+        if ctx.git_history:
+            # What history adds to the working tree is part of what the rules read.
+            sig += "/" + "".join(
+                f"{f}@{c}" for f, c in repo_ctx.tracked_history.get(session.path, [])
+            )
+        parents = at_head.get(session.topic, []) if ctx.git_history else None
+        batch.observe(repo_ctx, session, identity, key, sig, ctx.observed_at, None, parents)
+    for path, code, message in repo_ctx.issues:
+        batch.root_issue(f"{repo.path}/{path}".lstrip("/"), code, message)
+    repo_ctx.close()
+
+
+def _history(
+    batch: _JobBatch, job: Job, repo: RepoRef, repo_ctx: RepoContext, identity: str
+) -> History:
+    """The repository's history at HEAD; the commit snapshots of this shard's sessions that OUT
+    does not hold yet are observed. An unchanged HEAD reads nothing from git but HEAD."""
+    ctx = batch.ctx
+    assert repo_ctx.git is not None
+    repo_key = f"{job.root_abs}\x1f{repo.path}"
+    head = repo_ctx.git.head()
+    known = ctx.heads.get(repo_key)
+    if known and head is not None and known.get("head") == head:
+        batch.result.heads[repo_key] = known
+        ops = {t: [tuple(p) for p in pairs] for t, pairs in known["ops"].items()}
+        return History(known["at_head"], ops)
+    history = read_history(repo_ctx)
+
+    def wanted(topic: str, commit: str) -> bool:
+        key = session_key(identity, topic)
+        seen = f"{job.root_abs}\x1f{key}\x1f{commit}" in ctx.observed_commits
+        return not seen and in_shard(key, job.shard)
+
+    for commit, when, parents, past_ctx, session in walk_history(repo_ctx, history, wanted):
+        key = f"{job.root_abs}\x1f{session.root_path}\x1f{commit}"
+        at = datetime.fromtimestamp(when, UTC)
+        batch.observe(past_ctx, session, identity, key, commit, at, commit, parents)
+    batch.result.heads[repo_key] = {
+        "head": head,
+        "at_head": history.at_head,
+        "ops": history.ops_tracked,
+    }
+    return history
 
 
 class _JobBatch:
@@ -461,6 +568,7 @@ class _JobBatch:
         signature: str,
         observed_at: datetime,
         commit: str | None,
+        parents: list[str] | None = None,
     ) -> None:
         ctx, result = self.ctx, self.result
         if commit is None:
@@ -487,7 +595,7 @@ class _JobBatch:
                 "run_id": ctx.run_id,
                 "session_key": session_key(identity, session.topic),
                 "snapshot_id": snapshot_id,
-                "root": self.job.root_label,
+                "root": self.job.root_abs,
                 "repo": identity,
                 "repo_path": session.repo_path or ".",
                 "path": session.path,
@@ -495,6 +603,19 @@ class _JobBatch:
                 "location": session.location,
                 "observed_at": observed_at,
                 "commit": commit,
+                "parents": parents,
+            }
+        )
+
+    def root_issue(self, where: str, code: str, message: str) -> None:
+        self.result.issues.append(
+            {
+                "snapshot_id": None,
+                "run_id": self.ctx.run_id,
+                "file": where,
+                "line": None,
+                "code": code,
+                "message": message,
             }
         )
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pipeline.discover import RepoRef, SessionRef, discover, match_session
+from pipeline.errors import UnusableInput
 from pipeline.gather import RepoContext, session_input
 from pipeline.parse.records import Records
 from pipeline.parse.session import parse_session
@@ -17,10 +18,6 @@ from pipeline.rules import results_sql, rules_for
 from pipeline.schema import CONTENT_TABLES, SNAPSHOTS
 from pipeline.sources.git import enclosing_repo
 from pipeline.sources.tree import DirTree, read_file
-
-
-class UnusableInput(Exception):
-    pass
 
 
 @dataclass
@@ -113,7 +110,7 @@ def _evaluate(rec: Records, gate: str) -> list[RuleOutcome]:
                 [[row.get(n) for n in names] for row in rows],
             )
     results = con.execute(
-        f"SELECT rule_id, status, file, line, message FROM ({results_sql([gate])}) "
+        f"SELECT rule_id, status, file, line, message FROM ({results_sql(gate)}) "
         "ORDER BY rule_id, line NULLS FIRST, message"
     ).fetchall()
     by_rule: dict[str, RuleOutcome] = {}

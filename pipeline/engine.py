@@ -1,7 +1,10 @@
-"""DuckDB over OUT: a view per table, the derived views of queries/views/, query files.
+"""DuckDB over OUT: a view per table (its committed files), the derived views of
+queries/views/, and the vocabulary macros.
 
-Commands open an in-memory DuckDB with these views (so nothing locks census.duckdb),
-and each run commit also writes the same views into OUT/census.duckdb for users.
+Commands open an in-memory DuckDB with these views (so nothing locks census.duckdb), reading
+the files by absolute path. Each commit also writes OUT/census.duckdb for users, whose views
+name the files relative to OUT, so a copied or moved OUT reads its own files (open it from
+inside OUT), in a storage version that DuckDB 1.1 and later read.
 """
 
 from __future__ import annotations
@@ -11,20 +14,16 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.resources import queries_dir
-from pipeline.schema import RULE_RESULTS, RUNS, TABLES, Table, duckdb_ddl, duckdb_type
-from pipeline.store import PARTITION, Out
+from pipeline.schema import TABLES, Table, duckdb_ddl, duckdb_type
+from pipeline.store import Out
+from pipeline.vocabulary import sql_macros
+
+# census.duckdb is written readable by DuckDB 1.1 and later (the CLI pip installs may be older).
+STORAGE_VERSION = "v1.1.0"
 
 
 def quote(path: Path | str) -> str:
     return "'" + str(path).replace("'", "''") + "'"
-
-
-def _scan(out: Out, table: Table) -> str:
-    glob = out.tables / table.name / f"{PARTITION}=*" / "*.parquet"
-    return (
-        f"read_parquet({quote(glob)}, hive_partitioning = true, "
-        f"hive_types = {{'{PARTITION}': VARCHAR}})"
-    )
 
 
 def _empty(table: Table) -> str:
@@ -32,65 +31,104 @@ def _empty(table: Table) -> str:
     return f"SELECT {cols} WHERE false"
 
 
-def table_views(out: Out) -> list[str]:
-    """CREATE VIEW statements for every table, showing committed runs only."""
+def _columns(table: Table) -> str:
+    return ", ".join(f'"{c.name}"' for c in table.columns)
+
+
+def table_views(out: Out, relative: bool = False) -> list[str]:
+    """CREATE VIEW statements for every table over its committed files.
+
+    The typed empty select comes first so that every view has every column of the schema,
+    also over files an older census wrote without some of them.
+    """
     statements = []
-    has_runs = any((out.tables / RUNS.name).glob(f"{PARTITION}=*/*.parquet"))
-    committed = f"(SELECT {PARTITION} FROM {_scan(out, RUNS)})"
+    manifest = out.manifest()
     for table in TABLES.values():
-        has_files = any((out.tables / table.name).glob(f"{PARTITION}=*/*.parquet"))
-        if not has_files or not has_runs:
-            body = _empty(table)
-        elif table is RUNS or table is RULE_RESULTS:
-            body = f"SELECT * EXCLUDE ({PARTITION}) FROM {_scan(out, table)}"
-        else:
+        files = manifest[table.name]
+        body = _empty(table)
+        if files:
+            paths = [f"tables/{rel}" if relative else str(out.tables / rel) for rel in files]
+            listed = "[" + ", ".join(quote(p) for p in paths) + "]"
             body = (
-                f"SELECT * EXCLUDE ({PARTITION}) FROM {_scan(out, table)} "
-                f"WHERE {PARTITION} IN {committed}"
+                f"SELECT {_columns(table)} FROM ({body} UNION ALL BY NAME "
+                f"SELECT * FROM read_parquet({listed}, union_by_name = true))"
             )
         statements.append(f'CREATE OR REPLACE VIEW "{table.name}" AS {body}')
     return statements
 
 
 def derived_views() -> list[str]:
-    """The views users query by name (rule_rates, sync_pairs, fork_lifetimes, …)."""
+    """The vocabulary macros and the rule list, then the views users query by name
+    (queries/views/*.sql)."""
+    from pipeline.rules import rules_view
+
     folder = queries_dir() / "views"
-    return [p.read_text() for p in sorted(folder.glob("*.sql"))]
+    return [*sql_macros(), rules_view(), *(p.read_text() for p in sorted(folder.glob("*.sql")))]
 
 
-def fetch_dicts(con: Any, query: str, params: list[Any] | None = None) -> list[dict[str, Any]]:
-    """A query's rows as dicts keyed by column name."""
-    cursor = con.execute(query, params or [])
+def fetch_dicts(con: Any, query: str, params: Any = None) -> list[dict[str, Any]]:
+    """A query's rows as dicts keyed by column name (params: a list, or a dict for $names)."""
+    cursor = con.execute(query, params if params is not None else [])
     names = [d[0] for d in cursor.description]
     return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
 
 
-def connect(out: Out | None = None) -> Any:
-    """An in-memory DuckDB with OUT's views (or empty tables when out is None, for detect)."""
+def connect(out: Out | None = None, sandbox: bool = False) -> Any:
+    """An in-memory DuckDB with OUT's views (or empty tables when out is None, for detect).
+
+    With `sandbox`, the tables are Arrow datasets that pyarrow reads from OUT's committed files,
+    and DuckDB itself may touch no file at all (external access off, configuration locked):
+    an ad hoc query can neither read nor write anything on the machine.
+    """
     import duckdb
 
     con = duckdb.connect(":memory:", config={"threads": str(os.cpu_count() or 1)})
     if out is None:
         for table in TABLES.values():
             con.execute(duckdb_ddl(table))
+    elif sandbox:
+        _register_datasets(con, out)
     else:
         for statement in table_views(out):
             con.execute(statement)
     for statement in derived_views():
         con.execute(statement)
+    if sandbox:
+        con.execute("SET enable_external_access = false")
+        con.execute("SET lock_configuration = true")
     return con
 
 
+def _register_datasets(con: Any, out: Out) -> None:
+    import pyarrow.dataset as ds
+
+    from pipeline.schema import arrow_schema
+
+    manifest = out.manifest()
+    for table in TABLES.values():
+        files = [str(out.tables / rel) for rel in manifest[table.name]]
+        schema = arrow_schema(table)
+        data = ds.dataset(files, format="parquet", schema=schema) if files else schema.empty_table()
+        con.register(f"_{table.name}_files", data)
+        con.execute(
+            f'CREATE OR REPLACE VIEW "{table.name}" AS SELECT {_columns(table)} '
+            f'FROM "_{table.name}_files"'
+        )
+
+
 def write_database(out: Out) -> None:
-    """OUT/census.duckdb: the same views, so `duckdb OUT/census.duckdb` answers at once."""
+    """OUT/census.duckdb: the same views over relative paths, so `duckdb census.duckdb` run
+    inside OUT answers at once, wherever OUT was copied or moved."""
     import duckdb
 
     temp = out.database.with_name("census.duckdb.tmp")
     for leftover in (temp, temp.with_name(temp.name + ".wal")):
         leftover.unlink(missing_ok=True)
-    con = duckdb.connect(str(temp))
+    con = duckdb.connect(str(temp), config={"storage_compatibility_version": STORAGE_VERSION})
     try:
-        for statement in [*table_views(out), *derived_views()]:
+        # Relative paths resolve against OUT while the views are bound here.
+        con.execute(f"SET file_search_path = {quote(out.root)}")
+        for statement in [*table_views(out, relative=True), *derived_views()]:
             con.execute(statement)
         con.execute("CHECKPOINT")
     finally:

@@ -1,11 +1,29 @@
-"""The errors a user can act on; the CLI prints each as one line and exits 2."""
+"""The errors a user can act on, defined in one place: the CLI prints any of them as one
+line on stderr and exits 2. Kept free of imports so every module, and `census detect`, can
+raise them cheaply."""
 
 from __future__ import annotations
 
-from pipeline.compare import SelectorError
-from pipeline.rules import RuleFileError
-from pipeline.sources import RootError
-from pipeline.stats import StatsError
-from pipeline.store import OutError
 
-KNOWN: tuple[type[Exception], ...] = (RootError, OutError, RuleFileError, StatsError, SelectorError)
+class CensusError(Exception):
+    """Something the user can fix: the message says what, where, and what to do."""
+
+
+class RootError(CensusError):
+    """A root that cannot be crawled at all."""
+
+
+class OutError(CensusError):
+    """OUT cannot be used (locked, not a census output, unwritable, damaged)."""
+
+
+class RuleFileError(CensusError):
+    """A rule file whose header is not what the rules loader needs."""
+
+
+class SelectorError(CensusError):
+    """A run, census point or label selector that matches nothing in OUT."""
+
+
+class UnusableInput(CensusError):
+    """`census detect` was given something that is not a session folder."""

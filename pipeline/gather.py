@@ -204,44 +204,107 @@ def session_signature(repo_sig: str, session: SessionRef) -> str:
     return h.hexdigest()[:32]
 
 
-def walk_history(ctx: RepoContext) -> Iterator[tuple[str, int, RepoContext, SessionRef]]:
-    """(commit, time, that commit's context, session) for each commit touching a session folder."""
-    history = ctx.history()
+@dataclass
+class History:
+    """What a repository's git history says of its sessions, by topic."""
+
+    # Topic → the commits at HEAD that last changed the session (parents of its working tree).
+    at_head: dict[str, list[str]] = field(default_factory=dict)
+    # Topic → (ops/ file relative to the session, first commit that tracked it).
+    ops_tracked: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+    # Commits that changed a session, oldest first: (commit, time, {topic: parent commits}).
+    nodes: list[tuple[str, int, dict[str, list[str]]]] = field(default_factory=list)
+
+
+def read_history(ctx: RepoContext) -> History:
+    """The session lineage of a repository's history, from one `git log` (no file read).
+
+    A commit's parents for a topic are the nearest commits along git ancestry (through
+    merges) that changed that topic's folder. A commit that deleted the folder is a parent
+    with no snapshot, so the line ends there (a topic reused later starts a new one).
+    """
+    found = History()
+    latest: dict[str, dict[str, tuple[str, ...]]] = {}
+    tip: dict[str, tuple[str, ...]] = {}
+    for commit in ctx.history().dag(ctx.git_prefix):
+        merged: dict[str, tuple[str, ...]] = {}
+        for parent in commit.parents:
+            for topic, commits in latest.get(parent, {}).items():
+                merged[topic] = tuple(dict.fromkeys(merged.get(topic, ()) + commits))
+        node: dict[str, list[str]] = {}
+        for topic in _touched_topics(commit.changed, found.ops_tracked, commit.sha):
+            node[topic] = list(merged.get(topic, ()))
+            merged[topic] = (commit.sha,)
+        latest[commit.sha] = merged
+        tip = merged
+        if node:
+            found.nodes.append((commit.sha, commit.time, node))
+    found.at_head = {topic: list(commits) for topic, commits in tip.items() if commits}
+    return found
+
+
+def _touched_topics(changed: set[str], ops: dict[str, list[tuple[str, str]]], sha: str) -> set[str]:
+    """Topics whose session folder a commit changed; records the ops/ files it tracked first."""
+    topics: set[str] = set()
+    for path in changed:
+        parts = path.split("/")
+        match = match_session(parts)
+        if match is None or match[0] != 0:
+            continue
+        topic = match[2]
+        topics.add(topic)
+        inner = parts[match[1] :]
+        if inner and inner[0] == "ops" and len(inner) > 1:
+            known = ops.setdefault(topic, [])
+            relative = "/".join(inner)
+            if all(f != relative for f, _ in known):
+                known.append((relative, sha))
+    return topics
+
+
+def walk_history(
+    ctx: RepoContext, history: History, wanted: Callable[[str, str], bool]
+) -> Iterator[tuple[str, int, list[str], RepoContext, SessionRef]]:
+    """(commit, time, parent commits, that commit's context, session) for each commit node of
+    `history` that `wanted(topic, commit)` asks for; nothing else is read from git."""
+    git_history = ctx.history()
     prefix = ctx.git_prefix
     link_cache: dict[tuple[str, str], list[tuple[int, str, str, str]]] = {}
-    for commit, when, changed in history.commits(prefix):
-        folders = set()
-        for path in changed:
-            found = match_session(path.split("/"))
-            if found is not None and found[0] == 0:
-                folders.add((found[2], found[3], "/".join(path.split("/")[: found[1]])))
-        if not folders:
+    for commit, when, node in history.nodes:
+        topics = {t for t in node if wanted(t, commit)}
+        if not topics:
             continue
-        tree = history.tree(commit, prefix)
+        tree = git_history.tree(commit, prefix)
         blobs = {path: (sha, size) for path, sha, size in tree}
         repo = RepoRef(ctx.repo.path, has_git=True)
         repo.files = set(blobs)
-        for topic, location, folder in sorted(folders):
-            entries = [
-                Entry(path[len(folder) + 1 :], False, size, 0)
-                for path, (sha, size) in blobs.items()
-                if path.startswith(folder + "/")
-            ]
-            if entries:
-                repo.sessions[folder] = SessionRef(ctx.repo.path, folder, topic, location, entries)
+        for topic in sorted(topics):
+            for folder, location in (
+                (research_folder(topic), "research"),
+                (history_folder(topic), "history"),
+            ):
+                entries = [
+                    Entry(path[len(folder) + 1 :], False, size, 0)
+                    for path, (sha, size) in blobs.items()
+                    if path.startswith(folder + "/")
+                ]
+                if entries:
+                    repo.sessions[folder] = SessionRef(
+                        ctx.repo.path, folder, topic, location, entries
+                    )
         session_prefixes = tuple(f + "/" for f in repo.sessions)
         repo.documents = [
             Entry(path, False, size, 0)
             for path, (sha, size) in sorted(blobs.items())
             if path.lower().endswith(".md") and not path.startswith(session_prefixes)
         ]
-        past = RepoContext(repo, _blob_reader(history, blobs), git=ctx.git, index_free=True)
+        past = RepoContext(repo, _blob_reader(git_history, blobs), git=ctx.git, index_free=True)
         past.blob_ids = {path: sha for path, (sha, _) in blobs.items()}
         past.link_cache = link_cache
         for folder, session in repo.sessions.items():
             past.tracked_history[folder] = [(e.path, commit) for e in session.entries]
         for session in repo.sessions.values():
-            yield commit, when, past, session
+            yield commit, when, node[session.topic], past, session
 
 
 def _blob_reader(history: GitHistory, blobs: dict[str, tuple[str, int]]) -> Reader:

@@ -1,21 +1,30 @@
-"""Rule files (queries/rules/{RULE-ID}.sql) and the SQL that turns findings into statuses.
+"""Rule files and the SQL that turns findings into statuses.
 
-A rule file is a query returning the findings that break the rule (snapshot_id,
-file, line, message, and optionally severity 'info'); its header declares the
-rule's gate, description and skip conditions. No rows for a snapshot: pass.
+A rule is `queries/rules/{RULE-ID}.sql`: a query over one snapshot's tables returning the
+findings that break it (snapshot_id, file, line, message, and optionally severity 'info');
+its header declares the rule's gate, description and skip conditions. No rows for a
+snapshot: pass. A rule that also compares a session's snapshots along its history (Status
+moving backward, a fork retitled, a ledger entry rewritten) has a second file,
+`queries/series/{RULE-ID}.sql`, a query over `history_pairs` returning findings per pair.
+Adding a rule is adding its file (and its cases): the rule list, the docs and the `rules`
+view all come from the folder.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from pipeline.errors import RuleFileError
 from pipeline.resources import queries_dir
+from pipeline.vocabulary import GATES, gate_includes, sql_macros
 
-GATES = ("session", "manifest", "move")
 _HEADER_RE = re.compile(r"^--\s*([a-z-]+):\s*(.*?)\s*$")
+# The views the series queries read; part of the rule set's identity.
+HISTORY_VIEWS = ("10_points.sql", "15_history.sql")
 
 
 @dataclass(frozen=True)
@@ -26,16 +35,13 @@ class Rule:
     skips: tuple[tuple[str, str], ...]  # (SQL predicate over snapshots, reason), first match wins
     body: str
     path: Path
+    series: str | None = None  # the query over history_pairs, for rules that compare snapshots
 
     def evaluated_at(self, gate: str) -> bool:
-        return GATES.index(gate) >= GATES.index(self.gate)
+        return gate_includes(gate, self.gate)
 
 
-class RuleFileError(Exception):
-    pass
-
-
-def parse_rule(path: Path) -> Rule:
+def _read(path: Path) -> tuple[dict[str, str], list[tuple[str, str]], str]:
     header: dict[str, str] = {}
     skips: list[tuple[str, str]] = []
     body: list[str] = []
@@ -50,44 +56,65 @@ def parse_rule(path: Path) -> Rule:
             skips.append((predicate.strip(), reason.strip()))
         else:
             header[key] = value
+    return header, skips, "\n".join(body).strip().rstrip(";")
+
+
+def parse_rule(path: Path) -> Rule:
+    header, skips, body = _read(path)
     missing = {"rule", "gate", "description"} - set(header)
     if missing or header.get("gate") not in GATES or header.get("rule") != path.stem:
         raise RuleFileError(f"{path}: header needs rule (= file name), gate and description")
+    series_path = path.parent.parent / "series" / path.name
+    series = _read(series_path)[2] if series_path.is_file() else None
     return Rule(
-        header["rule"],
-        header["gate"],
-        header["description"],
-        tuple(skips),
-        "\n".join(body).strip().rstrip(";"),
-        path,
+        header["rule"], header["gate"], header["description"], tuple(skips), body, path, series
     )
 
 
 @cache
 def load_rules() -> tuple[Rule, ...]:
     folder = queries_dir() / "rules"
-    return tuple(parse_rule(p) for p in sorted(folder.glob("*.sql")))
+    rules = tuple(parse_rule(p) for p in sorted(folder.glob("*.sql")))
+    known = {r.rule_id for r in rules}
+    for path in (queries_dir() / "series").glob("*.sql"):
+        if path.stem not in known:
+            raise RuleFileError(f"{path}: a series query needs queries/rules/{path.name}")
+    return rules
 
 
 def rules_for(gate: str) -> list[Rule]:
     return [r for r in load_rules() if r.evaluated_at(gate)]
 
 
-def _rule_sql(rule: Rule, gates: list[str], scope: str) -> str:
+@cache
+def ruleset() -> str:
+    """A hash of everything a rule result depends on: the rule and series files, the history
+    views and the vocabulary. Results computed under another rule set are not reused."""
+    h = hashlib.sha256()
+    for rule in load_rules():
+        h.update(rule.path.read_bytes())
+        h.update((rule.series or "").encode())
+    for name in HISTORY_VIEWS:
+        h.update((queries_dir() / "views" / name).read_bytes())
+    h.update("\n".join(sql_macros()).encode())
+    return h.hexdigest()[:16]
+
+
+def _literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _rule_sql(rule: Rule) -> str:
     reason = "NULL"
     if rule.skips:
-        whens = " ".join(
-            f"WHEN {predicate} THEN '{text.replace(chr(39), chr(39) * 2)}'"
-            for predicate, text in rule.skips
-        )
+        whens = " ".join(f"WHEN {p} THEN {_literal(text)}" for p, text in rule.skips)
         reason = f"CASE {whens} END"
-    gate_list = ", ".join(f"('{g}')" for g in gates if rule.evaluated_at(g))
     return f"""
-SELECT k.snapshot_id, g.gate, '{rule.rule_id}' AS rule_id,
+SELECT k.snapshot_id, {_literal(rule.rule_id)} AS rule_id, {_literal(rule.gate)} AS gate,
     CASE WHEN k.reason IS NOT NULL THEN 'skipped' WHEN f.snapshot_id IS NULL THEN 'pass'
          ELSE f.severity END AS status,
     f.file, CAST(f.line AS INTEGER) AS line, coalesce(k.reason, f.message) AS message
-FROM (SELECT snapshot_id, {reason} AS reason FROM snapshots {scope}) k
+FROM (SELECT snapshot_id, {reason} AS reason FROM snapshots) k
 LEFT JOIN (
     SELECT snapshot_id, file, line, message, coalesce(severity, 'fail') AS severity
     FROM (
@@ -100,17 +127,52 @@ LEFT JOIN (
     QUALIFY coalesce(severity, 'fail') = CASE
         WHEN bool_or(coalesce(severity, 'fail') = 'fail') OVER (PARTITION BY snapshot_id)
         THEN 'fail' ELSE 'info' END
-) f ON k.reason IS NULL AND f.snapshot_id = k.snapshot_id
-CROSS JOIN (VALUES {gate_list}) g(gate)"""
+) f ON k.reason IS NULL AND f.snapshot_id = k.snapshot_id"""
 
 
-def results_sql(gates: list[str] | None = None, scope: str = "") -> str:
-    """One query yielding rule_results rows for every snapshot, gate and rule."""
-    gates = gates or list(GATES)
+def results_sql(gate: str | None = None) -> str:
+    """One query yielding a status (and the findings) of every rule for every snapshot in
+    the connection's tables: every rule, or those evaluated at `gate`."""
+    chosen = load_rules() if gate is None else rules_for(gate)
+    return "\nUNION ALL\n".join(_rule_sql(r) for r in chosen)
+
+
+def series_sql() -> str:
+    """Findings along the sessions' histories for the pairs of one census point ($point).
+
+    Each series file reads `pairs` (history_pairs of that point: pair_id, session_key, root,
+    before_id, after_id, before_seen, after_seen) and returns pair_id, file, line, message.
+    """
     parts = [
-        _rule_sql(r, gates, scope) for r in load_rules() if any(r.evaluated_at(g) for g in gates)
+        f"""
+SELECT p.point, p.session_key, p.root, p.after_id AS snapshot_id,
+    {_literal(rule.rule_id)} AS rule_id, {_literal(rule.gate)} AS gate,
+    f.file, CAST(f.line AS INTEGER) AS line, f.message, f.element
+FROM pairs p
+JOIN ({rule.series}) f USING (pair_id)"""
+        for rule in load_rules()
+        if rule.series
     ]
-    return "\nUNION ALL\n".join(parts)
+    # One finding per element of a snapshot: a step seen over two edges is one finding.
+    return (
+        "WITH pairs AS MATERIALIZED (SELECT * FROM history_pairs WHERE point = $point)\n"
+        "SELECT * EXCLUDE (element) FROM (" + "\nUNION ALL\n".join(parts) + ")\n"
+        "QUALIFY row_number() OVER (PARTITION BY session_key, root, rule_id, snapshot_id,\n"
+        "    element, file, line ORDER BY message) = 1"
+    )
+
+
+def rules_view() -> str:
+    """The `rules` view: every rule with its gate and description, from the rule files."""
+    rows = ", ".join(
+        f"({_literal(r.rule_id)}, {_literal(r.gate)}, {_literal(r.description)}, "
+        f"{'true' if r.series else 'false'})"
+        for r in load_rules()
+    )
+    return (
+        "CREATE OR REPLACE VIEW rules AS SELECT * FROM (VALUES "
+        f"{rows}) AS t(rule_id, gate, description, across_history)"
+    )
 
 
 def rules_markdown() -> str:
@@ -120,15 +182,17 @@ def rules_markdown() -> str:
         "",
         "Generated from the headers of `queries/rules/*.sql` by `python -m pipeline.rules >",
         "docs/rules.md`; a test fails when they disagree. Each rule is one SQL file returning",
-        "the findings that break it. Decisions where the spec is silent:",
-        "[rule-semantics.md](rule-semantics.md).",
+        "the findings that break it; a rule marked *history* also has a query in",
+        "`queries/series/` that compares a session's snapshots along its history. Decisions",
+        "where the spec is silent: [rule-semantics.md](rule-semantics.md).",
         "",
         "| rule | gate | meaning | skipped when |",
         "|---|---|---|---|",
     ]
     for rule in sorted(load_rules(), key=lambda r: (GATES.index(r.gate), r.rule_id)):
         skips = "; ".join(f"`{p}` ({reason})" for p, reason in rule.skips) or "never"
-        out.append(f"| `{rule.rule_id}` | {rule.gate} | {rule.description} | {skips} |")
+        history = " *(history)*" if rule.series else ""
+        out.append(f"| `{rule.rule_id}`{history} | {rule.gate} | {rule.description} | {skips} |")
     return "\n".join(out) + "\n"
 
 

@@ -25,6 +25,8 @@ class Table:
     columns: tuple[Column, ...]
     # Snapshot tables hold content-addressed facts, written once per distinct snapshot.
     per_snapshot: bool = True
+    # Which command writes the table: the crawl, or check (results frozen per census point).
+    writer: str = "crawl"
 
     @property
     def names(self) -> list[str]:
@@ -44,8 +46,10 @@ LINE = _c("line", "int32", "1-based line in that file.")
 TABLES: dict[str, Table] = {}
 
 
-def _table(name: str, doc: str, *columns: Column, per_snapshot: bool = True) -> Table:
-    table = Table(name, doc, tuple(columns), per_snapshot)
+def _table(
+    name: str, doc: str, *columns: Column, per_snapshot: bool = True, writer: str = "crawl"
+) -> Table:
+    table = Table(name, doc, tuple(columns), per_snapshot, writer)
     TABLES[name] = table
     return table
 
@@ -54,11 +58,21 @@ RUNS = _table(
     "runs",
     "One row per committed crawl run; a run is visible only once this row exists.",
     _c("run_id", "string", "Run identifier (UTC start time plus a random suffix, sortable)."),
+    _c(
+        "point",
+        "string",
+        "The census point the run belongs to (--point; the run's own id when not given).",
+    ),
     _c("started_at", "timestamp", "When the run started (UTC)."),
     _c("finished_at", "timestamp", "When the run committed (UTC)."),
     _c("roots", "list<string>", "The roots crawled, as given on the command line."),
     _c("labels", "map<string,string>", "Labels given with --label k=v."),
     _c("tool_version", "string", "Version of brainstorm-census that wrote the run."),
+    _c(
+        "reader_version",
+        "string",
+        "Version of the file readers; part of every snapshot id, so a new one re-reads all.",
+    ),
     _c("sessions", "int64", "Session observations in the run."),
     _c("new_snapshots", "int64", "Snapshots first stored by this run."),
     _c("parse_issues", "int64", "Parse issues in the run's new snapshots and its roots."),
@@ -71,7 +85,7 @@ OBSERVATIONS = _table(
     _c("run_id", "string", "The run that saw the session."),
     _c("session_key", "string", "Stable hash of (repository identity, topic)."),
     SNAPSHOT_ID,
-    _c("root", "string", "The crawl root the session was found under."),
+    _c("root", "string", "The crawl root the session was found under, as an absolute path."),
     _c("repo", "string", "Repository identity: origin URL, else its path under the root."),
     _c("repo_path", "string", "Repository root relative to the crawl root ('.' for the root)."),
     _c("path", "string", "Session folder relative to its repository root."),
@@ -79,6 +93,12 @@ OBSERVATIONS = _table(
     _c("location", "string", "research or history."),
     _c("observed_at", "timestamp", "Commit time for a git-history snapshot, else the run's start."),
     _c("commit", "string", "Commit id for a git-history snapshot, else null."),
+    _c(
+        "parents",
+        "list<string>",
+        "With --git-history: the nearest earlier commits (by git ancestry) that changed this "
+        "session, for a commit snapshot; the commits at HEAD for a working tree. Else null.",
+    ),
     per_snapshot=False,
 )
 
@@ -337,15 +357,51 @@ PARSE_ISSUES = _table(
 
 RULE_RESULTS = _table(
     "rule_results",
-    "One row per snapshot, gate and rule; one more per further finding of a failing rule.",
+    "Every rule for every checked snapshot (passes included), under one rule set: one row per "
+    "snapshot and rule, one more per further finding of a failing rule. The rules that compare "
+    "snapshots over time add their findings per census point (series_findings).",
     SNAPSHOT_ID,
-    _c("gate", "string", "session, manifest or move."),
+    _c("ruleset", "string", "Hash of the rule files and views the results were computed with."),
     _c("rule_id", "string", "Stable rule ID (BS-… from the schema, CENSUS-… the census's own)."),
+    _c("gate", "string", "The rule's own gate; it is evaluated there and at every later gate."),
     _c("status", "string", "pass, fail, info or skipped."),
     _c("file", "string", "File of the finding, relative to the session folder (or repository)."),
     LINE,
     _c("message", "string", "The finding, or the reason a rule was skipped."),
     per_snapshot=False,
+    writer="check",
+)
+
+SERIES_FINDINGS = _table(
+    "series_findings",
+    "Findings of the rules that compare a session's snapshots along its history (Status "
+    "backward, a fork retitled or reused, a ledger entry removed or rewritten), frozen with "
+    "the census point at which the later snapshot was first seen.",
+    _c("point", "string", "The census point the finding belongs to."),
+    _c("session_key", "string", "The session."),
+    _c("root", "string", "The crawl root (absolute) of the session's series."),
+    _c("snapshot_id", "string", "The later snapshot of the pair."),
+    _c("rule_id", "string", "BS-STATE-01, BS-FORK-01 or BS-LEDGER-01."),
+    _c("gate", "string", "The rule's own gate."),
+    _c("file", "string", "File of the finding, relative to the session folder."),
+    LINE,
+    _c("message", "string", "The finding, naming both commits or runs."),
+    per_snapshot=False,
+    writer="check",
+)
+
+CHECKS = _table(
+    "checks",
+    "One row per census point checked; a point's results are final once this row exists.",
+    _c("check_id", "string", "Check identifier (sortable, like a run id)."),
+    _c("point", "string", "The census point checked."),
+    _c("ruleset", "string", "The rule set its results were computed with."),
+    _c("checked_at", "timestamp", "When (UTC)."),
+    _c("tool_version", "string", "Version of brainstorm-census that checked it."),
+    _c("snapshots_evaluated", "int64", "Snapshots newly evaluated by this check."),
+    _c("series_findings", "int64", "Findings along the sessions' histories at this point."),
+    per_snapshot=False,
+    writer="check",
 )
 
 # Views in census.duckdb (queries/views/*.sql) that users query by name: name → (doc, columns).

@@ -1,35 +1,37 @@
-"""OUT's layout, Parquet writing, the atomic run commit, and census.duckdb's views.
+"""OUT's layout, Parquet writing, and the atomic commit of everything a command writes.
 
-    OUT/tables/{table}/written_by={run_id}/part-{n}.parquet   one dataset per table
-    OUT/staging/{run_id}/                                      a run being written
-    OUT/state/statcache[-K-of-N].parquet                       file metadata → snapshot id
-    OUT/census.duckdb                                          views over the datasets
-    OUT/.lock                                       writers: exclusive, or shared by shards
+    OUT/tables/{table}/written_by={writer}/part-0.parquet   one Parquet dataset per table
+    OUT/manifest.json                                        the files that are committed
+    OUT/staging/{writer}/                                    what a writer is still writing
+    OUT/state/                                               crawl caches (file metadata, git HEADs)
+    OUT/census.duckdb                                        views over the committed files
+    OUT/.lock                                  writers: exclusive, or shared by a night's shards
 
-A run writes under staging/, moves its partitions into tables/, and writes its
-`runs` row last; the views show only partitions whose run has a `runs` row, so
-a run that dies part-way leaves nothing visible, and the next writer sweeps it.
+A writer (a crawl run, a check, a prune or a compaction) writes its files under staging/,
+moves them into tables/, and commits by replacing manifest.json, which lists every committed
+file; readers only ever read the files the manifest lists. A writer that dies part-way
+leaves OUT reading exactly as before, and the next writer sweeps what it left.
 """
 
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import shutil
 import signal
+from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from pipeline.errors import OutError
 from pipeline.schema import RULE_RESULTS, RUNS, TABLES, Table, arrow_schema, arrow_table
 
 # Rows buffered per table before a row group is written: bounds memory, keeps groups large.
 BATCH_ROWS = 65_536
 PARTITION = "written_by"
-
-
-class OutError(Exception):
-    """OUT cannot be used (locked, not a census output, unwritable)."""
+MANIFEST_FORMAT = 2
 
 
 class Out:
@@ -44,11 +46,18 @@ class Out:
     def database(self) -> Path:
         return self.root / "census.duckdb"
 
+    @property
+    def manifest_path(self) -> Path:
+        return self.root / "manifest.json"
+
+    def state(self, name: str) -> Path:
+        return self.root / "state" / name
+
     def statcache(self, shard: str = "") -> Path:
-        return self.root / "state" / f"statcache{'-' + shard if shard else ''}.parquet"
+        return self.state(f"statcache{'-' + shard if shard else ''}.parquet")
 
     def exists(self) -> bool:
-        return (self.tables / RUNS.name).is_dir()
+        return self.manifest_path.is_file() or (self.tables / RUNS.name).is_dir()
 
     def require(self) -> None:
         if not self.exists():
@@ -56,13 +65,20 @@ class Out:
                 f"{self.root} holds no census runs; run 'census crawl ROOT --out {self.root}' first"
             )
 
-    def committed_runs(self) -> list[str]:
-        runs_dir = self.tables / RUNS.name
-        if not runs_dir.is_dir():
-            return []
-        return sorted(
-            p.name.split("=", 1)[1] for p in runs_dir.glob(f"{PARTITION}=*") if p.is_dir()
-        )
+    def manifest(self) -> dict[str, list[str]]:
+        """Committed files per table, relative to OUT/tables."""
+        try:
+            data = json.loads(self.manifest_path.read_text())
+        except FileNotFoundError:
+            return _legacy_manifest(self)
+        except (OSError, ValueError) as err:
+            raise OutError(f"{self.manifest_path} cannot be read ({err}); OUT is damaged") from None
+        files: dict[str, list[str]] = data.get("files", {})
+        return {name: list(files.get(name, [])) for name in TABLES}
+
+    def files(self, table: str) -> list[Path]:
+        """The committed Parquet files of one table, as absolute paths."""
+        return [self.tables / rel for rel in self.manifest()[table]]
 
     def lock(self, shared: bool = False) -> Lock:
         """The writers' lock: exclusive for a whole run or a check, shared among shards."""
@@ -72,31 +88,51 @@ class Out:
         return Lock(self.root / f".lock-{shard}")
 
     def commit_lock(self) -> Lock:
-        """Held briefly while a run publishes, so that shards commit one at a time."""
+        """Held while a writer updates the manifest, so that shards commit one at a time."""
         return Lock(self.root / ".commit-lock", wait=True)
 
     def sweep(self) -> None:
-        """Remove what runs that died part-way left behind (call under the lock)."""
+        """Remove what writers that died part-way left, and files no longer committed.
+
+        Call under the exclusive lock: no other writer can be between its move and its commit.
+        """
         shutil.rmtree(self.root / "staging", ignore_errors=True)
-        committed = set(self.committed_runs())
+        if not self.manifest_path.is_file():
+            return
+        kept = {rel for files in self.manifest().values() for rel in files}
         for table in TABLES.values():
-            if table is RULE_RESULTS:
-                continue
             for part in (self.tables / table.name).glob(f"{PARTITION}=*"):
-                if part.name.split("=", 1)[1] not in committed:
+                names = {f"{table.name}/{part.name}/{f.name}" for f in part.iterdir()}
+                if not names & kept:
                     shutil.rmtree(part, ignore_errors=True)
 
     def stored_snapshot_ids(self) -> set[str]:
         import pyarrow.parquet as pq
 
         ids: set[str] = set()
-        committed = set(self.committed_runs())
-        for part in (self.tables / "snapshots").glob(f"{PARTITION}=*"):
-            if part.name.split("=", 1)[1] not in committed:
-                continue
-            for file in part.glob("*.parquet"):
-                ids.update(pq.read_table(file, columns=["snapshot_id"]).column(0).to_pylist())
+        for file in self.files("snapshots"):
+            ids.update(pq.read_table(file, columns=["snapshot_id"]).column(0).to_pylist())
         return ids
+
+
+def _legacy_manifest(out: Out) -> dict[str, list[str]]:
+    """An OUT written before manifest.json: the partitions whose run has a `runs` row.
+
+    Its rule_results had another shape (one row per gate); they are left out and re-checked.
+    """
+    runs = out.tables / RUNS.name
+    committed = {p.name.split("=", 1)[1] for p in runs.glob(f"{PARTITION}=*") if p.is_dir()}
+    found: dict[str, list[str]] = {}
+    for table in TABLES.values():
+        found[table.name] = []
+        if table is RULE_RESULTS or table.writer != "crawl":
+            continue
+        for part in sorted((out.tables / table.name).glob(f"{PARTITION}=*")):
+            if part.name.split("=", 1)[1] in committed:
+                found[table.name] += [
+                    f"{table.name}/{part.name}/{f.name}" for f in part.glob("*.parquet")
+                ]
+    return found
 
 
 class Lock:
@@ -128,9 +164,9 @@ class Lock:
 
 
 class PartitionWriter:
-    """Writes one partition (one directory per table) in bounded row groups."""
+    """Writes one writer's partition (one directory per table) in bounded row groups."""
 
-    def __init__(self, directory: Path, tables: list[Table]) -> None:
+    def __init__(self, directory: Path, tables: Iterable[Table]) -> None:
         self.directory = directory
         self.tables = {t.name: t for t in tables}
         self._buffers: dict[str, list[Any]] = {name: [] for name in self.tables}
@@ -154,7 +190,7 @@ class PartitionWriter:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        if not self._buffers[name] and name in self._writers:
+        if not self._buffers[name]:
             return
         schema = arrow_schema(self.tables[name])
         if name not in self._writers:
@@ -163,17 +199,17 @@ class PartitionWriter:
             self._writers[name] = pq.ParquetWriter(
                 folder / "part-0.parquet", schema, compression="zstd"
             )
-        if self._buffers[name]:
-            table = pa.concat_tables(self._buffers[name]).cast(schema)
-            self._writers[name].write_table(table, row_group_size=max(table.num_rows, 1))
+        table = pa.concat_tables(self._buffers[name]).cast(schema)
+        self._writers[name].write_table(table, row_group_size=max(table.num_rows, 1))
         self._buffers[name] = []
         self._buffered[name] = 0
 
     def close(self) -> None:
-        """Flush everything; every table gets a file, empty or not, so every view has a schema."""
+        """Flush everything; a table with no rows gets no file."""
         for name in self.tables:
             self._flush(name)
-            self._writers[name].close()
+            if name in self._writers:
+                self._writers[name].close()
 
 
 def new_run_id() -> str:
@@ -189,21 +225,45 @@ def crash_point(name: str) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
-def publish(out: Out, staging: Path, run_id: str, table_names: list[str]) -> None:
-    """Move a staged run's partitions into tables/, `runs` last (the commit point)."""
+def write_manifest(out: Out, files: dict[str, list[str]]) -> None:
+    """The commit point: manifest.json replaced in one rename."""
+    body = {"format": MANIFEST_FORMAT, "files": {t: files.get(t, []) for t in TABLES}}
+    temp = out.manifest_path.with_suffix(".json.tmp")
+    with open(temp, "w") as handle:
+        json.dump(body, handle, indent=1)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(temp, out.manifest_path)
+
+
+def publish(
+    out: Out,
+    staging: Path,
+    writer_id: str,
+    replace: dict[str, list[str]] | None = None,
+) -> None:
+    """Move a writer's staged tables into tables/ and commit them (call under commit_lock).
+
+    `replace` names committed files (per table) that the new ones supersede: a compaction's
+    or a prune's inputs. They leave the manifest in the same commit and are swept later.
+    """
     crash_point("staged")
-    ordered = [n for n in table_names if n != RUNS.name] + [RUNS.name]
-    for number, name in enumerate(ordered):
-        source = staging / name
-        if not source.is_dir():
-            continue
-        if name == RUNS.name:
-            crash_point("before-commit")
-        target = out.tables / name / f"{PARTITION}={run_id}"
+    manifest = out.manifest()
+    added: dict[str, list[str]] = {}
+    for number, source in enumerate(sorted(p for p in staging.iterdir() if p.is_dir())):
+        target = out.tables / source.name / f"{PARTITION}={writer_id}"
         target.parent.mkdir(parents=True, exist_ok=True)
         os.replace(source, target)
+        added[source.name] = [f"{source.name}/{target.name}/{f.name}" for f in target.iterdir()]
         if number == 2:
             crash_point("partly-published")
+    crash_point("before-commit")
+    for table, gone in (replace or {}).items():
+        dropped = set(gone)
+        manifest[table] = [rel for rel in manifest[table] if rel not in dropped]
+    for table, files in added.items():
+        manifest[table] = manifest.get(table, []) + files
+    write_manifest(out, manifest)
     crash_point("committed")
     shutil.rmtree(staging, ignore_errors=True)
 
@@ -240,3 +300,20 @@ def read_statcache(out: Out, shard: str = "") -> dict[str, tuple[str, str]]:
     return dict(
         zip(table["key"], zip(table["signature"], table["snapshot_id"], strict=True), strict=True)
     )
+
+
+def read_state(out: Out, name: str) -> dict[str, Any]:
+    """A JSON cache under OUT/state; empty when missing or damaged (it only saves work)."""
+    try:
+        data: dict[str, Any] = json.loads(out.state(name).read_text())
+    except (OSError, ValueError):
+        return {}
+    return data
+
+
+def write_state(out: Out, name: str, data: dict[str, Any]) -> None:
+    target = out.state(name)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    temp = target.with_suffix(".tmp")
+    temp.write_text(json.dumps(data, separators=(",", ":")))
+    os.replace(temp, target)

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.engine import connect
-from pipeline.rules import GATES
 from pipeline.store import Out
+from pipeline.vocabulary import GATES, gate_includes
 
 STATUSES = ("fail", "info", "skipped")
 
@@ -26,22 +26,20 @@ def load_truth(corpus: Path) -> dict[tuple[str, str], dict[str, Any]]:
 
 
 def observed_statuses(
-    out: Out, run_id: str | None = None
+    out: Out, point: str | None = None
 ) -> dict[tuple[str, str], dict[str, dict[str, str]]]:
-    """(repo path, session path) → gate → rule → status, for the run's sessions."""
+    """(repo path, session path) → gate → rule → status, for a census point's sessions (the
+    latest by default), every rule at every gate it is evaluated at."""
     con = connect(out)
-    run = run_id or con.execute("SELECT max(run_id) FROM runs").fetchone()[0]
+    chosen = point or con.execute("SELECT max_by(point, position) FROM points").fetchone()[0]
     rows = con.execute(
-        """
-        SELECT o.repo_path, o.path, r.gate, r.rule_id, r.status
-        FROM latest_observations o JOIN rule_status r USING (snapshot_id)
-        WHERE o.run_id = ?
-        """,
-        [run],
+        "SELECT repo_path, path, gate, rule_id, status FROM statuses WHERE point = ?", [chosen]
     ).fetchall()
     found: dict[tuple[str, str], dict[str, dict[str, str]]] = {}
-    for repo_path, path, gate, rule_id, status in rows:
-        found.setdefault((repo_path, path), {}).setdefault(gate, {})[rule_id] = status
+    for repo_path, path, rule_gate, rule_id, status in rows:
+        for gate in GATES:
+            if gate_includes(gate, rule_gate):
+                found.setdefault((repo_path, path), {}).setdefault(gate, {})[rule_id] = status
     return found
 
 

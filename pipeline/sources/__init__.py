@@ -4,12 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pipeline.errors import RootError
 from pipeline.sources.archive import ARCHIVE_SUFFIXES, ArchiveTree
 from pipeline.sources.tree import DirTree, Tree
-
-
-class RootError(Exception):
-    """A root that cannot be crawled at all (the CLI turns this into one line, exit 2)."""
 
 
 def open_root(root: str) -> Tree:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import bisect
 import os
 import subprocess
+from dataclasses import dataclass
 from functools import cached_property
 
 
@@ -28,11 +29,26 @@ def _git(repo: str, *args: str) -> subprocess.CompletedProcess[bytes] | None:
         return None
 
 
+@dataclass
+class Commit:
+    sha: str
+    time: int  # committer time, seconds since the epoch
+    parents: tuple[str, ...]  # nearest ancestors that also changed the path asked about
+    changed: set[str]  # paths it changed, relative to the repository's prefix
+
+
 class GitRepo:
     """A git working tree rooted at `path` (the directory holding `.git`)."""
 
     def __init__(self, path: str) -> None:
         self.path = path
+
+    def head(self) -> str | None:
+        """The commit HEAD names; None for a repository with no commit (or git failing)."""
+        done = _git(self.path, "rev-parse", "--verify", "-q", "HEAD")
+        if done is None or done.returncode != 0:
+            return None
+        return done.stdout.decode("ascii", "replace").strip() or None
 
     @cached_property
     def tracked(self) -> list[str] | None:
@@ -89,30 +105,31 @@ class GitHistory:
         self._batch: subprocess.Popen[bytes] | None = None
         self._trees: dict[str, list[tuple[str, str, int]]] = {}
 
-    def commits(self, prefix: str) -> list[tuple[str, int, list[str]]]:
-        """(commit, committer time, changed paths) of commits touching prefix/docs, oldest first."""
+    def dag(self, prefix: str) -> list[Commit]:
+        """Commits that changed prefix/docs, parents first (topological order), each with its
+        nearest such ancestors (git's parent rewriting, through merges) and the paths it
+        changed against any parent. Names are read NUL-separated, so no name is quoted."""
         spec = f"{prefix}/docs" if prefix else "docs"
         done = _git(
             self.repo.path,
-            "-c",
-            "core.quotePath=false",
-            "log",
-            "--reverse",
-            "--no-renames",
-            "--format=%x00%H %ct",
-            "--name-only",
+            *("log", "--reverse", "--topo-order", "--full-history", "--simplify-merges"),
+            *("--parents", "-m", "--no-renames", "--name-only", "-z"),
+            "--format=%x01%H %ct %P",
             "--",
             spec,
         )
         if done is None or done.returncode != 0:
             return []
-        commits: list[tuple[str, int, list[str]]] = []
-        for chunk in done.stdout.decode("utf-8", "replace").split("\0")[1:]:
-            lines = chunk.strip("\n").split("\n")
-            sha, _, when = lines[0].partition(" ")
-            paths = [p[len(prefix) + 1 :] if prefix else p for p in lines[1:] if p]
-            commits.append((sha, int(when or 0), paths))
-        return commits
+        found: dict[str, Commit] = {}
+        for record in done.stdout.split(b"\x01")[1:]:
+            head, _, names = record.partition(b"\x00")
+            sha, when, *parents = head.decode("ascii", "replace").split()
+            commit = found.setdefault(sha, Commit(sha, int(when or 0), tuple(parents), set()))
+            for raw in names.lstrip(b"\n").split(b"\x00"):
+                if raw:
+                    name = raw.decode("utf-8", "replace")
+                    commit.changed.add(name[len(prefix) + 1 :] if prefix else name)
+        return list(found.values())
 
     def tree(self, commit: str, prefix: str) -> list[tuple[str, str, int]]:
         """(path relative to prefix, blob id, size) of every file under prefix at a commit."""

@@ -35,33 +35,3 @@ select snapshot_id, file, coalesce(closes_when_line, line),
     end
 from forks
 where coalesce(closes_when, '') = ''
-union all
--- Across snapshots: a fork ID keeps the title it was raised with.
-select later.snapshot_id, later.file, later.line,
-    later.fork_id || ' was retitled: ''' || first.title || ''' (' || first.seen_in || ') became '''
-        || later.title || ''' (' || later.seen_in || '); a new question takes a new ID'
-from (
-    select q.session_key, q.root, q.step, q.seen_in, f.*
-    from snapshot_sequence q join forks f using (snapshot_id)
-    where f.fork_id is not null and f.title is not null
-) later
-join (
-    select q.session_key, q.root, q.seen_in, f.fork_id, f.title
-    from snapshot_sequence q join forks f using (snapshot_id)
-    where f.fork_id is not null and f.title is not null
-    qualify row_number() over (partition by q.session_key, q.root, f.fork_id order by q.step) = 1
-) first on first.session_key = later.session_key and first.root = later.root
-    and first.fork_id = later.fork_id
-where later.title <> first.title
-union all
--- Across snapshots: a resolved fork's ID never comes back.
-select q.snapshot_id, f.file, f.line,
-    f.fork_id || ' reappears after ' || r.decision_id || ' resolved it (' || earlier.seen_in || ')'
-from snapshot_sequence q
-join forks f using (snapshot_id)
-join snapshot_sequence earlier
-    on earlier.session_key = q.session_key and earlier.root = q.root and earlier.step < q.step
-join ledger_resolves r on r.snapshot_id = earlier.snapshot_id and r.fork_id = f.fork_id
-qualify row_number() over (
-    partition by q.session_key, q.root, q.snapshot_id, f.line order by earlier.step
-) = 1

@@ -24,7 +24,7 @@ select snapshot_id, file, status_line,
         else 'manifest Status ''' || status || ''' is not proposed, approved or applied'
     end
 from manifests
-where status is null or status not in ('proposed', 'approved', 'applied')
+where status is null or not valid_manifest_status(status)
 union all
 select snapshot_id, file, line, 'the manifest has no table (| # | What | Source | Destination | Action |)'
 from manifests

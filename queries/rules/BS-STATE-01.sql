@@ -11,14 +11,4 @@ select
         else 'Status ''' || status || ''' is not open, stopping or harvested'
     end as message
 from snapshots
-where status is null or status not in ('open', 'stopping', 'harvested')
-union all
--- Across snapshots: Status only moves forward (open → stopping → harvested).
-select p.after_id, 'state.md', a.status_line,
-    'Status moved backward from ' || b.status || ' (' || p.before_seen || ') to ' || a.status
-        || ' (' || p.after_seen || ')'
-from snapshot_pairs p
-join snapshots b on b.snapshot_id = p.before_id
-join snapshots a on a.snapshot_id = p.after_id
-where list_position(['open', 'stopping', 'harvested'], a.status)
-    < list_position(['open', 'stopping', 'harvested'], b.status)
+where status is null or not valid_state(status)

@@ -1,17 +1,14 @@
--- Compose lag (spec §7) per stage and over all (stage 'all'), at each session's latest
--- observation among the chosen runs (? = run ids, VARCHAR[]): the newest capture turn's time
--- minus Last compose, in hours. Positive means capture the thesis has not absorbed (stale);
--- measured counts sessions where both times parse; never_composed counts sessions with
--- capture turns and `Last compose: never`.
-WITH latest AS (
-    SELECT * FROM latest_in(?::VARCHAR[])
-),
-lags AS (
-    SELECT s.stage,
+-- Compose lag (spec §7) at the chosen census point ($point), per stage and over all (stage
+-- 'all'): the newest capture turn's time minus Last compose, in hours. Positive means capture
+-- the thesis has not absorbed (stale); measured counts sessions where both times parse;
+-- never_composed counts sessions with capture turns and `Last compose: never`.
+WITH lags AS (
+    SELECT p.stage,
         (epoch_ms(s.newest_turn_at) - epoch_ms(s.last_compose)) / 3600000.0 AS lag_hours,
         coalesce(s.last_compose_never, false) AND s.newest_turn_at IS NOT NULL AS never_composed
-    FROM latest o
+    FROM point_sessions p
     JOIN snapshots s USING (snapshot_id)
+    WHERE p.point = $point
 )
 SELECT
     CASE WHEN grouping(stage) = 1 THEN 'all' ELSE stage END AS stage,
@@ -24,4 +21,4 @@ SELECT
     max(lag_hours) AS lag_max_hours
 FROM lags
 GROUP BY GROUPING SETS ((), (stage))
-ORDER BY grouping(stage) DESC, list_position(['open', 'converging', 'applied', 'harvested'], stage);
+ORDER BY grouping(stage) DESC, stage_rank(stage);

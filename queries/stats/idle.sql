@@ -1,15 +1,12 @@
--- Idle sessions (spec §7) per stage and over all (stage 'all'), at each session's latest
--- observation among the chosen runs (? = run ids, VARCHAR[]): the run's start time minus the
--- snapshot's content_time, in hours; measured counts sessions whose content_time is known.
-WITH latest AS (
-    SELECT * FROM latest_in(?::VARCHAR[])
-),
-idle AS (
-    SELECT s.stage,
-        (epoch_ms(r.started_at) - epoch_ms(s.content_time)) / 3600000.0 AS idle_hours
-    FROM latest o
-    JOIN runs r USING (run_id)
+-- Idle sessions (spec §7) at the chosen census point ($point), per stage and over all (stage
+-- 'all'): the time the point's crawl saw the session minus its content_time, in hours;
+-- measured counts sessions whose content_time is known.
+WITH idle AS (
+    SELECT p.stage,
+        (epoch_ms(p.observed_at) - epoch_ms(s.content_time)) / 3600000.0 AS idle_hours
+    FROM point_sessions p
     JOIN snapshots s USING (snapshot_id)
+    WHERE p.point = $point
 )
 SELECT
     CASE WHEN grouping(stage) = 1 THEN 'all' ELSE stage END AS stage,
@@ -22,4 +19,4 @@ SELECT
     count(*) FILTER (WHERE idle_hours > 24 * 30) AS idle_over_30d
 FROM idle
 GROUP BY GROUPING SETS ((), (stage))
-ORDER BY grouping(stage) DESC, list_position(['open', 'converging', 'applied', 'harvested'], stage);
+ORDER BY grouping(stage) DESC, stage_rank(stage);

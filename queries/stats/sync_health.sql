@@ -1,21 +1,19 @@
--- Sync health (spec §7) at each session's latest observation among the chosen runs
--- (? = run ids, VARCHAR[]), per dispatch gate and over all (gate 'all'; a result line with no
--- dispatch has gate '(none)'). A sync is one sync_pairs row:
---   in_flight  dispatched, no result yet, and the session's newest sync (the schema allows it);
+-- Sync health (spec §7) at the chosen census point ($point), per dispatch gate and over all
+-- (gate 'all'; a result line with no dispatch has gate '(none)'). A sync is one sync_pairs
+-- row of a session's snapshot at the point:
+--   in_flight  dispatched, no result yet, and the session's newest dispatch (allowed);
 --   unpaired   dispatched, no result, and not the newest (BS-SYNC-01 fails);
 --   orphaned   a result line with no dispatch line;
 --   latency    result time minus dispatch time, seconds, where both parse.
-WITH latest AS (
-    SELECT * FROM latest_in(?::VARCHAR[])
-),
-pairs AS (
-    SELECT o.session_key, coalesce(p.gate, '(none)') AS gate, p.*  EXCLUDE (gate)
-    FROM latest o
+WITH pairs AS (
+    SELECT s.session_key, s.root, coalesce(p.gate, '(none)') AS gate, p.* EXCLUDE (gate)
+    FROM point_sessions s
     JOIN sync_pairs p USING (snapshot_id)
+    WHERE s.point = $point
 )
 SELECT
     CASE WHEN grouping(gate) = 1 THEN 'all' ELSE gate END AS gate,
-    count(DISTINCT session_key) AS sessions,
+    count(DISTINCT (session_key, root)) AS sessions,
     count(*) AS syncs,
     count(*) FILTER (WHERE result = 'reconciled') AS reconciled,
     count(*) FILTER (WHERE result = 'failed') AS failed,

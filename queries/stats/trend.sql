@@ -1,8 +1,8 @@
--- Each rule's failure rate for every chosen run (? = run ids, VARCHAR[]), in start order:
--- the rule_rates view (each session's latest observation in the run, at its own gate).
-SELECT q.run_id, r.started_at, q.gate, q.rule_id, q.evaluated, q.failed, q.info, q.skipped,
-    q.rate, q.rate_lo, q.rate_hi
-FROM rule_rates q
-JOIN runs r USING (run_id)
-WHERE list_contains(?::VARCHAR[], q.run_id)
-ORDER BY r.started_at, q.run_id, list_position(['session', 'manifest', 'move'], q.gate), q.rule_id;
+-- Each rule's failure rate at every checked census point up to the chosen one ($point), oldest
+-- first: the rule_rates view, so the trend and tonight's table can never disagree.
+SELECT r.point, r.position, p.started_at, r.rule_id, r.gate, r.evaluated, r.failed, r.info,
+    r.skipped, r.rate, r.rate_lo, r.rate_hi
+FROM rule_rates r
+JOIN points p USING (point)
+WHERE r.position <= (SELECT position FROM points WHERE point = $point)
+ORDER BY r.position, gate_rank(r.gate), r.rule_id;

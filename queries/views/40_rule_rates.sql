@@ -1,19 +1,46 @@
--- Rule-failure rates per run, gate and rule, over each session's latest observation in the run
--- at its own stage's gate, with a 95% Wilson interval; skipped is outside the denominator.
+-- The rule-failure rate (spec §7; docs/time-model.md), defined once: for a checked census
+-- point and a rule, over the point's sessions at whose own gate the rule is evaluated;
+-- pass, fail and info in the denominator, skipped counted apart; a 95% Wilson interval.
+-- check, stats, compare, the report and the alarms all read this view.
 CREATE OR REPLACE VIEW rule_rates AS
 WITH counts AS (
-    SELECT o.run_id, r.gate, r.rule_id,
-        count(*) FILTER (WHERE r.status IN ('pass', 'fail', 'info')) AS evaluated,
-        count(*) FILTER (WHERE r.status = 'fail') AS failed,
-        count(*) FILTER (WHERE r.status = 'info') AS info,
-        count(*) FILTER (WHERE r.status = 'skipped') AS skipped
-    FROM latest_observations o
-    JOIN snapshots s USING (snapshot_id)
-    JOIN rule_status r ON r.snapshot_id = o.snapshot_id AND r.gate = own_gate(s.stage)
-    GROUP BY ALL
+    SELECT point, rule_id,
+        count(*) FILTER (WHERE is_evaluated(status)) AS evaluated,
+        count(*) FILTER (WHERE status = 'fail') AS failed,
+        count(*) FILTER (WHERE status = 'info') AS info,
+        count(*) FILTER (WHERE status = 'skipped') AS skipped
+    FROM statuses
+    WHERE own
+    GROUP BY point, rule_id
 )
-SELECT run_id, gate, rule_id, evaluated, failed, info, skipped,
+SELECT p.point, p.position, r.rule_id, r.gate,
+    coalesce(c.evaluated, 0) AS evaluated,
+    coalesce(c.failed, 0) AS failed,
+    coalesce(c.info, 0) AS info,
+    coalesce(c.skipped, 0) AS skipped,
+    c.failed / nullif(c.evaluated, 0) AS rate,
+    wilson_lo(c.failed, c.evaluated, z95()) AS rate_lo,
+    wilson_hi(c.failed, c.evaluated, z95()) AS rate_hi
+FROM points p
+CROSS JOIN rules r
+LEFT JOIN counts c ON c.point = p.point AND c.rule_id = r.rule_id
+WHERE p.checked;
+
+-- A separate, explicitly named metric: every session of the point evaluated at one gate,
+-- whatever its own stage ("how many open sessions would already pass the manifest gate?").
+CREATE OR REPLACE VIEW rule_rates_at_gate AS
+WITH counts AS (
+    SELECT s.point, g.gate, s.rule_id,
+        count(*) FILTER (WHERE is_evaluated(s.status)) AS evaluated,
+        count(*) FILTER (WHERE s.status = 'fail') AS failed,
+        count(*) FILTER (WHERE s.status = 'info') AS info,
+        count(*) FILTER (WHERE s.status = 'skipped') AS skipped
+    FROM statuses s
+    JOIN gates g ON gate_includes(g.gate, s.gate)
+    GROUP BY s.point, g.gate, s.rule_id
+)
+SELECT point, gate, rule_id, evaluated, failed, info, skipped,
     failed / nullif(evaluated, 0) AS rate,
-    wilson_lo(failed, evaluated) AS rate_lo,
-    wilson_hi(failed, evaluated) AS rate_hi
+    wilson_lo(failed, evaluated, z95()) AS rate_lo,
+    wilson_hi(failed, evaluated, z95()) AS rate_hi
 FROM counts;

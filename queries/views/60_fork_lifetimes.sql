@@ -2,11 +2,14 @@
 --
 -- fork_lifetimes_for(run_ids) computes them over the observations of the given runs
 -- (a VARCHAR[]; NULL for every committed run), so that a statistic split by label sees
--- only the runs that carry the label; the view fork_lifetimes is the all-runs case.
+-- only the runs that carry the label; fork_lifetimes_at(point) over the runs of that census
+-- point and every earlier one (what the point knew; later crawls never change it); the view
+-- fork_lifetimes is the all-runs case.
 --
--- A session's snapshots are its observations ordered by observed_at (ties: commit and run, as
--- snapshot_sequence orders them, then stage and snapshot id); repeated consecutive
--- observations of one snapshot count once. In each
+-- A session's snapshots are its observations under one crawl root (a series, as in
+-- history_nodes) ordered by observed_at: commit dates are the clock for lifetimes (ties:
+-- commit and run, then stage and snapshot id); repeated consecutive observations of one
+-- snapshot count once. In each
 -- snapshot a fork is `resolved` when a ledger Resolves names it (whatever forks.md says),
 -- else `open` when forks.md lists it with a marker other than parked (an unreadable marker
 -- counts as open, never as closed), else `parked`.
@@ -28,25 +31,24 @@
 --              when hours is null or that snapshot has no ops/sync-log.md.
 CREATE OR REPLACE MACRO fork_lifetimes_for(run_ids) AS TABLE
 WITH obs AS (
-    SELECT o.session_key, o.snapshot_id, o.run_id, o.observed_at, o."commit", o.repo, o.topic,
-        s.content_time, s.sync_log_exists,
-        list_position(['open', 'converging', 'applied', 'harvested'], s.stage) AS stage_rank
+    SELECT o.session_key, o.root, o.snapshot_id, o.run_id, o.observed_at, o."commit", o.repo,
+        o.topic, s.content_time, s.sync_log_exists, stage_rank(s.stage) AS stage_rank
     FROM observations o
     JOIN snapshots s USING (snapshot_id)
     WHERE run_ids IS NULL OR list_contains(run_ids, o.run_id)
 ),
 ordered AS (
     SELECT *, lag(snapshot_id) OVER (
-        PARTITION BY session_key ORDER BY observed_at, "commit", run_id, stage_rank, snapshot_id
+        PARTITION BY session_key, root ORDER BY observed_at, "commit", run_id, stage_rank, snapshot_id
     ) AS previous
     FROM obs
 ),
 seq AS (
     SELECT *,
         row_number() OVER (
-            PARTITION BY session_key ORDER BY observed_at, "commit", run_id, stage_rank, snapshot_id
+            PARTITION BY session_key, root ORDER BY observed_at, "commit", run_id, stage_rank, snapshot_id
         ) AS seq,
-        count(*) OVER (PARTITION BY session_key) AS snapshots
+        count(*) OVER (PARTITION BY session_key, root) AS snapshots
     FROM ordered
     WHERE previous IS DISTINCT FROM snapshot_id
 ),
@@ -74,12 +76,12 @@ states AS (
     GROUP BY snapshot_id, fork_id
 ),
 timeline AS (
-    SELECT q.session_key, q.seq, q.snapshots, st.*
+    SELECT q.session_key, q.root, q.seq, q.snapshots, st.*
     FROM seq q
     JOIN states st USING (snapshot_id)
 ),
 per_fork AS (
-    SELECT session_key, fork_id,
+    SELECT session_key, root, fork_id,
         any_value(snapshots) AS snapshots,
         min(seq) AS first_seq,
         max(seq) FILTER (WHERE state <> 'resolved') AS last_listed_seq,
@@ -91,14 +93,14 @@ per_fork AS (
         arg_min(raised_by_sync, seq) FILTER (WHERE raised_by IS NOT NULL) AS raised_by_sync,
         arg_max(title, seq) FILTER (WHERE title IS NOT NULL) AS title
     FROM timeline
-    GROUP BY session_key, fork_id
+    GROUP BY session_key, root, fork_id
 ),
 dispatched AS (
-    SELECT q.session_key, p.sync_id, min(p.dispatched_at) AS dispatched_at
+    SELECT q.session_key, q.root, p.sync_id, min(p.dispatched_at) AS dispatched_at
     FROM seq q
     JOIN sync_pairs p USING (snapshot_id)
     WHERE p.dispatch_line IS NOT NULL
-    GROUP BY q.session_key, p.sync_id
+    GROUP BY q.session_key, q.root, p.sync_id
 ),
 fates AS (
     SELECT f.*,
@@ -110,7 +112,8 @@ fates AS (
         END AS end_seq,
         d.dispatched_at AS sync_raised_at
     FROM per_fork f
-    LEFT JOIN dispatched d ON d.session_key = f.session_key AND d.sync_id = f.raised_by_sync
+    LEFT JOIN dispatched d
+        ON d.session_key = f.session_key AND d.root = f.root AND d.sync_id = f.raised_by_sync
 ),
 timed AS (
     SELECT f.*,
@@ -124,9 +127,9 @@ timed AS (
         fs.content_time AS first_seen_at,
         fs.run_id AS first_run_id
     FROM fates f
-    JOIN seq e ON e.session_key = f.session_key AND e.seq = f.end_seq
-    JOIN seq fs ON fs.session_key = f.session_key AND fs.seq = f.first_seq
-    LEFT JOIN seq o ON o.session_key = f.session_key AND o.seq = f.open_seq
+    JOIN seq e ON e.session_key = f.session_key AND e.root = f.root AND e.seq = f.end_seq
+    JOIN seq fs ON fs.session_key = f.session_key AND fs.root = f.root AND fs.seq = f.first_seq
+    LEFT JOIN seq o ON o.session_key = f.session_key AND o.root = f.root AND o.seq = f.open_seq
         AND f.open_seq <= f.end_seq
 ),
 raised AS (
@@ -146,17 +149,18 @@ lived AS (
     FROM raised
 ),
 sync_counts AS (
-    SELECT l.session_key, l.fork_id, count(*) AS syncs
+    SELECT l.session_key, l.root, l.fork_id, count(*) AS syncs
     FROM lived l
     JOIN sync_pairs p ON p.snapshot_id = l.end_snapshot
     WHERE l.hours IS NOT NULL
         AND p.result = 'reconciled'
         AND p.dispatched_at > l.raised_at
         AND p.result_at <= l.end_at
-    GROUP BY l.session_key, l.fork_id
+    GROUP BY l.session_key, l.root, l.fork_id
 )
 SELECT
     l.session_key,
+    l.root,
     l.fork_id,
     l.raised_by,
     l.raised_at,
@@ -177,7 +181,15 @@ SELECT
     l.first_run_id,
     l.end_run_id
 FROM lived l
-LEFT JOIN sync_counts c USING (session_key, fork_id);
+LEFT JOIN sync_counts c USING (session_key, root, fork_id);
+
+CREATE OR REPLACE MACRO fork_lifetimes_at(at_point) AS TABLE
+SELECT * FROM fork_lifetimes_for((
+    SELECT list(r.run_id)
+    FROM run_points r
+    JOIN points p USING (point)
+    WHERE p.position <= (SELECT position FROM points WHERE point = at_point)
+));
 
 CREATE OR REPLACE VIEW fork_lifetimes AS
 SELECT * FROM fork_lifetimes_for(NULL);

@@ -1,0 +1,94 @@
+"""`census sql`: ad hoc SQL over OUT's views, sandboxed.
+
+The query runs on a connection where DuckDB may touch no file (pipeline.engine.connect with
+sandbox): it reads OUT's committed tables and nothing else, and the only file it can cause
+to be written is the one named by --output, which Python writes from the result.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+from pipeline.engine import connect, quote
+from pipeline.errors import CensusError
+from pipeline.select import resolve
+from pipeline.store import Out
+
+
+class QueryError(CensusError):
+    """The query failed (a DuckDB error, or something the sandbox refused)."""
+
+
+def run_query(
+    out_path: str,
+    query: str,
+    fmt: str,
+    output: Path | None,
+    run: str | None = None,
+    labels: dict[str, str] | None = None,
+) -> str | None:
+    """The query's result in `fmt` (table, csv, json, parquet); written to `output` when given
+    (None is returned then), else returned as text."""
+    import duckdb
+
+    out = Out(out_path)
+    out.require()
+    if fmt == "parquet" and output is None:
+        raise QueryError("--format parquet needs --output FILE")
+    con = connect(out, sandbox=True)
+    _select_point(con, run, labels or {})
+    try:
+        relation = con.sql(query)
+    except duckdb.Error as err:
+        raise QueryError(_one_line(err)) from None
+    if relation is None:
+        return None
+    try:
+        return _emit(relation, fmt, output)
+    except duckdb.Error as err:
+        raise QueryError(_one_line(err)) from None
+
+
+def _one_line(err: Exception) -> str:
+    first = str(err).splitlines()[0]
+    if "disabled by configuration" in first or "configuration has been locked" in first:
+        return f"{first} — census sql reads only OUT's tables and writes only --output FILE"
+    return f"{first} (docs/tables.md lists every view and column)"
+
+
+def _select_point(con: Any, run: str | None, labels: dict[str, str]) -> None:
+    """selected_point(): the census point --run/--label name (the latest checked by default)."""
+    try:
+        name = resolve(con, run, labels, checked=True).name
+    except CensusError:
+        if run or labels:
+            raise
+        name = None  # an OUT with no point yet still answers queries that do not ask for one
+    value = "NULL" if name is None else quote(name)
+    con.execute(f"CREATE OR REPLACE TEMP MACRO selected_point() AS {value}")
+
+
+def _emit(relation: Any, fmt: str, output: Path | None) -> str | None:
+    if fmt == "parquet":
+        import pyarrow.parquet as pq
+
+        assert output is not None
+        pq.write_table(relation.to_arrow_table(), output)
+        return None
+    if fmt == "table":
+        text = str(relation)
+    elif fmt == "csv":
+        buffer = io.StringIO()
+        relation.df().to_csv(buffer, index=False)
+        text = buffer.getvalue()
+    else:
+        cols = relation.columns
+        rows = [dict(zip(cols, row, strict=True)) for row in relation.fetchall()]
+        text = json.dumps(rows, default=str, indent=2) + "\n"
+    if output is None:
+        return text
+    output.write_text(text)
+    return None

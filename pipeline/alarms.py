@@ -1,0 +1,158 @@
+"""The scheduled census's alarms, decided once for `census check`, `census run` and the report.
+
+    --fail-above RATE            a rule whose rate at the census point is above RATE
+    --fail-on-regression [M,…]   a metric worse than at the previous census point beyond its
+                                 interval (compare's test); M is `rules` (every rule, the
+                                 default), a rule ID, `clean-share` or `fork-median-hours`
+
+Each tripped alarm is one line naming the metric, the two values and the interval; the
+closing line names every rule that tripped, or says there was none.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from pipeline.compare import CLEAN, MEDIAN, Comparison, Row, Selector, compare
+from pipeline.engine import connect, fetch_dicts
+from pipeline.errors import CensusError
+from pipeline.rules import load_rules
+from pipeline.select import Point, previous, resolve
+from pipeline.stats import RuleRate, records, rule_rates
+from pipeline.store import Out
+from pipeline.textout import interval, num, pct
+
+
+class MetricError(CensusError):
+    """A --fail-on-regression metric that does not exist."""
+
+
+def parse_metrics(values: list[str]) -> list[str]:
+    """`rules`, rule IDs, `clean-share`, `fork-median-hours` (comma-separated or repeated)."""
+    known = {r.rule_id for r in load_rules()}
+    metrics: list[str] = []
+    for value in values:
+        for name in filter(None, (v.strip() for v in value.split(","))):
+            if name == "rules":
+                metrics += sorted(known)
+            elif name in known or name in (CLEAN, MEDIAN):
+                metrics.append(name)
+            else:
+                raise MetricError(
+                    f"--fail-on-regression {name!r} is not a metric; use rules, a rule ID, "
+                    f"{CLEAN} or {MEDIAN}"
+                )
+    return list(dict.fromkeys(metrics))
+
+
+@dataclass
+class AlarmReport:
+    out: str
+    point: Point
+    rates: list[Any]
+    threshold: float | None = None
+    above: list[RuleRate] = field(default_factory=list)
+    watched: list[str] = field(default_factory=list)
+    baseline: Point | None = None
+    regressions: list[Row] = field(default_factory=list)
+    comparison: Comparison | None = None
+
+    @property
+    def tripped(self) -> bool:
+        return bool(self.above or self.regressions)
+
+    def alarm_lines(self) -> list[str]:
+        assert self.threshold is not None or not self.above
+        lines = [
+            f"{r.rule_id} at {self.point.name} is {pct(r.rate)} ({r.failed}/{r.evaluated}), "
+            f"above {pct(self.threshold)}"
+            for r in self.above
+        ]
+        return lines + [self._regression_line(r) for r in self.regressions]
+
+    def _regression_line(self, row: Row) -> str:
+        hours = row.metric == MEDIAN
+        value = (lambda v: num(v, unit="h")) if hours else pct
+        span = "" if hours else f" ({interval(row.lower, row.upper, signed=True)})"
+        assert self.baseline is not None
+        return (
+            f"{row.metric} regressed from {value(row.baseline.value)} at {self.baseline.name} "
+            f"to {value(row.candidate.value)} at {self.point.name}{span}"
+        )
+
+    def closing_line(self) -> str:
+        parts = []
+        if self.threshold is not None:
+            names = ", ".join(r.rule_id for r in self.above) or "none"
+            parts.append(f"above {pct(self.threshold)}: {names}")
+        if self.watched:
+            if self.baseline is None:
+                parts.append("regressions: no previous census point to compare with")
+            else:
+                names = ", ".join(r.metric for r in self.regressions) or "none"
+                parts.append(f"regressed since {self.baseline.name}: {names}")
+        if not parts:
+            return f"census point {self.point.name}: no alarm asked for"
+        verdict = "ALARM" if self.tripped else "no alarm"
+        return f"{verdict} at {self.point.name}; " + "; ".join(parts)
+
+    def findings(self) -> list[dict[str, Any]]:
+        """The point's findings at each session's own gate, for SARIF."""
+        con = connect(Out(self.out))
+        query = (
+            "SELECT * FROM findings WHERE point = $point ORDER BY repo_path, path, rule_id, line"
+        )
+        return fetch_dicts(con, query, {"point": self.point.name})
+
+    def as_json(self, summary: Any = None) -> dict[str, Any]:
+        from dataclasses import asdict
+
+        return {
+            "point": self.point.name,
+            "checked": list(summary.points) if summary is not None else [],
+            "rates": [asdict(r) for r in self.rates],
+            "above": [r.rule_id for r in self.above],
+            "threshold": self.threshold,
+            "baseline": self.baseline.name if self.baseline else None,
+            "regressions": [asdict(r) for r in self.regressions],
+            "alarms": self.alarm_lines(),
+            "tripped": self.tripped,
+        }
+
+
+def evaluate(
+    out_path: str,
+    run: str | None,
+    labels: dict[str, str],
+    gate: str | None,
+    threshold: float | None,
+    metrics: list[str],
+) -> AlarmReport:
+    """The selected point's rates (each session at its own gate, or all at `gate`) and the
+    alarms asked for. Thresholds and regressions always use the own-gate rate."""
+    out = Out(out_path)
+    con = connect(out)
+    point = resolve(con, run, labels, checked=True)
+    own = rule_rates(con, point.name)
+    rates: list[Any] = own
+    if gate is not None:
+        rates = records(
+            con,
+            RuleRate,
+            "SELECT * FROM rule_rates_at_gate WHERE point = $point AND gate = $gate "
+            "ORDER BY rule_id",
+            {"point": point.name, "gate": gate},
+        )
+    report = AlarmReport(out_path, point, rates, threshold, watched=metrics)
+    if threshold is not None:
+        report.above = [r for r in own if r.rate is not None and r.rate > threshold]
+    if metrics:
+        report.baseline = previous(con, point)
+        if report.baseline is not None:
+            report.comparison = compare(
+                out_path, Selector(report.baseline.name), Selector(point.name)
+            )
+            wanted = set(metrics)
+            report.regressions = [r for r in report.comparison.regressions if r.metric in wanted]
+    return report

@@ -1,0 +1,54 @@
+"""`census compare` as text, through pipeline.textout."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pipeline.compare import MEDIAN, Comparison, Row, ordered
+from pipeline.textout import count_rate, interval, num, pct, plural, table
+
+
+def _arm(row: Row, which: str) -> str:
+    arm = row.baseline if which == "baseline" else row.candidate
+    if row.metric == MEDIAN:
+        return num(arm.value, unit="h") if arm.evaluated else "no forks"
+    return count_rate(arm.failed, arm.evaluated, arm.value)
+
+
+def comparison_table(result: Comparison) -> Any:
+    """Every row that differs at all (the JSON has them all)."""
+    rows = []
+    for r in ordered(result.rows):
+        if r.verdict == "unchanged" and not r.difference:
+            continue
+        hours = r.metric == MEDIAN
+        diff = num(r.difference, signed=True, unit="h") if hours else pct(r.difference, signed=True)
+        rows.append(
+            [
+                r.metric,
+                r.verdict,
+                r.design,
+                _arm(r, "baseline"),
+                _arm(r, "candidate"),
+                diff,
+                "–" if hours else interval(r.lower, r.upper, signed=True),
+            ]
+        )
+    title = (
+        f"Candidate {result.candidate.title} against baseline {result.baseline.title}; "
+        f"intervals simultaneous at 95% over {result.family_size} comparisons "
+        f"(each at {result.confidence:.2%})"
+    )
+    columns = ["metric", "verdict", "design", "baseline", "candidate", "difference", "interval"]
+    return table(title, columns, rows)
+
+
+def summary_line(result: Comparison) -> str:
+    counts = result.counts()
+    names = ", ".join(r.metric for r in result.regressions) or "none"
+    return (
+        f"{plural(counts['regression'], 'regression')} ({names}), "
+        f"{plural(counts['improvement'], 'improvement')}, {counts['unchanged']} unchanged"
+        + (f", {counts['no sessions']} with no sessions" if counts["no sessions"] else "")
+        + " (rows with no difference at all are not listed)"
+    )

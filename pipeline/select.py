@@ -1,0 +1,108 @@
+"""Which census point a command reads: one selector, used by check, stats, report, sql and
+each arm of compare (docs/time-model.md).
+
+    --run latest       the latest census point (the default)
+    --run previous     the one before it
+    --run ID           the point holding run ID, or the point named ID (--point at crawl time)
+    --label k=v …      only points whose runs carry every label; --run then picks among them
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from pipeline.errors import SelectorError
+
+
+@dataclass(frozen=True)
+class Point:
+    """A census point: the runs of one night (shards included), or a run of its own."""
+
+    name: str
+    position: int
+    started_at: datetime
+    runs: tuple[str, ...]
+    labels: dict[str, str] = field(default_factory=dict, hash=False)
+    checked: bool = False
+
+    @property
+    def title(self) -> str:
+        """How a person names the point: its labels, else its name, with its date."""
+        words = " ".join(f"{k}={v}" for k, v in sorted(self.labels.items()) if k != "shard")
+        when = f"{self.started_at:%Y-%m-%d %H:%M}Z"
+        return f"{words or self.name} ({when})"
+
+
+def all_points(con: Any) -> list[Point]:
+    rows = con.execute(
+        "SELECT point, position, started_at, runs, map_entries(labels), checked "
+        "FROM points ORDER BY position"
+    ).fetchall()
+    return [
+        Point(r[0], r[1], r[2], tuple(r[3]), {e["key"]: e["value"] for e in r[4] or []}, r[5])
+        for r in rows
+    ]
+
+
+def _run_labels(con: Any) -> dict[str, dict[str, str]]:
+    rows = con.execute("SELECT run_id, map_entries(labels) FROM runs").fetchall()
+    return {r[0]: {e["key"]: e["value"] for e in r[1] or []} for r in rows}
+
+
+def resolve(
+    con: Any,
+    run: str | None = None,
+    labels: dict[str, str] | None = None,
+    checked: bool = False,
+) -> Point:
+    """The census point a selector names; SelectorError (one line, what exists) when none."""
+    points = all_points(con)
+    if not points:
+        raise SelectorError("OUT has no census point yet; run 'census crawl ROOT' first")
+    wanted = dict(labels or {})
+    if wanted:
+        carrying = _run_labels(con)
+        points = [
+            p
+            for p in points
+            if any(all(carrying[r].get(k) == v for k, v in wanted.items()) for r in p.runs)
+        ]
+        if not points:
+            known = sorted({f"{k}={v}" for ls in carrying.values() for k, v in ls.items()})
+            raise SelectorError(
+                f"no run carries the labels {_text(wanted)}; labels in OUT: "
+                f"{', '.join(known) or 'none'}"
+            )
+    if checked:
+        points = [p for p in points if p.checked] or points
+    return _pick(points, run or "latest", wanted)
+
+
+def _pick(points: list[Point], run: str, wanted: dict[str, str]) -> Point:
+    scope = f" among the points with {_text(wanted)}" if wanted else ""
+    if run == "latest":
+        return points[-1]
+    if run == "previous":
+        if len(points) < 2:
+            raise SelectorError(f"there is no previous census point{scope}: OUT holds one")
+        return points[-2]
+    for point in points:
+        if run == point.name or run in point.runs:
+            return point
+    names = ", ".join(p.name for p in points[-5:])
+    raise SelectorError(
+        f"no run or census point {run!r}{scope}; the latest are {names} "
+        '(census sql "SELECT * FROM points" lists them all)'
+    )
+
+
+def previous(con: Any, point: Point) -> Point | None:
+    """The census point just before `point`, if any."""
+    earlier = [p for p in all_points(con) if p.position < point.position]
+    return earlier[-1] if earlier else None
+
+
+def _text(labels: dict[str, str]) -> str:
+    return " ".join(f"{k}={v}" for k, v in labels.items())

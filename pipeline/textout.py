@@ -1,0 +1,92 @@
+"""How numbers and tables look, in one place: the CLI, the report and the JSON's text fields
+all format a rate, an interval or a duration with these functions.
+
+Never a negative zero (a Wilson bound of -1e-17 is 0%, a difference of -0.0001 is 0.0%), never
+a cut rule ID, and a table as wide as the terminal (or COLUMNS) allows.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Sequence
+from typing import Any
+
+NOT_REACHED = "not reached"
+DASH = "–"
+# Width for output that goes to a pipe or a file with no COLUMNS: wide enough for every table.
+PIPE_WIDTH = 160
+
+
+def _unsigned_zero(text: str) -> str:
+    """'-0.0%' → '0.0%', '+0.0 h' → '0.0 h': a value that rounds to zero has no sign."""
+    if text[:1] in "+-" and not any(c in "123456789" for c in text):
+        return text[1:]
+    return text
+
+
+def pct(value: float | None, digits: int = 1, signed: bool = False) -> str:
+    if value is None:
+        return DASH
+    return _unsigned_zero(f"{value:{'+' if signed else ''}.{digits}%}")
+
+
+def num(value: float | None, digits: int = 1, signed: bool = False, unit: str = "") -> str:
+    if value is None:
+        return DASH
+    text = _unsigned_zero(f"{value:{'+' if signed else ''},.{digits}f}")
+    return f"{text} {unit}" if unit else text
+
+
+def interval(lower: float | None, upper: float | None, signed: bool = False) -> str:
+    """A percentage interval: '3.6% – 62.4%', or '+1.2% … +7.9%' for a difference."""
+    if lower is None or upper is None:
+        return DASH
+    joint = " … " if signed else " – "
+    return f"{pct(lower, signed=signed)}{joint}{pct(upper, signed=signed)}"
+
+
+def count_rate(failed: int, evaluated: int, rate: float | None) -> str:
+    """'3/25 12.0%', or 'no sessions' when nothing was evaluated."""
+    if not evaluated:
+        return "no sessions"
+    return f"{failed}/{evaluated} {pct(rate)}"
+
+
+def plural(n: int, word: str, many: str | None = None) -> str:
+    return f"{n:,} {word if n == 1 else (many or word + 's')}"
+
+
+def width() -> int:
+    """The terminal's width, or COLUMNS; PIPE_WIDTH for a pipe with neither."""
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) > 0:
+        return int(columns)
+    size = shutil.get_terminal_size((0, 0))
+    return size.columns if size.columns > 0 else PIPE_WIDTH
+
+
+def console(file: Any = None) -> Any:
+    from rich.console import Console
+
+    return Console(width=width(), file=file, soft_wrap=False, highlight=False)
+
+
+def table(title: str, columns: Sequence[str], rows: Sequence[Sequence[str]], keys: int = 1) -> Any:
+    """A rich table; its first `keys` columns (IDs, names) never wrap or shrink."""
+    from rich import box
+    from rich.table import Table
+
+    out = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left", pad_edge=False)
+    for i, column in enumerate(columns):
+        longest = max([len(column), *(len(str(r[i])) for r in rows)]) if i < keys else None
+        out.add_column(
+            column,
+            justify="left" if i < keys else "right",
+            no_wrap=True,
+            min_width=longest,
+            overflow="fold",
+        )
+    for row in rows:
+        out.add_row(*row)
+    return out

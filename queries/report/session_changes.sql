@@ -1,0 +1,41 @@
+-- Sessions whose verdict or stage changed between the previous census point ($previous) and
+-- the chosen one ($point), matched by session (session_key under its root):
+--   change 'newly failing'  clean (or absent) at the previous point, failing now;
+--          'newly clean'    failing at the previous point, clean now;
+--          'opened'         not at the previous point (a new session);
+--          'advanced'       a later stage than before ('harvested' when it reached history);
+--          'backward'       an earlier stage than before;
+--          'gone'           at the previous point, not at this one.
+-- A session can appear twice (a verdict change and a stage change).
+WITH now AS (SELECT * FROM sessions WHERE point = $point),
+before AS (SELECT * FROM sessions WHERE point = $previous),
+pairs AS (
+    SELECT coalesce(n.session_key, b.session_key) AS session_key,
+        coalesce(n.root, b.root) AS root,
+        coalesce(n.repo, b.repo) AS repo,
+        coalesce(n.path, b.path) AS path,
+        b.stage AS stage_before, n.stage AS stage_now,
+        b.clean AS clean_before, n.clean AS clean_now,
+        n.failing_rules
+    FROM now n
+    FULL JOIN before b USING (session_key, root)
+)
+SELECT session_key, repo, path, stage_before, stage_now, failing_rules,
+    CASE WHEN clean_now THEN 'newly clean' ELSE 'newly failing' END AS change
+FROM pairs
+WHERE stage_now IS NOT NULL
+    AND ((clean_now = false AND coalesce(clean_before, true))
+        OR (clean_now AND clean_before = false))
+UNION ALL
+SELECT session_key, repo, path, stage_before, stage_now, failing_rules,
+    CASE
+        WHEN stage_before IS NULL THEN 'opened'
+        WHEN stage_now IS NULL THEN 'gone'
+        WHEN stage_rank(stage_now) > stage_rank(stage_before) AND stage_now = 'harvested'
+            THEN 'harvested'
+        WHEN stage_rank(stage_now) > stage_rank(stage_before) THEN 'advanced'
+        ELSE 'backward'
+    END
+FROM pairs
+WHERE stage_before IS DISTINCT FROM stage_now
+ORDER BY change, repo, path;

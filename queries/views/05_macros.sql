@@ -1,0 +1,44 @@
+-- The Wilson score interval for k failures out of n at normal quantile z (null when n is 0):
+-- the one definition every rate's interval and every comparison in census uses.
+CREATE OR REPLACE MACRO wilson_lo(k, n, z) AS
+    CASE WHEN n > 0 THEN greatest(0.0,
+        (k / n + z * z / (2 * n) - z * sqrt(k / n * (1 - k / n) / n + z * z / (4 * n * n)))
+        / (1 + z * z / n))
+    END;
+CREATE OR REPLACE MACRO wilson_hi(k, n, z) AS
+    CASE WHEN n > 0 THEN least(1.0,
+        (k / n + z * z / (2 * n) + z * sqrt(k / n * (1 - k / n) / n + z * z / (4 * n * n)))
+        / (1 + z * z / n))
+    END;
+
+-- Newcombe's interval (1998) for a difference of proportions p2 − p1, at normal quantile z,
+-- built from the Wilson intervals above. Two samples (his method 10): f1 of n1, f2 of n2.
+CREATE OR REPLACE MACRO newcombe_lo(f1, n1, f2, n2, z) AS
+    f2 / n2 - f1 / n1 - sqrt((f2 / n2 - wilson_lo(f2, n2, z)) ^ 2
+        + (wilson_hi(f1, n1, z) - f1 / n1) ^ 2);
+CREATE OR REPLACE MACRO newcombe_hi(f1, n1, f2, n2, z) AS
+    f2 / n2 - f1 / n1 + sqrt((wilson_hi(f2, n2, z) - f2 / n2) ^ 2
+        + (f1 / n1 - wilson_lo(f1, n1, z)) ^ 2);
+
+-- Paired (his method 10 for paired data): a both fail, b only the first, c only the second,
+-- d neither; p1 = (a+b)/n, p2 = (a+c)/n; φ is the correlation, a positive one shrunk by n/2.
+CREATE OR REPLACE MACRO newcombe_phi(a, b, c, d) AS
+    CASE WHEN (a + b) * (c + d) * (a + c) * (b + d) = 0 THEN 0.0
+        ELSE CASE WHEN a * d - b * c > 0 THEN greatest(a * d - b * c - (a + b + c + d) / 2, 0.0)
+            ELSE a * d - b * c END
+            / sqrt((a + b) * (c + d) * (a + c) * (b + d))
+    END;
+CREATE OR REPLACE MACRO newcombe_paired_lo(a, b, c, d, z) AS
+    (a + c) / (a + b + c + d) - (a + b) / (a + b + c + d) - sqrt(greatest(
+        ((a + c) / (a + b + c + d) - wilson_lo(a + c, a + b + c + d, z)) ^ 2
+        - 2 * newcombe_phi(a, b, c, d)
+            * ((a + c) / (a + b + c + d) - wilson_lo(a + c, a + b + c + d, z))
+            * (wilson_hi(a + b, a + b + c + d, z) - (a + b) / (a + b + c + d))
+        + (wilson_hi(a + b, a + b + c + d, z) - (a + b) / (a + b + c + d)) ^ 2, 0.0));
+CREATE OR REPLACE MACRO newcombe_paired_hi(a, b, c, d, z) AS
+    (a + c) / (a + b + c + d) - (a + b) / (a + b + c + d) + sqrt(greatest(
+        (wilson_hi(a + c, a + b + c + d, z) - (a + c) / (a + b + c + d)) ^ 2
+        - 2 * newcombe_phi(a, b, c, d)
+            * (wilson_hi(a + c, a + b + c + d, z) - (a + c) / (a + b + c + d))
+            * ((a + b) / (a + b + c + d) - wilson_lo(a + b, a + b + c + d, z))
+        + ((a + b) / (a + b + c + d) - wilson_lo(a + b, a + b + c + d, z)) ^ 2, 0.0));

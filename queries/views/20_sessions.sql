@@ -1,0 +1,85 @@
+-- The sessions of each census point (docs/time-model.md): those whose working tree the point's
+-- crawl saw, each at its latest observation in the point. A session seen only in old commits
+-- (its folder deleted) is history, not part of the point.
+CREATE OR REPLACE VIEW point_sessions AS
+SELECT n.point, n.position, n.session_key, n.root, n.repo, n.repo_path, n.path, n.topic,
+    n.location, n.snapshot_id, n.run_id, n.observed_at, s.stage, own_gate(s.stage) AS gate
+FROM history_nodes n
+JOIN snapshots s ON s.snapshot_id = n.snapshot_id
+WHERE n."commit" IS NULL;
+
+-- One status per census point, session and rule: the rule's result on the session's snapshot
+-- (under the rule set the point was checked with), failed when the rule also found something
+-- along the session's history at that point. `own`: the rule is evaluated at the session's
+-- own gate (its stage's), which is what every rate counts. Checked points only.
+CREATE OR REPLACE VIEW statuses AS
+WITH results AS (
+    SELECT snapshot_id, ruleset, rule_id, any_value(gate) AS gate, any_value(status) AS status,
+        count(*) FILTER (WHERE status IN ('fail', 'info')) AS findings
+    FROM rule_results
+    GROUP BY snapshot_id, ruleset, rule_id
+),
+series AS (
+    SELECT point, session_key, root, rule_id, count(*) AS findings
+    FROM series_findings
+    GROUP BY point, session_key, root, rule_id
+)
+SELECT ps.point, ps.position, ps.session_key, ps.root, ps.repo, ps.repo_path, ps.path,
+    ps.topic, ps.stage, ps.snapshot_id, r.rule_id, r.gate,
+    CASE WHEN h.findings > 0 THEN 'fail' ELSE r.status END AS status,
+    gate_includes(ps.gate, r.gate) AS own,
+    r.findings + coalesce(h.findings, 0) AS findings
+FROM point_sessions ps
+JOIN points p ON p.point = ps.point AND p.checked
+JOIN results r ON r.snapshot_id = ps.snapshot_id AND r.ruleset = p.ruleset
+LEFT JOIN series h
+    ON h.point = ps.point AND h.session_key = ps.session_key AND h.root = ps.root
+    AND h.rule_id = r.rule_id;
+
+-- One row per finding at the session's own gate, per checked census point: what broke, where.
+CREATE OR REPLACE VIEW findings AS
+SELECT ps.point, ps.position, ps.session_key, ps.root, ps.repo, ps.repo_path, ps.path,
+    ps.topic, ps.stage, ps.snapshot_id, r.rule_id, r.gate, r.status, r.file, r.line, r.message,
+    'snapshot' AS source
+FROM point_sessions ps
+JOIN points p ON p.point = ps.point AND p.checked
+JOIN rule_results r ON r.snapshot_id = ps.snapshot_id AND r.ruleset = p.ruleset
+WHERE r.status IN ('fail', 'info') AND gate_includes(ps.gate, r.gate)
+UNION ALL
+SELECT ps.point, ps.position, ps.session_key, ps.root, ps.repo, ps.repo_path, ps.path,
+    ps.topic, ps.stage, f.snapshot_id, f.rule_id, f.gate, 'fail', f.file, f.line, f.message,
+    'history'
+FROM series_findings f
+JOIN point_sessions ps
+    ON ps.point = f.point AND ps.session_key = f.session_key AND ps.root = f.root
+WHERE gate_includes(ps.gate, f.gate);
+
+-- One row per census point and session: where it stands, and whether it is clean at its own
+-- gate (null until the point is checked).
+CREATE OR REPLACE VIEW sessions AS
+WITH verdicts AS (
+    SELECT point, session_key, root,
+        bool_and(status <> 'fail') FILTER (WHERE own) AS clean,
+        count(DISTINCT rule_id) FILTER (WHERE own AND status = 'fail') AS failing_rules
+    FROM statuses
+    GROUP BY point, session_key, root
+),
+harvests AS (
+    -- The first time each series was seen in docs/history/ (its commit time with history).
+    SELECT o.session_key, o.root, min(o.observed_at) AS harvested_at, min(p.position) AS position
+    FROM observations o
+    JOIN run_points r USING (run_id)
+    JOIN points p USING (point)
+    WHERE o.location = 'history'
+    GROUP BY o.session_key, o.root
+)
+SELECT ps.point, ps.position, ps.session_key, ps.root, ps.repo, ps.repo_path, ps.path,
+    ps.topic, ps.location, ps.stage, ps.gate, ps.snapshot_id, ps.run_id, ps.observed_at,
+    s.status, s.started AS started_at,
+    CASE WHEN h.position <= ps.position THEN h.harvested_at END AS harvested_at,
+    s.content_time, s.forks_open, s.forks_parked, s.ledger_entries, s.turns, s.syncs,
+    v.clean, v.failing_rules
+FROM point_sessions ps
+JOIN snapshots s USING (snapshot_id)
+LEFT JOIN verdicts v USING (point, session_key, root)
+LEFT JOIN harvests h USING (session_key, root);
