@@ -186,18 +186,29 @@ def median_row(base: Lifetime, cand: Lifetime) -> Row:
 
 
 def findings_against_baseline(out_path: str, comparison: Comparison) -> list[dict[str, Any]]:
-    """Candidate findings marked new or unchanged, and baseline-only ones marked absent."""
-    con = connect(Out(out_path))
-    query = "SELECT * FROM findings WHERE point = $point"
+    """Every candidate finding marked new or unchanged, and baseline-only ones marked absent.
 
-    def load(point: Point) -> dict[tuple[Any, ...], dict[str, Any]]:
-        rows = fetch_dicts(con, query, {"point": point.name})
-        # Lines move as files grow; a finding is the same when its session, rule and file are.
-        return {(r["session_key"], r["rule_id"], r["file"], r["message"]): r for r in rows}
+    A finding is the same in both arms when its session, rule, file and message are (lines
+    move as files grow); a finding repeated k times matches up to k times.
+    """
+    con = connect(Out(out_path))
+    query = "SELECT * FROM findings WHERE point = $point ORDER BY repo_path, path, rule_id, line"
+
+    def load(point: Point) -> dict[tuple[Any, ...], list[dict[str, Any]]]:
+        grouped: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+        for r in fetch_dicts(con, query, {"point": point.name}):
+            grouped.setdefault(
+                (r["session_key"], r["rule_id"], r["file"], r["message"]), []
+            ).append(r)
+        return grouped
 
     base, cand = load(comparison.baseline), load(comparison.candidate)
-    marked = [
-        {**row, "baselineState": "unchanged" if key in base else "new"} for key, row in cand.items()
-    ]
-    marked += [{**row, "baselineState": "absent"} for key, row in base.items() if key not in cand]
+    marked = []
+    for key in sorted(set(base) | set(cand), key=str):
+        before, after = base.get(key, []), cand.get(key, [])
+        kept = len(before)
+        marked += [
+            {**r, "baselineState": "unchanged" if i < kept else "new"} for i, r in enumerate(after)
+        ]
+        marked += [{**r, "baselineState": "absent"} for r in before[len(after) :]]
     return marked

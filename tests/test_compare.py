@@ -12,14 +12,39 @@ from statistics import NormalDist
 import pytest
 from typer.testing import CliRunner
 
-from pipeline.check import evaluate
+from pipeline.check import check
 from pipeline.cli import app
-from pipeline.compare import compare, mcnemar_exact, newcombe_paired, newcombe_unpaired, wilson
+from pipeline.compare import Selector, compare, mcnemar_exact
 from pipeline.crawl import crawl
+from pipeline.engine import connect
 from pipeline.store import Out
 from tests.conftest import generate_corpus
 
 Z95 = NormalDist().inv_cdf(0.975)
+BASELINE = Selector(None, {"run": "baseline"})
+CANDIDATE = Selector(None, {"run": "candidate"})
+
+
+def sql(expression: str, *args: float) -> tuple[float, ...]:
+    """Evaluate the census's SQL macros (05_macros.sql) on numbers."""
+    row = connect(None).execute(f"SELECT {expression}", list(args)).fetchone()
+    assert row is not None
+    return tuple(row)
+
+
+def newcombe_unpaired(f1: int, n1: int, f2: int, n2: int, z: float) -> tuple[float, ...]:
+    lower, upper = sql(
+        "newcombe_lo(?, ?, ?, ?, ?), newcombe_hi(?, ?, ?, ?, ?)", *([f1, n1, f2, n2, z] * 2)
+    )
+    return f2 / n2 - f1 / n1, lower, upper
+
+
+def newcombe_paired(a: int, b: int, c: int, d: int, z: float) -> tuple[float, ...]:
+    lower, upper = sql(
+        "newcombe_paired_lo(?, ?, ?, ?, ?), newcombe_paired_hi(?, ?, ?, ?, ?)",
+        *([a, b, c, d, z] * 2),
+    )
+    return (c - b) / (a + b + c + d), lower, upper
 
 
 def test_unpaired_interval_matches_newcombe_1998_table_ii() -> None:
@@ -72,9 +97,16 @@ def test_mcnemar_exact_hand_worked() -> None:
 
 
 def test_wilson_hand_worked() -> None:
-    # 1 of 5 at 95%: the interval the check table prints, 3.6% – 62.4%.
-    lower, upper = wilson(1, 5, Z95)
-    assert (round(lower, 3), round(upper, 3)) == (0.036, 0.624)
+    # 1 of 5 at 95%: 0.0362 – 0.6245; 0 of 10: 0 – 0.2775 (Newcombe 1998, Table I, method 3).
+    # 1 of 5 at 90% (z = 1.6449, z² = 2.7055), by hand: centre (0.2 + 0.27055) / 1.54110 =
+    # 0.30533, half-width 1.6449 · sqrt(0.032 + 0.027055) / 1.54110 = 0.25938: 0.0460 – 0.5647.
+    lower, upper = sql("wilson_lo(1, 5, ?), wilson_hi(1, 5, ?)", Z95, Z95)
+    assert (round(lower, 4), round(upper, 4)) == (0.0362, 0.6245)
+    lower, upper = sql("wilson_lo(0, 10, ?), wilson_hi(0, 10, ?)", Z95, Z95)
+    assert (round(lower, 4), round(upper, 4)) == (0.0, 0.2775)
+    z90 = NormalDist().inv_cdf(0.95)
+    lower, upper = sql("wilson_lo(1, 5, ?), wilson_hi(1, 5, ?)", z90, z90)
+    assert (round(lower, 4), round(upper, 4)) == (0.0460, 0.5647)
 
 
 def _drop_closes_when(corpus: Path, share: float) -> int:
@@ -99,26 +131,60 @@ def replay(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = base / "out"
     crawl([str(baseline)], str(out), {"run": "baseline"}, workers=1)
     crawl([str(candidate)], str(out), {"run": "candidate"}, workers=1)
-    evaluate(Out(out))
+    check(str(out))
     return out
 
 
 def test_a_raised_rule_is_the_only_regression(replay: Path) -> None:
-    result = compare(str(replay), {"run": "baseline"}, {"run": "candidate"})
-    assert result.matched_sessions == 300, "same sessions: a paired comparison"
+    result = compare(str(replay), BASELINE, CANDIDATE)
+    fork = next(r for r in result.rows if r.metric == "BS-FORK-01")
+    assert fork.design == "paired", "same sessions: a paired comparison"
+    assert fork.baseline.evaluated == fork.candidate.evaluated == 300
     regressed = {(r.metric, r.gate) for r in result.regressions}
     assert {m for m, _ in regressed} <= {"BS-FORK-01", "clean-share"}
     assert ("BS-FORK-01", "session") in regressed
     assert all(
-        r.verdict == "unchanged"
+        r.verdict in ("unchanged", "no sessions")
         for r in result.rows
         if r.metric.startswith("BS-") and r.metric != "BS-FORK-01"
     )
+    ops = next(r for r in result.rows if r.metric == "BS-OPS-02")
+    assert ops.verdict == "no sessions", "no git context: skipped everywhere, never 'unchanged'"
 
 
 def test_same_runs_compared_flag_nothing(replay: Path) -> None:
-    result = compare(str(replay), {"run": "baseline"}, {"run": "baseline"})
-    assert result.regressions == [] and all(r.verdict == "unchanged" for r in result.rows)
+    result = compare(str(replay), BASELINE, BASELINE)
+    assert result.regressions == []
+    assert all(r.verdict in ("unchanged", "no sessions") for r in result.rows)
+
+
+def test_each_arm_is_the_rule_rates_of_its_point_and_sarif_agrees(
+    replay: Path, tmp_path: Path
+) -> None:
+    """One definition of a rate: compare's per-arm counts are rule_rates', row for row."""
+    result = compare(str(replay), BASELINE, CANDIDATE)
+    con = connect(Out(replay))
+    for arm, point in (
+        (lambda r: r.baseline, result.baseline),
+        (lambda r: r.candidate, result.candidate),
+    ):
+        rates = {
+            rule: (failed, evaluated)
+            for rule, failed, evaluated in con.execute(
+                "SELECT rule_id, failed, evaluated FROM rule_rates WHERE point = ?", [point.name]
+            ).fetchall()
+        }
+        rows = {r.metric: (arm(r).failed, arm(r).evaluated) for r in result.rows}
+        assert {k: rows[k] for k in rates} == rates
+    sarif = tmp_path / "c.sarif"
+    runner = CliRunner()
+    args = ["compare", "--out", str(replay), "--baseline", "run=baseline"]
+    runner.invoke(app, [*args, "--candidate", "run=candidate", "--sarif", str(sarif)])
+    results = json.loads(sarif.read_text())["runs"][0]["results"]
+    findings = con.execute(
+        "SELECT count(*) FROM findings WHERE point = ?", [result.candidate.name]
+    ).fetchone()[0]
+    assert sum(r["baselineState"] != "absent" for r in results) == findings
 
 
 def test_compare_cli_exit_codes_and_json(replay: Path, tmp_path: Path) -> None:
@@ -139,7 +205,7 @@ def test_compare_cli_exit_codes_and_json(replay: Path, tmp_path: Path) -> None:
     same = runner.invoke(app, compare_args("run=baseline", "run=baseline"))
     assert same.exit_code == 0
     bad = runner.invoke(app, compare_args("run=nope", "run=candidate"))
-    assert bad.exit_code == 2
+    assert bad.exit_code == 2 and len(bad.output.strip().splitlines()) == 1
     assert "run=baseline" in bad.output and "run=candidate" in bad.output, (
         "names the labels that exist"
     )
@@ -150,22 +216,24 @@ def test_fail_on_regression_and_the_trend(replay: Path, tmp_path: Path) -> None:
 
     runner = CliRunner()
     worse = runner.invoke(app, ["check", "--out", str(replay), "--fail-on-regression"])
-    assert worse.exit_code == 1 and "BS-FORK-01" in worse.output
-    trend_runs = {t["run_id"] for t in compute(str(replay))["trend"]}
-    assert len(trend_runs) == 2, "both runs are in the trend"
+    assert worse.exit_code == 1
+    assert "census: BS-FORK-01 regressed from" in worse.stderr
+    assert "ALARM" in worse.stdout and "BS-FORK-01" in worse.stdout.splitlines()[-1]
+    trend_points = {t.point for t in compute(str(replay)).trend}
+    assert len(trend_points) == 2, "both points are in the trend"
     steady = tmp_path / "steady"
     corpus = generate_corpus(tmp_path / "corpus", 60, 5, 0.1)
     crawl([str(corpus)], str(steady), workers=1)
     crawl([str(corpus)], str(steady), workers=1)
     same = runner.invoke(app, ["check", "--out", str(steady), "--fail-on-regression"])
-    assert same.exit_code == 0 and "no regression" in same.output
+    assert same.exit_code == 0 and "regressed since" in same.output and same.stderr == ""
 
 
 def test_generated_replay_flags_the_raised_rule_only(tmp_path: Path) -> None:
     from pipeline.bench import replay_pair
 
     result = replay_pair(tmp_path, 300, 4, 0.05, {"BS-SYNC-02": 0.5})
-    assert result.matched_sessions == 300
+    assert {r.design for r in result.rows if r.metric == "BS-FORK-01"} == {"paired"}
     rules = {r.metric for r in result.regressions} - {"clean-share"}
     assert rules == {"BS-SYNC-02"}
 
@@ -182,11 +250,8 @@ def test_report_shows_the_comparison(replay: Path, tmp_path: Path) -> None:
     from pipeline.report import build
 
     page = build(
-        str(replay),
-        str(tmp_path / "r.html"),
-        baseline={"run": "baseline"},
-        candidate={"run": "candidate"},
+        str(replay), str(tmp_path / "r.html"), baseline=BASELINE, candidate=CANDIDATE
     ).path.read_text()
-    assert 'id="compare"' in page and "Candidate against baseline" in page
+    assert 'id="compare"' in page and "Did the candidate regress" in page
     assert "BS-FORK-01" in page.split('id="compare"', 1)[1].split("</section>", 1)[0]
     assert ">regression<" in page

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from pipeline.check import evaluate
+from pipeline.check import check
 from pipeline.crawl import crawl
 from pipeline.engine import connect
 from pipeline.store import Out
@@ -77,33 +77,55 @@ def checked(history: tuple[Path, dict[str, str]], tmp_path: Path) -> tuple[dict[
     repo, shas = history
     out = Out(tmp_path / "out")
     crawl([str(repo.parent)], str(out.root), workers=1, git_history=True)
-    evaluate(out)
+    check(str(out.root))
     return shas, connect(out)
 
 
 def test_series_rules_flag_the_commit_that_broke_them(checked: tuple[dict[str, str], Any]) -> None:
     shas, con = checked
-    failing = con.execute(
+    series = con.execute(
         """
-        SELECT o."commit", r.rule_id, r.message
-        FROM observations o JOIN rule_results r USING (snapshot_id)
-        WHERE r.gate = 'session' AND r.status = 'fail' AND o."commit" IS NOT NULL
-        ORDER BY o.observed_at, r.rule_id
+        SELECT DISTINCT o."commit", f.rule_id, f.message
+        FROM series_findings f JOIN observations o USING (snapshot_id)
+        WHERE o."commit" IS NOT NULL
+        ORDER BY 1, 2
         """
     ).fetchall()
     by_commit: dict[str, set[str]] = {}
-    for sha, rule, _ in failing:
+    for sha, rule, _ in series:
         by_commit.setdefault(sha, set()).add(rule)
-    assert shas["first"] not in by_commit and shas["stopping"] not in by_commit
-    assert by_commit[shas["backward"]] == {"BS-STATE-01", "BS-LEDGER-01", "BS-FORK-01"}
-    messages = {rule: msg for sha, rule, msg in failing if sha == shas["backward"]}
+    assert by_commit == {shas["backward"]: {"BS-STATE-01", "BS-LEDGER-01", "BS-FORK-01"}}
+    messages = {rule: msg for _, rule, msg in series}
     assert "moved backward from stopping" in messages["BS-STATE-01"]
     assert f"commit {shas['stopping'][:12]}" in messages["BS-STATE-01"]
     assert "D1 was rewritten" in messages["BS-LEDGER-01"] and "Why" in messages["BS-LEDGER-01"]
     assert "F2 was retitled" in messages["BS-FORK-01"]
     # The ops/ file is flagged on the commit that tracked it, and not once it is untracked.
-    assert "BS-OPS-02" in by_commit[shas["ops"]]
-    assert "BS-OPS-02" not in by_commit[shas["untracked"]]
+    ops = con.execute(
+        """
+        SELECT o."commit", r.status FROM observations o JOIN rule_results r USING (snapshot_id)
+        WHERE r.rule_id = 'BS-OPS-02' AND o."commit" IS NOT NULL
+        """
+    ).fetchall()
+    assert dict(ops)[shas["ops"]] == "fail" and dict(ops)[shas["untracked"]] == "pass"
+
+
+def test_series_findings_fail_the_session_at_its_census_point(
+    checked: tuple[dict[str, str], Any],
+) -> None:
+    """The night's rates see what happened in history since the previous night."""
+    _, con = checked
+    failing = {
+        r[0]
+        for r in con.execute(
+            "SELECT rule_id FROM statuses WHERE own AND status = 'fail'"
+        ).fetchall()
+    }
+    assert {"BS-STATE-01", "BS-LEDGER-01", "BS-FORK-01"} <= failing
+    rates = dict(
+        con.execute("SELECT rule_id, failed FROM rule_rates WHERE rule_id LIKE 'BS-%'").fetchall()
+    )
+    assert rates["BS-STATE-01"] == rates["BS-LEDGER-01"] == rates["BS-FORK-01"] == 1
 
 
 def test_working_tree_fails_ops_02_for_an_ops_file_any_commit_tracked(
@@ -113,7 +135,7 @@ def test_working_tree_fails_ops_02_for_an_ops_file_any_commit_tracked(
     rows = con.execute(
         """
         SELECT r.status, r.message FROM observations o JOIN rule_results r USING (snapshot_id)
-        WHERE o."commit" IS NULL AND r.gate = 'session' AND r.rule_id = 'BS-OPS-02'
+        WHERE o."commit" IS NULL AND r.rule_id = 'BS-OPS-02'
         """
     ).fetchall()
     assert len(rows) == 1 and rows[0][0] == "fail"

@@ -1,5 +1,6 @@
-"""Statistics: the Kaplan–Meier figures against lifelines, and fork lifetimes and sync pairs
-end to end over a session crawled several times into one OUT while its files change."""
+"""Statistics: the Kaplan–Meier figures (computed in SQL) against lifelines, and fork
+lifetimes and sync pairs end to end over a session crawled several times into one OUT while
+its files change."""
 
 from __future__ import annotations
 
@@ -15,28 +16,22 @@ import pytest
 from lifelines import KaplanMeierFitter
 from lifelines.utils import median_survival_times, qth_survival_times
 
-from pipeline.check import evaluate
+from pipeline.check import check
 from pipeline.crawl import crawl
-from pipeline.engine import connect
-from pipeline.stats import (
-    NOT_REACHED,
-    OPEN_AT_HOURS,
-    StatsError,
-    compute,
-    format_text,
-    kaplan_meier,
-    quantile,
-    summarise,
-    survival_at,
-)
+from pipeline.engine import connect, fetch_dicts
+from pipeline.errors import SelectorError
+from pipeline.stats import OPEN_AT_HOURS, compute
+from pipeline.stats_text import format_text
 from pipeline.store import Out
+from pipeline.textout import NOT_REACHED
+from pipeline.vocabulary import Z95
 from tests.conftest import FIXTURES, copy_tree
 
 SESSION = Path("docs/research/demo-brainstorm")
 
 
 # --------------------------------------------------------------------------------------------
-# (a) Kaplan–Meier against lifelines
+# (a) Kaplan–Meier (the km_curve and km_summary macros) against lifelines
 
 
 def _finite(value: float) -> float | None:
@@ -47,45 +42,62 @@ def _fit(durations: Sequence[float], events: Sequence[bool]) -> KaplanMeierFitte
     return KaplanMeierFitter().fit(list(durations), [int(e) for e in events])
 
 
-def _summary(durations: Sequence[float], events: Sequence[bool]) -> dict[str, Any]:
-    return summarise(((d, e, False) for d, e in zip(durations, events, strict=True)), OPEN_AT_HOURS)
+def km(
+    durations: Sequence[float | None], events: Sequence[bool], competing: Sequence[bool] = ()
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The SQL estimate of one group: its curve rows and its summary row."""
+    con = connect(None)
+    con.execute(
+        "CREATE TEMP TABLE km_in (grp VARCHAR, duration DOUBLE, event BOOLEAN, competing BOOLEAN)"
+    )
+    other = list(competing) or [False] * len(durations)
+    rows = [("g", d, e, c) for d, e, c in zip(durations, events, other, strict=True)]
+    if rows:
+        con.executemany("INSERT INTO km_in VALUES (?, ?, ?, ?)", rows)
+    curve = fetch_dicts(con, "SELECT * FROM km_curve('km_in', $z) ORDER BY time", {"z": Z95})
+    summary = fetch_dicts(con, "SELECT * FROM km_summary('km_in', $z)", {"z": Z95})
+    return curve, (summary[0] if summary else {})
+
+
+def _open_at(summary: dict[str, Any]) -> dict[str, float | None]:
+    return {k: summary[f"open_{k}"] for k in OPEN_AT_HOURS}
 
 
 def assert_matches_lifelines(durations: Sequence[float], events: Sequence[bool]) -> None:
     """Every figure of our estimate equals lifelines' on the same data."""
     kmf = _fit(durations, events)
-    steps = kaplan_meier(durations, events)
+    steps, summary = km(durations, events)
     survival = kmf.survival_function_.iloc[:, 0]
     band = kmf.confidence_interval_
     table = kmf.event_table
-    assert [s.time for s in steps] == [float(t) for t in survival.index]
+    assert [s["time"] for s in steps] == [float(t) for t in survival.index]
     for step in steps:
-        assert step.survival == pytest.approx(survival.loc[step.time], abs=1e-12)
-        lower, upper = band.loc[step.time]
-        assert step.lower == pytest.approx(lower, abs=1e-9)
-        assert step.upper == pytest.approx(upper, abs=1e-9)
-        assert step.at_risk == table.loc[step.time, "at_risk"]
-        assert step.events == table.loc[step.time, "observed"]
-        assert step.censored == table.loc[step.time, "censored"]
-    summary = _summary(durations, events)
+        assert step["survival"] == pytest.approx(survival.loc[step["time"]], abs=1e-12)
+        lower, upper = band.loc[step["time"]]
+        assert step["lower"] == pytest.approx(lower, abs=1e-9)
+        assert step["upper"] == pytest.approx(upper, abs=1e-9)
+        assert step["at_risk"] == table.loc[step["time"], "at_risk"]
+        assert step["events"] == table.loc[step["time"], "observed"]
+        assert step["censored"] == table.loc[step["time"], "censored"]
     median_ci = median_survival_times(band)
     assert summary["median_lower"] == _finite(median_ci.iloc[0, 0])
     assert summary["median_upper"] == _finite(median_ci.iloc[0, 1])
     for key, q in (("median", 0.5), ("p25", 0.75), ("p75", 0.25)):
-        if any(abs(s.survival - q) < 1e-9 for s in steps):
+        if any(abs(s["survival"] - q) < 1e-9 for s in steps):
             # A step lands exactly on q: lifelines' log-space rounding may put it a hair
             # above and report the next time; the textbook (and we) take this one.
-            assert summary[key] == next(s.time for s in steps if s.survival <= q + 1e-9)
+            assert summary[key] == next(s["time"] for s in steps if s["survival"] <= q + 1e-9)
         else:
             assert summary[key] == _finite(qth_survival_times(q, kmf.survival_function_))
-    if not any(abs(s.survival - 0.5) < 1e-9 for s in steps):
+    if not any(abs(s["survival"] - 0.5) < 1e-9 for s in steps):
         assert summary["median"] == _finite(kmf.median_survival_time_)
     longest = max(durations)
     for key, hours in OPEN_AT_HOURS.items():
-        if hours <= longest or steps[-1].survival == 0.0:
-            assert summary["open_at"][key] == pytest.approx(float(kmf.predict(hours)), abs=1e-12)
+        if hours <= longest or steps[-1]["survival"] == 0.0:
+            expected = float(kmf.predict(hours))
+            assert _open_at(summary)[key] == pytest.approx(expected, abs=1e-12)
         else:
-            assert summary["open_at"][key] is None  # beyond follow-up: not estimable
+            assert _open_at(summary)[key] is None  # beyond follow-up: not estimable
 
 
 # Hours to close, with ties among closes, among censorings and between the two (24 and 48),
@@ -97,7 +109,7 @@ CLOSED = [1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 0, 1, 1, 0, 1, 1, 0, 1, 0]
 def test_km_with_censoring_and_ties_matches_lifelines() -> None:
     events = [bool(e) for e in CLOSED]
     assert_matches_lifelines([float(h) for h in HOURS], events)
-    summary = _summary([float(h) for h in HOURS], events)
+    _, summary = km([float(h) for h in HOURS], events)
     assert (summary["forks"], summary["closes"], summary["censored"], summary["unknown"]) == (
         19,
         12,
@@ -112,15 +124,10 @@ def test_km_counts_closes_before_censorings_at_equal_times() -> None:
     # the censorings first, S(2) would be 2/3); at t=3 one of the two left closes.
     durations = [2.0, 2.0, 2.0, 3.0, 3.0]
     events = [True, False, False, True, False]
-    steps = kaplan_meier(durations, events)
-    assert [(s.time, s.at_risk, s.events, s.censored) for s in steps] == [
-        (0.0, 5, 0, 0),
-        (2.0, 5, 1, 2),
-        (3.0, 2, 1, 1),
-    ]
-    assert survival_at(steps, 2.0) == pytest.approx(0.8)
-    assert survival_at(steps, 2.5) == pytest.approx(0.8)
-    assert survival_at(steps, 3.0) == pytest.approx(0.4)
+    steps, _ = km(durations, events)
+    got = [(s["time"], s["at_risk"], s["events"], s["censored"]) for s in steps]
+    assert got == [(0.0, 5, 0, 0), (2.0, 5, 1, 2), (3.0, 2, 1, 1)]
+    assert [s["survival"] for s in steps] == pytest.approx([1.0, 0.8, 0.4])
     assert_matches_lifelines(durations, events)
 
 
@@ -128,27 +135,32 @@ def test_km_median_not_reached_is_never_a_number() -> None:
     durations = [10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0]
     events = [True, False, False, True, False, False, False, False]
     assert_matches_lifelines(durations, events)
-    summary = _summary(durations, events)
+    _, summary = km(durations, events)
     assert summary["median"] is None and summary["median_upper"] is None
     assert summary["p25"] == 40.0  # S(40) = 7/8 · 4/5 = 0.7
     assert summary["p75"] is None
-    assert summary["open_at"]["1d"] == pytest.approx(0.875)
-    assert summary["open_at"]["30d"] is None  # lifelines would carry 0.7 past the last fork
-    text = format_text(_result_with(summary))
-    assert NOT_REACHED in text
+    assert summary["open_1d"] == pytest.approx(0.875)
+    assert summary["open_30d"] is None  # lifelines would carry 0.7 past the last fork
 
 
 def test_km_every_open_fork_stays_censored() -> None:
-    summary = summarise([(5.0, False, False), (9.0, False, False), (None, True, False)])
+    steps, summary = km([5.0, 9.0, None], [False, False, True])
     assert (summary["closes"], summary["censored"], summary["unknown"]) == (0, 2, 1)
     assert summary["median"] is None and summary["p25"] is None
-    assert all(point["survival"] == 1.0 for point in summary["curve"])
+    assert all(point["survival"] == 1.0 for point in steps)
+
+
+def test_km_competing_closes_are_censored_and_counted_apart() -> None:
+    # Cause-specific: a fork that closed the other way leaves the risk set at its close.
+    steps, summary = km([1.0, 2.0, 3.0], [True, False, False], [False, True, False])
+    assert (summary["closes"], summary["competing"], summary["censored"]) == (1, 1, 1)
+    assert [s["survival"] for s in steps] == pytest.approx([1.0, 2 / 3, 2 / 3, 2 / 3])
 
 
 def test_km_step_to_exactly_one_half_reaches_the_median() -> None:
     # S(2) = 1/2 exactly; lifelines sums logarithms and can land a hair above (documented).
-    steps = kaplan_meier([1.0, 2.0, 3.0, 4.0], [True, True, True, True])
-    assert quantile(steps, 0.5) == 2.0
+    _, summary = km([1.0, 2.0, 3.0, 4.0], [True, True, True, True])
+    assert summary["median"] == 2.0
 
 
 def test_km_matches_lifelines_on_random_data() -> None:
@@ -160,34 +172,10 @@ def test_km_matches_lifelines_on_random_data() -> None:
             float(rng.choice([rng.randint(0, 40), round(rng.uniform(0, 900), 1)])) for _ in range(n)
         ]
         events = [rng.random() < 0.6 for _ in range(n)]
-        steps = kaplan_meier(durations, events)
+        steps, _ = km(durations, events)
         assert_matches_lifelines(durations, events)
-        compared += not any(abs(s.survival - 0.5) < 1e-9 for s in steps)
+        compared += not any(abs(s["survival"] - 0.5) < 1e-9 for s in steps)
     assert compared > 50  # most medians are compared with lifelines' directly
-
-
-def _result_with(summary: dict[str, Any]) -> dict[str, Any]:
-    empty = {
-        "unit": "hours",
-        "overall": summary,
-        "by_close_kind": {},
-        "by_raised_by": {},
-        "by_label": {},
-    }
-    return {
-        "out": "",
-        "run": {"run_id": "r", "started_at": "", "labels": {}, "roots": []},
-        "scope": {"labels": {}, "runs": ["r"]},
-        "rule_rates": [],
-        "fork_lifetimes": empty,
-        "fork_syncs": {**empty, "overall": {**summary, "open_at": {}}},
-        "stages": [],
-        "stage_flows": [],
-        "sync_health": [],
-        "compose_lag": [],
-        "idle": [],
-        "trend": [],
-    }
 
 
 # --------------------------------------------------------------------------------------------
@@ -334,7 +322,7 @@ def history(tmp_path_factory: pytest.TempPathFactory) -> Path:
     )
     crawl([str(tmp / "corpus")], out, labels={"phase": "late"}, workers=1)
     crawl([str(tmp / "corpus")], out, labels={"phase": "late"}, workers=1)
-    evaluate(Out(out))
+    check(out)
     return Path(out)
 
 
@@ -502,20 +490,20 @@ def test_sync_pairs_unpaired_orphaned_and_health(tmp_path: Path) -> None:
         ("S4", None, None, 5, True),
     ]
     assert rows[2]["result_at"] == ts("2026-07-06T10:00Z")
-    evaluate(Out(out))
-    health = compute(out)["sync_health"][0]
-    assert health["gate"] == "all"
-    assert (health["syncs"], health["reconciled"], health["failed"]) == (4, 1, 1)
-    assert (health["in_flight"], health["unpaired"], health["orphaned"]) == (1, 1, 1)
-    assert health["failed_share"] == 0.5 and health["latency_p50_s"] == 90.0
+    check(out)
+    health = compute(out).sync_health[0]
+    assert health.gate == "all"
+    assert (health.syncs, health.reconciled, health.failed) == (4, 1, 1)
+    assert (health.in_flight, health.unpaired, health.orphaned) == (1, 1, 1)
+    assert health.failed_share == 0.5 and health.latency_p50_s == 90.0
 
 
 def test_compute_end_to_end(history: Path) -> None:
     result = compute(str(history))
-    assert list(result) == [
+    assert list(result.as_json()) == [
         "out",
-        "run",
-        "scope",
+        "point",
+        "history",
         "rule_rates",
         "fork_lifetimes",
         "fork_syncs",
@@ -526,52 +514,70 @@ def test_compute_end_to_end(history: Path) -> None:
         "idle",
         "trend",
     ]
-    assert result["run"]["labels"] == {"phase": "late"}
-    assert len(result["scope"]["runs"]) == 4
-    overall = result["fork_lifetimes"]["overall"]
+    assert result.point.labels == {"phase": "late"}
+    assert len(result.history) == 4
+    overall = result.fork_lifetimes.overall
     # Durations 24, 25, 72.5 (closed) and 48 (censored); F3 and F4 have no lifetime.
-    counts = [overall[k] for k in ("forks", "closes", "censored", "competing", "unknown")]
+    counts = [overall.forks, overall.closes, overall.censored, overall.competing, overall.unknown]
     assert counts == [6, 3, 1, 0, 2]
-    assert overall["median"] == 25.0  # S(25) = 3/4 · 2/3 = 1/2
-    assert (overall["p25"], overall["p75"]) == (24.0, 72.5)
-    assert overall["open_at"] == {"1d": 0.75, "7d": 0.0, "30d": 0.0}
-    resolved = result["fork_lifetimes"]["by_close_kind"]["resolved"]
-    assert [resolved[k] for k in ("closes", "censored", "competing", "unknown")] == [2, 1, 1, 2]
-    by_raiser = result["fork_lifetimes"]["by_raised_by"]
+    assert overall.median == 25.0  # S(25) = 3/4 · 2/3 = 1/2
+    assert (overall.p25, overall.p75) == (24.0, 72.5)
+    assert overall.open_at == {"1d": 0.75, "7d": 0.0, "30d": 0.0}
+    resolved = result.fork_lifetimes.by_close_kind["resolved"]
+    assert [resolved.closes, resolved.censored, resolved.competing, resolved.unknown] == [2, 1, 1, 2]
+    by_raiser = result.fork_lifetimes.by_raised_by
     assert sorted(by_raiser) == ["probe", "twin", "unknown", "user"]
-    assert by_raiser["twin"]["closes"] == 2 and by_raiser["user"]["censored"] == 1
-    early = result["fork_lifetimes"]["by_label"]["phase=early"]
-    assert [early[k] for k in ("closes", "censored", "unknown")] == [2, 2, 2]
-    syncs = result["fork_syncs"]["overall"]
-    assert [syncs[k] for k in ("closes", "censored", "unknown")] == [3, 1, 2]
-    assert syncs["median"] == 1.0 and syncs["open_at"] == {}
-    assert {(s["stage"], s["sessions"]) for s in result["stages"]} == {("open", 1)}
-    assert [f["sessions"] for f in result["stage_flows"]] == [1, 1, 1]
-    health = result["sync_health"][0]
-    assert (health["syncs"], health["failed"], health["in_flight"]) == (6, 1, 1)
-    lag = result["compose_lag"][0]
-    assert (lag["measured"], lag["stale"], lag["lag_max_hours"]) == (1, 0, -0.25)
-    assert result["idle"][0]["measured"] == 1
-    assert result["rule_rates"] and {r["gate"] for r in result["rule_rates"]} == {"session"}
-    view = _dicts(
-        connect(Out(history)),
-        "SELECT * EXCLUDE (run_id) FROM rule_rates WHERE run_id = ? ORDER BY gate, rule_id",
-        [result["run"]["run_id"]],
-    )
-    assert sorted(result["rule_rates"], key=lambda r: r["rule_id"]) == view
-    assert len({t["run_id"] for t in result["trend"]}) == 4
+    assert by_raiser["twin"].closes == 2 and by_raiser["user"].censored == 1
+    early = result.fork_lifetimes.by_label["phase=early"]
+    assert [early.closes, early.censored, early.unknown] == [2, 2, 2]
+    syncs = result.fork_syncs.overall
+    assert [syncs.closes, syncs.censored, syncs.unknown] == [3, 1, 2]
+    assert syncs.median == 1.0 and syncs.open_at == {}
+    assert {(s.stage, s.sessions) for s in result.stages} == {("open", 1)}
+    assert [f.sessions for f in result.stage_flows] == [1, 1, 1]
+    health = result.sync_health[0]
+    assert (health.syncs, health.failed, health.in_flight) == (6, 1, 1)
+    lag = result.compose_lag[0]
+    assert (lag.measured, lag.stale, lag.lag_max_hours) == (1, 0, -0.25)
+    assert result.idle[0].measured == 1
+    # One open session: the session-gate rules are evaluated on it, the later gates' on none.
+    assert {(r.gate, r.evaluated + r.skipped) for r in result.rule_rates} == {
+        ("session", 1),
+        ("manifest", 0),
+        ("move", 0),
+    }
+    assert len({t.point for t in result.trend}) == 4
     text = format_text(result)
     assert "Fork lifetime" in text and "Sync health" in text and "25.0" in text
+    json_keys = result.as_json()["fork_lifetimes"]["overall"]
+    assert json_keys["median"] == 25.0 and json_keys["open_at"]["1d"] == 0.75
 
 
-def test_compute_selects_runs_by_label_and_id(history: Path) -> None:
+def test_a_median_not_reached_prints_so(tmp_path: Path) -> None:
+    session = Session(tmp_path / "corpus")
+    out = str(tmp_path / "out")
+    session.write("2026-07-10T10:00Z", TURNS[:1], S1[:2], [(1, "open", "user")], {1: []})
+    crawl([str(tmp_path / "corpus")], out, workers=1)
+    check(out)
+    text = format_text(compute(out))
+    assert NOT_REACHED in text
+
+
+def test_compute_selects_points_by_label_and_run(history: Path) -> None:
     early = compute(str(history), labels={"phase": "early"})
-    assert early["run"]["labels"] == {"phase": "early"}
-    assert len(early["scope"]["runs"]) == 2
-    assert early["fork_lifetimes"]["overall"]["censored"] == 2
-    first = early["scope"]["runs"][0]
-    assert compute(str(history), run_id=first)["scope"]["runs"] == [first]
-    with pytest.raises(StatsError):
+    assert early.point.labels == {"phase": "early"}
+    assert len(early.history) == 2
+    assert early.fork_lifetimes.overall.censored == 2
+    first = early.history[0].runs[0]
+    assert [p.runs[0] for p in compute(str(history), run=first).history] == [first]
+    assert compute(str(history), run="previous").point == early.point.__class__(
+        *[getattr(compute(str(history)).history[-2], f) for f in ("name", "position")],
+        **{
+            k: getattr(compute(str(history)).history[-2], k)
+            for k in ("started_at", "runs", "labels", "checked")
+        },
+    )
+    with pytest.raises(SelectorError, match="phase=early"):
         compute(str(history), labels={"phase": "never"})
-    with pytest.raises(StatsError):
-        compute(str(history), run_id="no-such-run")
+    with pytest.raises(SelectorError, match="no run or census point"):
+        compute(str(history), run="no-such-run")
