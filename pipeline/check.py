@@ -92,8 +92,11 @@ def _decide(out: Out, con: Any, points: list[str], current: str, summary: CheckS
             ],
         )
     writer.close()
+    from pipeline.maintain import auto_compact
+
     with out.commit_lock():
         publish(out, staging, f"check-{check_id}")
+        auto_compact(out)
 
 
 def _now() -> Any:

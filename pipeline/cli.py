@@ -588,6 +588,54 @@ def compare(
     raise typer.Exit(1 if result.regressions else 0)
 
 
+@app.command()
+def prune(
+    out: OutOption = Path(DEFAULT_OUT),
+    keep_last: Annotated[
+        int | None, typer.Option(help="Keep the last N census points, drop the rest.")
+    ] = None,
+    before: Annotated[
+        str | None,
+        typer.Option(help="Drop the census points started before this date (YYYY-MM-DD)."),
+    ] = None,
+) -> None:
+    """Drop whole census points from OUT, atomically; keep every snapshot a kept point observes.
+
+    The kept points' checked results do not change; OUT is compacted as it goes.
+
+    Example: census prune --out census-out --keep-last 30
+    """
+    from pipeline.maintain import prune as run_prune
+
+    when = None
+    if before is not None:
+        from datetime import UTC, datetime
+
+        try:
+            when = datetime.fromisoformat(before).replace(tzinfo=UTC)
+        except ValueError:
+            fail(f"--before {before!r} is not a date; write --before 2026-10-01")
+    summary = run_prune(str(out), keep_last, when)
+    dropped = summary.points_dropped
+    names = ", ".join(dropped[:3]) + (" …" if len(dropped) > 3 else "")
+    typer.echo(
+        f"dropped {len(dropped)} census point(s){' (' + names + ')' if dropped else ''}; "
+        f"files {summary.files_before} → {summary.files_after}"
+    )
+
+
+@app.command()
+def compact(out: OutOption = Path(DEFAULT_OUT)) -> None:
+    """Merge each table's Parquet files into one (OUT reads the same rows after).
+
+    Example: census compact --out census-out
+    """
+    from pipeline.maintain import compact as run_compact
+
+    summary = run_compact(str(out))
+    typer.echo(f"files {summary.files_before} → {summary.files_after}")
+
+
 def main() -> None:
     app()
 

@@ -248,12 +248,14 @@ def _crawl_locked(out: Out, trees: list[Tree], plan: _Plan) -> CrawlSummary:
     )
     writer.close()
     from pipeline.engine import write_database
+    from pipeline.maintain import auto_compact
 
     with out.commit_lock():
         publish(out, staging, run_id)
         write_statcache(out, cache, plan.shard_name)
         if plan.git_history:
             write_state(out, heads_file, heads)
+        auto_compact(out)
         write_database(out)
     summary.seconds = time.perf_counter() - plan.started
     return summary
@@ -299,9 +301,12 @@ def _observed_commits(out: Out, roots: list[str]) -> set[str]:
     import pyarrow.compute as pc
     import pyarrow.dataset as ds
 
+    from pipeline.maintain import PRUNED_COMMITS
+
+    pruned = set(read_state(out, PRUNED_COMMITS).get("keys", []))
     files = [str(f) for f in out.files(OBSERVATIONS.name)]
     if not files:
-        return set()
+        return pruned
     data = ds.dataset(files, format="parquet").to_table(
         columns=["root", "session_key", "commit"],
         filter=pc.field("commit").is_valid() & pc.field("root").isin(roots),
@@ -309,7 +314,7 @@ def _observed_commits(out: Out, roots: list[str]) -> set[str]:
     keys = pc.binary_join_element_wise(
         data.column("root"), data.column("session_key"), data.column("commit"), "\x1f"
     )
-    return set(keys.to_pylist())
+    return pruned | set(keys.to_pylist())
 
 
 def _rows(result: JobResult, table: str) -> int:

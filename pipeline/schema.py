@@ -404,37 +404,194 @@ CHECKS = _table(
     writer="check",
 )
 
-# Views in census.duckdb (queries/views/*.sql) that users query by name: name → (doc, columns).
+# Views in census.duckdb (queries/views/*.sql and the generated vocabulary) that users query by
+# name: name → (doc, columns). A test checks every view's columns against this list.
+_POINT = ("point", "The census point (docs/time-model.md).")
+_POSITION = ("position", "The point's place in time order (1 = the oldest).")
+_SESSION = [
+    ("session_key", "The session (stable across runs and the move to history)."),
+    ("root", "The crawl root (absolute) the session was seen under."),
+    ("repo", "Repository identity."),
+    ("repo_path", "Repository root relative to the crawl root."),
+    ("path", "Session folder relative to its repository root."),
+    ("topic", "Topic slug."),
+]
+_RATE = [
+    ("evaluated", "Sessions with pass, fail or info."),
+    ("failed", "Sessions with fail."),
+    ("info", "Sessions with info."),
+    ("skipped", "Sessions with skipped (outside the denominator)."),
+    ("rate", "failed / evaluated; null when nothing was evaluated."),
+    ("rate_lo", "Lower end of the 95% Wilson interval."),
+    ("rate_hi", "Upper end of the 95% Wilson interval."),
+]
 VIEWS: dict[str, tuple[str, list[tuple[str, str]]]] = {
-    "latest_observations": (
-        "Each session's latest observation in each run (columns as `observations`).",
-        [(c.name, c.doc) for c in OBSERVATIONS.columns],
-    ),
-    "rule_status": (
-        "One status per snapshot, gate and rule (`rule_results` collapsed over findings).",
+    "rules": (
+        "Every rule, from the files in queries/rules/ (one per rule ID).",
         [
-            ("snapshot_id", "The snapshot."),
-            ("gate", "session, manifest or move."),
             ("rule_id", "The rule."),
+            ("gate", "Its own gate: it is evaluated there and at every later gate."),
+            ("description", "What it checks."),
+            ("across_history", "It also compares snapshots along history (queries/series/)."),
+        ],
+    ),
+    "gates": (
+        "The gates in order (pipeline/vocabulary.py).",
+        [("gate", "session, manifest or move."), ("gate_rank", "1, 2, 3.")],
+    ),
+    "stages": (
+        "The stages in order, with the gate each must pass (pipeline/vocabulary.py).",
+        [
+            ("stage", "open, converging, applied or harvested."),
+            ("stage_rank", "1 to 4."),
+            ("own_gate", "The gate a session at this stage is counted at."),
+        ],
+    ),
+    "run_points": (
+        "Each committed run with its census point.",
+        [
+            ("run_id", "The run."),
+            _POINT,
+            ("started_at", "When the run started."),
+            ("finished_at", "When it committed."),
+            ("labels", "Its labels."),
+            ("roots", "Its roots, as given."),
+        ],
+    ),
+    "points": (
+        "One row per census point: the runs crawled with one --point (a night's shards), or a "
+        "run of its own; checked once `census check` has frozen its results.",
+        [
+            _POINT,
+            _POSITION,
+            ("started_at", "Its first run's start."),
+            ("finished_at", "Its last run's commit."),
+            ("runs", "Its run ids, in start order."),
+            ("labels", "Its first run's labels (a shard's own label left out)."),
+            ("checked", "Its results are decided and final."),
+            ("ruleset", "The rule set it was checked with."),
+            ("checked_at", "When it was checked."),
+        ],
+    ),
+    "history_nodes": (
+        "A session's history: each commit that changed it (with --git-history), once, at the "
+        "point whose crawl first saw it; and its working tree at each point.",
+        [
+            ("session_key", "The session."),
+            ("root", "The crawl root (a series is a session under one root)."),
+            ("snapshot_id", "Its content."),
+            ("commit", "The commit; null for a working tree."),
+            ("parents", "Nearest earlier commits that changed the session (git ancestry)."),
+            ("observed_at", "Commit time, or the run's start for a working tree."),
+            _POINT,
+            _POSITION,
+            ("run_id", "The run that saw it."),
+            ("repo", "Repository identity."),
+            ("repo_path", "Repository root relative to the crawl root."),
+            ("path", "Session folder relative to its repository root."),
+            ("topic", "Topic slug."),
+            ("location", "research or history."),
+            ("seen_in", "'commit <sha>' or 'run <run id>', as findings name it."),
+        ],
+    ),
+    "history_pairs": (
+        "The pairs the series rules compare (before → after along git ancestry and working-tree "
+        "succession, never by date), at the point of the later node; identical pairs left out.",
+        [
+            ("pair_id", "Row number."),
+            ("session_key", "The session."),
+            ("root", "Its crawl root."),
+            _POINT,
+            ("before_id", "The earlier snapshot."),
+            ("before_seen", "Where it was seen."),
+            ("after_id", "The later snapshot."),
+            ("after_seen", "Where it was seen."),
+        ],
+    ),
+    "point_sessions": (
+        "The sessions of each census point: those whose working tree its crawl saw, each at its "
+        "latest observation in the point.",
+        [
+            _POINT,
+            _POSITION,
+            *_SESSION,
+            ("location", "research or history."),
+            ("snapshot_id", "Its content at the point."),
+            ("run_id", "The run that saw it."),
+            ("observed_at", "When."),
+            ("stage", "open, converging, applied or harvested."),
+            ("gate", "Its own gate (the stage's)."),
+        ],
+    ),
+    "statuses": (
+        "One status per checked census point, session and rule: the rule's result on the "
+        "session's snapshot, failed when the rule also found something along its history at "
+        "that point.",
+        [
+            _POINT,
+            _POSITION,
+            *_SESSION,
+            ("stage", "The session's stage."),
+            ("snapshot_id", "Its snapshot."),
+            ("rule_id", "The rule."),
+            ("gate", "The rule's own gate."),
             ("status", "pass, fail, info or skipped."),
-            ("findings", "Rows the rule has in rule_results for this snapshot and gate."),
+            ("own", "The rule is evaluated at the session's own gate (what rates count)."),
+            ("findings", "Its findings (on the snapshot and along history)."),
+        ],
+    ),
+    "findings": (
+        "One row per finding at the session's own gate, per checked census point.",
+        [
+            _POINT,
+            _POSITION,
+            *_SESSION,
+            ("stage", "The session's stage."),
+            ("snapshot_id", "The snapshot the finding is on."),
+            ("rule_id", "The rule."),
+            ("gate", "The rule's own gate."),
+            ("status", "fail or info."),
+            ("file", "File of the finding (session-relative; '/…' is repository-relative)."),
+            ("line", "Line, where there is one."),
+            ("message", "What is wrong."),
+            ("source", "snapshot (its content) or history (compared along its history)."),
+        ],
+    ),
+    "sessions": (
+        "One row per census point and session: where it stands and whether it is clean at its "
+        "own gate.",
+        [
+            _POINT,
+            _POSITION,
+            *_SESSION,
+            ("location", "research or history."),
+            ("stage", "open, converging, applied or harvested."),
+            ("gate", "Its own gate."),
+            ("snapshot_id", "Its snapshot."),
+            ("run_id", "The run that saw it."),
+            ("observed_at", "When."),
+            ("status", "state.md Status."),
+            ("started_at", "state.md Started."),
+            ("harvested_at", "When it was first seen in docs/history/ (commit time with history)."),
+            ("content_time", "Latest of Last compose, newest turn and newest sync line."),
+            ("forks_open", "Forks marked open."),
+            ("forks_parked", "Forks marked parked."),
+            ("ledger_entries", "Ledger entries."),
+            ("turns", "Capture turns."),
+            ("syncs", "Sync IDs."),
+            ("clean", "No rule fails at its own gate (null until the point is checked)."),
+            ("failing_rules", "Rules failing at its own gate."),
         ],
     ),
     "rule_rates": (
-        "Rule-failure rates per run, gate and rule over each session's latest observation in "
-        "the run, each at its own stage's gate (spec §7).",
-        [
-            ("run_id", "The run."),
-            ("gate", "The gate (the sessions' own gate)."),
-            ("rule_id", "The rule."),
-            ("evaluated", "Sessions with pass, fail or info."),
-            ("failed", "Sessions with fail."),
-            ("info", "Sessions with info."),
-            ("skipped", "Sessions with skipped (outside the denominator)."),
-            ("rate", "failed / evaluated; null when nothing was evaluated."),
-            ("rate_lo", "Lower end of the 95% Wilson interval."),
-            ("rate_hi", "Upper end of the 95% Wilson interval."),
-        ],
+        "The rule-failure rate, defined once: per checked census point and rule, over the "
+        "point's sessions at whose own gate the rule is evaluated (spec §7).",
+        [_POINT, _POSITION, ("rule_id", "The rule."), ("gate", "The rule's own gate."), *_RATE],
+    ),
+    "rule_rates_at_gate": (
+        "A separate, explicitly named metric: every session of a point evaluated at one gate, "
+        "whatever its own stage.",
+        [_POINT, ("gate", "The gate asked."), ("rule_id", "The rule."), *_RATE],
     ),
     "sync_pairs": (
         "One row per snapshot and sync ID of ops/sync-log.md: the dispatch paired with its "
@@ -457,15 +614,17 @@ VIEWS: dict[str, tuple[str, list[tuple[str, str]]]] = {
             ("result_line", "Line of the result; null while in flight."),
             ("dispatches", "Dispatch lines with this ID (more than 1 fails BS-SYNC-01)."),
             ("results", "Result lines with this ID (more than 1 fails BS-SYNC-01)."),
-            ("newest", "The ID is the snapshot's highest S# (the one allowed in flight)."),
+            ("newest", "The ID's dispatch is the snapshot's newest (the one allowed in flight)."),
         ],
     ),
     "fork_lifetimes": (
-        "One row per fork (session_key, fork_id) over every committed run's observations "
-        "(spec §7; the header of queries/views/60_fork_lifetimes.sql gives every rule). The "
-        "table macro fork_lifetimes_for(run_ids) gives the same over the given runs only.",
+        "One row per fork (session_key under its root, fork_id) over every committed run's "
+        "observations (spec §7; the header of queries/views/60_fork_lifetimes.sql gives every "
+        "rule). The table macros fork_lifetimes_for(run_ids) and fork_lifetimes_at(point) give "
+        "the same over the given runs, or a census point's history, only.",
         [
             ("session_key", "The session."),
+            ("root", "The crawl root of its series."),
             ("fork_id", "F# ID (from forks.md, or only from a ledger Resolves)."),
             (
                 "raised_by",

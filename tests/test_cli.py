@@ -81,15 +81,23 @@ def test_check_prints_rates_and_writes_sarif(crawled: Path, tmp_path: Path) -> N
     assert failing == set(), failing
 
 
-def test_check_fail_above_exits_1(crawled: Path) -> None:
-    assert (
-        runner.invoke(app, ["check", "--out", str(crawled), "--fail-above", "0.5"]).exit_code == 0
-    )
-    result = runner.invoke(
-        app, ["check", "--out", str(crawled), "--gate", "move", "--fail-above", "0.1"]
-    )
-    assert result.exit_code == 1
-    assert "BS-FORK-03@move" in result.output
+def test_check_fail_above_exits_1_and_names_the_rule(tmp_path: Path) -> None:
+    out = str(tmp_path / "out")
+    roots = sorted(str(p) for p in (FIXTURES / "example").iterdir() if p.name != "README.md")
+    assert runner.invoke(app, ["crawl", *roots, "--out", out]).exit_code == 0
+    calm = runner.invoke(app, ["check", "--out", out, "--fail-above", "1"])
+    assert calm.exit_code == 0 and calm.stderr == ""
+    assert "no alarm" in calm.stdout and "above 100.0%: none" in calm.stdout
+    # BS-USELESS-01 fails its one applied session: 100%, above any threshold below 1.
+    hot = runner.invoke(app, ["check", "--out", out, "--fail-above", "0.5"])
+    assert hot.exit_code == 1
+    alarms = hot.stderr.strip().splitlines()
+    assert alarms and all(line.startswith("census: BS-") for line in alarms)
+    assert any("BS-USELESS-01" in line and "100.0% (1/1), above 50.0%" in line for line in alarms)
+    assert "BS-USELESS-01" in hot.stdout.strip().splitlines()[-1], "the closing line names it"
+    for bad in ("1.5", "-0.1"):
+        wrong = runner.invoke(app, ["check", "--out", out, "--fail-above", bad])
+        assert wrong.exit_code == 2 and "between 0 and 1" in wrong.output
 
 
 def test_check_without_a_crawl_is_exit_2(tmp_path: Path) -> None:

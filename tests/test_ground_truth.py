@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.check import evaluate
+from pipeline.check import check
 from pipeline.crawl import crawl
 from pipeline.detect import detect
-from pipeline.rules import GATES
+from pipeline.vocabulary import GATES
 from pipeline.store import Out
 from pipeline.truth import by_status, load_truth, mismatches, observed_statuses
 from tests.conftest import generate_corpus
@@ -22,7 +22,7 @@ def checked(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Out]:
     corpus = generate_corpus(base / "corpus", 400, 7, 0.15)
     out = Out(base / "out")
     crawl([str(corpus)], str(out.root), workers=2)
-    evaluate(out)
+    check(str(out.root))
     return corpus, out
 
 
@@ -55,7 +55,7 @@ def test_git_corpus_evaluates_bs_ops_02(tmp_path: Path) -> None:
     corpus = generate_corpus(tmp_path / "corpus", 60, 3, 0.3, "--git")
     out = Out(tmp_path / "out")
     crawl([str(corpus)], str(out.root), workers=1)
-    evaluate(out)
+    check(str(out.root))
     truth = load_truth(corpus)
     assert any("BS-OPS-02" in t["gates"]["session"]["fail"] for t in truth.values())
     problems = mismatches(truth, observed_statuses(out))

@@ -43,7 +43,7 @@ import duckdb
 import pytest
 from typer.testing import CliRunner
 
-from pipeline.check import evaluate
+from pipeline.check import check
 from pipeline.cli import app
 from pipeline.crawl import crawl
 from pipeline.discover import discover
@@ -423,7 +423,7 @@ def test_ten_thousand_empty_sessions(tmp_path: Path, control_counts: dict[str, i
     started = time.perf_counter()
     with deadline(DEADLINE * 2):
         summary = crawl([str(root)], str(out), workers=2)
-        evaluate(Out(out))
+        check(str(out))
     seconds = time.perf_counter() - started
     assert tree_state(root) == before
     assert seconds < 60, f"10,000 empty sessions took {seconds:.1f} s"
@@ -434,7 +434,7 @@ def test_ten_thousand_empty_sessions(tmp_path: Path, control_counts: dict[str, i
         """
         select count(distinct o.session_key), min(r.message), max(r.message)
         from observations o join rule_results r using (snapshot_id)
-        where o.topic like 't%' and r.rule_id = 'BS-STATE-01' and r.gate = 'session'
+        where o.topic like 't%' and r.rule_id = 'BS-STATE-01'
             and r.status = 'fail'
         """
     ).fetchone()
@@ -442,7 +442,7 @@ def test_ten_thousand_empty_sessions(tmp_path: Path, control_counts: dict[str, i
     control = con.execute(
         """
         select r.status from observations o join rule_results r using (snapshot_id)
-        where o.repo = 'control' and r.rule_id = 'BS-STATE-01' and r.gate = 'session'
+        where o.repo = 'control' and r.rule_id = 'BS-STATE-01'
         """
     ).fetchall()
     assert control == [("pass",)]

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from pipeline.check import evaluate
+from pipeline.check import check
 from pipeline.crawl import crawl
 from pipeline.report import build
 from pipeline.resources import example_corpus
@@ -32,7 +32,7 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = Out(tmp_path_factory.mktemp("report") / "out")
     roots = sorted(str(p) for p in example_corpus().iterdir() if p.name != "README.md")
     crawl(roots, str(out.root), workers=1)
-    evaluate(out)
+    check(str(out.root))
     return build(str(out.root)).path
 
 
@@ -106,7 +106,7 @@ def test_hostile_session_text_stays_text(browser: Any, tmp_path: Path) -> None:
     forks.write_text(HOSTILE_FORKS.replace("{long}", "A" * 20_000))
     out = Out(tmp_path / "out")
     crawl([str(tmp_path / "root")], str(out.root), workers=1)
-    evaluate(out)
+    check(str(out.root))
     report = build(str(out.root)).path
     page = browser.new_page()
     errors: list[str] = []

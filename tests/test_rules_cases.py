@@ -14,12 +14,12 @@ from typing import Any
 
 import pytest
 
-from pipeline.check import evaluate
+from pipeline.check import check
 from pipeline.crawl import crawl
 from pipeline.detect import detect
-from pipeline.engine import connect
-from pipeline.rules import GATES
+from pipeline.vocabulary import GATES
 from pipeline.store import Out
+from pipeline.truth import observed_statuses
 from tests.conftest import FIXTURES, copy_tree, make_git_repo
 
 CASES_DIR = FIXTURES / "cases"
@@ -89,17 +89,12 @@ def test_check_matches_every_case(tmp_path: Path) -> None:
         sessions[case["name"]] = session
     out = Out(tmp_path / "out")
     crawl([str(corpus)], str(out.root), workers=1)
-    evaluate(out)
-    con = connect(out)
-    rows = con.execute(
-        """
-        SELECT o.repo_path, r.gate, r.rule_id, r.status
-        FROM observations o JOIN rule_status r USING (snapshot_id)
-        """
-    ).fetchall()
+    check(str(out.root))
+    found = observed_statuses(out)
     got: dict[tuple[str, str], dict[str, str]] = {}
-    for repo_path, gate, rule_id, status in rows:
-        got.setdefault((repo_path.split("/")[0], gate), {})[rule_id] = status
+    for (repo_path, _), gates in found.items():
+        for gate, statuses in gates.items():
+            got[(repo_path.split("/")[0], gate)] = statuses
     for case in CASES:
         for gate in GATES:
             assert observed(got[(case["name"], gate)]) == expected(case, gate), (

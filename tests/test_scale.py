@@ -23,7 +23,8 @@ def test_shards_together_equal_one_unsharded_crawl(corpus: Path, tmp_path: Path)
     whole = crawl([str(corpus)], str(tmp_path / "whole"), workers=1)
     sharded = tmp_path / "sharded"
     counts = [
-        crawl([str(corpus)], str(sharded), workers=1, shard=(k, 3)).sessions for k in (1, 2, 3)
+        crawl([str(corpus)], str(sharded), workers=1, shard=(k, 3), point="night").sessions
+        for k in (1, 2, 3)
     ]
     assert sum(counts) == whole.sessions == 24
     assert all(counts), "each shard got some sessions"
@@ -37,6 +38,10 @@ def test_shard_option_is_validated(corpus: Path, tmp_path: Path) -> None:
         app, ["crawl", str(corpus), "--out", str(tmp_path / "o"), "--shard", "4/3"]
     )
     assert result.exit_code == 2 and "K/N" in result.output
+    result = CliRunner().invoke(
+        app, ["crawl", str(corpus), "--out", str(tmp_path / "o"), "--shard", "1/3"]
+    )
+    assert result.exit_code == 2 and "--point" in result.output
 
 
 def test_a_second_writer_refuses_while_a_run_holds_out(corpus: Path, tmp_path: Path) -> None:

@@ -1,0 +1,166 @@
+"""Keeping OUT small: `census compact` merges each table's files, `census prune` drops whole
+census points. Both commit through the manifest like a crawl (pipeline.store): a prune or a
+compaction killed part-way leaves OUT reading exactly as before.
+
+A crawl or a check also compacts, under the commit lock, any table that has reached
+COMPACT_AT files, so OUT's file count stays bounded however many nights it holds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from pipeline.engine import connect, quote
+from pipeline.errors import CensusError
+from pipeline.schema import TABLES, Table
+from pipeline.select import all_points
+from pipeline.store import Out, new_run_id, publish, read_state, write_state
+
+# A table with this many committed files is merged into one at the next commit.
+COMPACT_AT = 16
+# Commit snapshots whose observations a prune removed: a later crawl must not read them again.
+PRUNED_COMMITS = "pruned-commits.json"
+
+
+class PruneError(CensusError):
+    """A prune asked to drop nothing sensible (or everything)."""
+
+
+@dataclass
+class MaintenanceSummary:
+    files_before: int
+    files_after: int
+    points_dropped: list[str] = field(default_factory=list)
+    rows: dict[str, tuple[int, int]] = field(default_factory=dict)  # table → (before, after)
+
+
+def _file_count(out: Out) -> int:
+    return sum(len(files) for files in out.manifest().values())
+
+
+def _write_table(con: Any, table: Table, where: str, target: Any) -> None:
+    """One table's committed rows (those `where` keeps) into one Parquet file."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    con.execute(
+        f'COPY (SELECT * FROM "{table.name}" WHERE {where}) TO {quote(target)} '
+        "(FORMAT parquet, COMPRESSION zstd)"
+    )
+
+
+def rewrite(out: Out, tables: list[Table], where: dict[str, str] | None = None) -> dict[str, int]:
+    """Replace each table's committed files with one file of the rows `where` keeps (all rows
+    by default), in one commit; returns the rows each table now holds. Call under a lock that
+    keeps other writers out of these tables (the exclusive lock, or the commit lock)."""
+    writer_id = f"compact-{new_run_id()}"
+    staging = out.root / "staging" / writer_id
+    con = connect(out)
+    manifest = out.manifest()
+    rows: dict[str, int] = {}
+    for table in tables:
+        target = staging / table.name / "part-0.parquet"
+        _write_table(con, table, (where or {}).get(table.name, "true"), target)
+        rows[table.name] = int(
+            con.execute(f"SELECT count(*) FROM read_parquet({quote(target)})").fetchone()[0]
+        )
+    publish(out, staging, writer_id, replace={t.name: manifest[t.name] for t in tables})
+    return rows
+
+
+def auto_compact(out: Out) -> list[str]:
+    """Merge the tables that reached COMPACT_AT files (call under the commit lock)."""
+    manifest = out.manifest()
+    crowded = [t for t in TABLES.values() if len(manifest[t.name]) >= COMPACT_AT]
+    if crowded:
+        rewrite(out, crowded)
+    return [t.name for t in crowded]
+
+
+def compact(out_path: str) -> MaintenanceSummary:
+    """Merge every table's files into one; OUT reads the same rows after."""
+    out = Out(out_path)
+    out.require()
+    with out.lock():
+        out.sweep()
+        before = _file_count(out)
+        tables = [t for t in TABLES.values() if len(out.manifest()[t.name]) > 1]
+        if tables:
+            rewrite(out, tables)
+        out.sweep()
+        return MaintenanceSummary(before, _file_count(out))
+
+
+def prune(
+    out_path: str, keep_last: int | None = None, before: datetime | None = None
+) -> MaintenanceSummary:
+    """Drop whole census points (all but the last `keep_last`, or those started before
+    `before`), keeping every snapshot a kept point observes; OUT then reads as a crawl of the
+    kept runs would have left it, and the kept points' checked results are unchanged."""
+    out = Out(out_path)
+    out.require()
+    with out.lock():
+        out.sweep()
+        con = connect(out)
+        points = all_points(con)
+        dropped = _dropped(points, keep_last, before)
+        summary = MaintenanceSummary(_file_count(out), 0, [p.name for p in dropped])
+        if dropped:
+            _remember_pruned_commits(out, con, [r for p in dropped for r in p.runs])
+            kept_runs = [r for p in points if p not in dropped for r in p.runs]
+            kept_points = [p.name for p in points if p not in dropped]
+            counts = {t: con.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0] for t in TABLES}
+            after = rewrite(out, list(TABLES.values()), _keep(kept_runs, kept_points))
+            summary.rows = {t: (counts[t], after[t]) for t in after}
+            out.sweep()
+        summary.files_after = _file_count(out)
+        return summary
+
+
+def _dropped(points: list[Any], keep_last: int | None, before: datetime | None) -> list[Any]:
+    if (keep_last is None) == (before is None):
+        raise PruneError("give --keep-last N or --before DATE (one of them)")
+    if keep_last is not None:
+        if keep_last < 1:
+            raise PruneError("--keep-last must keep at least one census point")
+        return points[:-keep_last]
+    assert before is not None
+    dropped = [p for p in points if p.started_at < before]
+    if len(dropped) == len(points):
+        raise PruneError(
+            f"every census point started before {before:%Y-%m-%d}; a prune keeps at least one"
+        )
+    return dropped
+
+
+def _keep(runs: list[str], points: list[str]) -> dict[str, str]:
+    """Per table, the rows a prune keeps: the kept runs' and points', and the snapshots they
+    observe."""
+    run_list = "[" + ", ".join(quote(r) for r in runs) + "]"
+    point_list = "[" + ", ".join(quote(p) for p in points) + "]"
+    observed = (
+        f"snapshot_id IN (SELECT snapshot_id FROM observations "
+        f"WHERE list_contains({run_list}, run_id))"
+    )
+    kept: dict[str, str] = {}
+    for table in TABLES.values():
+        if table.name in ("runs", "observations"):
+            kept[table.name] = f"list_contains({run_list}, run_id)"
+        elif table.name in ("checks", "series_findings"):
+            kept[table.name] = f"list_contains({point_list}, point)"
+        elif table.name == "parse_issues":
+            kept[table.name] = f"({observed}) OR list_contains({run_list}, run_id)"
+        else:
+            kept[table.name] = observed
+    return kept
+
+
+def _remember_pruned_commits(out: Out, con: Any, runs: list[str]) -> None:
+    """The dropped runs' commit snapshots, so that a later crawl does not read them as new."""
+    rows = con.execute(
+        'SELECT DISTINCT root || chr(31) || session_key || chr(31) || "commit" '
+        'FROM observations WHERE "commit" IS NOT NULL AND list_contains($runs, run_id)',
+        {"runs": runs},
+    ).fetchall()
+    known = set(read_state(out, PRUNED_COMMITS).get("keys", []))
+    write_state(out, PRUNED_COMMITS, {"keys": sorted(known | {r[0] for r in rows})})
