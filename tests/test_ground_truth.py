@@ -10,9 +10,9 @@ import pytest
 from pipeline.check import check
 from pipeline.crawl import crawl
 from pipeline.detect import detect
-from pipeline.vocabulary import GATES
 from pipeline.store import Out
 from pipeline.truth import by_status, load_truth, mismatches, observed_statuses
+from pipeline.vocabulary import GATES
 from tests.conftest import generate_corpus
 
 

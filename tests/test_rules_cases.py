@@ -17,9 +17,9 @@ import pytest
 from pipeline.check import check
 from pipeline.crawl import crawl
 from pipeline.detect import detect
-from pipeline.vocabulary import GATES
 from pipeline.store import Out
 from pipeline.truth import observed_statuses
+from pipeline.vocabulary import GATES
 from tests.conftest import FIXTURES, copy_tree, make_git_repo
 
 CASES_DIR = FIXTURES / "cases"

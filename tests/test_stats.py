@@ -524,7 +524,12 @@ def test_compute_end_to_end(history: Path) -> None:
     assert (overall.p25, overall.p75) == (24.0, 72.5)
     assert overall.open_at == {"1d": 0.75, "7d": 0.0, "30d": 0.0}
     resolved = result.fork_lifetimes.by_close_kind["resolved"]
-    assert [resolved.closes, resolved.censored, resolved.competing, resolved.unknown] == [2, 1, 1, 2]
+    assert [resolved.closes, resolved.censored, resolved.competing, resolved.unknown] == [
+        2,
+        1,
+        1,
+        2,
+    ]
     by_raiser = result.fork_lifetimes.by_raised_by
     assert sorted(by_raiser) == ["probe", "twin", "unknown", "user"]
     assert by_raiser["twin"].closes == 2 and by_raiser["user"].censored == 1
