@@ -13,13 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.engine import connect, quote
-from pipeline.errors import CensusError
+from pipeline.errors import CensusError, UsageError
 from pipeline.select import resolve
 from pipeline.store import Out
-
-
-class QueryError(CensusError):
-    """The query failed (a DuckDB error, or something the sandbox refused)."""
 
 
 def run_query(
@@ -37,19 +33,19 @@ def run_query(
     out = Out(out_path)
     out.require()
     if fmt == "parquet" and output is None:
-        raise QueryError("--format parquet needs --output FILE")
+        raise UsageError("--format parquet needs --output FILE")
     con = connect(out, sandbox=True)
     _select_point(con, run, labels or {})
     try:
         relation = con.sql(query)
     except duckdb.Error as err:
-        raise QueryError(_one_line(err)) from None
+        raise UsageError(_one_line(err)) from None
     if relation is None:
         return None
     try:
         return _emit(relation, fmt, output)
     except duckdb.Error as err:
-        raise QueryError(_one_line(err)) from None
+        raise UsageError(_one_line(err)) from None
 
 
 def _one_line(err: Exception) -> str:

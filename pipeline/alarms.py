@@ -16,16 +16,12 @@ from typing import Any
 
 from pipeline.compare import CLEAN, MEDIAN, Comparison, Row, Selector, compare
 from pipeline.engine import connect, fetch_dicts
-from pipeline.errors import CensusError
+from pipeline.errors import UsageError
 from pipeline.rules import load_rules
 from pipeline.select import Point, previous, resolve
 from pipeline.stats import RuleRate, records, rule_rates
 from pipeline.store import Out
 from pipeline.textout import interval, num, pct
-
-
-class MetricError(CensusError):
-    """A --fail-on-regression metric that does not exist."""
 
 
 def parse_metrics(values: list[str]) -> list[str]:
@@ -39,7 +35,7 @@ def parse_metrics(values: list[str]) -> list[str]:
             elif name in known or name in (CLEAN, MEDIAN):
                 metrics.append(name)
             else:
-                raise MetricError(
+                raise UsageError(
                     f"--fail-on-regression {name!r} is not a metric; use rules, a rule ID, "
                     f"{CLEAN} or {MEDIAN}"
                 )

@@ -53,6 +53,12 @@ class _CensusGroup(typer.core.TyperGroup):
             return super().main(*args, **kwargs)
         except BrokenPipeError:
             _quiet_pipe()
+        except SystemExit as done:
+            # Click answers a closed pipe by muting stdout and exiting 1; a closed pipe is
+            # not a failure (`census check | head -1`), so it exits as a shell expects: 141.
+            if type(sys.stdout).__name__ == "_PacifyFlushWrapper":
+                raise SystemExit(141) from None
+            raise done
 
 
 def _bare_regression_flag(args: list[str]) -> list[str]:
@@ -222,6 +228,7 @@ def crawl(
     scheduler: Annotated[
         str | None, typer.Option(help="Run the work on this Dask scheduler (needs the dask extra).")
     ] = None,
+    json_: JsonOption = False,
 ) -> None:
     """Discover, parse and flatten session folders into Parquet; a run appends to OUT.
 
@@ -239,7 +246,12 @@ def crawl(
         scheduler=scheduler,
         point=point,
     )
-    _print_crawl(summary)
+    if json_:
+        from dataclasses import asdict
+
+        typer.echo(json.dumps(asdict(summary), indent=2))
+    else:
+        _print_crawl(summary)
 
 
 def _print_check(summary: Any) -> None:
@@ -598,6 +610,7 @@ def prune(
         str | None,
         typer.Option(help="Drop the census points started before this date (YYYY-MM-DD)."),
     ] = None,
+    json_: JsonOption = False,
 ) -> None:
     """Drop whole census points from OUT, atomically; keep every snapshot a kept point observes.
 
@@ -616,6 +629,11 @@ def prune(
         except ValueError:
             fail(f"--before {before!r} is not a date; write --before 2026-10-01")
     summary = run_prune(str(out), keep_last, when)
+    if json_:
+        from dataclasses import asdict
+
+        typer.echo(json.dumps(asdict(summary), indent=2))
+        return
     dropped = summary.points_dropped
     names = ", ".join(dropped[:3]) + (" …" if len(dropped) > 3 else "")
     typer.echo(
@@ -625,7 +643,7 @@ def prune(
 
 
 @app.command()
-def compact(out: OutOption = Path(DEFAULT_OUT)) -> None:
+def compact(out: OutOption = Path(DEFAULT_OUT), json_: JsonOption = False) -> None:
     """Merge each table's Parquet files into one (OUT reads the same rows after).
 
     Example: census compact --out census-out
@@ -633,6 +651,11 @@ def compact(out: OutOption = Path(DEFAULT_OUT)) -> None:
     from pipeline.maintain import compact as run_compact
 
     summary = run_compact(str(out))
+    if json_:
+        from dataclasses import asdict
+
+        typer.echo(json.dumps(asdict(summary), indent=2))
+        return
     typer.echo(f"files {summary.files_before} → {summary.files_after}")
 
 

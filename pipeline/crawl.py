@@ -19,7 +19,7 @@ from typing import Any
 
 from pipeline import __version__
 from pipeline.discover import RepoRef, SessionRef, discover, session_key
-from pipeline.errors import OutError
+from pipeline.errors import OutError, UsageError
 from pipeline.gather import (
     History,
     RepoContext,
@@ -155,7 +155,7 @@ def crawl(
     started = time.perf_counter()
     out = Out(out_path)
     if shard is not None and not point:
-        raise OutError(
+        raise UsageError(
             "--shard needs --point NAME, the census point the shards of one night share "
             "(e.g. --point $(date -u +%F))"
         )

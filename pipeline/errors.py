@@ -27,3 +27,7 @@ class SelectorError(CensusError):
 
 class UnusableInput(CensusError):
     """`census detect` was given something that is not a session folder."""
+
+
+class UsageError(CensusError):
+    """Options that do not fit together or name nothing (a metric, a prune, a query)."""

@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from pipeline.engine import connect, quote
-from pipeline.errors import CensusError
+from pipeline.errors import UsageError
 from pipeline.schema import TABLES, Table
 from pipeline.select import all_points
 from pipeline.store import Out, new_run_id, publish, read_state, write_state
@@ -22,10 +22,6 @@ from pipeline.store import Out, new_run_id, publish, read_state, write_state
 COMPACT_AT = 16
 # Commit snapshots whose observations a prune removed: a later crawl must not read them again.
 PRUNED_COMMITS = "pruned-commits.json"
-
-
-class PruneError(CensusError):
-    """A prune asked to drop nothing sensible (or everything)."""
 
 
 @dataclass
@@ -119,15 +115,15 @@ def prune(
 
 def _dropped(points: list[Any], keep_last: int | None, before: datetime | None) -> list[Any]:
     if (keep_last is None) == (before is None):
-        raise PruneError("give --keep-last N or --before DATE (one of them)")
+        raise UsageError("give --keep-last N or --before DATE (one of them)")
     if keep_last is not None:
         if keep_last < 1:
-            raise PruneError("--keep-last must keep at least one census point")
+            raise UsageError("--keep-last must keep at least one census point")
         return points[:-keep_last]
     assert before is not None
     dropped = [p for p in points if p.started_at < before]
     if len(dropped) == len(points):
-        raise PruneError(
+        raise UsageError(
             f"every census point started before {before:%Y-%m-%d}; a prune keeps at least one"
         )
     return dropped

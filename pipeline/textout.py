@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -67,9 +68,17 @@ def width() -> int:
 
 
 def console(file: Any = None) -> Any:
+    """A rich console as wide as the terminal; a closed pipe ends the command quietly (141)."""
     from rich.console import Console
 
-    return Console(width=width(), file=file, soft_wrap=False, highlight=False)
+    class _Console(Console):
+        def on_broken_pipe(self) -> None:
+            # rich would exit 1; a reader that went away (`| head -1`) is not a failure.
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            raise SystemExit(141)
+
+    return _Console(width=width(), file=file, soft_wrap=False, highlight=False)
 
 
 def table(title: str, columns: Sequence[str], rows: Sequence[Sequence[str]], keys: int = 1) -> Any:

@@ -17,6 +17,7 @@ from pipeline.parse.records import Records
 from pipeline.parse.state import parse_state
 from pipeline.parse.synclog import parse_sync_log
 from pipeline.parse.thesis import parse_thesis
+from pipeline.vocabulary import stage_of
 
 # (session-relative file, reader) in the order they are read.
 _READERS: list[tuple[str, Callable[[list[str], Records], None]]] = [
@@ -37,7 +38,6 @@ EXISTS_FLAGS = {
     "ops/sync-log.md": "sync_log_exists",
     "ops/manifest.md": "manifest_exists",
 }
-OWN_GATE = {"open": "session", "converging": "manifest", "applied": "move", "harvested": "move"}
 
 
 @dataclass
@@ -155,20 +155,9 @@ def _summarise(rec: Records, inp: SessionInput) -> None:
     snap["files"] = len(inp.sizes)
     snap["bytes"] = sum(inp.sizes.values())
     manifest = rec.of("manifests")
-    snap["stage"] = stage(
+    snap["stage"] = stage_of(
         inp.location, snap.get("status"), manifest[0]["status"] if manifest else None
     )
-
-
-def stage(location: str, status: str | None, manifest_status: str | None) -> str:
-    """The furthest gate a snapshot works toward (spec §4)."""
-    if location == "history":
-        return "harvested"
-    if manifest_status == "applied":
-        return "applied"
-    if status in ("stopping", "harvested"):
-        return "converging"
-    return "open"
 
 
 def snapshot_row(rec: Records, columns: list[str]) -> dict[str, Any]:

@@ -1,0 +1,315 @@
+"""Operating the nightly census from cron or CI: selectors, alarms, prune and compact, a moved
+OUT opened in the DuckDB CLI, SQL from files and stdin, Unix manners. Real OUTs throughout."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from pipeline.check import check
+from pipeline.cli import app
+from pipeline.crawl import crawl
+from pipeline.engine import connect
+from pipeline.maintain import COMPACT_AT
+from pipeline.store import Out
+from pipeline.textout import interval, num, pct
+from tests.conftest import base_corpus
+
+runner = CliRunner()
+CENSUS = Path(sys.executable).with_name("census")
+DUCKDB = Path(sys.executable).with_name("duckdb")
+
+
+def _break_closes_when(corpus: Path, repos: int) -> None:
+    """Night by night, more sessions lose their forks' 'Closes when:' (BS-FORK-01 rises)."""
+    for forks in sorted(corpus.glob("repo-*/docs/*/*/forks.md"))[:repos]:
+        forks.write_text(forks.read_text().replace("- Closes when:", "- Closes:"))
+
+
+@pytest.fixture(scope="module")
+def nights(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """Four nights over 12 sessions, checked; on night 4, 10 of them break BS-FORK-01."""
+    base = tmp_path_factory.mktemp("ops")
+    corpus = base_corpus(base / "corpus", 12)
+    out = base / "out"
+    for night in range(1, 5):
+        if night == 4:
+            _break_closes_when(corpus, 10)
+        crawl([str(corpus)], str(out), {"night": str(night)}, workers=1, point=f"night-{night}")
+        check(str(out))
+    return corpus, out
+
+
+def _rates_text(out: Path, point: str) -> str:
+    rows = connect(Out(out)).execute(
+        "SELECT * EXCLUDE (position) FROM rule_rates WHERE point = ? ORDER BY rule_id", [point]
+    )
+    return repr(rows.fetchall())
+
+
+def test_selectors_pick_the_same_point_in_every_command(nights: tuple[Path, Path]) -> None:
+    _, out = nights
+    stats = json.loads(
+        runner.invoke(app, ["stats", "--out", str(out), "--run", "previous", "--json"]).stdout
+    )
+    assert stats["point"]["name"] == "night-3"
+    by_label = runner.invoke(app, ["stats", "--out", str(out), "-l", "night=2", "--json"])
+    assert json.loads(by_label.stdout)["point"]["name"] == "night-2"
+    checked = runner.invoke(app, ["check", "--out", str(out), "--run", "night-1", "--json"])
+    assert json.loads(checked.stdout)["point"] == "night-1"
+    run_id = (
+        json.loads(checked.stdout)["rates"]
+        and connect(Out(out))
+        .execute("SELECT runs[1] FROM points WHERE point = 'night-2'")
+        .fetchone()[0]
+    )
+    by_run = runner.invoke(app, ["check", "--out", str(out), "--run", run_id, "--json"])
+    assert json.loads(by_run.stdout)["point"] == "night-2"
+    sql = runner.invoke(
+        app,
+        [
+            "sql",
+            "SELECT selected_point() AS p",
+            "--out",
+            str(out),
+            "--run",
+            "previous",
+            "-f",
+            "csv",
+        ],
+    )
+    assert sql.stdout == "p\nnight-3\n"
+    report = runner.invoke(app, ["report", "--out", str(out), "--run", "night-2"])
+    assert report.exit_code == 0
+    assert "night=2" in (out / "report.html").read_text().split("</header>")[0]
+    missing = runner.invoke(app, ["stats", "--out", str(out), "--run", "night-9"])
+    assert missing.exit_code == 2 and len(missing.output.strip().splitlines()) == 1
+    assert "night-4" in missing.output, "the error names the points that exist"
+
+
+def test_alarm_lines_name_the_rule_on_stderr(nights: tuple[Path, Path]) -> None:
+    _, out = nights
+    result = runner.invoke(app, ["check", "--out", str(out), "--fail-on-regression"])
+    assert result.exit_code == 1
+    lines = result.stderr.strip().splitlines()
+    assert lines == [line for line in lines if line.startswith("census: BS-FORK-01 regressed")]
+    assert "at night-3 to" in lines[0] and "at night-4" in lines[0] and " … " in lines[0]
+    assert result.stdout.strip().splitlines()[-1].startswith("ALARM at night-4")
+    assert "BS-FORK-01" in result.stdout.strip().splitlines()[-1]
+
+
+def test_regression_alarm_watches_rules_unless_told(nights: tuple[Path, Path]) -> None:
+    _, out = nights
+    median = runner.invoke(
+        app, ["check", "--out", str(out), "--fail-on-regression", "fork-median-hours"]
+    )
+    assert median.exit_code == 0 and median.stderr == "", "the median is not a rule rate"
+    other = runner.invoke(app, ["check", "--out", str(out), "--fail-on-regression", "BS-SYNC-01"])
+    assert other.exit_code == 0
+    named = runner.invoke(app, ["check", "--out", str(out), "--fail-on-regression", "BS-FORK-01"])
+    assert named.exit_code == 1
+    wrong = runner.invoke(app, ["check", "--out", str(out), "--fail-on-regression", "BS-NOPE"])
+    assert wrong.exit_code == 2 and "not a metric" in wrong.output
+
+
+def test_a_checked_night_never_changes_and_refuses_a_late_crawl(
+    nights: tuple[Path, Path], tmp_path: Path
+) -> None:
+    corpus, out = nights
+    before = _rates_text(out, "night-2")
+    late = runner.invoke(app, ["crawl", str(corpus), "--out", str(out), "--point", "night-2"])
+    assert late.exit_code == 2 and "already checked" in late.output
+    assert _rates_text(out, "night-2") == before
+
+
+def test_prune_keeps_the_latest_rates_and_reads_like_a_fresh_crawl(
+    nights: tuple[Path, Path], tmp_path: Path
+) -> None:
+    _, source = nights
+    out = tmp_path / "out"
+    shutil.copytree(source, out)
+    latest = {p: _rates_text(out, p) for p in ("night-3", "night-4")}
+    result = runner.invoke(app, ["prune", "--out", str(out), "--keep-last", "2", "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["points_dropped"] == ["night-1", "night-2"]
+    assert {p: _rates_text(out, p) for p in latest} == latest, "kept points are unchanged"
+    assert runner.invoke(app, ["check", "--out", str(out)]).exit_code == 0
+    assert {p: _rates_text(out, p) for p in latest} == latest
+    # The snapshots left are exactly those the kept nights observe: what a crawl of those
+    # two nights alone would have stored (nights 3 and 4 saw the corpus's last two states).
+    con = connect(Out(out))
+    kept = con.execute("SELECT count(DISTINCT snapshot_id) FROM observations").fetchone()[0]
+    assert con.execute("SELECT count(*) FROM snapshots").fetchone()[0] == kept
+    assert con.execute("SELECT count(*) FROM points").fetchone()[0] == 2
+    orphans = con.execute(
+        "SELECT count(*) FROM forks WHERE snapshot_id NOT IN (SELECT snapshot_id FROM observations)"
+    ).fetchone()[0]
+    assert orphans == 0
+    assert sum(len(f) for f in Out(out).manifest().values()) <= len(Out(out).manifest())
+
+
+def test_prune_needs_one_way_to_choose(nights: tuple[Path, Path]) -> None:
+    _, out = nights
+    assert runner.invoke(app, ["prune", "--out", str(out)]).exit_code == 2
+    everything = runner.invoke(app, ["prune", "--out", str(out), "--before", "2999-01-01"])
+    assert everything.exit_code == 2 and "keeps at least one" in everything.output
+
+
+def test_file_count_stays_bounded_and_compact_merges(tmp_path: Path) -> None:
+    corpus = base_corpus(tmp_path / "corpus", 2)
+    out = tmp_path / "out"
+    for _ in range(COMPACT_AT + 4):
+        crawl([str(corpus)], str(out), workers=1)
+    manifest = Out(out).manifest()
+    assert max(len(files) for files in manifest.values()) < COMPACT_AT
+    before = connect(Out(out)).execute("SELECT count(*) FROM observations").fetchone()[0]
+    assert runner.invoke(app, ["compact", "--out", str(out)]).exit_code == 0
+    assert max(len(files) for files in Out(out).manifest().values()) <= 1
+    assert connect(Out(out)).execute("SELECT count(*) FROM observations").fetchone()[0] == before
+    on_disk = list((out / "tables").rglob("*.parquet"))
+    assert len(on_disk) == sum(len(f) for f in Out(out).manifest().values()), "old files swept"
+
+
+def test_a_moved_out_reads_its_own_files_in_the_duckdb_cli(
+    nights: tuple[Path, Path], tmp_path: Path
+) -> None:
+    _, source = nights
+    copy = tmp_path / "copy"
+    shutil.copytree(source, copy)
+    moved = tmp_path / "elsewhere" / "moved"
+    moved.parent.mkdir()
+    os.rename(copy, moved)
+    query = "SELECT count(*) AS n FROM observations"
+    ours = runner.invoke(app, ["sql", query, "--out", str(moved), "-f", "csv"]).stdout
+    cli = subprocess.run(
+        [str(DUCKDB), "-readonly", "-csv", "census.duckdb", "-c", query],
+        cwd=moved,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert cli.returncode == 0, cli.stderr
+    assert cli.stdout == ours == f"n\n{48}\n"
+    rates = "SELECT count(*) AS n FROM rule_rates WHERE failed > 0"
+    cli_rates = subprocess.run(
+        [str(DUCKDB), "-readonly", "-csv", "census.duckdb", "-c", rates],
+        cwd=moved,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert (
+        cli_rates.stdout
+        == runner.invoke(app, ["sql", rates, "--out", str(moved), "-f", "csv"]).stdout
+    )
+
+
+def test_sql_from_a_file_stdin_and_with_a_leading_comment(
+    nights: tuple[Path, Path], tmp_path: Path
+) -> None:
+    _, out = nights
+    query = "-- points, oldest first\nSELECT point FROM points ORDER BY position"
+    file = tmp_path / "q.sql"
+    file.write_text(query)
+    want = "point\nnight-1\nnight-2\nnight-3\nnight-4\n"
+    by_file = runner.invoke(app, ["sql", "--file", str(file), "--out", str(out), "-f", "csv"])
+    assert by_file.stdout == want
+    by_stdin = runner.invoke(app, ["sql", "-", "--out", str(out), "-f", "csv"], input=query)
+    assert by_stdin.stdout == want
+    as_argument = runner.invoke(app, ["sql", query, "--out", str(out), "-f", "csv"])
+    assert as_argument.stdout == want
+    both = runner.invoke(app, ["sql", "SELECT 1", "--file", str(file), "--out", str(out)])
+    assert both.exit_code == 2
+
+
+def test_sql_is_sandboxed(nights: tuple[Path, Path], tmp_path: Path) -> None:
+    _, out = nights
+    target = tmp_path / "x.csv"
+    for query in (
+        f"COPY (SELECT 1) TO '{target}'",
+        "SELECT * FROM read_csv('/etc/passwd')",
+        f"COPY (SELECT 1) TO '{out}/tables/x.csv'",
+        "SET enable_external_access = true",
+    ):
+        result = runner.invoke(app, ["sql", query, "--out", str(out)])
+        assert result.exit_code == 2, query
+        assert len(result.output.strip().splitlines()) == 1 and "Traceback" not in result.output
+    assert not target.exists() and not (out / "tables" / "x.csv").exists()
+    written = tmp_path / "points.json"
+    ok = runner.invoke(
+        app,
+        [
+            "sql",
+            "SELECT point FROM points",
+            "--out",
+            str(out),
+            "-f",
+            "json",
+            "--output",
+            str(written),
+        ],
+    )
+    assert ok.exit_code == 0 and len(json.loads(written.read_text())) == 4
+
+
+def test_a_closed_pipe_ends_quietly(nights: tuple[Path, Path]) -> None:
+    _, out = nights
+    for command in (["check"], ["stats"], ["sql", "SELECT * FROM range(200000)"]):
+        with subprocess.Popen(
+            [str(CENSUS), *command, "--out", str(out)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        ) as proc:
+            assert proc.stdout is not None and proc.stderr is not None
+            proc.stdout.readline()
+            proc.stdout.close()
+            code = proc.wait(timeout=120)
+            assert proc.stderr.read() == b"", command
+        assert code in (0, 141), (command, code)
+
+
+@pytest.mark.parametrize("columns", ["60", "200"])
+def test_tables_fit_the_terminal_and_never_cut_a_rule_id(
+    nights: tuple[Path, Path], columns: str
+) -> None:
+    _, out = nights
+    env = {**os.environ, "COLUMNS": columns}
+    done = subprocess.run(
+        [str(CENSUS), "stats", "--out", str(out)],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+    )
+    for rule in ("BS-MANIFEST-01", "CENSUS-MOVE-01", "BS-COMPOSE-02"):
+        assert rule in done.stdout, f"{rule} cut at {columns} columns"
+    assert "night=4" in done.stdout.splitlines()[0], "points are named by their labels"
+
+
+def test_numbers_never_print_a_negative_zero() -> None:
+    assert pct(-1e-17) == "0.0%" and pct(-0.00001, signed=True) == "0.0%"
+    assert pct(0.0, signed=True) == "0.0%" and pct(0.012, signed=True) == "+1.2%"
+    assert interval(-1e-17, 0.0321) == "0.0% – 3.2%"
+    assert num(-0.01, 1, signed=True, unit="h") == "0.0 h"
+
+
+def test_every_reporting_command_has_json(nights: tuple[Path, Path], tmp_path: Path) -> None:
+    corpus, out = nights
+    fresh = tmp_path / "fresh"
+    for args in (
+        ["crawl", str(corpus), "--out", str(fresh)],
+        ["check", "--out", str(out)],
+        ["stats", "--out", str(out)],
+        ["compare", "--out", str(out)],
+        ["compact", "--out", str(fresh)],
+    ):
+        result = runner.invoke(app, [*args, "--json"])
+        assert result.exit_code in (0, 1), (args, result.output)
+        json.loads(result.stdout)
