@@ -1,6 +1,8 @@
 """The benchmark: generate a corpus, then time each stage beside the floor of merely reading it.
 
     python -m pipeline.bench --sessions 1000 20000 --json bench.json
+    python -m pipeline.bench --sessions 20000 --git          # the corpus in git, --git-history
+    python -m pipeline.bench --sessions 100000 --only stats report
     python -m pipeline.bench truth --sessions 5000
 
 Each stage runs in a child process that reports its own wall time and peak memory
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import shutil
 import subprocess
@@ -34,15 +37,26 @@ print(json.dumps({{"seconds": seconds, "peak_mb": peak / 1024}}))
 """
 
 STEPS = {
-    "crawl": "from pipeline.crawl import crawl; crawl([{root!r}], {out!r})",
+    "crawl": "from pipeline.crawl import crawl; crawl([{root!r}], {out!r}, git_history={git})",
     "check": "from pipeline.check import check; check({out!r})",
     "stats": "from pipeline.stats import compute; compute({out!r})",
     "report": "from pipeline.report import build; build({out!r})",
 }
+# The stages of one size, in order: (figure name, step, what happens to the corpus before it).
+STAGES = (
+    ("crawl", "crawl", None),
+    ("check", "check", None),
+    ("rerun_unchanged", "crawl", None),
+    ("check_unchanged", "check", None),
+    ("rerun_1pct_changed", "crawl", "touch"),
+    ("check_1pct_changed", "check", None),
+    ("stats", "stats", None),
+    ("report", "report", None),
+)
 
 
-def step(name: str, root: Path, out: Path) -> dict[str, float]:
-    code = _STEP.format(body=STEPS[name].format(root=str(root), out=str(out)))
+def step(name: str, root: Path, out: Path, git: bool = False) -> dict[str, float]:
+    code = _STEP.format(body=STEPS[name].format(root=str(root), out=str(out), git=git))
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     result: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
     return result
@@ -68,7 +82,7 @@ def detect_seconds(session: Path, repeats: int = 5) -> float:
     return best
 
 
-def generate(target: Path, sessions: int, seed: int, rate: float) -> Path:
+def generate(target: Path, sessions: int, seed: int, rate: float, git: bool = False) -> Path:
     marker = target / "truth-summary.json"
     if marker.exists():
         return target
@@ -78,12 +92,17 @@ def generate(target: Path, sessions: int, seed: int, rate: float) -> Path:
     from fixtures.generate import main
 
     args = [str(target), "--sessions", str(sessions), "--seed", str(seed)]
-    main([*args, "--defect-rate", str(rate)])
+    main([*args, "--defect-rate", str(rate), *(["--git"] if git else [])])
     return target
 
 
-def touch_share(root: Path, share: float, seed: int) -> int:
-    """Append a fork to `share` of the sessions' forks.md files, as a day's work would."""
+# Who commits the benchmark's day of work (git needs a name, whatever it is).
+_GIT_NAMES = ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL")
+
+
+def touch_share(root: Path, share: float, seed: int, git: bool = False) -> int:
+    """Append a fork to `share` of the sessions' forks.md files, as a day's work would (and,
+    in a git corpus, commit each repository's change, as the day's commits would)."""
     files = sorted(root.glob("repo-*/docs/research/*-brainstorm/forks.md"))
     chosen = random.Random(seed).sample(files, max(1, int(len(files) * share)))
     for path in chosen:
@@ -92,46 +111,70 @@ def touch_share(root: Path, share: float, seed: int) -> int:
                 "\n## F999 — A question raised today [open]\n- Raised by: user\n"
                 "- Closes when: someone answers it\n"
             )
+    if git:
+        env = {**os.environ, **{k: "bench" for k in _GIT_NAMES}}
+        for repo in sorted({p.parents[3] for p in chosen}):
+            subprocess.run(
+                ["git", "-C", str(repo), "commit", "-qam", "a day's work"], env=env, check=True
+            )
     return len(chosen)
 
 
-def bench_size(workdir: Path, sessions: int, seed: int, rate: float) -> dict[str, Any]:
-    root = generate(workdir / f"corpus-{sessions}", sessions, seed, rate)
-    out = workdir / f"out-{sessions}"
-    shutil.rmtree(out, ignore_errors=True)
-    figures: dict[str, Any] = {"sessions": sessions, "floor_seconds": floor(root)}
-    figures["files"] = sum(1 for p in root.rglob("*") if p.is_file())
-    figures["crawl"] = step("crawl", root, out)
-    figures["rerun_unchanged"] = step("crawl", root, out)
-    figures["changed_sessions"] = touch_share(root, 0.01, seed)
-    figures["rerun_1pct_changed"] = step("crawl", root, out)
-    figures["check"] = step("check", root, out)
-    for name in ("stats", "report"):
+def bench_size(
+    workdir: Path,
+    sessions: int,
+    seed: int,
+    rate: float,
+    git: bool = False,
+    only: tuple[str, ...] = (),
+) -> dict[str, Any]:
+    """Every stage of STAGES (or those named in `only`, after the crawl and check they need)."""
+    suffix = "-git" if git else ""
+    root = generate(workdir / f"corpus-{sessions}{suffix}", sessions, seed, rate, git)
+    out = workdir / f"out-{sessions}{suffix}"
+    figures: dict[str, Any] = {
+        "sessions": sessions,
+        "git_history": git,
+        "floor_seconds": floor(root),
+    }
+    figures["files"] = sum(1 for p in root.rglob("*") if p.is_file() and ".git" not in p.parts)
+    if not only or not out.exists():
+        shutil.rmtree(out, ignore_errors=True)
+    for name, stage, before in STAGES:
+        if only and name not in only and out.exists():
+            continue
+        if before == "touch":
+            figures["changed_sessions"] = touch_share(root, 0.01, seed, git)
         try:
-            figures[name] = step(name, root, out)
+            figures[name] = step(stage, root, out, git)
         except subprocess.CalledProcessError as err:
-            figures[name] = {
-                "error": err.stderr.strip().splitlines()[-1] if err.stderr else "failed"
-            }
+            figures[name] = {"error": (err.stderr or "failed").strip().splitlines()[-1]}
     session = next(root.glob("repo-*/docs/research/*-brainstorm"))
     figures["detect_seconds"] = detect_seconds(session)
-    # The 1% change is undone so the corpus can be reused as generated.
-    shutil.rmtree(root)
-    generate(root, sessions, seed, rate)
+    if "changed_sessions" in figures:
+        # The 1% change is undone so the corpus can be reused as generated.
+        shutil.rmtree(root)
+        generate(root, sessions, seed, rate, git)
     return figures
 
 
 def print_figures(figures: dict[str, Any]) -> None:
     base = figures["floor_seconds"]
-    print(f"\n{figures['sessions']} sessions, {figures['files']} files; floor {base:.2f} s")
+    history = " (--git-history)" if figures.get("git_history") else ""
+    print(
+        f"\n{figures['sessions']} sessions{history}, {figures['files']} files; floor {base:.2f} s"
+    )
     print(f"{'stage':<22}{'seconds':>10}{'× floor':>10}{'peak MB':>10}")
-    for name in ("crawl", "rerun_unchanged", "rerun_1pct_changed", "check", "stats", "report"):
+    for name, _, _ in STAGES:
         item = figures.get(name, {})
         if "seconds" in item:
             ratio = item["seconds"] / base if base else float("nan")
             print(f"{name:<22}{item['seconds']:>10.2f}{ratio:>10.2f}{item['peak_mb']:>10.0f}")
-        else:
+        elif item:
             print(f"{name:<22}{item.get('error', 'not run'):>30}")
+    if "seconds" in figures.get("crawl", {}) and "seconds" in figures.get("check", {}):
+        both = figures["crawl"]["seconds"] + figures["check"]["seconds"]
+        print(f"{'crawl + check':<22}{both:>10.2f}{both / base:>10.2f}")
     print(f"{'detect (one, wall)':<22}{figures['detect_seconds']:>10.3f}")
 
 
@@ -242,6 +285,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--defect-rate", type=float, default=0.1)
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/census-bench"))
     parser.add_argument("--json", type=Path, help="Write the figures here as JSON.")
+    parser.add_argument("--git", action="store_true", help="A git corpus, crawled --git-history.")
+    parser.add_argument("--only", nargs="+", default=[], help="speed: only these stages.")
     args = parser.parse_args(argv)
     args.workdir.mkdir(parents=True, exist_ok=True)
     results = []
@@ -253,7 +298,9 @@ def main(argv: list[str] | None = None) -> None:
             item = truth(args.workdir, sessions, args.seed, args.defect_rate)
             print(json.dumps(item, indent=2))
         else:
-            item = bench_size(args.workdir, sessions, args.seed, args.defect_rate)
+            item = bench_size(
+                args.workdir, sessions, args.seed, args.defect_rate, args.git, tuple(args.only)
+            )
             print_figures(item)
         results.append(item)
     if args.json:

@@ -147,18 +147,20 @@ def series_sql() -> str:
         f"""
 SELECT p.point, p.session_key, p.root, p.after_id AS snapshot_id,
     {_literal(rule.rule_id)} AS rule_id, {_literal(rule.gate)} AS gate,
-    f.file, CAST(f.line AS INTEGER) AS line, f.message, f.element
+    f.file, CAST(f.line AS INTEGER) AS line, f.message, f.element, f.detail, p.after_seen
 FROM pairs p
 JOIN ({rule.series}) f USING (pair_id)"""
         for rule in load_rules()
         if rule.series
     ]
-    # One finding per element of a snapshot: a step seen over two edges is one finding.
+    # One finding per change: a step seen over two pairs (the commit that made it, and the
+    # working tree that shows it) is one finding, named by the commit where there is one.
     return (
         "WITH pairs AS MATERIALIZED (SELECT * FROM history_pairs WHERE point = $point)\n"
-        "SELECT * EXCLUDE (element) FROM (" + "\nUNION ALL\n".join(parts) + ")\n"
-        "QUALIFY row_number() OVER (PARTITION BY session_key, root, rule_id, snapshot_id,\n"
-        "    element, file, line ORDER BY message) = 1"
+        "SELECT * EXCLUDE (element, detail, after_seen) FROM (\n"
+        + "\nUNION ALL\n".join(parts)
+        + ")\nQUALIFY row_number() OVER (PARTITION BY session_key, root, rule_id, element, detail\n"
+        "    ORDER BY after_seen LIKE 'commit %' DESC, message) = 1"
     )
 
 

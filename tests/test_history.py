@@ -244,3 +244,98 @@ def test_lifetimes_from_commit_dates(tmp_path: Path) -> None:
         ("F2", "parked", False, 30.0),
         ("F5", None, True, 72.0),
     ]
+
+
+def _night(repo: Path, out: Path, night: int, root: str | None = None) -> None:
+    crawl([root or str(repo.parent)], str(out), workers=1, git_history=True, point=f"night-{night}")
+    check(str(out))
+
+
+def _series(out: Path) -> list[tuple[str, str, str]]:
+    return (
+        connect(Out(out))
+        .execute("SELECT point, rule_id, message FROM series_findings ORDER BY point, rule_id")
+        .fetchall()
+    )
+
+
+def _night_rates(out: Path, night: int) -> str:
+    rows = connect(Out(out)).execute(
+        "SELECT * EXCLUDE (position) FROM rule_rates WHERE point = ? ORDER BY rule_id",
+        [f"night-{night}"],
+    )
+    return repr(rows.fetchall())
+
+
+def test_an_old_dated_merged_branch_is_read_along_ancestry(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A branch forked before F1 was resolved, with commits dated before the first night and
+    merged on the third: by date F1 would 'reappear after D3 resolved it'; along git ancestry
+    nothing happened. The root is spelled relative on one night and absolute on the others."""
+    repo = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", tmp_path / "root" / "repo")
+    git(repo, "init", "-q")
+    commit(repo, "2026-07-01T10:00:00Z", "F1 and F2 open")
+    out = tmp_path / "out"
+    _night(repo, out, 1)
+    night_one = _night_rates(out, 1)
+    git(repo, "checkout", "-q", "-b", "notes", "HEAD")
+    (repo / SESSION / "fragments" / "notes.md").write_text("# Notes\nraw notes\n")
+    commit(repo, "2026-06-20T10:00:00Z", "notes, written long ago")
+    git(repo, "checkout", "-q", "main")
+    text = (repo / SESSION / "forks.md").read_text()
+    (repo / SESSION / "forks.md").write_text(
+        text.split("## F1")[0] + "## F2" + text.split("## F2")[1]
+    )
+    ledger = repo / SESSION / "ledger.md"
+    ledger.write_text(
+        ledger.read_text() + "\n## D3 — Alerts never ride in a digest\n"
+        "- Decision: security alerts always send at once.\n- Why: a missed one costs more.\n"
+        "- How to apply: the digestible flag is false for them.\n- Resolves: F1\n"
+    )
+    commit(repo, "2026-07-02T10:00:00Z", "resolve F1")
+    monkeypatch.chdir(tmp_path)
+    _night(repo, out, 2, root="root")  # the same root, spelled relative
+    dates = {
+        "GIT_AUTHOR_DATE": "2026-07-03T10:00:00Z",
+        "GIT_COMMITTER_DATE": "2026-07-03T10:00:00Z",
+    }
+    git(repo, "merge", "-q", "--no-ff", "-m", "merge the notes", "notes", env=dates)
+    _night(repo, out, 3)
+    assert _series(out) == [], "no finding along ancestry, whatever the dates"
+    assert connect(Out(out)).execute(
+        "SELECT count(DISTINCT root) FROM observations"
+    ).fetchone() == (1,)
+    assert _night_rates(out, 1) == night_one, "night 1 did not move"
+    # A backward step committed on night 4 fails night 4, and no other.
+    edit(repo, "state.md", "Status: open", "Status: stopping")
+    commit(repo, "2026-07-04T10:00:00Z", "stopping")
+    _night(repo, out, 4)
+    edit(repo, "state.md", "Status: stopping", "Status: open")
+    commit(repo, "2026-07-05T10:00:00Z", "back to open")
+    _night(repo, out, 5)
+    _night(repo, out, 6)
+    found = _series(out)
+    assert [(p, r) for p, r, _ in found] == [("night-5", "BS-STATE-01")]
+    assert "moved backward from stopping" in found[0][2]
+
+
+def test_an_uncommitted_step_back_is_counted_once(tmp_path: Path) -> None:
+    repo = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", tmp_path / "root" / "repo")
+    git(repo, "init", "-q")
+    edit(repo, "state.md", "Status: open", "Status: stopping")
+    commit(repo, "2026-07-01T10:00:00Z", "stopping")
+    out = tmp_path / "out"
+    _night(repo, out, 1)
+    edit(repo, "state.md", "Status: stopping", "Status: open")  # not committed
+    _night(repo, out, 2)
+    _night(repo, out, 3)
+    assert [(p, r) for p, r, _ in _series(out)] == [("night-2", "BS-STATE-01")]
+    failing = (
+        connect(Out(out))
+        .execute(
+            "SELECT point FROM statuses WHERE rule_id = 'BS-STATE-01' AND status = 'fail' ORDER BY 1"
+        )
+        .fetchall()
+    )
+    assert failing == [("night-2",)]

@@ -1,7 +1,9 @@
 -- rule: BS-LEDGER-01
 -- Along a session's history the ledger is append-only: an entry never disappears and its
 -- Decision, Why and How to apply never change (amend or reverse with a new entry instead).
-select p.pair_id, b.decision_id as element, 'ledger.md' as file, a.line,
+select p.pair_id, b.decision_id as element,
+    case when a.decision_id is null then 'removed' else 'rewritten' end as detail,
+    'ledger.md' as file, a.line,
     b.decision_id || case
         when a.decision_id is null then ' was removed (present in ' || p.before_seen
             || ', gone in ' || p.after_seen || '); reverse it with a new entry instead'
