@@ -334,7 +334,8 @@ def test_an_uncommitted_step_back_is_counted_once(tmp_path: Path) -> None:
     failing = (
         connect(Out(out))
         .execute(
-            "SELECT point FROM statuses WHERE rule_id = 'BS-STATE-01' AND status = 'fail' ORDER BY 1"
+            "SELECT point FROM statuses WHERE rule_id = 'BS-STATE-01' AND status = 'fail' "
+            "ORDER BY 1"
         )
         .fetchall()
     )
