@@ -109,6 +109,13 @@ class CrawlSummary:
     # The reader version of OUT's last run, when it differs: everything is read again.
     previous_reader: str | None = None
 
+    def add(self, result: JobResult) -> None:
+        self.sessions += result.sessions
+        self.history += result.history
+        self.parsed += result.parsed
+        self.read += result.read
+        self.parse_issues += len(result.issues) + _rows(result, PARSE_ISSUES.name)
+
 
 @dataclass
 class _Context:
@@ -191,36 +198,20 @@ def _crawl_locked(out: Out, trees: list[Tree], plan: _Plan) -> CrawlSummary:
     run_id = new_run_id()
     point = plan.point or run_id
     _refuse_checked_point(out, point)
-    now = datetime.now(UTC)
-    cache = read_statcache(out, plan.shard_name)
-    heads_file = f"history{'-' + plan.shard_name if plan.shard_name else ''}.json"
-    ctx = _Context(out.stored_snapshot_ids(), cache, run_id, now, plan.git_history)
-    ctx.shard = plan.shard
-    if plan.git_history:
-        ctx.observed_commits = _observed_commits(out, [_root_key(t) for t in trees])
-        ctx.heads = read_state(out, heads_file)
+    ctx = _context(out, trees, plan, run_id)
     staging = out.root / "staging" / run_id
     writer = PartitionWriter(staging, [t for t in TABLES.values() if t.writer == "crawl"])
     summary = CrawlSummary(run_id, str(out.root), point, roots=[t.label for t in trees])
     summary.previous_reader = _previous_reader(out)
+    cache, heads = dict(ctx.cache), dict(ctx.heads)
     written: set[str] = set()
-    cache = dict(cache)
-    heads = dict(ctx.heads)
-    labels = dict(plan.labels)
-    if plan.shard:
-        labels.setdefault("shard", plan.shard_name)
-
     for number, result in enumerate(_results(trees, ctx, plan)):
         if number == 1:
             crash_point("writing")
         _write_result(writer, result, written)
         cache.update(result.cache)
         heads.update(result.heads)
-        summary.sessions += result.sessions
-        summary.history += result.history
-        summary.parsed += result.parsed
-        summary.read += result.read
-        summary.parse_issues += len(result.issues) + _rows(result, PARSE_ISSUES.name)
+        summary.add(result)
         if plan.progress:
             plan.progress(result.sessions)
     for tree in trees:
@@ -228,37 +219,67 @@ def _crawl_locked(out: Out, trees: list[Tree], plan: _Plan) -> CrawlSummary:
             writer.write(PARSE_ISSUES.name, [_root_issue(run_id, tree, path, code, message)])
             summary.parse_issues += 1
     summary.new_snapshots = len(written)
-    writer.write(
-        RUNS.name,
-        [
-            {
-                "run_id": run_id,
-                "point": point,
-                "reader_version": READER_VERSION,
-                "started_at": now,
-                "finished_at": datetime.now(UTC),
-                "roots": summary.roots,
-                "labels": list(labels.items()),
-                "tool_version": __version__,
-                "sessions": summary.sessions + summary.history,
-                "new_snapshots": summary.new_snapshots,
-                "parse_issues": summary.parse_issues,
-            }
-        ],
-    )
+    writer.write(RUNS.name, [_runs_row(summary, plan, ctx.observed_at)])
     writer.close()
+    _commit(out, staging, summary, plan, cache, heads)
+    summary.seconds = time.perf_counter() - plan.started
+    return summary
+
+
+def _heads_file(plan: _Plan) -> str:
+    return f"history{'-' + plan.shard_name if plan.shard_name else ''}.json"
+
+
+def _context(out: Out, trees: list[Tree], plan: _Plan, run_id: str) -> _Context:
+    """What the workers need to know of OUT: stored snapshots, file metadata, git history read."""
+    now = datetime.now(UTC)
+    cache = read_statcache(out, plan.shard_name)
+    ctx = _Context(out.stored_snapshot_ids(), cache, run_id, now, plan.git_history)
+    ctx.shard = plan.shard
+    if plan.git_history:
+        ctx.observed_commits = _observed_commits(out, [_root_key(t) for t in trees])
+        ctx.heads = read_state(out, _heads_file(plan))
+    return ctx
+
+
+def _runs_row(summary: CrawlSummary, plan: _Plan, started: datetime) -> dict[str, Any]:
+    labels = dict(plan.labels)
+    if plan.shard:
+        labels.setdefault("shard", plan.shard_name)
+    return {
+        "run_id": summary.run_id,
+        "point": summary.point,
+        "reader_version": READER_VERSION,
+        "started_at": started,
+        "finished_at": datetime.now(UTC),
+        "roots": summary.roots,
+        "labels": list(labels.items()),
+        "tool_version": __version__,
+        "sessions": summary.sessions + summary.history,
+        "new_snapshots": summary.new_snapshots,
+        "parse_issues": summary.parse_issues,
+    }
+
+
+def _commit(
+    out: Out,
+    staging: Any,
+    summary: CrawlSummary,
+    plan: _Plan,
+    cache: dict[str, tuple[str, str]],
+    heads: dict[str, dict[str, Any]],
+) -> None:
+    """Publish the run (the commit point), then the caches and census.duckdb that follow it."""
     from pipeline.engine import write_database
     from pipeline.maintain import auto_compact
 
     with out.commit_lock():
-        publish(out, staging, run_id)
+        publish(out, staging, summary.run_id)
         write_statcache(out, cache, plan.shard_name)
         if plan.git_history:
-            write_state(out, heads_file, heads)
+            write_state(out, _heads_file(plan), heads)
         auto_compact(out)
         write_database(out)
-    summary.seconds = time.perf_counter() - plan.started
-    return summary
 
 
 def _root_key(tree: Tree) -> str:
