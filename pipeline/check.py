@@ -133,13 +133,15 @@ def evaluate(con: Any, snapshot_ids: list[str], current: str) -> Any:
         "CREATE OR REPLACE TEMP TABLE todo AS SELECT unnest($ids) AS snapshot_id",
         {"ids": snapshot_ids},
     )
-    con.execute("CREATE SCHEMA IF NOT EXISTS batch")
+    views = con.execute("SELECT current_database()").fetchone()[0]
+    con.execute("CREATE SCHEMA IF NOT EXISTS memory.batch")
     for table in CONTENT_TABLES:
         con.execute(
-            f'CREATE OR REPLACE TABLE batch."{table.name}" AS SELECT * FROM main."{table.name}" '
+            f'CREATE OR REPLACE TABLE memory.batch."{table.name}" AS '
+            f'SELECT * FROM "{views}".main."{table.name}" '
             "WHERE snapshot_id IN (SELECT snapshot_id FROM todo)"
         )
-    con.execute("SET search_path = 'batch,main'")
+    con.execute(f"SET search_path = 'memory.batch,{views}.main'")
     try:
         return con.sql(
             "SELECT snapshot_id, $ruleset AS ruleset, rule_id, gate, status, file, line, message "
@@ -147,4 +149,4 @@ def evaluate(con: Any, snapshot_ids: list[str], current: str) -> Any:
             params={"ruleset": current},
         ).to_arrow_table()
     finally:
-        con.execute("SET search_path = 'main'")
+        con.execute(f"SET search_path = '{views}.main'")

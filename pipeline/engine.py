@@ -9,6 +9,7 @@ inside OUT), in a storage version that DuckDB 1.1 and later read.
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -76,13 +77,17 @@ def fetch_dicts(con: Any, query: str, params: Any = None) -> list[dict[str, Any]
 def connect(out: Out | None = None, sandbox: bool = False) -> Any:
     """An in-memory DuckDB with OUT's views (or empty tables when out is None, for detect).
 
-    With `sandbox`, the tables are Arrow datasets that pyarrow reads from OUT's committed files,
-    and DuckDB itself may touch no file at all (external access off, configuration locked):
-    an ad hoc query can neither read nor write anything on the machine.
+    OUT's census.duckdb is attached read-only when it matches the committed manifest (binding
+    every view again costs more than the rest of a small command); otherwise the views are
+    created here. With `sandbox`, the tables are Arrow datasets that pyarrow reads from OUT's
+    committed files, and DuckDB itself may touch no file at all (external access off,
+    configuration locked): an ad hoc query can neither read nor write anything on the machine.
     """
     import duckdb
 
     con = duckdb.connect(":memory:", config={"threads": str(os.cpu_count() or 1)})
+    if out is not None and not sandbox and _attach(con, out):
+        return con
     if out is None:
         for table in TABLES.values():
             con.execute(duckdb_ddl(table))
@@ -97,6 +102,35 @@ def connect(out: Out | None = None, sandbox: bool = False) -> Any:
         con.execute("SET enable_external_access = false")
         con.execute("SET lock_configuration = true")
     return con
+
+
+def _attach(con: Any, out: Out) -> bool:
+    """Use OUT/census.duckdb when it was written for the current manifest and rule files."""
+    import duckdb
+
+    if not out.database.is_file():
+        return False
+    try:
+        con.execute(f"SET file_search_path = {quote(out.root)}")
+        con.execute(f"ATTACH {quote(out.database)} AS census (READ_ONLY)")
+        row = con.execute("SELECT stamp FROM census._census").fetchone()
+    except duckdb.Error:
+        return False
+    if row is None or row[0] != _stamp(out):
+        con.execute("DETACH census")
+        return False
+    con.execute("USE census")
+    return True
+
+
+def _stamp(out: Out) -> str:
+    """What census.duckdb's views depend on: the committed files and the SQL that defines them."""
+    import hashlib
+
+    h = hashlib.sha256(json.dumps(out.manifest(), sort_keys=True).encode())
+    for statement in derived_views():
+        h.update(statement.encode())
+    return h.hexdigest()
 
 
 def _register_datasets(con: Any, out: Out) -> None:
@@ -130,6 +164,8 @@ def write_database(out: Out) -> None:
         con.execute(f"SET file_search_path = {quote(out.root)}")
         for statement in [*table_views(out, relative=True), *derived_views()]:
             con.execute(statement)
+        # Which manifest and SQL the views were made for: a stale file is never used.
+        con.execute(f"CREATE OR REPLACE TABLE _census AS SELECT {quote(_stamp(out))} AS stamp")
         con.execute("CHECKPOINT")
     finally:
         con.close()
