@@ -238,6 +238,30 @@ def test_series_failures_fall_on_the_night_of_the_event(week: Week) -> None:
 
 
 @pytest.mark.slow
+def test_a_point_after_skipped_nights_sees_their_commits_not_their_working_trees(
+    week: Week,
+) -> None:
+    sim = week.sim
+    first = {(r["repo"], r["topic"]): r for r in sim.point_truth(NIGHTS, since=None).records}
+    assert sim.point_truth(NIGHTS, NIGHTS - 1).records == week.truths[-1].records
+    for truth in week.truths:
+        for e in truth.events:
+            if e["kind"] in VIOLATIONS and e["kind"] != "worktree-backward":
+                record = first[(e["repo"], e["topic"])]
+                assert e["rule"] in {f["rule"] for f in record["series"]}, e
+            if e["kind"] == "worktree-backward" and 1 < truth.night < NIGHTS:
+                night = truth.night
+                seen = sim.point_truth(night, since=None).records
+                unseen = sim.point_truth(night + 1, since=night - 1).records
+                for records, fails in ((seen, True), (unseen, False)):
+                    found = [
+                        r for r in records if r["repo"] == e["repo"] and r["topic"] == e["topic"]
+                    ]
+                    rules = {f["rule"] for f in found[0]["series"]}
+                    assert ("BS-STATE-01" in rules) == fails, (e, fails)
+
+
+@pytest.mark.slow
 def test_a_committed_violation_names_its_commit(week: Week) -> None:
     for truth in week.truths:
         for e in truth.events:
