@@ -1,0 +1,266 @@
+"""The census over a simulated week: every night gets one right answer, and it never changes.
+
+Each night the nightly simulator moves its repositories on, the census crawls them with
+`--git-history` as that night's census point and checks them, and the census's statuses
+and rates must equal the simulator's truth for that night. One night is crawled as two
+concurrent shards, one with the root spelled relative; after the last night every earlier
+night's rates are read again and must be byte-identical to what that night said.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import os
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fixtures.generate import GATE_RULES, OWN_GATE
+from fixtures.nightly import SERIES_RULES, NightlySimulator, NightTruth
+from pipeline.check import check
+from pipeline.crawl import crawl
+from pipeline.engine import connect
+from pipeline.store import Out
+
+SESSIONS = 60
+REPOS = 6
+NIGHTS = 7
+SHARDED_NIGHT = 3
+RELATIVE_NIGHT = 5
+# The tables whose rows hold content (no run of their own): equal whoever wrote them.
+CONTENT_TABLES = (
+    "snapshots",
+    "aspects",
+    "aspect_refs",
+    "forks",
+    "ledger",
+    "ledger_resolves",
+    "turns",
+    "sync_events",
+    "manifests",
+    "manifest_rows",
+    "fragments",
+    "links",
+    "parse_issues",
+    "rule_results",
+)
+# Columns that name the run or shard that wrote a row, not what the row says.
+RUN_COLUMNS = {"run_id", "check_id", "shard"}
+
+Key = tuple[str, str]  # (repo_path, path): how a census session meets a truth record
+
+
+def point(night: int) -> str:
+    return f"night-{night}"
+
+
+def crawl_shard(root: str, out: str, name: str, k: int, n: int) -> None:
+    """One shard's crawl, in a process of its own (a module-level function, for spawn)."""
+    crawl([root], out, workers=1, git_history=True, shard=(k, n), point=name)
+
+
+def crawl_sharded(root: Path, out: Path, name: str, shards: int = 2) -> None:
+    """All shards of one census point at once, each in its own process, into one OUT."""
+    ctx = multiprocessing.get_context("spawn")
+    procs = [
+        ctx.Process(target=crawl_shard, args=(str(root), str(out), name, k, shards))
+        for k in range(1, shards + 1)
+    ]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(timeout=900)
+    assert [p.exitcode for p in procs] == [0] * shards, "a shard's crawl failed"
+
+
+def census(root: Path, out: Path, night: int) -> None:
+    """Night `night`'s census point: plain, sharded or with the root spelled relative."""
+    if night == SHARDED_NIGHT:
+        crawl_sharded(root, out, point(night))
+    elif night == RELATIVE_NIGHT:
+        with contextlib.chdir(root.parent):
+            relative = os.path.relpath(root)
+            assert not os.path.isabs(relative)
+            crawl([relative], str(out), git_history=True, point=point(night))
+    else:
+        crawl([str(root)], str(out), git_history=True, point=point(night))
+    check(str(out))
+
+
+def expected_statuses(truth: NightTruth) -> dict[Key, tuple[str, dict[str, str]]]:
+    """Per session: its stage and every rule's status at its own gate (pass unless listed)."""
+    found = {}
+    for r in truth.records:
+        gate = OWN_GATE[r["stage"]]
+        lists = r["gates"][gate]
+        listed = {rule: status for status in ("fail", "info", "skipped") for rule in lists[status]}
+        statuses = {rule: listed.get(rule, "pass") for rule in GATE_RULES[gate]}
+        found[(r["repo"], r["path"])] = (r["stage"], statuses)
+    return found
+
+
+def census_statuses(con: Any, name: str) -> dict[Key, tuple[str, dict[str, str]]]:
+    rows = con.execute(
+        "SELECT repo_path, path, stage, rule_id, status FROM statuses WHERE point = ? AND own",
+        [name],
+    ).fetchall()
+    found: dict[Key, tuple[str, dict[str, str]]] = {}
+    for repo_path, path, stage, rule, status in rows:
+        found.setdefault((repo_path, path), (stage, {}))[1][rule] = status
+    return found
+
+
+def rate_rows(con: Any, name: str) -> list[str]:
+    """A point's rule_rates rows, sorted, as text: what must never change afterwards."""
+    rows = con.execute("SELECT * FROM rule_rates WHERE point = ?", [name]).fetchall()
+    return sorted(repr(row) for row in rows)
+
+
+def assert_rates(con: Any, truth: NightTruth) -> None:
+    rows = con.execute(
+        "SELECT rule_id, evaluated, failed, info, skipped, rate FROM rule_rates WHERE point = ?",
+        [point(truth.night)],
+    ).fetchall()
+    found = {r[0]: r[1:] for r in rows}
+    assert len(found) == len(rows), "one row per point and rule"
+    for rule, want in truth.summary["rules"].items():
+        counts = (want["evaluated"], want["failed"], want["info"], want["skipped"])
+        if rule not in found:
+            assert counts == (0, 0, 0, 0), (truth.night, rule)
+            continue
+        got = found[rule]
+        assert got[:4] == counts, (truth.night, rule, got, want)
+        rate = want["failed"] / want["evaluated"] if want["evaluated"] else None
+        assert got[4] == pytest.approx(rate), (truth.night, rule)
+
+
+def assert_findings(con: Any, truth: NightTruth) -> None:
+    """The findings view lists exactly the failing rules at each session's own gate."""
+    rows = con.execute(
+        "SELECT DISTINCT repo_path, path, rule_id FROM findings "
+        "WHERE point = ? AND status = 'fail'",
+        [point(truth.night)],
+    ).fetchall()
+    want = {
+        (r["repo"], r["path"], rule)
+        for r in truth.records
+        for rule in r["gates"][OWN_GATE[r["stage"]]]["fail"]
+    }
+    assert set(rows) == want, truth.night
+
+
+@pytest.mark.slow
+def test_a_simulated_week_every_night_right_and_never_changed(tmp_path: Path) -> None:
+    root = tmp_path / "corpus"
+    out = tmp_path / "out"
+    sim = NightlySimulator(root, SESSIONS, seed=11, repos=REPOS)
+    truths = [sim.truth[0]]
+    kept: dict[int, list[str]] = {}
+    for night in range(1, NIGHTS + 1):
+        if night > 1:
+            truths.append(sim.advance())
+        truth = truths[-1]
+        census(root, out, night)
+        con = connect(Out(out))
+        got = census_statuses(con, point(night))
+        want = expected_statuses(truth)
+        assert got.keys() == want.keys(), f"night {night}: the population differs"
+        for key in sorted(want):
+            assert got[key] == want[key], (night, key)
+        assert_rates(con, truth)
+        assert_findings(con, truth)
+        kept[night] = rate_rows(con, point(night))
+        assert kept[night], f"night {night}: no rates"
+        con.close()
+
+    con = connect(Out(out))
+    for night, rows in kept.items():
+        assert rate_rows(con, point(night)) == rows, f"night {night}'s rates changed afterwards"
+    assert_series_events(con, truths)
+    # One series per session, whether the root was spelled relative or absolute.
+    sessions = {(r["repo"], r["topic"]) for t in truths for r in t.records}
+    keys = con.execute("SELECT count(DISTINCT session_key) FROM statuses").fetchone()[0]
+    assert keys == len(sessions)
+    con.close()
+
+
+def assert_series_events(con: Any, truths: list[NightTruth]) -> None:
+    """A backward move, a retitle, a removed or rewritten entry: fail that night, no other."""
+    keys: dict[tuple[str, Key], str] = {}
+    failing: dict[tuple[str, str], set[int]] = defaultdict(set)
+    for truth in truths:
+        name = point(truth.night)
+        rows = con.execute(
+            "SELECT DISTINCT repo_path, path, session_key FROM statuses WHERE point = ?", [name]
+        ).fetchall()
+        keys.update({(name, (r[0], r[1])): r[2] for r in rows})
+        rows = con.execute(
+            "SELECT session_key, rule_id FROM statuses "
+            "WHERE point = ? AND own AND status = 'fail' AND rule_id IN (?, ?, ?)",
+            [name, *SERIES_RULES],
+        ).fetchall()
+        for session_key, rule in rows:
+            failing[(session_key, rule)].add(truth.night)
+    due: dict[tuple[str, str], set[int]] = defaultdict(set)
+    kinds = set()
+    for truth in truths:
+        for e in truth.events:
+            session_key = keys[(point(truth.night), (e["repo"], e["path"]))]
+            if e["rule"] is None:
+                for rule in SERIES_RULES:  # an old-dated merged branch finds nothing
+                    assert truth.night not in failing[(session_key, rule)], e
+                continue
+            kinds.add(e["kind"])
+            due[(session_key, e["rule"])].add(truth.night)
+    assert {"status-backward", "fork-retitled", "ledger-removed"} <= kinds
+    for where, nights in due.items():
+        assert failing[where] == nights, where
+
+
+def table_checksums(out: Path) -> dict[str, tuple[Any, ...]]:
+    """Per table: row count and a hash sum per column, leaving out who wrote the rows."""
+    con = connect(Out(out))
+    sums = {}
+    for table in (*CONTENT_TABLES, "observations"):
+        columns = [r[0] for r in con.execute(f'DESCRIBE "{table}"').fetchall()]
+        drop = [c for c in columns if c in RUN_COLUMNS]
+        if table == "observations":
+            # A working tree is observed at its run's time; a commit at the commit's time.
+            drop.append("observed_at")
+            extra = ', sum(hash(observed_at)) FILTER (WHERE "commit" IS NOT NULL)'
+        else:
+            extra = ""
+        kept = f"* EXCLUDE ({', '.join(drop)})" if drop else "*"
+        query = f'SELECT count(*), sum(hash(COLUMNS({kept}))){extra} FROM "{table}"'
+        sums[table] = tuple(con.execute(query).fetchone())
+    con.close()
+    return sums
+
+
+@pytest.mark.slow
+def test_concurrent_shards_hold_what_one_crawl_holds(tmp_path: Path) -> None:
+    root = tmp_path / "corpus"
+    sim = NightlySimulator(root, 40, seed=12, repos=4)
+    for _ in range(4):
+        sim.advance()
+    sharded, plain = tmp_path / "sharded", tmp_path / "plain"
+    name = point(sim.nights)
+    crawl_sharded(root, sharded, name)
+    crawl([str(root)], str(plain), git_history=True, point=name)
+    check(str(sharded))
+    check(str(plain))
+    assert table_checksums(sharded) == table_checksums(plain)
+    rates = []
+    for out in (sharded, plain):
+        con = connect(Out(out))
+        rates.append(rate_rows(con, name))
+        con.close()
+    assert rates[0] == rates[1]
+    assert rates[0]
+    con = connect(Out(plain))
+    # OUT's first census point: it sees every night's commits at once.
+    assert_rates(con, sim.point_truth(sim.nights, since=None))
+    con.close()
