@@ -51,8 +51,6 @@ from pipeline.store import (
     publish,
     read_statcache,
     read_state,
-    write_statcache,
-    write_state,
 )
 
 # Sessions per job: large enough to amortise process hand-off, small enough to balance.
@@ -108,6 +106,8 @@ class CrawlSummary:
     roots: list[str] = field(default_factory=list)
     # The reader version of OUT's last run, when it differs: everything is read again.
     previous_reader: str | None = None
+    # Steps after the commit that failed (census.duckdb, caches), one line each.
+    warnings: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -247,16 +247,14 @@ def _crawl_locked(out: Out, trees: list[Tree], plan: _Plan) -> CrawlSummary:
         ],
     )
     writer.close()
-    from pipeline.engine import write_database
-    from pipeline.maintain import auto_compact
+    from pipeline.aftercommit import after_commit, cache_step, state_step
 
     with out.commit_lock():
         publish(out, staging, run_id)
-        write_statcache(out, cache, plan.shard_name)
-        if plan.git_history:
-            write_state(out, heads_file, heads)
-        auto_compact(out)
-        write_database(out)
+        # From here the run is in OUT: what fails after it is a warning, not a lost run.
+        steps = [cache_step(out, cache, plan.shard_name)]
+        steps += [state_step(out, heads_file, heads)] if plan.git_history else []
+        summary.warnings = after_commit(out, f"run {run_id}", *steps)
     summary.seconds = time.perf_counter() - plan.started
     return summary
 
