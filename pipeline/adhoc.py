@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.engine import connect, quote
-from pipeline.errors import CensusError, UsageError
+from pipeline.errors import CensusError, UsageError, naming
 from pipeline.select import resolve
 from pipeline.store import Out
 
@@ -50,7 +50,8 @@ def run_query(
 
 def _one_line(err: Exception) -> str:
     first = str(err).splitlines()[0]
-    if "disabled by configuration" in first or "configuration has been locked" in first:
+    refused = ("disabled by configuration", "disabled through configuration", "has been locked")
+    if any(words in first for words in refused):
         return f"{first} — census sql reads only OUT's tables and writes only --output FILE"
     return f"{first} (docs/tables.md lists every view and column)"
 
@@ -72,7 +73,8 @@ def _emit(relation: Any, fmt: str, output: Path | None) -> str | None:
         import pyarrow.parquet as pq
 
         assert output is not None
-        pq.write_table(relation.to_arrow_table(), output)
+        with naming(output):
+            pq.write_table(relation.to_arrow_table(), output)
         return None
     if fmt == "table":
         text = str(relation)
@@ -86,5 +88,6 @@ def _emit(relation: Any, fmt: str, output: Path | None) -> str | None:
         text = json.dumps(rows, default=str, indent=2) + "\n"
     if output is None:
         return text
-    output.write_text(text)
+    with naming(output):
+        output.write_text(text)
     return None

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pipeline import __version__
-from pipeline.engine import connect, write_database
+from pipeline.engine import connect
 from pipeline.rules import results_sql, ruleset, series_sql
 from pipeline.schema import CHECKS, CONTENT_TABLES, RULE_RESULTS, SERIES_FINDINGS
 from pipeline.store import Out, PartitionWriter, new_run_id, publish
@@ -33,6 +33,7 @@ class CheckSummary:
     seconds: float
     rechecked: bool = False
     unchanged: list[str] = field(default_factory=list)  # already-checked points left as they are
+    warnings: list[str] = field(default_factory=list)  # steps after the commit that failed
 
 
 def check(out_path: str, recheck: bool = False) -> CheckSummary:
@@ -53,7 +54,6 @@ def check(out_path: str, recheck: bool = False) -> CheckSummary:
         summary.unchanged = [p for p, done in points if done and p not in pending]
         if pending:
             _decide(out, con, pending, current, summary)
-            write_database(out)
     summary.seconds = time.perf_counter() - started
     return summary
 
@@ -92,11 +92,12 @@ def _decide(out: Out, con: Any, points: list[str], current: str, summary: CheckS
             ],
         )
     writer.close()
-    from pipeline.maintain import auto_compact
+    from pipeline.aftercommit import after_commit
 
     with out.commit_lock():
         publish(out, staging, f"check-{check_id}")
-        auto_compact(out)
+        # From here the check is in OUT: compaction or census.duckdb failing is a warning.
+        summary.warnings = after_commit(out, f"check {check_id}")
 
 
 def _now() -> Any:

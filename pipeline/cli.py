@@ -27,7 +27,15 @@ class _CensusGroup(typer.core.TyperGroup):
     pipe ends quietly."""
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
-        return super().parse_args(ctx, _bare_regression_flag(args))
+        ctx.meta["census.args"] = list(args)
+        try:
+            return super().parse_args(ctx, _bare_regression_flag(args))
+        except Exception as err:
+            # A usage error of `census` itself (`census --bogus`) is raised here, before invoke;
+            # bare `census` shows the help.
+            if not hasattr(err, "format_message") or type(err).__name__ == "NoArgsIsHelpError":
+                raise
+            _usage_line(err)
 
     def invoke(self, ctx: Any) -> Any:
         try:
@@ -35,17 +43,15 @@ class _CensusGroup(typer.core.TyperGroup):
         except BrokenPipeError:
             _quiet_pipe()
         except Exception as err:
-            # Exits, aborts and usage errors (which carry an exit code) are the CLI's own.
-            if _state["debug"] or isinstance(err, typer.Exit | typer.Abort):
+            # Exits and aborts are the CLI's own; usage errors (which carry an exit code) are
+            # one line even with --debug, as they have no traceback worth showing.
+            if isinstance(err, typer.Exit | typer.Abort):
                 raise
             if hasattr(err, "exit_code"):
-                _usage_line(err)
-            text = (
-                str(err)
-                if isinstance(err, CensusError)
-                else f"internal error: {type(err).__name__}: {err} (rerun with --debug)"
-            )
-            typer.echo(f"census: {text}", err=True)
+                _usage_line(err, ctx.meta.get("census.args"))
+            if _state["debug"]:
+                raise
+            typer.echo(f"census: {_error_line(err, ctx)}", err=True)
             ctx.exit(2)
 
     def main(self, *args: Any, **kwargs: Any) -> Any:
@@ -61,6 +67,30 @@ class _CensusGroup(typer.core.TyperGroup):
             raise done
 
 
+def _error_line(err: Exception, ctx: Any) -> str:
+    """A CensusError's message; an OS failure's path and remedy; else an internal error."""
+    if isinstance(err, CensusError):
+        return str(err)
+    from pipeline.errors import system_failure
+
+    found = system_failure(err, _out_argument(ctx.meta.get("census.args", [])))
+    if found is not None:
+        return str(found)
+    first = str(err).splitlines()[0] if str(err) else ""
+    return f"internal error: {type(err).__name__}: {first} (rerun with --debug)"
+
+
+def _out_argument(args: list[str]) -> str | None:
+    """OUT as the command line names it (or its default), for an OS error that names no path."""
+    for i, arg in enumerate(args):
+        if arg in ("--out", "-o") and i + 1 < len(args):
+            return os.path.abspath(args[i + 1])
+        if arg.startswith("--out="):
+            return os.path.abspath(arg.removeprefix("--out="))
+    command = next((a for a in args if not a.startswith("-")), None)
+    return None if command in (None, "detect", "hook") else os.path.abspath(DEFAULT_OUT)
+
+
 def _bare_regression_flag(args: list[str]) -> list[str]:
     """`--fail-on-regression` with no value watches the rules' rates (REGRESSION_DEFAULT)."""
     out = list(args)
@@ -70,10 +100,12 @@ def _bare_regression_flag(args: list[str]) -> list[str]:
     return out
 
 
-def _usage_line(err: Any) -> NoReturn:
+def _usage_line(err: Any, args: list[str] | None = None) -> NoReturn:
     """Click's usage errors as one line, like every other error."""
     message = err.format_message() if hasattr(err, "format_message") else str(err)
-    command = err.ctx.command_path if getattr(err, "ctx", None) else "census"
+    named = next((a for a in args or [] if not a.startswith("-")), None)
+    command = err.ctx.command_path if getattr(err, "ctx", None) else f"census {named or ''}"
+    command = command.strip()
     typer.echo(f"census: {message} (see '{command} --help')", err=True)
     raise SystemExit(2)
 
@@ -151,6 +183,20 @@ def main_options(
     _state["debug"] = debug
 
 
+def _warn(lines: list[str]) -> None:
+    """Warnings (a step after a commit that failed) on stderr; the exit code stays as it is."""
+    for line in lines:
+        typer.echo(f"census: {line}", err=True)
+
+
+def _repair(out: Path) -> None:
+    """Rebuild OUT/census.duckdb when a failed step, a prune or a compaction left it stale."""
+    from pipeline.aftercommit import ensure_database
+
+    note = ensure_database(str(out))
+    _warn([note] if note else [])
+
+
 def _labels(values: list[str]) -> dict[str, str]:
     labels = {}
     for value in values:
@@ -207,6 +253,7 @@ def _print_crawl(summary: Any) -> None:
         f"({summary.read} read, {summary.parsed} parsed), {summary.parse_issues} parse issues, "
         f"{summary.seconds:.2f} s → {summary.out}"
     )
+    _warn(summary.warnings)
 
 
 @app.command()
@@ -337,6 +384,8 @@ def check(
         fail(f"--fail-above {fail_above} is not a rate between 0 and 1; write --fail-above 0.2")
     metrics = alarms.parse_metrics(fail_on_regression)
     summary = run_check(str(out), recheck=recheck)
+    _warn(summary.warnings)
+    _repair(out)
     report = alarms.evaluate(str(out), run, _labels(label), gate, fail_above, metrics)
     if sarif is not None:
         from pipeline.sarif import write_sarif
@@ -386,6 +435,7 @@ def run(
     _print_crawl(_crawl(roots, out, _labels(label), workers=workers, point=point))
     summary = run_check(str(out))
     _print_check(summary)
+    _warn(summary.warnings)
     report = alarms.evaluate(str(out), None, {}, None, None, [])
     console().print(_rates_table(report.point, report.rates))
     built = build(str(out))
@@ -417,23 +467,9 @@ def detect(
         for line in format_lines(found):
             typer.echo(line)
     if sarif is not None:
-        from pipeline.sarif import write_sarif
+        from pipeline.sarif import detection_findings, write_sarif
 
-        rows = [
-            {
-                "repo_path": "",
-                "path": session_dir.rstrip("/"),
-                "session_key": None,
-                "gate": gate.value,
-                "rule_id": o.rule,
-                "status": o.status,
-                **f,
-            }
-            for o in found.outcomes
-            if o.status in ("fail", "info")
-            for f in o.findings
-        ]
-        write_sarif(str(sarif), rows)
+        write_sarif(str(sarif), detection_findings(found))
     raise typer.Exit(1 if found.result == "failing" else 0)
 
 
@@ -486,6 +522,7 @@ def sql(
     from pipeline.adhoc import run_query
 
     text = _query_text(query, file)
+    _repair(out)
     result = run_query(str(out), text, format_.value, output, run, _labels(label))
     if result is not None:
         typer.echo(result, nl=False)
@@ -518,6 +555,7 @@ def report(
 
     if bool(baseline) != bool(candidate):
         fail("give both --baseline and --candidate, or neither")
+    _repair(out)
     summary = build(
         str(out),
         str(html) if html else None,
@@ -544,6 +582,7 @@ def stats(
     """
     from pipeline.stats import compute
 
+    _repair(out)
     result = compute(str(out), run, _labels(label))
     if json_:
         typer.echo(json.dumps(result.as_json(), indent=2))
@@ -584,6 +623,7 @@ def compare(
 
     base = Selector(baseline_run or (None if baseline else "previous"), _labels(baseline))
     cand = Selector(candidate_run, _labels(candidate))
+    _repair(out)
     result = run_compare(str(out), base, cand)
     if json_:
         typer.echo(json.dumps(result.as_json(), indent=2, default=str))
@@ -629,6 +669,7 @@ def prune(
         except ValueError:
             fail(f"--before {before!r} is not a date; write --before 2026-10-01")
     summary = run_prune(str(out), keep_last, when)
+    _repair(out)
     if json_:
         from dataclasses import asdict
 
@@ -651,12 +692,32 @@ def compact(out: OutOption = Path(DEFAULT_OUT), json_: JsonOption = False) -> No
     from pipeline.maintain import compact as run_compact
 
     summary = run_compact(str(out))
+    _repair(out)
     if json_:
         from dataclasses import asdict
 
         typer.echo(json.dumps(asdict(summary), indent=2))
         return
     typer.echo(f"files {summary.files_before} → {summary.files_after}")
+
+
+@app.command()
+def hook(
+    files: Annotated[
+        list[str] | None, typer.Argument(help="Files (as pre-commit passes the staged ones).")
+    ] = None,
+    gate: Annotated[
+        Gate, typer.Option(help="The gate to check each session folder at.")
+    ] = Gate.session,
+) -> None:
+    """For pre-commit: census detect once on each session folder the files lie in; exit 1 when
+    one fails (its lines are printed), 0 when all are clean. See .pre-commit-hooks.yaml.
+
+    Example: census hook docs/research/sync-brainstorm/forks.md --gate manifest
+    """
+    from pipeline.hook import run_hook
+
+    raise typer.Exit(run_hook(files or [], gate.value, lambda line, err: typer.echo(line, err=err)))
 
 
 def main() -> None:

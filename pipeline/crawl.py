@@ -51,8 +51,6 @@ from pipeline.store import (
     publish,
     read_statcache,
     read_state,
-    write_statcache,
-    write_state,
 )
 
 # Sessions per job: large enough to amortise process hand-off, small enough to balance.
@@ -108,6 +106,8 @@ class CrawlSummary:
     roots: list[str] = field(default_factory=list)
     # The reader version of OUT's last run, when it differs: everything is read again.
     previous_reader: str | None = None
+    # Steps after the commit that failed (census.duckdb, caches), one line each.
+    warnings: list[str] = field(default_factory=list)
 
     def add(self, result: JobResult) -> None:
         self.sessions += result.sessions
@@ -269,17 +269,15 @@ def _commit(
     cache: dict[str, tuple[str, str]],
     heads: dict[str, dict[str, Any]],
 ) -> None:
-    """Publish the run (the commit point), then the caches and census.duckdb that follow it."""
-    from pipeline.engine import write_database
-    from pipeline.maintain import auto_compact
+    """Publish the run (the commit point), then the caches, compaction and census.duckdb that
+    follow it: from the commit on the run is in OUT, so what fails after it is a warning."""
+    from pipeline.aftercommit import after_commit, cache_step, state_step
 
     with out.commit_lock():
         publish(out, staging, summary.run_id)
-        write_statcache(out, cache, plan.shard_name)
-        if plan.git_history:
-            write_state(out, _heads_file(plan), heads)
-        auto_compact(out)
-        write_database(out)
+        steps = [cache_step(out, cache, plan.shard_name)]
+        steps += [state_step(out, _heads_file(plan), heads)] if plan.git_history else []
+        summary.warnings = after_commit(out, f"run {summary.run_id}", *steps)
 
 
 def _root_key(tree: Tree) -> str:

@@ -83,9 +83,27 @@ def detect(path: str, gate: str = "session") -> Detection:
         ctx.git, inside = git
         ctx.git_prefix = inside.removesuffix(session_path).strip("/")
     rec = parse_session(session_input(ctx, session))
+    _text_only(rec)
     return Detection(
         path, gate, _evaluate(rec, gate), location, topic, repo_root if in_layout else None
     )
+
+
+def _text_only(rec: Records) -> None:
+    """Names that are not UTF-8 (a folder named with byte 0xff) reach the rows as surrogate
+    escapes, which DuckDB refuses: the rows show them as U+FFFD, as the crawl does."""
+    for row in [rec.snapshot, *(r for rows in rec.rows.values() for r in rows)]:
+        for key, value in row.items():
+            if isinstance(value, str) and not value.isascii():
+                row[key] = _utf8(value)
+
+
+def _utf8(text: str) -> str:
+    try:
+        raw = text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:  # a surrogate that no undecodable byte stands for
+        raw = text.encode("utf-8", "replace")
+    return raw.decode("utf-8", "replace")
 
 
 def _add_repo_documents(repo: RepoRef, repo_root: str) -> None:

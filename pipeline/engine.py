@@ -116,15 +116,16 @@ def _attach(con: Any, out: Out) -> bool:
         row = con.execute("SELECT stamp FROM census._census").fetchone()
     except duckdb.Error:
         return False
-    if row is None or row[0] != _stamp(out):
+    if row is None or row[0] != stamp(out):
         con.execute("DETACH census")
         return False
     con.execute("USE census")
     return True
 
 
-def _stamp(out: Out) -> str:
-    """What census.duckdb's views depend on: the committed files and the SQL that defines them."""
+def stamp(out: Out) -> str:
+    """What census.duckdb's views depend on: the committed files and the SQL that defines them
+    (a census upgrade with new views makes an old census.duckdb stale too)."""
     import hashlib
 
     h = hashlib.sha256(json.dumps(out.manifest(), sort_keys=True).encode())
@@ -165,7 +166,7 @@ def write_database(out: Out) -> None:
         for statement in [*table_views(out, relative=True), *derived_views()]:
             con.execute(statement)
         # Which manifest and SQL the views were made for: a stale file is never used.
-        con.execute(f"CREATE OR REPLACE TABLE _census AS SELECT {quote(_stamp(out))} AS stamp")
+        con.execute(f"CREATE OR REPLACE TABLE _census AS SELECT {quote(stamp(out))} AS stamp")
         con.execute("CHECKPOINT")
     finally:
         con.close()

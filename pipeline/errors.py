@@ -1,8 +1,14 @@
 """The errors a user can act on, defined in one place: the CLI prints any of them as one
-line on stderr and exits 2. Kept free of imports so every module, and `census detect`, can
-raise them cheaply."""
+line on stderr and exits 2. Kept free of heavy imports so every module, and `census detect`,
+can raise them cheaply. An OS-level failure (a full disk, a permission) is one too, through
+system_failure."""
 
 from __future__ import annotations
+
+import errno
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import NamedTuple
 
 
 class CensusError(Exception):
@@ -31,3 +37,107 @@ class UnusableInput(CensusError):
 
 class UsageError(CensusError):
     """Options that do not fit together or name nothing (a metric, a prune, a query)."""
+
+
+class SystemFailure(CensusError):
+    """The machine refused: a full disk, a permission, a read-only OUT, too many open files."""
+
+
+# Errnos by the text Python, pyarrow and DuckDB put in their messages (DuckDB gives no errno).
+_ERRNO_TEXT = {
+    "No space left on device": errno.ENOSPC,
+    "Disk quota exceeded": errno.EDQUOT,
+    "Permission denied": errno.EACCES,
+    "Operation not permitted": errno.EPERM,
+    "Read-only file system": errno.EROFS,
+    "Too many open files in system": errno.ENFILE,
+    "Too many open files": errno.EMFILE,
+    "No such file or directory": errno.ENOENT,
+    "Input/output error": errno.EIO,
+}
+_ENOSPC = {errno.ENOSPC, errno.EDQUOT}
+_EACCES = {errno.EACCES, errno.EPERM}
+_EROFS = {errno.EROFS}
+_EMFILE = {errno.EMFILE, errno.ENFILE}
+
+
+def _errno_of(err: BaseException) -> int | None:
+    number = getattr(err, "errno", None)
+    if isinstance(number, int) and number > 0:
+        return number
+    text = str(err)
+    for words, value in _ERRNO_TEXT.items():
+        if words in text:
+            return value
+    return None
+
+
+def _path_of(err: BaseException) -> str | None:
+    """The path the failure names: the OSError's filename, else a quoted path in its text."""
+    import re
+
+    filename = getattr(err, "filename", None)
+    if filename is not None:
+        return str(filename)
+    found = re.search(r"""["']((?:/|[A-Za-z]:[\\/])[^"']*)["']""", str(err))
+    return found.group(1) if found else None
+
+
+class Trouble(NamedTuple):
+    """An OS-level failure in words: what happened, what to do, and where else to turn."""
+
+    problem: str
+    remedy: str
+    elsewhere: str | None = None
+
+
+def os_trouble(err: BaseException, fallback: str | None = None) -> Trouble | None:
+    """What went wrong and what to do, for an OS-level failure from Python, pyarrow or DuckDB;
+    None when `err` is not one. `fallback` is the path to name when the error names none (OUT,
+    for a command that writes there)."""
+    if isinstance(err, CensusError):
+        return None
+    from_duckdb = type(err).__module__.lstrip("_").startswith("duckdb")
+    number = _errno_of(err) if isinstance(err, OSError) or from_duckdb else None
+    if number is None:
+        return None
+    path = _path_of(err) or fallback or "the file being written"
+    if number in _ENOSPC:
+        return Trouble(
+            f"no space left on the device holding {path}",
+            "free space there",
+            "or give --out on a disk with room",
+        )
+    if number in _EACCES:
+        return Trouble(
+            f"permission denied on {path}", "give this user access to it", "or use another --out"
+        )
+    if number in _EROFS:
+        return Trouble(f"{path} is on a read-only file system", "give an --out on a writable disk")
+    if number in _EMFILE:
+        return Trouble(
+            f"too many open files, opening {path}",
+            "raise the limit (ulimit -n 4096) or lower --workers",
+        )
+    what = getattr(err, "strerror", None) or str(err).splitlines()[0]
+    return Trouble(f"{what}: {path}", "check the disk", "--debug shows where census was")
+
+
+@contextmanager
+def naming(path: object) -> Iterator[None]:
+    """Name `path` in an OSError raised inside: a failed write() names no file."""
+    try:
+        yield
+    except OSError as err:
+        if err.filename is None:
+            err.filename = str(path)
+        raise
+
+
+def system_failure(err: BaseException, fallback: str | None = None) -> SystemFailure | None:
+    """The one-line error for an OS-level failure (see os_trouble), or None."""
+    found = os_trouble(err, fallback)
+    if found is None:
+        return None
+    remedy = f"{found.remedy} ({found.elsewhere})" if found.elsewhere else found.remedy
+    return SystemFailure(f"{found.problem}; {remedy}, and run the command again")

@@ -1,74 +1,143 @@
-"""SARIF 2.1.0 for code-scanning tools: one result per finding, stable ruleIds."""
+"""SARIF 2.1.0 for code-scanning tools: one result per finding, stable ruleIds.
+
+Each finding's file is named relative to its repository root, and the run's
+originalUriBaseIds say where that root is (`%SRCROOT%`, or `%SRCROOT1%`, `%SRCROOT2%`, … when
+the findings span several repositories). Code scanning reads such a URI as relative to the
+checkout, which is the repository root when the census runs in it. Every file written here
+validates against the OASIS SARIF 2.1.0 schema (tests/test_sarif_schema.py).
+"""
 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from pipeline import __version__
+from pipeline.errors import naming
 from pipeline.rules import load_rules
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
 
-def finding_uri(repo_path: str, session_path: str, file: str | None) -> str:
-    """The finding's file relative to the crawl root (a '/…' file is repository-relative)."""
-    repo = "" if repo_path in ("", ".") else repo_path + "/"
+def finding_uri(session_path: str, file: str | None) -> str:
+    """The finding's file relative to its repository root, as a URI reference (a '/…' file
+    is repository-relative already); bytes that are not UTF-8 are kept, percent-encoded."""
     if file and file.startswith("/"):
-        return repo + file.lstrip("/")
-    return f"{repo}{session_path}/{file or ''}".rstrip("/")
+        relative = file.lstrip("/")
+    else:
+        relative = f"{session_path}/{file or ''}".strip("/")
+    return quote(os.fsencode(relative))
+
+
+def repository_root(finding: dict[str, Any]) -> str | None:
+    """The absolute repository root of a finding: its crawl root joined with its repo_path."""
+    root = finding.get("root")
+    if not root:
+        return None
+    repo = finding.get("repo_path") or ""
+    return root if repo in ("", ".") else f"{root.rstrip('/')}/{repo}"
+
+
+def _base_uri(root: str) -> str:
+    uri = Path(root).as_uri() if os.path.isabs(root) else quote(os.fsencode(root))
+    return uri if uri.endswith("/") else uri + "/"
+
+
+def _bases(findings: list[dict[str, Any]]) -> dict[str, tuple[str, str]]:
+    """Repository root → (base id, what it is), one per repository the findings name."""
+    roots: dict[str, str] = {}
+    for f in findings:
+        root = repository_root(f)
+        if root is not None:
+            name = str(f.get("repo") or root)
+            roots.setdefault(root, os.fsencode(name).decode("utf-8", "replace"))
+    if len(roots) == 1:
+        return {root: ("%SRCROOT%", name) for root, name in roots.items()}
+    ordered = sorted(roots)
+    return {root: (f"%SRCROOT{i}%", roots[root]) for i, root in enumerate(ordered, 1)}
+
+
+def _result(f: dict[str, Any], index: dict[str, int], bases: dict[str, Any]) -> dict[str, Any]:
+    artifact: dict[str, Any] = {"uri": finding_uri(f["path"], f.get("file"))}
+    root = repository_root(f)
+    if root is not None:
+        artifact["uriBaseId"] = bases[root][0]
+    location: dict[str, Any] = {"artifactLocation": artifact}
+    if f.get("line") and int(f["line"]) >= 1:
+        location["region"] = {"startLine": int(f["line"])}
+    result: dict[str, Any] = {
+        "ruleId": f["rule_id"],
+        "ruleIndex": index[f["rule_id"]],
+        "level": "error" if f["status"] == "fail" else "note",
+        "message": {"text": f.get("message") or f["rule_id"]},
+        "locations": [{"physicalLocation": location}],
+        "properties": {"gate": f["gate"], "session_key": f.get("session_key")},
+    }
+    if "baselineState" in f:
+        result["baselineState"] = f["baselineState"]
+    return result
 
 
 def sarif_log(findings: Iterable[dict[str, Any]]) -> dict[str, Any]:
     rules = load_rules()
     index = {r.rule_id: i for i, r in enumerate(rules)}
-    results = []
-    for f in findings:
-        region = {"startLine": int(f["line"])} if f.get("line") else None
-        location: dict[str, Any] = {
-            "artifactLocation": {"uri": finding_uri(f["repo_path"], f["path"], f.get("file"))}
-        }
-        if region:
-            location["region"] = region
-        result: dict[str, Any] = {
-            "ruleId": f["rule_id"],
-            "ruleIndex": index[f["rule_id"]],
-            "level": "error" if f["status"] == "fail" else "note",
-            "message": {"text": f["message"]},
-            "locations": [{"physicalLocation": location}],
-            "properties": {"gate": f["gate"], "session_key": f.get("session_key")},
-        }
-        if "baselineState" in f:
-            result["baselineState"] = f["baselineState"]
-        results.append(result)
-    return {
-        "$schema": SCHEMA,
-        "version": "2.1.0",
-        "runs": [
-            {
-                "tool": {
-                    "driver": {
-                        "name": "brainstorm-census",
-                        "version": __version__,
-                        "rules": [
-                            {
-                                "id": r.rule_id,
-                                "name": r.rule_id,
-                                "shortDescription": {"text": r.description},
-                                "fullDescription": {"text": r.description},
-                                "properties": {"gate": r.gate},
-                            }
-                            for r in rules
-                        ],
+    listed = list(findings)
+    bases = _bases(listed)
+    run: dict[str, Any] = {
+        "tool": {
+            "driver": {
+                "name": "brainstorm-census",
+                "version": __version__,
+                "rules": [
+                    {
+                        "id": r.rule_id,
+                        "name": r.rule_id,
+                        "shortDescription": {"text": r.description},
+                        "fullDescription": {"text": r.description},
+                        "properties": {"gate": r.gate},
                     }
-                },
-                "results": results,
+                    for r in rules
+                ],
             }
-        ],
+        },
+        "results": [_result(f, index, bases) for f in listed],
     }
+    if bases:
+        run["originalUriBaseIds"] = {
+            base: {"uri": _base_uri(root), "description": {"text": f"repository {name}"}}
+            for root, (base, name) in bases.items()
+        }
+    return {"$schema": SCHEMA, "version": "2.1.0", "runs": [run]}
+
+
+def detection_findings(detection: Any) -> list[dict[str, Any]]:
+    """A `census detect` result as findings rows: files relative to the repository root the
+    folder's path shows (or to the folder's parent, for a folder outside the layout)."""
+    from pipeline.detect import locate
+
+    _, _, repo_root, session_path, _ = locate(os.path.realpath(detection.path))
+    return [
+        {
+            "root": repo_root,
+            "repo_path": "",
+            "repo": repo_root,
+            "path": session_path,
+            "session_key": None,
+            "gate": detection.gate,
+            "rule_id": o.rule,
+            "status": o.status,
+            **f,
+        }
+        for o in detection.outcomes
+        if o.status in ("fail", "info")
+        for f in o.findings
+    ]
 
 
 def write_sarif(path: str, findings: Iterable[dict[str, Any]]) -> None:
-    Path(path).write_text(json.dumps(sarif_log(findings), indent=2) + "\n")
+    with naming(path):
+        Path(path).write_text(json.dumps(sarif_log(findings), indent=2) + "\n")

@@ -71,7 +71,7 @@ class Out:
             data = json.loads(self.manifest_path.read_text())
         except FileNotFoundError:
             return _legacy_manifest(self)
-        except (OSError, ValueError) as err:
+        except ValueError as err:  # other OSErrors (permissions, open files) are the machine's
             raise OutError(f"{self.manifest_path} cannot be read ({err}); OUT is damaged") from None
         files: dict[str, list[str]] = data.get("files", {})
         return {name: list(files.get(name, [])) for name in TABLES}
