@@ -117,7 +117,7 @@ def _add_repo_documents(repo: RepoRef, repo_root: str) -> None:
 def _evaluate(rec: Records, gate: str) -> list[RuleOutcome]:
     from pipeline.engine import connect
 
-    con = connect(None)
+    con = connect(None, views=False)
     for table in CONTENT_TABLES:
         rows = [rec.snapshot] if table is SNAPSHOTS else rec.of(table.name)
         if rows:

@@ -74,7 +74,7 @@ def fetch_dicts(con: Any, query: str, params: Any = None) -> list[dict[str, Any]
     return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
 
 
-def connect(out: Out | None = None, sandbox: bool = False) -> Any:
+def connect(out: Out | None = None, sandbox: bool = False, views: bool = True) -> Any:
     """An in-memory DuckDB with OUT's views (or empty tables when out is None, for detect).
 
     OUT's census.duckdb is attached read-only when it matches the committed manifest (binding
@@ -91,6 +91,11 @@ def connect(out: Out | None = None, sandbox: bool = False) -> Any:
     if out is None:
         for table in TABLES.values():
             con.execute(duckdb_ddl(table))
+        if not views:
+            # The rules read tables and the vocabulary's macros only (census detect).
+            for statement in sql_macros():
+                con.execute(statement)
+            return con
     elif sandbox:
         _register_datasets(con, out)
     else:
