@@ -5,28 +5,29 @@
 -- Nodes: each commit that changed the session (with --git-history), once, at the census point
 -- whose crawl first saw it; and the session's working tree at each census point (its latest
 -- observation in the point's runs).
+CREATE OR REPLACE VIEW working_nodes AS
+SELECT o.session_key, o.root, o.snapshot_id, o."commit", o.parents, o.observed_at, r.point,
+    p.position, o.run_id, o.repo, o.repo_path, o.path, o.topic, o.location,
+    'run ' || o.run_id AS seen_in
+FROM observations o
+JOIN run_points r USING (run_id)
+JOIN points p USING (point)
+WHERE o."commit" IS NULL
+QUALIFY row_number() OVER (
+    PARTITION BY o.session_key, o.root, r.point ORDER BY r.started_at DESC, o.run_id DESC) = 1;
+
 CREATE OR REPLACE VIEW history_nodes AS
-WITH obs AS (
-    SELECT o.session_key, o.root, o.snapshot_id, o."commit", o.parents, o.observed_at, o.run_id,
-        o.repo, o.repo_path, o.path, o.topic, o.location,
-        r.started_at AS run_started, p.point, p.position
-    FROM observations o
-    JOIN run_points r USING (run_id)
-    JOIN points p USING (point)
-)
-SELECT session_key, root, snapshot_id, "commit", parents, observed_at, point, position,
-    run_id, repo, repo_path, path, topic, location, 'commit ' || left("commit", 12) AS seen_in
-FROM obs
-WHERE "commit" IS NOT NULL
+SELECT o.session_key, o.root, o.snapshot_id, o."commit", o.parents, o.observed_at, r.point,
+    p.position, o.run_id, o.repo, o.repo_path, o.path, o.topic, o.location,
+    'commit ' || left(o."commit", 12) AS seen_in
+FROM observations o
+JOIN run_points r USING (run_id)
+JOIN points p USING (point)
+WHERE o."commit" IS NOT NULL
 QUALIFY row_number() OVER (
-    PARTITION BY session_key, root, "commit" ORDER BY position, run_started, run_id) = 1
+    PARTITION BY o.session_key, o.root, o."commit" ORDER BY p.position, r.started_at, o.run_id) = 1
 UNION ALL
-SELECT session_key, root, snapshot_id, NULL, parents, observed_at, point, position,
-    run_id, repo, repo_path, path, topic, location, 'run ' || run_id
-FROM obs
-WHERE "commit" IS NULL
-QUALIFY row_number() OVER (
-    PARTITION BY session_key, root, point ORDER BY run_started DESC, run_id DESC) = 1;
+SELECT * FROM working_nodes;
 
 -- Pairs (before → after) along which content is compared, never by commit date:
 --   a commit and each nearest earlier commit (by git ancestry, through merges) that changed
@@ -41,8 +42,7 @@ WITH working AS (
         lag(snapshot_id) OVER w AS previous_id,
         lag(seen_in) OVER w AS previous_seen,
         lag(parents) OVER w AS previous_parents
-    FROM history_nodes
-    WHERE "commit" IS NULL
+    FROM working_nodes
     WINDOW w AS (PARTITION BY session_key, root ORDER BY position)
 ),
 heads AS (

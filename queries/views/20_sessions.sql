@@ -4,9 +4,8 @@
 CREATE OR REPLACE VIEW point_sessions AS
 SELECT n.point, n.position, n.session_key, n.root, n.repo, n.repo_path, n.path, n.topic,
     n.location, n.snapshot_id, n.run_id, n.observed_at, s.stage, own_gate(s.stage) AS gate
-FROM history_nodes n
-JOIN snapshots s ON s.snapshot_id = n.snapshot_id
-WHERE n."commit" IS NULL;
+FROM working_nodes n
+JOIN snapshots s ON s.snapshot_id = n.snapshot_id;
 
 -- One status per census point, session and rule: the rule's result on the session's snapshot
 -- (under the rule set the point was checked with), failed when the rule also found something
