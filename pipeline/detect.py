@@ -18,6 +18,8 @@ from pipeline.schema import CONTENT_TABLES, SNAPSHOTS
 from pipeline.sources.git import enclosing_repo
 from pipeline.sources.tree import DirTree, read_file
 
+NO_LAYOUT = "no repository layout"
+
 
 class UnusableInput(Exception):
     pass
@@ -39,6 +41,9 @@ class Detection:
     location: str
     topic: str
     repo_root: str | None
+    # Every parse issue of the folder ({file, line, code, message}), so that `clean`
+    # never hides a line that could not be read.
+    notes: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def result(self) -> str:
@@ -53,7 +58,13 @@ class Detection:
             else:
                 item["findings"] = o.findings
             rules.append(item)
-        return {"path": self.path, "gate": self.gate, "result": self.result, "rules": rules}
+        return {
+            "path": self.path,
+            "gate": self.gate,
+            "result": self.result,
+            "rules": rules,
+            "notes": self.notes,
+        }
 
 
 def locate(folder: str) -> tuple[str, str, str, str, bool]:
@@ -86,9 +97,19 @@ def detect(path: str, gate: str = "session") -> Detection:
         ctx.git, inside = git
         ctx.git_prefix = inside.removesuffix(session_path).strip("/")
     rec = parse_session(session_input(ctx, session))
-    return Detection(
-        path, gate, _evaluate(rec, gate), location, topic, repo_root if in_layout else None
-    )
+    outcomes = _evaluate(rec, gate)
+    if not in_layout:
+        # Out of the layout no repository documents are read, so no link can be seen.
+        for o in outcomes:
+            if o.rule == "BS-HARVEST-01":
+                o.status, o.reason, o.findings = "skipped", NO_LAYOUT, []
+    notes = [
+        {k: issue[k] for k in ("file", "line", "code", "message")}
+        for issue in sorted(
+            rec.of("parse_issues"), key=lambda i: (i["file"], i["line"] or 0, i["code"])
+        )
+    ]
+    return Detection(path, gate, outcomes, location, topic, repo_root if in_layout else None, notes)
 
 
 def _add_repo_documents(repo: RepoRef, repo_root: str) -> None:
@@ -140,5 +161,8 @@ def format_lines(detection: Detection) -> list[str]:
             for f in o.findings:
                 where = f"{f['file']}:{f['line']}" if f["line"] else f"{f['file']}"
                 lines.append(f"{o.rule} {o.status} {where} {f['message']}")
+    for note in detection.notes:
+        where = f"{note['file']}:{note['line']}" if note["line"] else note["file"]
+        lines.append(f"note {where} {note['message']}")
     lines.append(detection.result)
     return lines
