@@ -11,9 +11,12 @@ because markdown-it-py itself costs several times what a whole session's reading
 
 from __future__ import annotations
 
+import gc
 import re
 from collections.abc import Iterator
 
+# Lines from which a file counts as large (the collector is paused while it is parsed).
+_LARGE = 5_000
 # Containers past this depth are not opened (their markers read as text), so that a line
 # of 50,000 `- ` costs one pass, not one per open container on every later line.
 MAX_DEPTH = 16
@@ -79,6 +82,8 @@ class Heading:
 
 
 Line = tuple[int, str]  # (1-based line number, its text trimmed)
+# Shared by every item that holds nothing after its first paragraph; never appended to.
+_NO_PARTS: list[list[Line] | Item] = []
 
 
 class Item:
@@ -90,8 +95,15 @@ class Item:
     def __init__(self, line: int, depth: int, marker: str, lines: list[Line] | None = None) -> None:
         self.line, self.depth, self.marker = line, depth, marker
         self.lines: list[Line] = [] if lines is None else lines
-        self.parts: list[list[Line] | Item] = []
+        # A list of its own only once something is added (most items hold nothing more).
+        self.parts: list[list[Line] | Item] = _NO_PARTS
         self.last = line
+
+    def add(self, part: list[Line] | Item) -> None:
+        """Add a later paragraph or a sub-item."""
+        if self.parts is _NO_PARTS:
+            self.parts = []
+        self.parts.append(part)
 
     @property
     def text(self) -> str:
@@ -191,9 +203,23 @@ class _Box:
         self.empty = False
 
 
+def parse_full(lines: list[str]) -> Document:
+    """The same structure as parse(), always by the general parser (tests compare the
+    two readings)."""
+    return _Parser(lines).run()
+
+
 def parse(lines: list[str]) -> Document:
     """The block structure of a file given as its lines (line ends removed)."""
-    return _flat(lines) or _Parser(lines).run()
+    if len(lines) < _LARGE or not gc.isenabled():
+        return _flat(lines) or _Parser(lines).run()
+    # The parse makes no reference cycles, so a collection during it would only walk again
+    # what it has just made: on a large file that doubles its time.
+    gc.disable()
+    try:
+        return _flat(lines) or _Parser(lines).run()
+    finally:
+        gc.enable()
 
 
 def _flat(lines: list[str]) -> Document | None:
@@ -238,7 +264,7 @@ def _flat(lines: list[str]) -> Document | None:
                 blocks.append(para)
         elif c == "#":
             # Most headings: their #s, then a space.
-            level = s.find(" ", 1, 8)
+            level = s.find(" ", 1, 7)
             if level < 0 or not s.startswith(_HASHES[level]):
                 level = heading_level(s, 0)
                 if not level:
@@ -261,6 +287,9 @@ def _flat(lines: list[str]) -> Document | None:
                 item.last = last
             item, in_item = Item(index + 1, 0, "-", [(index + 1, s[2:].strip(" \t"))]), True
             blocks.append(item)
+        elif c == " " and in_item and s[:2] == "  " and (s[2:3] or " ") not in special:
+            # A continuation line indented under the item's text (lazy ones are above).
+            item.lines.append((index + 1, s.strip(" \t")))  # type: ignore[union-attr]
         elif c in "-=*_" and not s.rstrip(" \t").strip(c):
             if not _rule(blocks, s, index, para):
                 return None
@@ -810,7 +839,10 @@ class _Parser:
         padding = 1 if blank or spaces >= 5 else spaces
         width = nonspace - self.pos + after - nonspace + padding
         matched = self._open_box(matched, _Box("i", self.pos + width, width, item))
-        (self.doc.blocks if owner is None else owner.parts).append(item)
+        if owner is None:
+            self.doc.blocks.append(item)
+        else:
+            owner.add(item)
         self.pos = min(after + padding, len(s))
         return matched
 
@@ -892,7 +924,7 @@ class _Parser:
         elif not owner.lines and not owner.parts:
             owner.lines = lines
         else:
-            owner.parts.append(lines)
+            owner.add(lines)
 
 
 def _fence_at(s: str, at: int) -> str | None:

@@ -12,7 +12,7 @@ import re
 from collections.abc import Mapping
 
 from pipeline.parse.blocks import Block, Item, Paragraph
-from pipeline.parse.lexical import bare, field, int32
+from pipeline.parse.lexical import MAX_FIELD_NAME, bare, field, int32
 from pipeline.parse.records import Records
 
 # An entry heading: emphasis marks, the ID's letter, its digits, and the character after.
@@ -25,8 +25,12 @@ def fields(block: Block, known: Mapping[str, str]) -> list[tuple[str, str, int]]
         if not block.lines:
             return []
         line, text = block.lines[0]
+        # Most items are no field this reader knows: look the name up before the value.
+        colon = text.find(":", 0, MAX_FIELD_NAME + 8)
+        if colon < 1 or text[:colon].strip(" \t*_`").lower() not in known:
+            return []
         parsed = field(text)
-        if parsed is None or parsed[0] not in known:
+        if parsed is None:
             return []
         if block.parts or len(block.lines) > 1:
             return [(known[parsed[0]], item_value(block, parsed[1]), line)]

@@ -24,14 +24,16 @@ class Records:
     ) -> None:
         """A parse issue; `rule_id` names the rule that fails because the line could not
         be read (spec §3.1, fail closed), None when no rule needs it."""
-        self.add(
-            "parse_issues",
-            file=file,
-            line=line,
-            code=code,
-            message=message,
-            run_id=None,
-            rule_id=rule_id,
+        self.rows["parse_issues"].append(
+            {
+                "file": file,
+                "line": line,
+                "code": code,
+                "message": message,
+                "run_id": None,
+                "rule_id": rule_id,
+                "snapshot_id": self.snapshot_id,
+            }
         )
 
     def of(self, table: str) -> list[dict[str, Any]]:

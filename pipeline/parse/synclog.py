@@ -37,7 +37,7 @@ def parse_sync_log(lines: list[str], rec: Records) -> None:
             for line, text in block.lines:
                 _line(text, line, rec, True)
         elif isinstance(block, Item):
-            for line, text in block.all_lines():
+            for line, text in block.all_lines() if block.parts else block.lines:
                 _line(text, line, rec, True)
         elif isinstance(block, Heading):
             # A heading is a section, unless it holds a sync line (one underlined by `---`).
@@ -58,6 +58,11 @@ def _line(text: str, line: int, rec: Records, strict: bool) -> None:
         if m is not None:
             _result(m[1], m[2], m[3], m[4] or "", line, rec)
             return
+    if text.lstrip(" \t*_`")[:1] != "S":
+        if strict:
+            message = f"neither a dispatch nor a result: {text[:120]}"
+            rec.issue(FILE, line, "bad-sync-line", message, RULE)
+        return
     cells = text.split("|")
     head = bare(cells[0])
     arrow = ARROW_RE.search(head)
