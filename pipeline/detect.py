@@ -19,6 +19,8 @@ from pipeline.schema import CONTENT_TABLES, SNAPSHOTS
 from pipeline.sources.git import enclosing_repo
 from pipeline.sources.tree import DirTree, read_file
 
+NO_LAYOUT = "no repository layout"
+
 
 @dataclass
 class RuleOutcome:
@@ -36,6 +38,9 @@ class Detection:
     location: str
     topic: str
     repo_root: str | None
+    # Every parse issue of the folder ({file, line, code, message}), so that `clean`
+    # never hides a line that could not be read.
+    notes: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def result(self) -> str:
@@ -50,7 +55,13 @@ class Detection:
             else:
                 item["findings"] = o.findings
             rules.append(item)
-        return {"path": self.path, "gate": self.gate, "result": self.result, "rules": rules}
+        return {
+            "path": self.path,
+            "gate": self.gate,
+            "result": self.result,
+            "rules": rules,
+            "notes": self.notes,
+        }
 
 
 def locate(folder: str) -> tuple[str, str, str, str, bool]:
@@ -84,9 +95,20 @@ def detect(path: str, gate: str = "session") -> Detection:
         ctx.git_prefix = inside.removesuffix(session_path).strip("/")
     rec = parse_session(session_input(ctx, session))
     _text_only(rec)
-    return Detection(
-        path, gate, _evaluate(rec, gate), location, topic, repo_root if in_layout else None
-    )
+    outcomes = _evaluate(rec, gate)
+    if not in_layout:
+        # Out of the layout no repository documents are read, so no link can be seen.
+        for o in outcomes:
+            if o.rule == "BS-HARVEST-01":
+                o.status, o.reason, o.findings = "skipped", NO_LAYOUT, []
+    root = repo_root if in_layout else None
+    return Detection(path, gate, outcomes, location, topic, root, _notes(rec))
+
+
+def _notes(rec: Records) -> list[dict[str, Any]]:
+    """Every parse issue in file and line order, as detect prints them."""
+    issues = sorted(rec.of("parse_issues"), key=lambda i: (i["file"], i["line"] or 0, i["code"]))
+    return [{k: issue[k] for k in ("file", "line", "code", "message")} for issue in issues]
 
 
 def _text_only(rec: Records) -> None:
@@ -155,5 +177,8 @@ def format_lines(detection: Detection) -> list[str]:
             for f in o.findings:
                 where = f"{f['file']}:{f['line']}" if f["line"] else f"{f['file']}"
                 lines.append(f"{o.rule} {o.status} {where} {f['message']}")
+    for note in detection.notes:
+        where = f"{note['file']}:{note['line']}" if note["line"] else note["file"]
+        lines.append(f"note {where} {note['message']}")
     lines.append(detection.result)
     return lines

@@ -174,7 +174,8 @@ def manifest_destinations(data: bytes) -> list[str]:
 
     scratch = Records("")
     parse_manifest(decode(data, "ops/manifest.md", scratch), scratch)
-    return [r["destination_path"] for r in scratch.of("manifest_rows") if r["destination_path"]]
+    rows = scratch.of("manifest_destinations")
+    return [r["destination_path"] for r in rows if r["destination_path"]]
 
 
 def repo_signature(ctx: RepoContext) -> str:

@@ -122,6 +122,11 @@ LEFT JOIN (
             NULL::VARCHAR AS message, NULL::VARCHAR AS severity
         WHERE false
         UNION ALL BY NAME ({rule.body})
+        -- A line the rule needs that could not be read fails it (spec §3.1, fail closed).
+        UNION ALL BY NAME (
+            SELECT snapshot_id, file, line, 'could not read: ' || message AS message,
+                'fail' AS severity
+            FROM parse_issues WHERE rule_id = '{rule.rule_id}')
     )
     -- A snapshot with any 'fail' finding fails, and only its fail findings are kept.
     QUALIFY coalesce(severity, 'fail') = CASE

@@ -161,6 +161,7 @@ SNAPSHOTS = _table(
     _c("syncs", "int32", "Distinct sync IDs in the sync log."),
     _c("files", "int32", "Files in the session folder."),
     _c("bytes", "int64", "Bytes in the session folder."),
+    _c("parse_issues", "int32", "Parse issues in the snapshot (rows of parse_issues)."),
 )
 
 FILES = _table(
@@ -220,7 +221,8 @@ FORKS = _table(
     _c("heading_ok", "bool", "The heading parsed in full."),
     _c("raised_by", "string", "Raised by value as written."),
     _c("raised_by_kind", "string", "user, twin, probe, harvest or other."),
-    _c("raised_by_sync", "string", "S# named by 'twin (S#)'."),
+    _c("raised_by_sync", "string", "The first S# the Raised by value names ('twin (S#)')."),
+    _c("raised_by_syncs", "list<string>", "Every S# the Raised by value names, in order."),
     _c("raised_by_line", "int32", "Line of the Raised by bullet."),
     _c("closes_when", "string", "Closes when value; null when the bullet is missing."),
     _c("closes_when_line", "int32", "Line of the Closes when bullet."),
@@ -244,6 +246,7 @@ LEDGER = _table(
     _c("reversed_by", "string", "D# named by 'Reversed by' (bullet or phrase)."),
     _c("reversed_by_line", "int32", "Line of that annotation."),
     _c("reverses", "string", "D# named by 'Reverses:'."),
+    _c("reverses_line", "int32", "Line of the Reverses field."),
 )
 
 LEDGER_RESOLVES = _table(
@@ -253,7 +256,7 @@ LEDGER_RESOLVES = _table(
     FILE,
     LINE,
     _c("decision_id", "string", "The resolving entry."),
-    _c("fork_id", "string", "The fork it resolves (as written, trimmed)."),
+    _c("fork_id", "string", "A fork ID (F#) the Resolves value names as a word."),
 )
 
 TURNS = _table(
@@ -320,7 +323,26 @@ MANIFEST_ROWS = _table(
     _c("source", "string", "The Source cell."),
     _c("destination", "string", "The Destination cell."),
     _c("action", "string", "The Action cell."),
-    _c("destination_path", "string", "Destination as a repository-relative path."),
+    _c(
+        "destination_path",
+        "string",
+        "The cell's first destination as a repository-relative path (all: manifest_destinations).",
+    ),
+    _c("destination_exists", "bool", "That path is a file in the repository."),
+)
+
+MANIFEST_DESTINATIONS = _table(
+    "manifest_destinations",
+    "One row per destination a manifest row's Destination cell names (a Markdown link's "
+    "target, a path before commentary; several separated by , ; <br> or ' and ').",
+    SNAPSHOT_ID,
+    FILE,
+    LINE,
+    _c("round", "int32", "Round the row belongs to (null before any Round line)."),
+    _c("current", "bool", "The row belongs to the manifest's current (last) round."),
+    _c("position", "int32", "1-based place of the destination in its cell."),
+    _c("destination", "string", "The destination as written."),
+    _c("destination_path", "string", "It as a repository-relative path; null when it is none."),
     _c("destination_exists", "bool", "That path is a file in the repository."),
 )
 
@@ -353,6 +375,12 @@ PARSE_ISSUES = _table(
     LINE,
     _c("code", "string", "Stable issue code (see docs/errors.md)."),
     _c("message", "string", "What was wrong."),
+    _c(
+        "rule_id",
+        "string",
+        "The rule that fails because this could not be read (docs/errors.md); null when "
+        "no rule needs it.",
+    ),
 )
 
 RULE_RESULTS = _table(
@@ -635,7 +663,11 @@ VIEWS: dict[str, tuple[str, list[tuple[str, str]]]] = {
             ("result_line", "Line of the result; null while in flight."),
             ("dispatches", "Dispatch lines with this ID (more than 1 fails BS-SYNC-01)."),
             ("results", "Result lines with this ID (more than 1 fails BS-SYNC-01)."),
-            ("newest", "The ID's dispatch is the snapshot's newest (the one allowed in flight)."),
+            (
+                "newest",
+                "The ID's dispatch is the last dispatch line in the file (the one allowed "
+                "in flight).",
+            ),
         ],
     ),
     "fork_lifetimes": (

@@ -16,6 +16,7 @@ inputs on every run and every machine, and no example database), so CI is determ
 | `test_resolve_stays_in_the_repository` | 200 |
 | `test_long_runs_take_bounded_time` | 50 |
 | `test_lexical_variants_give_the_same_records` | 100 |
+| `test_block_structure_agrees_with_markdown_it` (each of the 7 file kinds) | 500 |
 
 1. *Never raises.* Arbitrary bytes, and Markdown-shaped text built from the schema's own
    vocabulary (headings, markers, bullets, sync lines, table rows, arrows, dashes, fences,
@@ -37,6 +38,17 @@ inputs on every run and every machine, and no example database), so CI is determ
    `14:30Z` / `14:30:00Z` / `14:30:00.000Z` / `16:30+02:00` gives the same records: every
    table and column except those that hold the raw spelling (`*_raw`, and the files'
    `size`, `sha256` and the snapshot's `bytes`), and the same snapshot fields.
+4. *The block structure is CommonMark's.* For each file kind, Markdown built from that
+   file's own lines (the schema's spelling and §3.1's variants) and lexical noise —
+   indentation by spaces and tabs, list markers `-` `*` `+` `1.` `1)` and their nesting,
+   emphasis around names, fences and their closing rules, indented code, thematic breaks
+   and setext underlines, HTML blocks, tables with and without outer pipes, trailing
+   spaces, CRLF and lone-CR line ends — gives exactly the headings (line, level, text),
+   list items (line, nesting, last line), code blocks, HTML blocks and tables that
+   markdown-it-py (CommonMark with its GFM table rule) finds; and the tight loop that
+   reads flat files gives the same blocks as the general parser. Block quotes are left
+   out: markdown-it reads their lazy lines otherwise than CommonMark, and the schema's
+   files do not use them.
 """
 
 from __future__ import annotations
@@ -53,7 +65,9 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from markdown_it import MarkdownIt
 
+from pipeline.parse import blocks
 from pipeline.parse.capture import parse_capture
 from pipeline.parse.forks import parse_forks
 from pipeline.parse.ledger import parse_ledger
@@ -506,8 +520,8 @@ def test_lexical_helpers_are_total(text: str) -> None:
     parsed = field(text)
     if parsed is not None:
         name, value = parsed
-        assert name == name.strip() and value == value.strip() and ":" not in name
-        assert len(name) <= 60
+        assert name == name.strip(" \t*_`") and value == value.strip(" \t") and ":" not in name
+        assert 0 < len(name) <= 60 and name == name.lower()
     arrow = split_arrow(text)
     if arrow is not None:
         before, after = arrow
@@ -1034,3 +1048,248 @@ def test_lexical_variants_give_the_same_records(files: dict[str, str], data: st.
     assert canonical.of("parse_issues") == [], "the session itself must be valid"
     variant = parse_session(_session(_variant(files, data)), "sid")
     assert _meaning(variant) == _meaning(canonical)
+
+
+# ───────────────────────────── 4. agreement with markdown-it-py ─────────────────────────────
+
+DIFFERENTIAL_EXAMPLES = 500
+
+# Each file kind's own lines: the schema's spelling and census.md §3.1's variants.
+KIND_LINES: dict[str, tuple[str, ...]] = {
+    "state.md": (
+        "# State",
+        "Status: open",
+        "Status: open | stopping | harvested",
+        "Posture: mid-probe on the sync layer",
+        "Started: 2026-07-06",
+        "Sitting: multi",
+        "Last compose: 2026-07-08T14:30Z",
+        "Last compose: never",
+        "## Aspect map",
+        "## Aspect map (derived from basis)",
+        "persistence — how session state survives restarts → F1, D3",
+        "onboarding – the first-run experience → thesis",
+        "risks - failure modes → none yet",
+        "timing → fragment:send-window, [F2](forks.md#f2)",
+        "note: the clock question",
+    ),
+    "thesis.md": (
+        "# Demo — thesis",
+        "Current as of: 2026-07-08T14:30Z",
+        "Current as of: never",
+        "## Claim",
+        "## Claim:",
+        "## Argument",
+        "## What changed",
+        "## What changed since S3",
+        "Digests fold low-urgency mail, because support sees the volume.",
+        "retries with backoff moved from a fork into the ledger",
+    ),
+    "forks.md": (
+        "# Forks",
+        "## F1 — Do security alerts ever ride in a digest? [open]",
+        "## F2 – Whose clock decides the send window? [parked → docs/later.md]",
+        "## F3 - Spaced hyphen title [open] (raised T4)",
+        "## F4: Colon title [parked -> [later](docs/later.md)]",
+        "## F9 — example [open]",
+        "## Forks still open",
+        "Raised by: twin (S4)",
+        "Raised by: Twin (S9, T14)",
+        "Raised by: user",
+        "Closes when: a pick between two clocks",
+        "Closes when:",
+        "a pick between wait-for-fresh and read-stale",
+        "Full self-contained prose in the user's framing.",
+    ),
+    "ledger.md": (
+        "# Ledger",
+        "## D1 — Digests fold only low-urgency notifications",
+        "## D2: Turning digests off falls back to immediate sends",
+        "## Decisions",
+        "Decision: comments and mentions go into the digest.",
+        "Why: users asked for fewer emails.",
+        "Why:",
+        "Declined: one digest for everything.",
+        "How to apply: one toggle.",
+        "Resolves: F2, F3",
+        "Resolves: [F2](forks.md#f2) and F3",
+        "This entry was Reversed by D4 after the review.",
+        "Reverses: D1",
+    ),
+    "ops/capture.md": (
+        "# Capture",
+        "### T1 · 2026-07-08T14:30Z",
+        "### T2 — 2026-07-08T15:00Z",
+        "### T3 | 2026-07-08T16:30+02:00",
+        "#### T4 · after lunch",
+        "user: a raw note, with a · middle dot and - hyphen in the text.",
+        "facilitator: noted — that touches reads.",
+    ),
+    "ops/sync-log.md": (
+        "S4 | gate: on-demand | dispatched: 2026-07-08T14:25Z | scope: full reconcile",
+        "S4 → reconciled | 2026-07-08T14:29Z | 4 edits · 2 new forks · 6 open",
+        "S5 -> failed | 2026-07-08T15:29Z | twin timed out",
+        "## Syncs",
+        "the twin was slow today",
+    ),
+    "ops/manifest.md": (
+        "# Harvest manifest — demo",
+        "Round: 1",
+        "Status: approved",
+        "| # | What | Source | Destination | Action |",
+        "|---|------|--------|-------------|--------|",
+        "|:-:|:--|--:|---|---|",
+        "| 1 | parked fork F7 | forks.md | docs/a.md, docs/b.md | append |",
+        "| 2 | the `a \\| b` choice | ledger D2 | [x](docs/x.md) | link |",
+        "# | What | Source | Destination | Action",
+        "--|---|---|---|---",
+        "3 | fragments | fragments/ | docs/c.md (new) | create",
+        "## Uselessness test",
+        "Result: pass (cold reader answered all five)",
+        "Cold-reader allowed paths: docs/a.md",
+        "Gaps: none",
+    ),
+}
+# Lines of any file: breaks and underlines, fences, HTML, table shapes, stray #s.
+NOISE_LINES = (
+    "",
+    "",
+    "",
+    "---",
+    "***",
+    "* * *",
+    "- - -",
+    "___",
+    "===",
+    "--",
+    "```",
+    "```markdown",
+    "~~~",
+    "````",
+    "``` x ` y",
+    "<div>",
+    "</div>",
+    "<details>",
+    "<!-- note",
+    "-->",
+    "<span>",
+    "#",
+    "# x #",
+    "####### x",
+    "\\# not a heading",
+    "x | y",
+    "|",
+    ":-|-:",
+    "| a \\| b |",
+    "plain prose",
+)
+INDENTS = ("", "", "", "", " ", "  ", "   ", "    ", "\t", " \t", "      ", "        ")
+MARKERS = ("", "", "", "- ", "* ", "+ ", "1. ", "1) ", "2. ", "10. ", "-\t", "-   ", "-     ", "-")
+TRAILS = ("", "", "", " ", "\t", "  ")
+_FIELD_NAME_RE = re.compile(r"^([A-Z][A-Za-z -]*):")
+_MARKDOWN_IT = MarkdownIt("commonmark").enable("table")
+
+
+def _emphasise(line: str, style: int) -> str:
+    """A `Name: value` line with its name emphasised one of the ways §3.1 allows."""
+    forms = ("**{}:**", "**{}**:", "_{}:_", "__{}:__")
+    return _FIELD_NAME_RE.sub(lambda m: forms[style % len(forms)].format(m[1]), line)
+
+
+@st.composite
+def _kind_markdown(draw: st.DrawFn, kind: str) -> str:
+    """Markdown made of a file kind's lines and lexical noise, with one kind of line end."""
+    vocabulary = KIND_LINES[kind] + NOISE_LINES
+    lines = []
+    for _ in range(draw(st.integers(1, 25))):
+        body = draw(st.sampled_from(vocabulary))
+        if draw(st.integers(0, 3)) == 0:
+            body = _emphasise(body, draw(st.integers(0, 3)))
+        markers = "".join(draw(st.lists(st.sampled_from(MARKERS), max_size=2)))
+        lines.append(
+            draw(st.sampled_from(INDENTS)) + markers + body + draw(st.sampled_from(TRAILS))
+        )
+    end = draw(st.sampled_from(LINE_ENDS))
+    return end.join(lines) + (end if draw(st.booleans()) else "")
+
+
+def _plain_words(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _structure(doc: blocks.Document) -> dict[str, list[tuple[Any, ...]]]:
+    """Headings, list items, code and HTML blocks and tables as the block layer sees them."""
+    headings = [
+        (b.line, b.level, _plain_words(b.text)) for b in doc.blocks if isinstance(b, blocks.Heading)
+    ]
+    return {
+        "headings": sorted(headings),
+        "items": sorted((i.line, i.depth, i.last) for i in doc.items),
+        "code": sorted(doc.code),
+        "html": sorted(doc.html),
+        "tables": sorted((b.line, b.last) for b in doc.blocks if isinstance(b, blocks.Table)),
+    }
+
+
+def _reference(text: str, lines: list[str]) -> dict[str, list[tuple[Any, ...]]]:
+    """The same, as markdown-it-py finds them; a block's last line is its last non-blank."""
+
+    def last(start: int, end: int) -> int:
+        while end - 1 > start and not lines[end - 1].strip(" \t"):
+            end -= 1
+        return end
+
+    found: dict[str, list[tuple[Any, ...]]] = {
+        k: [] for k in ("headings", "items", "code", "html", "tables")
+    }
+    depth = 0
+    tokens = _MARKDOWN_IT.parse(text)
+    for i, token in enumerate(tokens):
+        start, end = token.map or (0, 0)
+        if token.type == "heading_open":
+            found["headings"].append(
+                (start + 1, int(token.tag[1]), _plain_words(tokens[i + 1].content))
+            )
+        elif token.type == "list_item_open":
+            found["items"].append((start + 1, depth, last(start, end)))
+            depth += 1
+        elif token.type == "list_item_close":
+            depth -= 1
+        elif token.type in ("fence", "code_block"):
+            found["code"].append((start + 1, last(start, end)))
+        elif token.type == "html_block":
+            found["html"].append((start + 1, last(start, end)))
+        elif token.type == "table_open":
+            found["tables"].append((start + 1, last(start, end)))
+    return {key: sorted(value) for key, value in found.items()}
+
+
+def _blocks_as_data(doc: blocks.Document) -> list[tuple[Any, ...]]:
+    """Every block with everything a reader sees of it."""
+
+    def item(it: blocks.Item) -> tuple[Any, ...]:
+        parts = [p if isinstance(p, list) else item(p) for p in it.parts]
+        return ("item", it.line, it.depth, it.last, list(it.lines), parts)
+
+    found: list[tuple[Any, ...]] = []
+    for b in doc.blocks:
+        if isinstance(b, blocks.Heading):
+            found.append(("heading", b.line, b.level, b.text))
+        elif isinstance(b, blocks.Item):
+            found.append(item(b))
+        elif isinstance(b, blocks.Paragraph):
+            found.append(("paragraph", list(b.lines)))
+        else:
+            found.append(("table", b.line, b.last, b.header, b.rows))
+    return found
+
+
+@pytest.mark.parametrize("kind", sorted(KIND_LINES))
+@_profile(DIFFERENTIAL_EXAMPLES)
+@given(data=st.data())
+def test_block_structure_agrees_with_markdown_it(kind: str, data: st.DataObject) -> None:
+    text = data.draw(_kind_markdown(kind))
+    lines = decode(text.encode("utf-8"), kind, Records("sid"))
+    doc = blocks.parse(lines)
+    assert _structure(doc) == _reference(text, lines), text
+    assert _blocks_as_data(doc) == _blocks_as_data(blocks.parse_full(lines)), text

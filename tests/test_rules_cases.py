@@ -3,18 +3,24 @@
 Each case is a healthy base session with hand-written edits; cases.toml states the
 rules that fail, are info and are skipped at each gate (the rest pass). The same
 cases run through `census detect` (one folder) and `census crawl` + `census check`
-(all cases in one corpus) and both must agree with the expectation.
+(all cases in one corpus) and both must agree with the expectation. Cases that
+fail closed (census.md §3.1) also name the file:line their finding and detect's
+`note` line must point at.
 """
 
 from __future__ import annotations
 
+import re
+import shutil
 import tomllib
 from pathlib import Path
 from typing import Any
 
 import pytest
+from typer.testing import CliRunner
 
 from pipeline.check import check
+from pipeline.cli import app
 from pipeline.crawl import crawl
 from pipeline.detect import detect
 from pipeline.store import Out
@@ -24,6 +30,7 @@ from tests.conftest import FIXTURES, copy_tree, make_git_repo
 
 CASES_DIR = FIXTURES / "cases"
 CASES: list[dict[str, Any]] = tomllib.loads((CASES_DIR / "cases.toml").read_text())["case"]
+BY_NAME = {case["name"]: case for case in CASES}
 
 
 def build_case(case: dict[str, Any], where: Path) -> Path:
@@ -32,8 +39,6 @@ def build_case(case: dict[str, Any], where: Path) -> Path:
     for rel in case.get("delete", []):
         target = repo / rel
         if target.is_dir():
-            import shutil
-
             shutil.rmtree(target)
         else:
             target.unlink()
@@ -79,6 +84,40 @@ def test_detect_matches_case(case: dict[str, Any], tmp_path: Path) -> None:
             outcome = next((o for o in found.outcomes if o.rule == rule), None)
             if outcome is not None and outcome.status == "skipped":
                 assert outcome.reason == reason
+        for rule, places in case.get("findings", {}).items():
+            outcome = next((o for o in found.outcomes if o.rule == rule), None)
+            if outcome is not None:
+                named = {f"{f['file']}:{f['line']}" for f in outcome.findings}
+                assert set(places) <= named, f"{case['name']} {rule} at {gate}: {named}"
+
+
+@pytest.mark.parametrize(
+    "case", [c for c in CASES if c.get("notes")], ids=[c["name"] for c in CASES if c.get("notes")]
+)
+def test_detect_prints_each_parse_issue_as_a_note(case: dict[str, Any], tmp_path: Path) -> None:
+    session = build_case(case, tmp_path)
+    result = CliRunner().invoke(app, ["detect", str(session)])
+    notes = [line for line in result.output.splitlines() if line.startswith("note")]
+    for place in case["notes"]:
+        # `clean` must never hide a line that could not be read (census.md §3.1).
+        pattern = re.compile(rf"(?<![\w.]){re.escape(place)}(?!\d)")
+        assert any(pattern.search(line) for line in notes), f"{place} not in {notes}"
+
+
+@pytest.mark.parametrize("name", ["healthy-applied", "harvest-01-inline-link-fails"])
+def test_detect_out_of_layout_skips_harvest(name: str, tmp_path: Path) -> None:
+    """A folder outside docs/research/ or docs/history/brainstorms/ reads no repository
+    documents: BS-HARVEST-01 is skipped, never pass or fail; the other rules are unchanged."""
+    case = BY_NAME[name]
+    session = build_case(case, tmp_path / "in")
+    loose = copy_tree(session, tmp_path / "loose" / session.name)
+    found = detect(str(loose), "move")
+    statuses = {o.rule: o.status for o in found.outcomes}
+    harvest = next(o for o in found.outcomes if o.rule == "BS-HARVEST-01")
+    assert (harvest.status, harvest.reason) == ("skipped", "no repository layout")
+    want = {s: rules - {"BS-HARVEST-01"} for s, rules in expected(case, "move").items()}
+    got = {s: rules - {"BS-HARVEST-01"} for s, rules in observed(statuses).items()}
+    assert got == want, found.as_json()
 
 
 def test_check_matches_every_case(tmp_path: Path) -> None:

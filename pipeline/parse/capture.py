@@ -1,38 +1,89 @@
-"""ops/capture.md: one turn per '### T{n} · {timestamp}' heading."""
+"""ops/capture.md: one turn per heading that begins with `T{n}`; its timestamp is the
+first ISO 8601 timestamp anywhere on the heading line."""
 
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime
 
-from pipeline.parse.lexical import MAX_LINE_CHARS, int32, parse_timestamp
+from pipeline.parse.blocks import Heading, parse
+from pipeline.parse.lexical import find_timestamp, parse_timestamp
+from pipeline.parse.reading import entry_id, number
 from pipeline.parse.records import Records
 
 FILE = "ops/capture.md"
-# The stamp runs to its last non-space (not lazily before `\s*$`, which is quadratic).
-_TURN_RE = re.compile(r"^###\s+T(\d+)\s*(?:·|\s-\s)\s*(\S(?:.*\S)?)\s*$")
+# Compose freshness is checked against the turns: a turn that cannot be read fails it.
+RULE = "BS-COMPOSE-02"
+# A turn heading in the schema's spelling, read in one match (the general reading below
+# gives the same result for it).
+_TURN_RE = re.compile(
+    r"T([0-9]{1,9})[ \t]*+[·—–|:-]?[ \t]*+"
+    r"([0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}(?::[0-9]{2}(?:\.[0-9]{1,9})?)?"
+    r"(?:Z|[+-][0-9]{2}:[0-9]{2}))"
+)
+
+
+def _schema_turn(text: str) -> tuple[str, str, datetime] | None:
+    """(number, timestamp as written, instant) of a turn heading in the schema's spelling
+    whose timestamp holds; None for any other heading, which the general reading takes."""
+    m = _TURN_RE.fullmatch(text)
+    if m is None:
+        return None
+    raw = m[2]
+    # The pattern has checked the shape; the standard library checks the values.
+    try:
+        at = datetime.fromisoformat(raw)
+        return m[1], raw, at if raw[-1] == "Z" else at.astimezone(UTC)
+    except (ValueError, OverflowError):
+        return None
 
 
 def parse_capture(lines: list[str], rec: Records) -> None:
-    for number, line in enumerate(lines, 1):
-        if not line.startswith("### T"):
+    for block in parse(lines).blocks:
+        if not isinstance(block, Heading) or "T" not in block.text[:8]:
             continue
-        m = _TURN_RE.match(line) if len(line) <= MAX_LINE_CHARS else None
-        if m is None:
-            rec.issue(
-                FILE, number, "bad-turn-heading", f"turn heading does not parse: {line[:120]}"
-            )
+        fast = _schema_turn(block.text)
+        if fast is None:
+            _turn(block, rec)
             continue
-        at = parse_timestamp(m[2])
-        if at is None:
-            rec.issue(
-                FILE, number, "bad-timestamp", f"turn T{m[1]} timestamp '{m[2]}' is not ISO 8601"
-            )
+        num, raw, instant = fast
+        line, turn_id = block.line, f"T{num}"
         rec.add(
             "turns",
             file=FILE,
-            line=number,
-            turn_id=f"T{m[1]}",
-            turn_num=int32(m[1]),
-            at_raw=m[2],
-            at=at,
+            line=line,
+            turn_id=turn_id,
+            turn_num=int(num),
+            at_raw=raw,
+            at=instant,
         )
+
+
+def _turn(block: Heading, rec: Records) -> None:
+    """A heading that begins with `T` read the general way: its number, then the first
+    timestamp anywhere after it; what cannot be read fails BS-COMPOSE-02."""
+    found, digits, rest = entry_id(block.text, "T")
+    if not found:
+        return  # a word that starts with T: no turn
+    line = block.line
+    if digits is None:
+        message = f"turn heading has no T# number: {block.text[:120]}"
+        rec.issue(FILE, line, "bad-turn-heading", message, RULE)
+        return
+    raw = find_timestamp(rest)
+    at = parse_timestamp(raw) if raw is not None else None
+    if raw is None:
+        message = f"turn T{digits} heading has no timestamp: {block.text[:120]}"
+        rec.issue(FILE, line, "bad-turn-heading", message, RULE)
+    elif at is None:
+        message = f"turn T{digits} timestamp '{raw[:80]}' is not ISO 8601"
+        rec.issue(FILE, line, "bad-timestamp", message, RULE)
+    rec.add(
+        "turns",
+        file=FILE,
+        line=line,
+        turn_id=f"T{digits}",
+        turn_num=int(digits) if len(digits) < 10 else number(rec, FILE, line, digits, "turn"),
+        at_raw=raw if raw is not None else rest.strip(" \t·—–-:|")[:200],
+        at=at,
+    )

@@ -1,72 +1,128 @@
-"""forks.md: one fork per '## F{n} — {title} [{marker}]' heading, with its bullets."""
+"""forks.md: one fork per level-2 heading `F{n} — {title} [{marker}]`, with its fields."""
 
 from __future__ import annotations
 
 import re
 from typing import Any
 
-from pipeline.parse.lexical import DASH, MAX_LINE_CHARS, field, int32
+from pipeline.parse.blocks import Heading, parse
+from pipeline.parse.lexical import ARROW_RE, bare, ids, token
+from pipeline.parse.reading import entry_id, fields, number
 from pipeline.parse.records import Records
 from pipeline.schema import FORKS, blank_row
 
 FILE = "forks.md"
-# The title ends at its last non-space (not lazily before `\s*`, which is quadratic).
-_HEADING_RE = re.compile(rf"^##\s+F(\d+){DASH}((?:.*\S)?)\s*\[([^\[\]]*)\]\s*$")
-_LOOSE_ID_RE = re.compile(r"^##\s+F(\d+)\b")
-_LOOSE_MARKER_RE = re.compile(r"\[([^\[\]]*)\]\s*$")
-_TWIN_RE = re.compile(r"^twin\s*\(\s*(S\d+)\s*\)$")
-_PARKED_RE = re.compile(r"^parked(?:\s*(?:→|->)\s*(.*))?$")
-_RAISERS = {"user", "probe", "harvest"}
+_FIELDS = {"raised by": "raised_by", "closes when": "closes_when"}
+_RAISERS = ("user", "twin", "probe", "harvest")
+_BRACKET_RE = re.compile(r"[\[\]]")
+# What may stand between an ID and its title: spaces, a dash, a colon, emphasis marks.
+_SEPARATORS = " \t—–-:*_`"
+_BLANK = blank_row(FORKS, "file", "line")
 
 
 def parse_forks(lines: list[str], rec: Records) -> None:
     fork: dict[str, Any] | None = None
-    for number, line in enumerate(lines, 1):
-        if line.startswith(("## ", "# ")):
-            fork = _heading(line, number, rec) if line.startswith("## F") else None
+    for block in parse(lines).blocks:
+        if isinstance(block, Heading):
+            if block.level <= 2:
+                entry, digits, rest = entry_id(block.text, "F")
+                fork = _heading(block, digits, rest, rec) if entry and block.level == 2 else None
             continue
         if fork is None:
             continue
-        parsed = field(line)
-        if parsed is None:
-            continue
-        name, value = parsed
-        if name == "Raised by" and fork["raised_by"] is None:
-            fork["raised_by"], fork["raised_by_line"] = value, number
-            twin = _TWIN_RE.match(value)
-            if twin:
-                fork["raised_by_kind"], fork["raised_by_sync"] = "twin", twin[1]
-            elif value in _RAISERS:
-                fork["raised_by_kind"] = value
-            else:
-                fork["raised_by_kind"] = "other"
-                rec.issue(
-                    FILE, number, "unknown-raiser", f"Raised by '{value}' is not in the schema"
-                )
-        elif name == "Closes when" and fork["closes_when"] is None:
-            fork["closes_when"], fork["closes_when_line"] = value, number
+        for key, value, line in fields(block, _FIELDS):
+            if key == "raised_by" and fork["raised_by"] is None:
+                _raised_by(fork, value, line, rec)
+            elif key == "closes_when" and fork["closes_when"] is None:
+                fork["closes_when"], fork["closes_when_line"] = value, line
 
 
-def _heading(line: str, number: int, rec: Records) -> dict[str, Any]:
-    fork = blank_row(FORKS, "file", "line")
-    m = _HEADING_RE.match(line) if len(line) <= MAX_LINE_CHARS else None
-    if m:
-        fork.update(fork_num=int32(m[1]), fork_id=f"F{m[1]}", title=m[2].strip(), marker_raw=m[3])
+def _heading(block: Heading, digits: str | None, rest: str, rec: Records) -> dict[str, Any]:
+    fork = dict(_BLANK)
+    line = block.line
+    if digits is not None:
+        fork["fork_id"] = f"F{digits}"
+        fork["fork_num"] = number(rec, FILE, line, digits, "fork")
     else:
-        loose = _LOOSE_ID_RE.match(line)
-        if loose:
-            fork.update(fork_num=int32(loose[1]), fork_id=f"F{loose[1]}")
-        marker = _LOOSE_MARKER_RE.search(line[-MAX_LINE_CHARS:])
-        fork["marker_raw"] = marker[1] if marker else None
-        rec.issue(FILE, number, "bad-fork-heading", f"fork heading does not parse: {line[:120]}")
-    raw = (fork["marker_raw"] or "").strip()
-    parked = _PARKED_RE.match(raw)
-    if raw == "open":
+        rec.issue(FILE, line, "bad-fork-heading", f"fork heading has no F# ID: {block.text[:120]}")
+    text = rest.lstrip(_SEPARATORS)
+    marker = _marker(text)
+    if marker is None:
+        fork["title"] = bare(text)
+        rec.issue(
+            FILE, line, "bad-fork-heading", f"fork heading has no [marker]: {block.text[:120]}"
+        )
+    else:
+        start, raw = marker
+        fork["title"], fork["marker_raw"] = bare(text[:start]), raw
+        _read_marker(fork, raw, line, rec)
+    fork["heading_ok"] = digits is not None and marker is not None
+    return rec.add("forks", file=FILE, line=line, **fork)
+
+
+def _marker(text: str) -> tuple[int, str] | None:
+    """(where it starts, what it holds) of the heading's marker: the last bracket pair
+    that holds `open` or `parked` (whatever follows it is commentary), else the last
+    bracket pair that is no link text; None when there is none."""
+    start = text.rfind("[")
+    if start < 0:
+        return None
+    if text.endswith("]") and "]" not in text[start:-1]:
+        inner = text[start + 1 : -1]
+        # The schema's spelling: the marker closes the heading.
+        if inner.startswith(("open", "parked")):
+            return start, inner
+    pairs: list[tuple[int, int]] = []
+    opened: list[int] = []
+    for m in _BRACKET_RE.finditer(text):
+        if m[0] == "[":
+            opened.append(m.start())
+        elif opened:
+            pairs.append((opened.pop(), m.start()))
+    pairs = [(a, b) for a, b in pairs if text[b + 1 : b + 2] != "("]
+    if not pairs:
+        return None
+    pairs.sort()
+    for start, end in reversed(pairs):
+        if bare(text[start + 1 : end]).lower().startswith(("open", "parked")):
+            return start, text[start + 1 : end]
+    start, end = pairs[-1]
+    return start, text[start + 1 : end]
+
+
+def _read_marker(fork: dict[str, Any], raw: str, line: int, rec: Records) -> None:
+    text = bare(raw)
+    if token(text, ("open", "parked")) == "open":
         fork["marker"] = "open"
-    elif parked:
+        return
+    arrow = ARROW_RE.search(text)
+    if token(text[: arrow.start()] if arrow else text, ("parked", "open")) == "parked":
         fork["marker"] = "parked"
-        fork["destination"] = (parked[1] or "").strip()
-    elif m:
-        rec.issue(FILE, number, "unknown-marker", f"marker '[{raw}]' is neither open nor parked")
-    fork["heading_ok"] = m is not None
-    return rec.add("forks", file=FILE, line=number, **fork)
+        fork["destination"] = bare(text[arrow.end() :]) if arrow else ""
+        return
+    rec.issue(FILE, line, "unknown-marker", f"marker '[{raw[:80]}]' is neither open nor parked")
+
+
+def _raised_by(fork: dict[str, Any], value: str, line: int, rec: Records) -> None:
+    fork["raised_by"], fork["raised_by_line"] = value, line
+    kind = token(value, _RAISERS) or token(value, ("twin",), fold=True)
+    syncs = ids(value, "S")
+    fork["raised_by_syncs"] = syncs
+    fork["raised_by_sync"] = syncs[0] if syncs else None
+    if kind is None:
+        fork["raised_by_kind"] = "other"
+        # A raiser that names a sync may be the twin's: BS-SYNC-02 cannot be shown to hold.
+        rule = "BS-SYNC-02" if syncs else None
+        message = f"Raised by '{value[:80]}' is not user, twin (S#), probe or harvest"
+        rec.issue(FILE, line, "unknown-raiser", message, rule)
+        return
+    fork["raised_by_kind"] = kind
+    if kind == "twin" and not syncs:
+        rec.issue(
+            FILE,
+            line,
+            "twin-without-sync",
+            f"{fork['fork_id'] or 'fork'} is raised by '{value[:80]}', which cites no sync "
+            "(expected twin (S#))",
+            "BS-SYNC-02",
+        )

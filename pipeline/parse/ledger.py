@@ -1,87 +1,121 @@
-"""ledger.md: one entry per '## D{n} — {title}' heading, with its bullets and annotations."""
+"""ledger.md: one entry per level-2 heading `D{n} — {title}`, with its fields and the
+`Reversed by D{n}` annotation anywhere in it."""
 
 from __future__ import annotations
 
 import re
 from typing import Any
 
-from pipeline.parse.lexical import DASH, MAX_LINE_CHARS, field, int32
+from pipeline.parse.blocks import Block, Heading, Item, Paragraph, parse
+from pipeline.parse.lexical import bare, ids
+from pipeline.parse.reading import entry_id, fields, number
 from pipeline.parse.records import Records
 from pipeline.schema import LEDGER, blank_row
 
 FILE = "ledger.md"
-# The title ends at its last non-space (not lazily before `\s*`, which is quadratic).
-_HEADING_RE = re.compile(rf"^##\s+D(\d+){DASH}((?:.*\S)?)\s*$")
-_LOOSE_ID_RE = re.compile(r"^##\s+D(\d+)\b")
-_REVERSED_BY_RE = re.compile(r"Reversed by:?\s*(D\d+)")
-_FIELDS = {"Decision": "decision", "Why": "why", "How to apply": "how_to_apply"}
+_FIELDS = {
+    "decision": "decision",
+    "why": "why",
+    "how to apply": "how_to_apply",
+    "resolves": "resolves",
+    "reversed by": "reversed_by",
+    "reverses": "reverses",
+}
+_TEXT = ("decision", "why", "how_to_apply")
+_BLANK = blank_row(LEDGER, "file", "line", "position")
+_REVERSED_BY_RE = re.compile(r"(?i:reversed[ \t]++by)\b[ \t:*_`]*+(D\d+)\b")
+# Resolves values that say, on purpose, that an entry closes no fork.
+_NOTHING = {"", "none", "nothing", "n/a", "-", "—", "–"}
 
 
 def parse_ledger(lines: list[str], rec: Records) -> None:
     entry: dict[str, Any] | None = None
     position = 0
-    # The field an indented continuation line extends, so a rewrite there is seen too.
-    continuing: str | None = None
-    # Its continuation lines, joined once it ends (joining line by line is quadratic).
-    more: list[str] = []
-    for number, line in enumerate(lines, 1):
-        if line.startswith(("## ", "# ")):
-            _extend(entry, continuing, more)
-            entry, continuing = None, None
-            if line.startswith("## D"):
-                position += 1
-                entry = _heading(line, number, position, rec)
-            continue
-        if entry is None or len(line) > MAX_LINE_CHARS:
-            continue
-        stripped = line.strip()
-        if continuing and line[:1].isspace() and stripped and not stripped.startswith(("- ", "* ")):
-            more.append(stripped)
-            continue
-        _extend(entry, continuing, more)
-        continuing = None
-        parsed = field(line)
-        name, value = parsed if parsed else ("", "")
-        if name in _FIELDS and entry[_FIELDS[name]] is None:
-            entry[_FIELDS[name]] = value
-            continuing = _FIELDS[name]
-        elif name == "Resolves" and entry["resolves_raw"] is None:
-            entry["resolves_raw"] = value
-            for fork_id in filter(None, (part.strip() for part in value.split(","))):
-                rec.add(
-                    "ledger_resolves",
-                    file=FILE,
-                    line=number,
-                    decision_id=entry["decision_id"],
-                    fork_id=fork_id,
+    for block in parse(lines).blocks:
+        if isinstance(block, Heading):
+            if block.level <= 2:
+                found, digits, rest = (
+                    entry_id(block.text, "D") if block.level == 2 else (False, None, "")
                 )
-        elif name == "Reverses" and entry["reverses"] is None:
-            entry["reverses"] = value
+                entry = None
+                if found:
+                    position += 1
+                    entry = _heading(block, digits, rest, position, rec)
+            if entry is not None:
+                _phrase(entry, block.text, block.line)
+            continue
+        if entry is None:
+            continue
+        for key, value, line in fields(block, _FIELDS):
+            _field(entry, key, value, line, rec)
         if entry["reversed_by"] is None:
-            reversed_by = _REVERSED_BY_RE.search(line)
-            if reversed_by:
-                entry["reversed_by"], entry["reversed_by_line"] = reversed_by[1], number
-    _extend(entry, continuing, more)
+            for line, text in _lines(block):
+                _phrase(entry, text, line)
 
 
-def _extend(entry: dict[str, Any] | None, key: str | None, more: list[str]) -> None:
-    """Append the continuation lines in `more` to entry[key], space-separated; empty `more`."""
-    if entry is not None and key is not None and more:
-        entry[key] = " ".join(filter(None, (entry[key], *more)))
-    more.clear()
-
-
-def _heading(line: str, number: int, position: int, rec: Records) -> dict[str, Any]:
-    entry = blank_row(LEDGER, "file", "line", "position")
-    m = _HEADING_RE.match(line) if len(line) <= MAX_LINE_CHARS else None
-    loose = m or _LOOSE_ID_RE.match(line)
-    if loose:
-        entry.update(decision_num=int32(loose[1]), decision_id=f"D{loose[1]}")
-    if m:
-        entry["title"] = m[2].strip()
+def _heading(
+    block: Heading, digits: str | None, rest: str, position: int, rec: Records
+) -> dict[str, Any]:
+    entry = dict(_BLANK)
+    line = block.line
+    if digits is not None:
+        entry["decision_id"] = f"D{digits}"
+        # Ascending order cannot be checked without the number: BS-LEDGER-01 fails.
+        entry["decision_num"] = number(rec, FILE, line, digits, "ledger entry", "BS-LEDGER-01")
     else:
-        rec.issue(
-            FILE, number, "bad-ledger-heading", f"ledger heading does not parse: {line[:120]}"
-        )
-    entry["heading_ok"] = m is not None
-    return rec.add("ledger", file=FILE, line=number, position=position, **entry)
+        message = f"ledger heading has no D# ID: {block.text[:120]}"
+        rec.issue(FILE, line, "bad-ledger-heading", message)
+    entry["title"] = bare(rest.lstrip(" \t—–-:*_`"))
+    entry["heading_ok"] = digits is not None
+    return rec.add("ledger", file=FILE, line=line, position=position, **entry)
+
+
+def _field(entry: dict[str, Any], key: str, value: str, line: int, rec: Records) -> None:
+    name = entry["decision_id"] or "entry"
+    if key in _TEXT:
+        if entry[key] is None:
+            entry[key] = value
+    elif key == "resolves" and entry["resolves_raw"] is None:
+        entry["resolves_raw"] = value
+        forks = ids(value, "F")
+        for fork_id in forks:
+            rec.add(
+                "ledger_resolves",
+                file=FILE,
+                line=line,
+                decision_id=entry["decision_id"],
+                fork_id=fork_id,
+            )
+        if not forks and bare(value).lower() not in _NOTHING:
+            message = f"{name} Resolves '{value[:80]}' names no F#"
+            rec.issue(FILE, line, "no-fork-id", message, "BS-FORK-02")
+    elif key == "reverses" and entry["reverses"] is None:
+        found = ids(value, "D")
+        if found:
+            entry["reverses"], entry["reverses_line"] = found[0], line
+        else:
+            message = f"{name} Reverses '{value[:80]}' names no D#"
+            rec.issue(FILE, line, "no-decision-id", message, "BS-LEDGER-01")
+    elif key == "reversed_by":
+        found = ids(value, "D")
+        if not found:
+            message = f"{name} Reversed by '{value[:80]}' names no D#"
+            rec.issue(FILE, line, "no-decision-id", message, "BS-LEDGER-01")
+        elif entry["reversed_by"] is None:
+            entry["reversed_by"], entry["reversed_by_line"] = found[0], line
+
+
+def _phrase(entry: dict[str, Any], text: str, line: int) -> None:
+    """`Reversed by D{n}` anywhere in the entry (a field or prose); the first counts."""
+    if entry["reversed_by"] is None and ("versed" in text or "VERSED" in text):
+        m = _REVERSED_BY_RE.search(text)
+        if m is not None:
+            entry["reversed_by"], entry["reversed_by_line"] = m[1], line
+
+
+def _lines(block: Block) -> list[tuple[int, str]]:
+    if isinstance(block, Item):
+        return block.all_lines() if block.parts else block.lines
+    if isinstance(block, Paragraph):
+        return block.lines
+    return []

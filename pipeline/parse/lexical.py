@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime, timedelta
+from collections.abc import Callable
+from datetime import UTC, datetime
+from operator import methodcaller
 
 from pipeline.parse.records import Records
 
@@ -18,18 +20,25 @@ DASH = r"(?>\s*[—–]\s*|\s+-\s+)"
 # The arrow alone; split_arrow trims the spaces around it (a pattern with a leading
 # `\s*` retried at every start of a long run of spaces is quadratic).
 ARROW_RE = re.compile(r"→|->")
-# `- Name: value` with every quantifier possessive (no backtracking at all): the name's
-# length limit and trailing spaces are checked in field(), not by backtracking.
-FIELD_RE = re.compile(r"^\s*+[-*](\s++)([^:\n]*+):(.*)$")
 MAX_FIELD_NAME = 60
 # The largest number the tables' int32 columns (fork_num, turn_num, edits, …) hold.
 INT32_MAX = 2**31 - 1
 
+# Spaces, and the emphasis and code-span marks stripped around names and tokens.
+_MARKS = " \t*_`"
+_WORD_RE = re.compile(r"[A-Za-z]++(?![\w-])")
+_ID_RES = {letter: re.compile(rf"\b{letter}\d+\b") for letter in "FDST"}
+# A timestamp-shaped run anywhere in a line; parse_timestamp decides whether it is one.
+_TS_FIND_RE = re.compile(
+    r"(?<!\d)\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d++)?+)?+"
+    r"(?:[ \t]*+(?:[Zz]|[+-]\d{2}(?::?\d{2})?+))?+"
+)
 _TS_RE = re.compile(
-    r"^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?"
-    r"\s*(Z|z|[+-]\d{2}(?::?\d{2})?)?$"
+    r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d{1,9})?)?"
+    r"[ \t]*(?:[Zz]|[+-]\d{2}(?::?\d{2})?)"
 )
 _DATE_RE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
+_DATE_AT_RE = re.compile(r"\d{4}-\d{2}-\d{2}(?![\d:T])")
 
 
 def decode(data: bytes, file: str, rec: Records) -> list[str]:
@@ -56,61 +65,107 @@ def _line_at(data: bytes, offset: int) -> int:
     return head.count(b"\n") + head.count(b"\r") - head.count(b"\r\n") + 1
 
 
-def field(line: str) -> tuple[str, str] | None:
-    """A `- Name: value` bullet as (name, value), both trimmed; else None."""
-    if len(line) > MAX_LINE_CHARS or not line.lstrip().startswith(("-", "*")):
+def field(text: str) -> tuple[str, str] | None:
+    """`Name: value` as (the name in lower case, the value), both trimmed; None when the
+    text has no colon or the name is longer than a field name.
+
+    The name is lenient (§3.1): emphasis around it is dropped, so `**Status:** open`,
+    `_Current as of:_ x` and `**Closes when**: x` all name their field; the caller has
+    already removed a list marker.
+    """
+    colon = text.find(":", 0, MAX_FIELD_NAME + 8)
+    if colon < 1:
         return None
-    m = FIELD_RE.match(line)
+    name = text[:colon].strip(_MARKS).lower()
+    if not name or len(name) > MAX_FIELD_NAME:
+        return None
+    value = text[colon + 1 :]
+    # `**Status:** open`: the marks right after the colon close the name's emphasis.
+    if value[:1] in ("*", "_"):
+        value = value.lstrip("*_")
+    return name, value.strip(" \t")
+
+
+# Text with the emphasis and code-span marks around it (and spaces) removed; a method
+# caller, because readers call it on every token.
+bare: Callable[[str], str] = methodcaller("strip", _MARKS)
+
+
+def token(value: str, tokens: tuple[str, ...], fold: bool = False) -> str | None:
+    """The schema token a value starts with, emphasis around it dropped (`**pass**` is
+    `pass`; what follows is commentary); None when it starts with none of them, or when
+    the text after it names another of them (`pass | fail` is an unfilled template).
+    With `fold`, the tokens match in any case."""
+    text = bare(value)
+    m = _WORD_RE.match(text)
     if m is None:
         return None
-    gap, name, value = m.groups()
-    name = name.rstrip()
-    # A blank name still needs a space of its own besides the one after the bullet.
-    if len(name) > MAX_FIELD_NAME or (not name and len(gap) < 2):
+    word = m[0].lower() if fold else m[0]
+    if word not in tokens:
         return None
-    return name, value.strip()
+    rest = text[m.end() :]
+    if rest and any(_names(rest, other) for other in tokens if other != word):
+        return None
+    return word
+
+
+def _names(text: str, word: str) -> bool:
+    """Whether `word` stands in text as a word of its own (a hyphen joins words)."""
+    start = text.find(word)
+    while start >= 0:
+        end = start + len(word)
+        if not _joins(text[start - 1 : start]) and not _joins(text[end : end + 1]):
+            return True
+        start = text.find(word, end)
+    return False
+
+
+def _joins(char: str) -> bool:
+    """Whether a character next to a word makes it part of a longer word."""
+    return bool(char) and (char.isalnum() or char in "_-")
+
+
+def ids(text: str, letter: str) -> list[str]:
+    """Every `{letter}{n}` that stands as a whole word in text, in order, once each."""
+    if letter not in text:
+        return []
+    found = _ID_RES[letter].findall(text)
+    return list(dict.fromkeys(found)) if len(found) > 1 else found
+
+
+def find_timestamp(text: str) -> str | None:
+    """The first ISO 8601 date-and-time anywhere in text, as written; None when none."""
+    m = _TS_FIND_RE.search(text)
+    return m[0] if m else None
 
 
 def split_arrow(text: str) -> tuple[str, str] | None:
-    """Split at the last arrow: (before, after); None when there is no arrow."""
-    matches = list(ARROW_RE.finditer(text))
-    if not matches:
+    """Split at the last arrow (`→` or `->`), the spaces around it dropped: (before,
+    after); None when there is no arrow."""
+    unicode, ascii_ = text.rfind("→"), text.rfind("->")
+    if unicode < 0 and ascii_ < 0:
         return None
-    last = matches[-1]
-    # The spaces around the arrow go with it, except those the previous arrow took.
-    between = text[matches[-2].end() : last.start()] if len(matches) > 1 else "-"
-    start = last.start() if not between.strip() else len(text[: last.start()].rstrip())
-    return text[:start], text[last.end() :].lstrip()
+    at, end = (unicode, unicode + 1) if unicode > ascii_ else (ascii_, ascii_ + 2)
+    return text[:at].rstrip(), text[end:].lstrip()
 
 
 def parse_timestamp(raw: str) -> datetime | None:
-    """An ISO 8601 instant (minutes, seconds or fractions; Z or offset) as UTC; else None."""
-    m = _TS_RE.match(raw.strip())
-    if m is None:
-        return None
-    year, month, day, hour, minute, second, frac, zone = m.groups()
-    try:
-        value = datetime(
-            int(year),
-            int(month),
-            int(day),
-            int(hour),
-            int(minute),
-            int(second or 0),
-            int((frac or "0")[:6].ljust(6, "0")),
-            tzinfo=UTC,
-        )
-    except ValueError:
-        return None
-    if zone and zone not in ("Z", "z"):
-        sign = 1 if zone[0] == "+" else -1
-        digits = zone[1:].replace(":", "")
-        offset = timedelta(hours=int(digits[:2]), minutes=int(digits[2:4] or 0))
-        try:
-            value -= sign * offset
-        except OverflowError:  # 0001-01-01T00:00+01:00 is before year 1 in UTC
+    """An ISO 8601 instant (minutes, seconds or fractions; Z or an offset) as UTC; else
+    None. The pattern decides the shape; the standard library reads the values."""
+    text = raw
+    if _TS_RE.fullmatch(text) is None:
+        text = raw.strip()
+        if _TS_RE.fullmatch(text) is None:
             return None
-    return value
+    if text[-1] == "z":
+        text = text[:-1] + "Z"
+    if text.find(" ", 11) >= 0 or "\t" in text:
+        text = text[:11] + "".join(text[11:].split())  # spaces before the zone
+    try:
+        value = datetime.fromisoformat(text)
+        return value if text[-1] == "Z" else value.astimezone(UTC)
+    except (ValueError, OverflowError):  # out of range, or moved before year 1 by its offset
+        return None
 
 
 def parse_date_or_timestamp(raw: str) -> datetime | None:
@@ -123,13 +178,30 @@ def parse_date_or_timestamp(raw: str) -> datetime | None:
         return None
 
 
-def stamp(raw: str | None) -> tuple[datetime | None, bool]:
-    """A stamp that may be `never`: (instant or None, is_never)."""
+def stamp(raw: str | None, date: bool = False) -> tuple[datetime | None, bool]:
+    """A stamp that may be `never`: (instant or None, is_never).
+
+    The stamp is the value's first token, emphasis dropped: `never` (any case) or a
+    timestamp (with `date`, a date alone too); what follows is commentary, unless it
+    names another value (`2026-07-08T14:30Z | never` is an unfilled template).
+    """
     if raw is None:
         return None, False
-    if raw.strip() == "never":
-        return None, True
-    return parse_timestamp(raw), False
+    instant = parse_timestamp(raw)
+    if instant is not None:
+        return instant, False
+    text = bare(raw)
+    if token(text, ("never",), fold=True):
+        return None, _TS_FIND_RE.search(text) is None
+    m = _TS_FIND_RE.match(text) or (_DATE_AT_RE.match(text) if date else None)
+    if m is None:
+        return None, False
+    rest = text[m.end() :]
+    if rest and (_names(rest.lower(), "never") or _TS_FIND_RE.search(rest)):
+        return None, False
+    if len(m[0]) == 10:
+        return parse_date_or_timestamp(m[0]), False
+    return parse_timestamp(m[0]), False
 
 
 def id_number(text: str | None, prefix: str) -> int | None:
@@ -144,6 +216,8 @@ def int32(digits: str) -> int | None:
     An 11-digit ID made the crawl fail writing its int32 column, and past 4,300 digits
     int() itself raises.
     """
+    if len(digits) < 10:
+        return int(digits)
     if len(digits.lstrip("0")) > len(str(INT32_MAX)):
         return None
     value = int(digits)

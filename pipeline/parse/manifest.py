@@ -7,67 +7,94 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from pipeline.parse.lexical import MAX_LINE_CHARS, field, int32
+from pipeline.parse.blocks import Heading, Table, parse
+from pipeline.parse.lexical import bare, token
+from pipeline.parse.reading import fields, number, section
 from pipeline.parse.records import Records
 
 FILE = "ops/manifest.md"
-# Values end at their last non-space (not lazily before `\s*$`, which is quadratic).
-_ROUND_RE = re.compile(r"^(?:[-*]\s+)?Round:\s*((?:.*\S)?)\s*$")
-_STATUS_RE = re.compile(r"^(?:[-*]\s+)?Status:\s*((?:.*\S)?)\s*$")
-_CELL_SPLIT_RE = re.compile(r"(?<!\\)\|")
-_SEPARATOR_RE = re.compile(r"^:?-{1,}:?$")
-_HEADER = ["#", "what", "source", "destination", "action"]
-_USELESS_FIELDS = {
-    "Result": "useless_result",
-    "Cold-reader allowed paths": "cold_reader_paths",
-    "Gaps": "gaps",
+_FIELDS = {
+    "round": "round",
+    "status": "status",
+    "result": "useless_result",
+    "cold-reader allowed paths": "cold_reader_paths",
+    "gaps": "gaps",
 }
+_USELESS = ("useless_result", "cold_reader_paths", "gaps")
+_COLUMNS = ("#", "what", "source", "destination", "action")
+_ROUND_RE = re.compile(r"(\d+)(?![\w.])")
+_LINK_RE = re.compile(r"!?\[[^\]]*+\]\(\s*+<?([^)>\s]*+)>?[^)]*+\)")
+_SPLIT_RE = re.compile(r"<br\s*/?>|[,;]|\s+and\s+", re.I)
 
 
 def parse_manifest(
     lines: list[str], rec: Records, exists: Callable[[str], bool] = lambda _: False
 ) -> None:
-    current: dict[str, Any] = _new_round(None, None)
+    current = _new_round(None, None)
     rounds = 0
-    section = ""
+    useless = 0  # the uselessness test section's heading level; 0 outside it
     rows: list[dict[str, Any]] = []
-    for number, raw in enumerate(lines, 1):
-        if len(raw) > MAX_LINE_CHARS:
+    for block in parse(lines).blocks:
+        if isinstance(block, Heading):
+            if useless and block.level > useless:
+                continue
+            useless = block.level if section(block.text, ("uselessness test",)) else 0
             continue
-        line = raw.strip()
-        if line.startswith("#") and not line.startswith("#|"):
-            section = line.lstrip("#").strip()
+        if isinstance(block, Table):
+            _table(block, current, rows)
             continue
-        round_m = _ROUND_RE.match(line)
-        if round_m:
-            rounds += 1
-            value = round_m[1]
-            num = int32(value) if value.isdecimal() else None
-            if num is None:
-                rec.issue(FILE, number, "bad-round", f"Round '{value}' is not a whole number")
-            current = _new_round(num, number)
-            section = ""
-            continue
-        status_m = _STATUS_RE.match(line)
-        if status_m and current["status"] is None:
-            current["status"], current["status_line"] = status_m[1], number
-            continue
-        if line.startswith("|"):
-            _table_line(line, number, current, rows)
-            continue
-        if section == "Uselessness test":
-            parsed = field(raw)
-            if parsed and parsed[0] in _USELESS_FIELDS:
-                key = _USELESS_FIELDS[parsed[0]]
-                current[key] = parsed[1]
-                if key == "useless_result":
-                    current["useless_result_line"] = number
+        for key, value, line in fields(block, _FIELDS):
+            if key == "round":
+                rounds += 1
+                current = _new_round(_round(value, line, rec), line)
+                useless = 0
+            elif key == "status":
+                if current["status"] is None:
+                    current["status"] = token(value, ("proposed", "approved", "applied"))
+                    current["status"] = current["status"] or bare(value)
+                    current["status_line"] = line
+            elif useless and key == "useless_result":
+                current[key] = token(value, ("pass", "fail")) or bare(value)
+                current["useless_result_line"] = line
+            elif useless:
+                current[key] = value
+    _write(rec, current, rounds, rows, exists)
+
+
+def _round(value: str, line: int, rec: Records) -> int | None:
+    m = _ROUND_RE.match(bare(value))
+    if m is None:
+        rec.issue(FILE, line, "bad-round", f"Round '{value[:80]}' is not a whole number")
+        return None
+    return number(rec, FILE, line, m[1], "round")
+
+
+def _write(
+    rec: Records,
+    current: dict[str, Any],
+    rounds: int,
+    rows: list[dict[str, Any]],
+    exists: Callable[[str], bool],
+) -> None:
     last_round = current["round_key"]
     for row in rows:
         row["current"] = row.pop("round_key") is last_round
-        row["destination_exists"] = bool(row["destination_path"]) and exists(
-            row["destination_path"]
-        )
+        paths = row.pop("paths")
+        for position, (written, path) in enumerate(paths, 1):
+            rec.add(
+                "manifest_destinations",
+                file=FILE,
+                line=row["line"],
+                round=row["round"],
+                current=row["current"],
+                position=position,
+                destination=written,
+                destination_path=path,
+                destination_exists=path is not None and exists(path),
+            )
+        first: str | None = next((p for _, p in paths if p), None)
+        row["destination_path"] = first
+        row["destination_exists"] = first is not None and exists(first)
         rec.add("manifest_rows", file=FILE, **row)
     rec.add(
         "manifests",
@@ -88,49 +115,59 @@ def parse_manifest(
 
 
 def _new_round(num: int | None, line: int | None) -> dict[str, Any]:
-    state: dict[str, Any] = dict.fromkeys(
-        (
-            "status",
-            "status_line",
-            "useless_result",
-            "useless_result_line",
-            "cold_reader_paths",
-            "gaps",
-        ),
-    )
+    state: dict[str, Any] = dict.fromkeys(("status", "status_line", "useless_result_line"))
+    state.update(dict.fromkeys(_USELESS))
     state.update(round=num, round_line=line, has_table=False, round_key=object())
     return state
 
 
-def _table_line(
-    line: str, number: int, current: dict[str, Any], rows: list[dict[str, Any]]
-) -> None:
-    body = line[1:-1] if line.endswith("|") and not line.endswith("\\|") else line[1:]
-    cells = [cell.strip().replace("\\|", "|") for cell in _CELL_SPLIT_RE.split(body)]
-    # Extra columns after the five the schema names are allowed.
-    if [cell.lower() for cell in cells[:5]] == _HEADER:
-        current["has_table"] = True
+def _table(table: Table, current: dict[str, Any], rows: list[dict[str, Any]]) -> None:
+    """The rows of a routing table: one whose header names the five columns (any case,
+    any order, emphasis dropped; more columns are allowed)."""
+    names = [bare(cell).lower() for cell in table.header]
+    if not all(name in names for name in _COLUMNS):
         return
-    if all(_SEPARATOR_RE.match(cell) for cell in cells if cell) and any(cells):
-        return
-    cells = (cells + [""] * 5)[:5]
-    rows.append(
-        {
-            "line": number,
-            "round": current["round"],
-            "round_key": current["round_key"],
-            "num": cells[0],
-            "what": cells[1],
-            "source": cells[2],
-            "destination": cells[3],
-            "action": cells[4],
-            "destination_path": destination_path(cells[3]),
-        }
-    )
+    where = [names.index(name) for name in _COLUMNS]
+    current["has_table"] = True
+    for line, cells in table.rows:
+        num, what, source, destination, action = (cells[i] if i < len(cells) else "" for i in where)
+        rows.append(
+            {
+                "line": line,
+                "round": current["round"],
+                "round_key": current["round_key"],
+                "num": num,
+                "what": what,
+                "source": source,
+                "destination": destination,
+                "action": action,
+                "paths": destinations(destination),
+            }
+        )
+
+
+def destinations(cell: str) -> list[tuple[str, str | None]]:
+    """Each destination a Destination cell names, as written and as a repository-relative
+    path (None when it is not one): a Markdown link's target, a path followed by
+    commentary, several separated by commas, semicolons, `<br>` or ` and `."""
+    text = _LINK_RE.sub(lambda m: f" {m[1]} ", cell) if "](" in cell else cell
+    found = []
+    for piece in _SPLIT_RE.split(text):
+        written = piece.strip()
+        if written:
+            found.append((written, destination_path(_first_path(written))))
+    return found
+
+
+def _first_path(text: str) -> str:
+    if text.startswith("`"):
+        end = text.find("`", 1)
+        return text[1:end] if end > 0 else text[1:]
+    return text.split()[0].strip("`*_")
 
 
 def destination_path(cell: str) -> str | None:
-    """A Destination cell as a repository-relative path, or None when it is not one."""
+    """A destination as a repository-relative path, or None when it is not one."""
     text = cell.strip().strip("`").strip()
     text = text.split("#", 1)[0].strip()
     if not text or ":" in text:

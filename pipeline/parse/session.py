@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from pipeline.parse import READER_VERSION
 from pipeline.parse.capture import parse_capture
 from pipeline.parse.forks import parse_forks
 from pipeline.parse.ledger import parse_ledger
@@ -28,6 +29,8 @@ _READERS: list[tuple[str, Callable[[list[str], Records], None]]] = [
     ("ops/capture.md", parse_capture),
     ("ops/sync-log.md", parse_sync_log),
 ]
+# The files the readers read as text; basis/ and fragments/ are only listed.
+_READ = (*(name for name, _ in _READERS), "ops/manifest.md")
 EXISTS_FLAGS = {
     "state.md": "state_exists",
     "thesis.md": "thesis_exists",
@@ -37,6 +40,16 @@ EXISTS_FLAGS = {
     "ops/capture.md": "capture_exists",
     "ops/sync-log.md": "sync_log_exists",
     "ops/manifest.md": "manifest_exists",
+}
+# The rule that fails when a file exists but cannot be read, where the rule's own check
+# would otherwise see an empty file and pass (state.md, thesis.md and ops/.gitignore
+# fail their rules already: their fields stay null).
+UNREADABLE_RULE = {
+    "forks.md": "BS-FORK-01",
+    "ledger.md": "BS-LEDGER-01",
+    "ops/capture.md": "BS-COMPOSE-02",
+    "ops/sync-log.md": "BS-SYNC-01",
+    "ops/manifest.md": "BS-MANIFEST-01",
 }
 
 
@@ -70,14 +83,23 @@ class SessionInput:
     links: list[LinkIn] = field(default_factory=list)
     existing_destinations: frozenset[str] = frozenset()
     from_commit: bool = False
+    # Each file's SHA-256, computed once for the snapshot id and reused for the files table.
+    _digests: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
+
+    def digest(self, name: str) -> str:
+        found = self._digests.get(name)
+        if found is None:
+            found = self._digests[name] = hashlib.sha256(self.files[name]).hexdigest()
+        return found
 
     def snapshot_id(self) -> str:
         """A hash of everything the rules read, so equal content is stored once."""
         h = hashlib.sha256()
-        parts: list[str] = [self.location, self.topic, self.path, str(self.has_ops_dir)]
+        parts: list[str] = [f"reader={READER_VERSION}", self.location, self.topic, self.path]
+        parts.append(str(self.has_ops_dir))
         parts.append(f"commit={self.from_commit}")
         for name in sorted(self.files):
-            parts += ["f", name, hashlib.sha256(self.files[name]).hexdigest()]
+            parts += ["f", name, self.digest(name)]
         for name, code, _ in sorted(self.unreadable):
             parts += ["u", name, code, str(self.sizes.get(name))]
         parts += ["t", "none" if self.tracked is None else "\x1f".join(sorted(self.tracked))]
@@ -96,13 +118,12 @@ def parse_session(inp: SessionInput, snapshot_id: str | None = None) -> Records:
     snap["git_context"] = inp.tracked is not None
     snap["commit_snapshot"] = inp.from_commit
     snap["ops_exists"] = inp.has_ops_dir
+    unreadable = {u[0] for u in inp.unreadable}
     for name, flag in EXISTS_FLAGS.items():
-        snap[flag] = name in inp.files or any(u[0] == name for u in inp.unreadable)
+        snap[flag] = name in inp.files or name in unreadable
     for name, code, message in inp.unreadable:
-        rec.issue(name, None, code, message)
-    decoded = {
-        name: decode(data, name, rec) for name, data in inp.files.items() if name.endswith(".md")
-    }
+        rec.issue(name, None, code, message, UNREADABLE_RULE.get(name))
+    decoded = {name: decode(inp.files[name], name, rec) for name in _READ if name in inp.files}
     for name, reader in _READERS:
         if name in decoded:
             reader(decoded[name], rec)
@@ -112,12 +133,14 @@ def parse_session(inp: SessionInput, snapshot_id: str | None = None) -> Records:
     if gitignore is not None:
         lines = decode(gitignore, "ops/.gitignore", rec)
         snap["gitignore_star"] = any(line.strip() == "*" for line in lines)
-    for name in sorted(set(inp.files) | {u[0] for u in inp.unreadable}):
+    for name in sorted(inp.files.keys() | unreadable):
         data = inp.files.get(name)
-        digest = hashlib.sha256(data).hexdigest()[:32] if data is not None else None
+        digest = inp.digest(name)[:32] if data is not None else None
         rec.add("files", file=name, size=inp.sizes.get(name), sha256=digest)
-        if name.startswith("fragments/") and name.count("/") == 1:
-            rec.add("fragments", file=name, name=name[len("fragments/") :].rsplit(".", 1)[0])
+        base = name[len("fragments/") :]
+        # A dotfile (`.gitkeep`) keeps the folder in git; it is no fragment.
+        if name.startswith("fragments/") and "/" not in base and not base.startswith("."):
+            rec.add("fragments", file=name, name=base.rsplit(".", 1)[0])
     for tracked in inp.tracked or []:
         rec.add("tracked_files", file=tracked, commit=None)
     for tracked, commit in inp.tracked_history:
@@ -154,6 +177,7 @@ def _summarise(rec: Records, inp: SessionInput) -> None:
     snap["syncs"] = len({s["sync_id"] for s in rec.of("sync_events")})
     snap["files"] = len(inp.sizes)
     snap["bytes"] = sum(inp.sizes.values())
+    snap["parse_issues"] = len(rec.of("parse_issues"))
     manifest = rec.of("manifests")
     snap["stage"] = stage_of(
         inp.location, snap.get("status"), manifest[0]["status"] if manifest else None

@@ -1,75 +1,92 @@
-"""state.md: the anchor bullets and the aspect map."""
+"""state.md: the anchor fields and the aspect map (spec §3 and §3.1)."""
 
 from __future__ import annotations
 
 import re
 
-from pipeline.parse.lexical import field, parse_date_or_timestamp, split_arrow, stamp
+from pipeline.parse.blocks import Heading, Item, parse
+from pipeline.parse.lexical import bare, split_arrow, stamp, token
+from pipeline.parse.reading import fields, section
 from pipeline.parse.records import Records
 
 FILE = "state.md"
 _FIELDS = {
-    "Status": "status",
-    "Posture": "posture",
-    "Started": "started",
-    "Sitting": "sitting",
-    "Last compose": "last_compose_raw",
+    "status": "status",
+    "posture": "posture",
+    "started": "started",
+    "sitting": "sitting",
+    "last compose": "last_compose_raw",
 }
+_STATUSES = ("open", "stopping", "harvested")
+_SITTINGS = ("single", "multi")
 # The first dash of lexical.DASH: an em or en dash, or a hyphen with a space each side.
 # Searched for alone (the spaces around it are trimmed): `^(.*?)` before DASH's `\s*`
 # is quadratic in a long run of spaces.
 _DASH_AT_RE = re.compile(r"[—–]|(?<=\s)-(?=\s)")
-_REF_RE = re.compile(r"^(?:(F|D)(\d+)|fragment:\s*(\S.*))$")
+_FRAGMENT_RE = re.compile(r"(?i:fragment):[ \t]*+([^\s,;()\[\]`*]++)")
+_THESIS_RE = re.compile(r"(?i)(?<![\w-])thesis(?![\w-])")
+_NONE_YET_RE = re.compile(r"(?i)(?<![\w-])none\s+yet(?![\w-])")
+_REF_ID_RE = re.compile(r"\b[FD]\d+\b")
 
 
 def parse_state(lines: list[str], rec: Records) -> None:
     snap = rec.snapshot
-    in_map = False
-    for number, line in enumerate(lines, 1):
-        if line.startswith("## "):
-            in_map = line[3:].strip() == "Aspect map"
-            if in_map:
-                snap["aspect_map_line"] = number
+    map_level = 0  # the open aspect map's heading level; 0 outside it
+    for block in parse(lines).blocks:
+        if isinstance(block, Heading):
+            if map_level and block.level > map_level:
+                continue  # a subheading inside the map
+            map_level = 0
+            if block.level >= 2 and section(block.text, ("aspect map",)):
+                map_level = block.level
+                snap.setdefault("aspect_map_line", block.line)
             continue
-        if in_map:
-            stripped = line.strip()
-            if stripped.startswith(("- ", "* ")):
-                _aspect(stripped[2:].strip(), number, rec)
+        if map_level:
+            if isinstance(block, Item):
+                _aspect(block, rec)
             continue
-        parsed = field(line)
-        if parsed is None or parsed[0] not in _FIELDS:
-            continue
-        name, value = parsed
-        key = _FIELDS[name]
-        if key in snap:
-            rec.issue(FILE, number, "duplicate-field", f"second '{name}:' bullet ignored")
-            continue
-        snap[key] = value
-        if key == "status":
-            snap["status_line"] = number
-        elif key == "started":
-            snap["started"] = parse_date_or_timestamp(value)
-            if snap["started"] is None and value:
-                rec.issue(FILE, number, "bad-timestamp", f"Started '{value}' is not a date")
-        elif key == "last_compose_raw":
-            snap["last_compose_line"] = number
-            instant, never = stamp(value)
-            snap["last_compose"], snap["last_compose_never"] = instant, never
-            if instant is None and not never:
-                rec.issue(
-                    FILE, number, "bad-timestamp", f"Last compose '{value}' is not a timestamp"
-                )
+        for key, value, line in fields(block, _FIELDS):
+            _field(rec, key, value, line)
 
 
-def _aspect(text: str, line: int, rec: Records) -> None:
+def _field(rec: Records, key: str, value: str, line: int) -> None:
+    snap = rec.snapshot
+    if key in snap:
+        rec.issue(FILE, line, "duplicate-field", f"second '{key.replace('_raw', '')}:' ignored")
+        return
+    if key == "status":
+        snap["status"] = token(value, _STATUSES) or bare(value)
+        snap["status_line"] = line
+    elif key == "sitting":
+        snap["sitting"] = token(value, _SITTINGS) or bare(value)
+    elif key == "posture":
+        snap["posture"] = value
+    elif key == "started":
+        snap["started"] = stamp(value, date=True)[0]
+        if snap["started"] is None and value:
+            rec.issue(FILE, line, "bad-timestamp", f"Started '{value[:80]}' is not a date")
+    else:
+        snap["last_compose_raw"], snap["last_compose_line"] = value, line
+        instant, never = stamp(value)
+        snap["last_compose"], snap["last_compose_never"] = instant, never
+        if instant is None and not never:
+            message = f"Last compose '{value[:80]}' is not a timestamp"
+            rec.issue(FILE, line, "bad-timestamp", message)
+
+
+def _aspect(item: Item, rec: Records) -> None:
+    """One aspect: `{name} — {description} → {refs}`; its sub-items are part of it, and
+    hold its refs when the arrow has nothing after it on the aspect's own line."""
+    text = item.text
     arrow = split_arrow(text)
     head, refs_raw = (text, None) if arrow is None else (arrow[0], arrow[1].strip())
+    if arrow is not None and not refs_raw and item.parts:
+        refs_raw = item.rest()
     m = _DASH_AT_RE.search(head)
-    name, description = (
-        (head[: m.start()].strip(), head[m.end() :].strip()) if m else (head.strip(), None)
-    )
-    refs = [r.strip() for r in refs_raw.split(",")] if refs_raw else []
-    refs = [r for r in refs if r]
+    name = bare(head[: m.start()] if m else head)
+    description = head[m.end() :].strip() if m else None
+    refs = _refs(refs_raw) if refs_raw else []
+    line = item.line
     rec.add(
         "aspects",
         file=FILE,
@@ -80,19 +97,54 @@ def _aspect(text: str, line: int, rec: Records) -> None:
         refs_raw=refs_raw,
         ref_count=len(refs),
     )
-    for ref in refs:
-        kind, target = _classify(ref)
+    for ref, kind, target in refs:
         rec.add("aspect_refs", file=FILE, line=line, aspect=name, ref=ref, kind=kind, target=target)
 
 
-def _classify(ref: str) -> tuple[str, str | None]:
-    if ref == "thesis":
-        return "thesis", None
-    if ref.lower() == "none yet":
-        return "none_yet", None
-    m = _REF_RE.match(ref)
-    if m is None:
-        return "unknown", None
-    if m[1]:
-        return ("fork" if m[1] == "F" else "decision"), f"{m[1]}{m[2]}"
-    return "fragment", m[3].strip()
+def _refs(raw: str) -> list[tuple[str, str, str | None]]:
+    """(ref as written, kind, target) for each ref: every F#, D#, `thesis`,
+    `fragment:{name}` and `none yet` in each comma- or semicolon-separated part; a part
+    that holds none of them is one unknown ref."""
+    found: list[tuple[str, str, str | None]] = []
+    for part in raw.split(",") if ";" not in raw else re.split(r"[,;]", raw):
+        text = part.strip()
+        if not text:
+            continue
+        simple = _simple_ref(text)
+        if simple is not None:
+            found.append(simple)
+            continue
+        hits: list[tuple[int, str, str, str | None]] = []
+        for m in _FRAGMENT_RE.finditer(text):
+            hits.append((m.start(), m[0], "fragment", m[1]))
+        # An ID inside a fragment's name (`fragment:F2-notes`) is part of the name.
+        text_ids = _FRAGMENT_RE.sub(lambda m: " " * len(m[0]), text) if hits else text
+        seen: set[str] = set()
+        for m in _REF_ID_RE.finditer(text_ids):
+            if m[0] not in seen:
+                seen.add(m[0])
+                hits.append((m.start(), m[0], "fork" if m[0][0] == "F" else "decision", m[0]))
+        for m in _THESIS_RE.finditer(text_ids):
+            hits.append((m.start(), m[0], "thesis", None))
+        for m in _NONE_YET_RE.finditer(text_ids):
+            hits.append((m.start(), m[0], "none_yet", None))
+        if not hits:
+            found.append((text, "unknown", None))
+        found += [(ref, kind, target) for _, ref, kind, target in sorted(hits, key=_first)]
+    return found
+
+
+def _simple_ref(text: str) -> tuple[str, str, str | None] | None:
+    """A part that is one ref in the schema's spelling, read without searching it."""
+    c = text[0]
+    if c in "FD" and text[1:].isdigit() and text.isascii():
+        return text, "fork" if c == "F" else "decision", text
+    if text == "thesis":
+        return text, "thesis", None
+    if text == "none yet":
+        return text, "none_yet", None
+    return None
+
+
+def _first(hit: tuple[int, str, str, str | None]) -> int:
+    return hit[0]

@@ -21,8 +21,10 @@ where (r.kind = 'fork' and not exists (
         select 1 from known_forks k where k.snapshot_id = r.snapshot_id and k.fork_id = r.target))
     or (r.kind = 'decision' and not exists (
         select 1 from ledger l where l.snapshot_id = r.snapshot_id and l.decision_id = r.target))
+    -- fragment:api and fragment:api.md name the same fragment (spec §3.1).
     or (r.kind = 'fragment' and not exists (
-        select 1 from fragments f where f.snapshot_id = r.snapshot_id and f.name = r.target))
+        select 1 from fragments f where f.snapshot_id = r.snapshot_id
+            and (f.name = r.target or f.file = 'fragments/' || r.target)))
     or (r.kind = 'thesis' and not s.thesis_exists)
     or r.kind = 'unknown'
 union all

@@ -1,7 +1,10 @@
 -- rule: BS-COMPOSE-01
 -- gate: session
 -- description: thesis.md's `Current as of:` stamp equals state.md's `Last compose` (as instants; never equals only never).
-select snapshot_id, 'thesis.md' as file, thesis_stamp_line as line,
+select snapshot_id,
+    -- The finding names the side that is missing or unreadable (state.md when it is Last compose).
+    case when state_side then 'state.md' else 'thesis.md' end as file,
+    case when state_side then last_compose_line else thesis_stamp_line end as line,
     case
         when not state_exists then 'state.md is missing, so there is no Last compose to match'
         when last_compose_raw is null then 'state.md has no ''Last compose:'' bullet'
@@ -14,7 +17,12 @@ select snapshot_id, 'thesis.md' as file, thesis_stamp_line as line,
         else 'thesis stamp ' || thesis_stamp_raw || ' differs from Last compose '
             || last_compose_raw || '; compose again'
     end as message
-from snapshots
+from (
+    select *,
+        state_exists and last_compose_raw is not null and last_compose is null
+            and not coalesce(last_compose_never, false) as state_side
+    from snapshots
+)
 where not (
     (coalesce(thesis_stamp_never, false) and coalesce(last_compose_never, false))
     or (thesis_stamp is not null and last_compose is not null and thesis_stamp = last_compose)

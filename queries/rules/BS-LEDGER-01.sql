@@ -1,6 +1,6 @@
 -- rule: BS-LEDGER-01
 -- gate: session
--- description: Ledger IDs are unique and ascend in file order; every entry has Decision, Why and How to apply; a `Reversed by D#` names an entry that exists; across snapshots no entry disappears or has its Decision, Why or How to apply rewritten.
+-- description: Ledger IDs are unique and ascend in file order; every entry has Decision, Why and How to apply; a `Reversed by D#` and a `Reverses: D#` name an entry that exists; across snapshots no entry disappears or has its Decision, Why or How to apply rewritten.
 with ordered as (
     select *,
         max(decision_num) over (
@@ -33,4 +33,11 @@ select l.snapshot_id, l.file, l.reversed_by_line,
 from ledger l
 where l.reversed_by is not null and not exists (
     select 1 from ledger o where o.snapshot_id = l.snapshot_id and o.decision_id = l.reversed_by
+)
+union all
+select l.snapshot_id, l.file, coalesce(l.reverses_line, l.line),
+    coalesce(l.decision_id, 'entry') || ' reverses ' || l.reverses || ', which is not a ledger entry'
+from ledger l
+where l.reverses is not null and not exists (
+    select 1 from ledger o where o.snapshot_id = l.snapshot_id and o.decision_id = l.reverses
 )

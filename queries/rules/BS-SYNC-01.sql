@@ -1,6 +1,6 @@
 -- rule: BS-SYNC-01
 -- gate: session
--- description: Every sync dispatch has exactly one result after it with the same S#; only the newest dispatch may be in flight.
+-- description: Every sync dispatch has exactly one result after it with the same S#; only the newest dispatch (the last dispatch line in the file) may be in flight.
 -- skip: location = 'history' => ops/ removed at harvest
 -- skip: commit_snapshot and not ops_exists => ops/ is not kept in git (a commit snapshot)
 with per_sync as (
@@ -14,8 +14,10 @@ with per_sync as (
     from sync_events
     group by all
 ),
+-- The newest dispatch is the last one in file order (the facilitator appends), spec §3.1.
 newest as (
-    select snapshot_id, max(sync_num) as newest from sync_events where kind = 'dispatch' group by all
+    select snapshot_id, arg_max(sync_id, line) as newest
+    from sync_events where kind = 'dispatch' group by all
 )
 select p.snapshot_id, p.file,
     case
@@ -29,7 +31,7 @@ select p.snapshot_id, p.file,
         when results > 1 then sync_id || ' has ' || results || ' result lines; a dispatch gets one'
         when dispatches = 0 then sync_id || ' has a result line but no dispatch'
         when results = 1 and result_line < dispatch_line then sync_id || '''s result comes before its dispatch'
-        else sync_id || ' has no result, and only the newest dispatch (S' || n.newest || ') may be in flight'
+        else sync_id || ' has no result, and only the newest dispatch (' || n.newest || ') may be in flight'
     end as message
 from per_sync p
 left join newest n using (snapshot_id)
@@ -37,4 +39,4 @@ where dispatches > 1
     or results > 1
     or dispatches = 0
     or (results = 1 and result_line < dispatch_line)
-    or (results = 0 and sync_num < n.newest)
+    or (results = 0 and sync_id <> n.newest)

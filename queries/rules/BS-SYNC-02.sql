@@ -1,6 +1,6 @@
 -- rule: BS-SYNC-02
 -- gate: session
--- description: Every fork raised by `twin (S#)` cites a sync whose result is reconciled.
+-- description: Every fork raised by `twin (S#)` cites syncs whose result is reconciled (every S# the Raised by value names); a twin that cites no sync fails too.
 -- skip: location = 'history' => ops/ removed at harvest
 -- skip: commit_snapshot and not ops_exists => ops/ is not kept in git (a commit snapshot)
 with outcome as (
@@ -10,14 +10,21 @@ with outcome as (
         bool_or(kind = 'dispatch') as dispatched
     from sync_events
     group by all
+),
+-- `Raised by: twin` with no S# is a parse issue whose rule is this one (rules.py).
+cited as (
+    select snapshot_id, file, coalesce(raised_by_line, line) as line, fork_id,
+        unnest(raised_by_syncs) as sync_id
+    from forks
+    where raised_by_kind = 'twin'
 )
-select f.snapshot_id, f.file, coalesce(f.raised_by_line, f.line) as line,
-    f.fork_id || ' is raised by twin (' || f.raised_by_sync || '), but ' || f.raised_by_sync || case
+select c.snapshot_id, c.file, c.line,
+    coalesce(c.fork_id, 'fork') || ' is raised by twin (' || c.sync_id || '), but ' || c.sync_id || case
         when o.sync_id is null then ' is not in ops/sync-log.md'
         when o.failed then ' failed'
         when o.dispatched then ' is still in flight'
         else ' has no reconciled result'
     end as message
-from forks f
-left join outcome o on o.snapshot_id = f.snapshot_id and o.sync_id = f.raised_by_sync
-where f.raised_by_kind = 'twin' and not coalesce(o.reconciled, false)
+from cited c
+left join outcome o on o.snapshot_id = c.snapshot_id and o.sync_id = c.sync_id
+where not coalesce(o.reconciled, false)

@@ -10,6 +10,7 @@ WITH dispatches AS (
         arg_min(scope, line) AS scope,
         arg_min("at", line) AS dispatched_at,
         min(line) AS dispatch_line,
+        max(line) AS last_dispatch_line,
         count(*) AS dispatches
     FROM sync_events
     WHERE kind = 'dispatch'
@@ -48,7 +49,9 @@ SELECT
     r.result_line,
     coalesce(d.dispatches, 0) AS dispatches,
     coalesce(r.results, 0) AS results,
-    coalesce(d.sync_num, r.sync_num)
-        = max(coalesce(d.sync_num, r.sync_num)) OVER (PARTITION BY snapshot_id) AS newest
+    -- The newest sync is the one dispatched last in file order (spec §3.1).
+    coalesce(
+        d.last_dispatch_line = max(d.last_dispatch_line) OVER (PARTITION BY snapshot_id), false
+    ) AS newest
 FROM dispatches d
 FULL JOIN results r USING (snapshot_id, sync_id);

@@ -1,0 +1,117 @@
+"""What every reader does above the block structure (spec §3.1), defined once.
+
+Fields are a list item whose first line is `Name: value` (its continuation lines, later
+paragraphs and sub-items are part of the value) or a paragraph line of its own (the
+paragraph's following lines that are no field continue it); names match leniently.
+Sections and entries are headings; an entry begins with its ID.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+from pipeline.parse.blocks import Block, Item, Paragraph
+from pipeline.parse.lexical import MAX_FIELD_NAME, bare, field, int32
+from pipeline.parse.records import Records
+
+# An entry heading: emphasis marks, the ID's letter, its digits, and the character after.
+_ENTRY_RES = {letter: re.compile(rf"[ \t*_`]*+{letter}([0-9]*+)(.?)", re.S) for letter in "FDT"}
+
+
+def fields(block: Block, known: Mapping[str, str]) -> list[tuple[str, str, int]]:
+    """(key, value, line) of each field of `known` (lower-case name → key) in a block."""
+    if isinstance(block, Item):
+        if not block.lines:
+            return []
+        line, text = block.lines[0]
+        # Most items are no field this reader knows: look the name up before the value.
+        colon = text.find(":", 0, MAX_FIELD_NAME + 8)
+        if colon < 1 or text[:colon].strip(" \t*_`").lower() not in known:
+            return []
+        parsed = field(text)
+        if parsed is None:
+            return []
+        if block.parts or len(block.lines) > 1:
+            return [(known[parsed[0]], item_value(block, parsed[1]), line)]
+        return [(known[parsed[0]], parsed[1], line)]
+    if not isinstance(block, Paragraph):
+        return []
+    found: list[tuple[str, str, int]] = []
+    key = ""
+    values: list[str] = []
+    first = 0
+    for line, text in block.lines:
+        parsed = field(text)
+        if parsed is not None and parsed[0] in known:
+            if key:
+                found.append((key, " ".join(values), first))
+            key, first = known[parsed[0]], line
+            values = [parsed[1]] if parsed[1] else []
+        elif key:
+            values.append(text)
+    if key:
+        found.append((key, " ".join(values), first))
+    return found
+
+
+def item_value(item: Item, first: str) -> str:
+    """A field item's value: what follows the colon, then everything else the item holds."""
+    if len(item.lines) == 1 and not item.parts:
+        return first
+    more = [text for _, text in item.lines[1:]]
+    rest = item.rest()
+    return " ".join(filter(None, (first, *more, rest)))
+
+
+def section(text: str, names: tuple[str, ...]) -> str | None:
+    """Which of the section names a heading's text begins with (any case, emphasis
+    dropped, trailing text after the name allowed: `Aspect map (derived from basis)`)."""
+    lowered = bare(text).lower()
+    for name in names:
+        if lowered.startswith(name):
+            after = lowered[len(name) : len(name) + 1]
+            if not (after.isalnum() or after == "_"):
+                return name
+    return None
+
+
+def entry_id(text: str, letter: str) -> tuple[bool, str | None, str]:
+    """Whether a level-2 heading's text is an entry, its ID's digits (None when it has
+    none), and the text after the ID.
+
+    An entry begins with `{letter}{n}` standing as a word; one that begins with the
+    letter alone before a dash, colon or space (not a hyphen: `F-layer`) is recognisably
+    meant as an entry whose ID could not be read. Anything else (`Forks still open`) is a
+    section heading.
+    """
+    m = _ENTRY_RES[letter].match(text)
+    if m is None:
+        return False, None, ""
+    digits, after = m[1], m[2]
+    if digits:
+        if after.isalnum() or after == "_":
+            return False, None, ""
+        return True, digits, text[m.end(1) :]
+    if not after or after in " \t—–:":
+        return True, None, text[m.end(1) :]
+    return False, None, ""
+
+
+def number(
+    rec: Records, file: str, line: int, digits: str, what: str, rule: str | None = None
+) -> int | None:
+    """Digits as an int32; a number too large for the tables is a parse issue, not a
+    silent null."""
+    if len(digits) < 10:
+        return int(digits)
+    value = int32(digits)
+    if value is None:
+        rec.issue(
+            file,
+            line,
+            "number-too-large",
+            f"{what} number {digits[:40]}{'…' if len(digits) > 40 else ''} is too large",
+            rule,
+        )
+    return value

@@ -1,0 +1,621 @@
+"""census.md §3.1 at reader level: each variant the issue names and each principle, read
+in both directions — the realistic spelling is read, the broken form still is not (and
+becomes a parse issue naming the rule it fails where a line could not be read).
+
+Every test reads a small Markdown text written here through `decode` and one reader,
+as the crawl does; fixtures/parse/ holds the whole-file cases of test_parse.py.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from pipeline.parse.capture import parse_capture
+from pipeline.parse.forks import parse_forks
+from pipeline.parse.ledger import parse_ledger
+from pipeline.parse.lexical import decode
+from pipeline.parse.manifest import destinations, parse_manifest
+from pipeline.parse.records import Records
+from pipeline.parse.session import SessionInput, parse_session
+from pipeline.parse.state import parse_state
+from pipeline.parse.synclog import parse_sync_log
+from pipeline.parse.thesis import parse_thesis
+
+Reader = Callable[[list[str], Records], None]
+READERS: dict[str, tuple[Reader, str]] = {
+    "state": (parse_state, "state.md"),
+    "thesis": (parse_thesis, "thesis.md"),
+    "forks": (parse_forks, "forks.md"),
+    "ledger": (parse_ledger, "ledger.md"),
+    "capture": (parse_capture, "ops/capture.md"),
+    "sync-log": (parse_sync_log, "ops/sync-log.md"),
+    "manifest": (parse_manifest, "ops/manifest.md"),
+}
+AT = datetime(2026, 7, 8, 15, 0, tzinfo=UTC)
+
+
+def read(kind: str, text: str) -> Records:
+    reader, name = READERS[kind]
+    rec = Records("sid")
+    reader(decode(text.encode("utf-8"), name, rec), rec)
+    return rec
+
+
+def pick(rows: list[dict[str, Any]], *columns: str) -> list[tuple[Any, ...]]:
+    return [tuple(row[c] for c in columns) for row in rows]
+
+
+def issues(rec: Records) -> list[tuple[int | None, str, str | None]]:
+    return pick(rec.of("parse_issues"), "line", "code", "rule_id")
+
+
+def forks(text: str, *columns: str) -> list[tuple[Any, ...]]:
+    return pick(read("forks", text).of("forks"), *columns)
+
+
+FORK = "- Raised by: user\n- Closes when: a pick is made\n"
+
+
+# ───────────────────────────── structure: headings ─────────────────────────────
+
+
+@pytest.mark.parametrize(
+    "heading",
+    [
+        "## F1 — Title [open]",
+        "##  F1 — Title [open]",  # two spaces after the #s
+        "##\tF1 — Title [open]",  # a tab
+        "   ## F1 — Title [open]",  # indented three spaces
+        "## F1 — Title [open] ##",  # a closing run of #s
+        "## F1 — Title [open] #####   ",
+    ],
+)
+def test_an_atx_heading_is_read_however_it_is_spaced(heading: str) -> None:
+    got = forks(f"# Forks\n\n{heading}\n{FORK}", "fork_id", "title", "marker", "closes_when")
+    assert got == [("F1", "Title", "open", "a pick is made")]
+
+
+@pytest.mark.parametrize(
+    "heading",
+    [
+        "##F1 — Title [open]",  # no space after the #s: a paragraph
+        "    ## F1 — Title [open]",  # four spaces: indented code
+        "####### F1 — Title [open]",  # seven #s: a paragraph
+        "### F1 — Title [open]",  # level 3: not an entry
+    ],
+)
+def test_what_is_no_level_2_heading_is_no_fork(heading: str) -> None:
+    assert forks(f"# Forks\n\n{heading}\n{FORK}", "fork_id") == []
+
+
+def test_a_heading_underlined_with_dashes_is_a_level_2_heading() -> None:
+    assert forks(f"F2 — Setext [open]\n---\n{FORK}", "line", "fork_id") == [(1, "F2")]
+
+
+def test_turn_heading_with_any_separator_before_its_timestamp() -> None:
+    text = "\n".join(
+        [
+            "### T1 · 2026-07-08T15:00Z",
+            "### T2 — 2026-07-08T15:00Z",  # an em dash: the issue's missed stale compose
+            "### T3 - 2026-07-08T15:00Z",
+            "### T4 | 2026-07-08T15:00Z",
+            "### T5: 2026-07-08T15:00Z",
+            "### T6 (2026-07-08T16:00+01:00, after lunch)",
+            "#### T7 · 2026-07-08T15:00Z",  # any level
+            "### **T8** · 2026-07-08T15:00Z",
+        ]
+    )
+    rec = read("capture", text)
+    assert pick(rec.of("turns"), "line", "turn_id", "at") == [(n, f"T{n}", AT) for n in range(1, 9)]
+    assert issues(rec) == []
+
+
+def test_turn_heading_without_a_timestamp_fails_compose_freshness() -> None:
+    rec = read("capture", "### T1 · 2026-07-08T15:00Z\n### T2 · after lunch\n### T — x\n")
+    assert pick(rec.of("turns"), "turn_id", "at") == [("T1", AT), ("T2", None)]
+    assert issues(rec) == [
+        (2, "bad-turn-heading", "BS-COMPOSE-02"),
+        (3, "bad-turn-heading", "BS-COMPOSE-02"),
+    ]
+
+
+@pytest.mark.parametrize(
+    "stamp", ["2026-07-08T15:00", "2026-07-08", "2026-02-30T15:00Z", "2026-07-08T25:00Z"]
+)
+def test_turn_timestamp_that_is_no_utc_instant_fails_compose_freshness(stamp: str) -> None:
+    rec = read("capture", f"### T1 · {stamp}\n")
+    assert pick(rec.of("turns"), "turn_id", "at") in ([("T1", None)], [])
+    assert [(code, rule) for _, code, rule in issues(rec)] in (
+        [("bad-timestamp", "BS-COMPOSE-02")],
+        [("bad-turn-heading", "BS-COMPOSE-02")],
+    )
+
+
+def test_words_that_start_with_t_are_no_turns() -> None:
+    rec = read("capture", "# Capture\n### Turn notes\n### T-shirt sizes\n### Tuesday\n")
+    assert rec.of("turns") == [] and issues(rec) == []
+
+
+# ───────────────────────────── structure: list items ─────────────────────────────
+
+
+@pytest.mark.parametrize("marker", ["-", "*", "+", "1.", "1)"])
+def test_fields_as_any_kind_of_list_item(marker: str) -> None:
+    got = forks(
+        f"## F1 — T [open]\n{marker} Raised by: probe\n{marker} Closes when: done\n",
+        "raised_by_kind",
+        "closes_when",
+    )
+    assert got == [("probe", "done")]
+
+
+def test_an_aspect_sub_bullet_is_part_of_the_aspect_not_an_aspect() -> None:
+    rec = read(
+        "state",
+        "## Aspect map\n- timing — when → F1\n  - note: the clock question\n- risks → D2\n",
+    )
+    assert pick(rec.of("aspects"), "line", "name", "ref_count") == [
+        (2, "timing", 1),
+        (4, "risks", 1),
+    ]
+
+
+def test_an_aspect_without_an_arrow_still_has_no_refs() -> None:
+    rec = read("state", "## Aspect map\n- timing — when\n  - F1 covers it\n")
+    assert pick(rec.of("aspects"), "name", "has_arrow", "ref_count") == [("timing", False, 0)]
+
+
+def test_aspect_refs_held_in_sub_bullets_under_an_empty_arrow() -> None:
+    rec = read("state", "## Aspect map\n- timing — when →\n  - F1\n  - D3\n")
+    assert pick(rec.of("aspect_refs"), "ref", "kind") == [("F1", "fork"), ("D3", "decision")]
+
+
+@pytest.mark.parametrize(
+    "closes_when",
+    [
+        "- Closes when:\n  a pick between two clocks",  # text on the next, indented line
+        "- Closes when:\n  - a pick between two clocks",  # in a sub-bullet
+        "- Closes when: a pick between\n  two clocks",
+    ],
+)
+def test_closes_when_with_its_text_below_is_not_empty(closes_when: str) -> None:
+    got = forks(f"## F1 — T [open]\n- Raised by: user\n{closes_when}\n", "closes_when")
+    assert got[0][0] and "two clocks" in got[0][0]
+
+
+def test_a_lazy_line_under_an_item_belongs_to_it_not_a_field_of_its_own() -> None:
+    got = forks("## F1 — T [open]\n- Raised by: user\nCloses when: done\n", "closes_when")
+    assert got == [(None,)]
+    got = forks("## F1 — T [open]\n- Raised by: user\n\nCloses when: done\n", "closes_when")
+    assert got == [("done",)]  # after a blank line: a plain line of its own
+
+
+def test_why_followed_by_sub_bullets_has_text_and_an_empty_why_has_none() -> None:
+    rec = read(
+        "ledger",
+        "## D1 — x\n- Decision: a\n- Why:\n  - users asked\n  - support agreed\n"
+        "- How to apply: b\n## D2 — y\n- Decision: a\n- Why:\n- How to apply: b\n",
+    )
+    assert pick(rec.of("ledger"), "decision_id", "why") == [
+        ("D1", "users asked support agreed"),
+        ("D2", ""),
+    ]
+
+
+# ───────────────────────────── structure: code blocks ─────────────────────────────
+
+
+@pytest.mark.parametrize("fence", ["```", "~~~", "```markdown", "````"])
+def test_lines_in_a_fenced_block_are_never_entries_fields_or_turns(fence: str) -> None:
+    close = fence.split("m")[0]
+    example = f"{fence}\n## F9 — example [open]\n{FORK}{close}\n"
+    text = f"# Forks\nExample:\n{example}## F1 — real [open]\n{FORK}"
+    assert forks(text, "fork_id") == [("F1",)]
+    capture = read("capture", f"{fence}\n### T9 · 2026-07-09T15:00Z\n{close}\n")
+    assert capture.of("turns") == []
+    state = read(
+        "state", f"{fence}\n- Status: open | stopping | harvested\n{close}\n- Status: open\n"
+    )
+    assert state.snapshot["status"] == "open" and issues(state) == []
+
+
+def test_an_unclosed_fence_runs_to_the_end() -> None:
+    assert forks(f"```\n## F1 — T [open]\n{FORK}", "fork_id") == []
+
+
+def test_lines_in_an_indented_code_block_are_never_turns() -> None:
+    rec = read("capture", "### T1 · 2026-07-08T15:00Z\n\n    ### T2 · 2026-07-08T16:30Z\n")
+    assert pick(rec.of("turns"), "turn_id") == [("T1",)]
+
+
+# ───────────────────────────── structure: tables ─────────────────────────────
+
+MANIFEST = "Round: 1\nStatus: proposed\n\n{table}\n"
+HEADER = "| # | What | Source | Destination | Action |"
+ROW = "| 1 | F4 | forks.md | docs/a.md | append |"
+
+
+@pytest.mark.parametrize(
+    "table",
+    [
+        f"{HEADER}\n|---|---|---|---|---|\n{ROW}",
+        f"{HEADER}\n|:-:|:--|--:|---|---|\n{ROW}",  # alignment colons
+        # Without outer pipes (the header keeps one: a line starting `# ` is a heading).
+        f"| # | What | Source | Destination | Action\n--|---|---|---|---\n{ROW.strip('| ')}",
+        f"| **#** | **What** | Source | DESTINATION | action |\n|---|---|---|---|---|\n{ROW}",
+    ],
+)
+def test_a_table_with_alignment_colons_or_without_outer_pipes_is_read(table: str) -> None:
+    rec = read("manifest", MANIFEST.format(table=table))
+    assert rec.of("manifests")[0]["has_table"] is True
+    assert pick(rec.of("manifest_rows"), "line", "what", "destination_path") == [
+        (6, "F4", "docs/a.md")
+    ]
+
+
+def test_pipe_lines_without_a_delimiter_row_are_no_table() -> None:
+    rec = read(
+        "manifest",
+        MANIFEST.format(table=f"{HEADER}\n{ROW}"),
+    )
+    assert rec.of("manifests")[0]["has_table"] is False and rec.of("manifest_rows") == []
+
+
+def test_an_escaped_pipe_stays_in_its_cell() -> None:
+    table = f"{HEADER}\n|---|---|---|---|---|\n| 1 | a \\| b | s | d.md | x |"
+    rec = read("manifest", MANIFEST.format(table=table))
+    assert pick(rec.of("manifest_rows"), "what") == [("a | b",)]
+
+
+# ───────────────────────────── names are lenient ─────────────────────────────
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "- Status: stopping",
+        "- **Status:** stopping",
+        "- **Status**: stopping",
+        "- _Status:_ stopping",
+        "- status: stopping",
+        "- STATUS: stopping",
+        "Status: stopping",  # a plain line of its own
+    ],
+)
+def test_field_names_are_lenient(line: str) -> None:
+    rec = read("state", f"# State\n{line}\n")
+    assert (rec.snapshot["status"], rec.snapshot["status_line"]) == ("stopping", 2)
+
+
+def test_closes_when_and_raised_by_with_emphasised_names() -> None:
+    got = forks(
+        "## F1 — T [open]\n- **Raised by:** twin (S9)\n- **Closes when**: done\n",
+        "raised_by_kind",
+        "raised_by_sync",
+        "closes_when",
+    )
+    assert got == [("twin", "S9", "done")]
+
+
+def test_thesis_stamp_and_section_headings_are_lenient() -> None:
+    rec = read(
+        "thesis",
+        "# T\n_Current as of:_ 2026-07-08T15:00Z\n"
+        "## Claim:\n## ARGUMENT (short)\n## What changed since S3\n",
+    )
+    snap = rec.snapshot
+    assert snap["thesis_stamp"] == AT
+    assert snap["thesis_has_claim"] and snap["thesis_has_argument"]
+    assert snap["thesis_has_what_changed"]
+
+
+def test_a_longer_word_is_not_the_section_name() -> None:
+    rec = read("thesis", "# T\n## Claims\n## Argumentation\n")
+    assert not rec.snapshot["thesis_has_claim"] and not rec.snapshot["thesis_has_argument"]
+
+
+def test_aspect_map_heading_with_trailing_text() -> None:
+    rec = read("state", "## Aspect map (derived from basis)\n- timing — when → F1\n")
+    assert pick(rec.of("aspects"), "name") == [("timing",)]
+    assert read("state", "## Aspect mapping\n- timing — when → F1\n").of("aspects") == []
+
+
+# ───────────────────────────── values are tokens ─────────────────────────────
+
+
+@pytest.mark.parametrize(
+    ("value", "status"),
+    [
+        ("open", "open"),
+        ("**open**", "open"),
+        ("open (since T3)", "open"),
+        ("open | stopping | harvested", "open | stopping | harvested"),  # a template
+        ("open → stopping", "open → stopping"),
+        ("Open", "Open"),  # tokens stay as the schema spells them
+    ],
+)
+def test_status_is_a_token_and_commentary_after_it_is_allowed(value: str, status: str) -> None:
+    assert read("state", f"- Status: {value}\n").snapshot["status"] == status
+
+
+@pytest.mark.parametrize(
+    ("value", "result"),
+    [
+        ("pass", "pass"),
+        ("**pass**", "pass"),
+        ("pass (cold reader answered all five)", "pass"),
+        ("pass | fail", "pass | fail"),
+        ("fail", "fail"),
+    ],
+)
+def test_uselessness_result_is_a_token(value: str, result: str) -> None:
+    rec = read("manifest", f"Round: 1\nStatus: applied\n## Uselessness test\n- Result: {value}\n")
+    assert rec.of("manifests")[0]["useless_result"] == result
+
+
+@pytest.mark.parametrize(
+    ("marker", "read_as"),
+    [
+        ("[open]", ("open", None)),
+        ("[open] (raised T4)", ("open", None)),
+        ("**[open]**", ("open", None)),
+        ("[parked → docs/later.md]", ("parked", "docs/later.md")),
+        ("[parked -> [later](docs/later.md)]", ("parked", "[later](docs/later.md)")),
+        ("[open | parked → x]", (None, None)),  # a template
+        ("[Open]", (None, None)),
+    ],
+)
+def test_fork_markers_are_tokens(marker: str, read_as: tuple[Any, Any]) -> None:
+    got = forks(f"## F1 — Title [draft] {marker}\n{FORK}", "marker", "destination")
+    assert got == [read_as]
+
+
+@pytest.mark.parametrize(
+    ("value", "kind", "sync"),
+    [
+        ("twin (S9)", "twin", "S9"),
+        ("Twin (S9)", "twin", "S9"),
+        ("TWIN(S9)", "twin", "S9"),
+        ("twin (S9, T14)", "twin", "S9"),
+        ("user", "user", None),
+        ("user (in T3)", "user", None),
+    ],
+)
+def test_raised_by_reads_twin_in_any_case_and_its_sync_as_a_word(
+    value: str, kind: str, sync: str | None
+) -> None:
+    rec = read("forks", f"## F1 — T [open]\n- Raised by: {value}\n- Closes when: x\n")
+    assert pick(rec.of("forks"), "raised_by_kind", "raised_by_sync") == [(kind, sync)]
+    assert issues(rec) == []
+
+
+def test_raised_by_twin_without_a_sync_fails_sync_02() -> None:
+    rec = read("forks", "## F1 — T [open]\n- Raised by: twin\n- Closes when: x\n")
+    assert pick(rec.of("forks"), "raised_by_kind", "raised_by_sync") == [("twin", None)]
+    assert issues(rec) == [(2, "twin-without-sync", "BS-SYNC-02")]
+
+
+def test_raised_by_that_is_no_raiser_is_noted_and_fails_sync_02_when_it_names_a_sync() -> None:
+    rec = read("forks", "## F1 — T [open]\n- Raised by: the twin in S9\n- Closes when: x\n")
+    assert issues(rec) == [(2, "unknown-raiser", "BS-SYNC-02")]
+    rec = read("forks", "## F1 — T [open]\n- Raised by: User\n- Closes when: x\n")
+    assert issues(rec) == [(2, "unknown-raiser", None)]
+
+
+def test_keyword_refs_in_any_case() -> None:
+    rec = read("state", "## Aspect map\n- a → Thesis\n- b → None yet\n- c → NONE YET\n")
+    assert pick(rec.of("aspect_refs"), "kind") == [("thesis",), ("none_yet",), ("none_yet",)]
+
+
+# ───────────────────────────── IDs are found as words ─────────────────────────────
+
+
+@pytest.mark.parametrize(
+    "resolves",
+    [
+        "- Resolves: F2, F3",
+        "- Resolves: F2 and F3",
+        "- Resolves: F3; F2",
+        "- Resolves: F2 (wait vs stale), F3",
+        "- Resolves: [F2](forks.md#f2), [F3](forks.md#f3)",
+        "- **Resolves:** F2, F3",
+        "- resolves: F2 F3",
+        "\nResolves: F2, F3",  # a plain line of its own (not the item's lazy continuation)
+    ],
+)
+def test_resolves_finds_every_fork_id_as_a_word(resolves: str) -> None:
+    rec = read("ledger", f"## D1 — x\n- Decision: a\n- Why: b\n- How to apply: c\n{resolves}\n")
+    assert sorted(r["fork_id"] for r in rec.of("ledger_resolves")) == ["F2", "F3"]
+    assert issues(rec) == []
+
+
+def test_resolves_that_names_no_fork_fails_fork_02_and_none_is_no_issue() -> None:
+    rec = read("ledger", "## D1 — x\n- Resolves: the send-window fork\n")
+    assert rec.of("ledger_resolves") == [] and issues(rec) == [(2, "no-fork-id", "BS-FORK-02")]
+    assert issues(read("ledger", "## D1 — x\n- Resolves: none\n")) == []
+    # F2x or xF2 is no ID.
+    assert (
+        read("ledger", "## D1 — x\n- Resolves: F2x, xF2, F2\n").of("ledger_resolves")[0]["fork_id"]
+        == "F2"
+    )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "## D1 — x\n- Reversed by: D3\n",
+        "## D1 — x\n- **Reversed by:** [D3](#d3)\n",
+        "## D1 — x\n- REVERSED BY: D3\n",
+        "## D1 — x\nThis was reversed by D3 after the review.\n",
+        "## D1 — x (Reversed by D3)\n",  # in its heading
+        "## D1 — x\n- Why: a\n  - reversed by D3 since\n",  # in a sub-bullet
+    ],
+)
+def test_reversed_by_counts_anywhere_in_the_entry(text: str) -> None:
+    assert pick(read("ledger", text).of("ledger"), "reversed_by") == [("D3",)]
+
+
+def test_reverses_names_an_entry_and_a_reverses_without_one_fails_ledger_01() -> None:
+    rec = read("ledger", "## D1 — x\n## D2 — y\n- Reverses: [D1](#d1) (the old rule)\n")
+    assert pick(rec.of("ledger"), "decision_id", "reverses", "reverses_line") == [
+        ("D1", None, None),
+        ("D2", "D1", 3),
+    ]
+    rec = read("ledger", "## D2 — y\n- Reverses: the old rule\n")
+    assert issues(rec) == [(2, "no-decision-id", "BS-LEDGER-01")]
+
+
+def test_aspect_refs_as_words() -> None:
+    rec = read(
+        "state",
+        "## Aspect map\n- a → F2 (wait vs stale), [D3](ledger.md#d3); thesis\n"
+        "- b → fragment:api.md, someday\n",
+    )
+    assert pick(rec.of("aspect_refs"), "ref", "kind", "target") == [
+        ("F2", "fork", "F2"),
+        ("D3", "decision", "D3"),
+        ("thesis", "thesis", None),
+        ("fragment:api.md", "fragment", "api.md"),
+        ("someday", "unknown", None),
+    ]
+
+
+# ───────────────────────────── entries ─────────────────────────────
+
+
+@pytest.mark.parametrize("heading", ["## D1 — t", "## D1: t", "## D1 t", "## D1", "## **D1** — t"])
+def test_a_ledger_entry_begins_with_its_id(heading: str) -> None:
+    rec = read("ledger", f"{heading}\n- Decision: a\n")
+    assert pick(rec.of("ledger"), "decision_id", "heading_ok", "decision") == [("D1", True, "a")]
+    assert issues(rec) == []
+
+
+def test_a_heading_that_does_not_begin_with_an_id_is_a_section() -> None:
+    rec = read(
+        "ledger", "## D1 — t\n- Decision: a\n## Decisions\n- Decision: b\n## D2x notes\n- Why: c\n"
+    )
+    assert pick(rec.of("ledger"), "decision_id", "decision", "why") == [("D1", "a", None)]
+    assert issues(rec) == []
+    assert forks("## Forks still open\n- Closes when: x\n## F-layer\n", "fork_id") == []
+
+
+def test_a_heading_meant_as_an_entry_without_its_number_is_an_entry_and_an_issue() -> None:
+    rec = read("forks", f"## F — Title [open]\n{FORK}")
+    assert pick(rec.of("forks"), "fork_id", "marker", "heading_ok") == [(None, "open", False)]
+    assert issues(rec) == [(1, "bad-fork-heading", None)]
+
+
+def test_a_number_too_large_for_the_tables_is_an_issue_not_a_silent_null() -> None:
+    rec = read("forks", f"## F99999999999 — big [open]\n{FORK}")
+    assert pick(rec.of("forks"), "fork_id", "fork_num") == [("F99999999999", None)]
+    assert issues(rec) == [(1, "number-too-large", None)]
+    rec = read("ledger", "## D99999999999 — big\n")
+    assert issues(rec) == [(1, "number-too-large", "BS-LEDGER-01")]
+
+
+# ───────────────────────────── sync log ─────────────────────────────
+
+DISPATCH = "S4 | gate: on-demand | dispatched: 2026-07-08T15:00Z | scope: full"
+RESULT = "S4 → reconciled | 2026-07-08T15:00Z | 4 edits · 2 new forks · 6 open"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"{DISPATCH}\n{RESULT}\n",
+        f"- {DISPATCH}\n- {RESULT}\n",
+        f"## Gate syncs\n{DISPATCH}\n\n## Results\n* {RESULT}\n",
+        f"**S4** | Gate: on-demand | Dispatched: 2026-07-08T15:00Z | Scope: full\n{RESULT}\n",
+    ],
+)
+def test_sync_lines_as_list_items_or_under_headings_read_the_same(text: str) -> None:
+    rec = read("sync-log", text)
+    assert pick(rec.of("sync_events"), "sync_id", "kind", "gate", "result", "at") == [
+        ("S4", "dispatch", "on-demand", None, AT),
+        ("S4", "result", None, "reconciled", AT),
+    ]
+    assert issues(rec) == []
+
+
+def test_a_line_that_is_no_sync_line_fails_sync_01() -> None:
+    rec = read("sync-log", f"{DISPATCH}\nthe twin was slow today\nS5 → done | x\n")
+    assert issues(rec) == [(2, "bad-sync-line", "BS-SYNC-01"), (3, "bad-sync-line", "BS-SYNC-01")]
+
+
+# ───────────────────────────── destinations ─────────────────────────────
+
+
+@pytest.mark.parametrize(
+    ("cell", "paths"),
+    [
+        ("docs/a.md", ["docs/a.md"]),
+        ("`docs/a.md#part`", ["docs/a.md"]),
+        ("[the feature](docs/a.md)", ["docs/a.md"]),
+        ("docs/a.md (new)", ["docs/a.md"]),
+        ("docs/a.md, docs/b.md", ["docs/a.md", "docs/b.md"]),
+        ("docs/a.md; docs/b.md", ["docs/a.md", "docs/b.md"]),
+        ("docs/a.md<br>docs/b.md", ["docs/a.md", "docs/b.md"]),
+        ("docs/a.md and [b](docs/b.md)", ["docs/a.md", "docs/b.md"]),
+        ("https://wiki.example.com/x", [None]),
+        ("../outside.md", [None]),
+    ],
+)
+def test_a_destination_cell_names_each_of_its_paths(cell: str, paths: list[str | None]) -> None:
+    assert [path for _, path in destinations(cell)] == paths
+
+
+def test_every_destination_of_a_row_is_a_manifest_destination() -> None:
+    table = (
+        "| # | What | Source | Destination | Action |\n|---|---|---|---|---|\n"
+        "| 1 | x | thesis | [a](docs/a.md), docs/b.md (new) | create |"
+    )
+    rec = Records("sid")
+    parse_manifest(
+        decode(MANIFEST.format(table=table).encode(), "ops/manifest.md", rec),
+        rec,
+        {"docs/b.md"}.__contains__,
+    )
+    assert pick(
+        rec.of("manifest_destinations"), "position", "destination_path", "destination_exists"
+    ) == [(1, "docs/a.md", False), (2, "docs/b.md", True)]
+
+
+# ───────────────────────────── fragments and the session ─────────────────────────────
+
+
+def test_dotfiles_are_no_fragments_and_issues_are_counted() -> None:
+    files = {
+        "fragments/api.md": b"x",
+        "fragments/.gitkeep": b"",
+        "ops/capture.md": b"### T1 \xc2\xb7 later\n",
+    }
+    inp = SessionInput("research", "demo", "docs/research/demo-brainstorm", has_ops_dir=True)
+    inp.files.update(files)
+    inp.sizes.update({name: len(data) for name, data in files.items()})
+    rec = parse_session(inp)
+    assert pick(rec.of("fragments"), "name") == [("api",)]
+    assert rec.snapshot["parse_issues"] == 1
+
+
+def test_a_session_file_that_cannot_be_read_fails_the_rule_that_needs_it() -> None:
+    inp = SessionInput("research", "demo", "docs/research/demo-brainstorm", has_ops_dir=True)
+    for name in ("forks.md", "ops/capture.md", "state.md"):
+        inp.unreadable.append((name, "too-large", "over 8 MiB; not read"))
+        inp.sizes[name] = 9 << 20
+    rules = {i["file"]: i["rule_id"] for i in parse_session(inp).of("parse_issues")}
+    # state.md's rule fails already: its Status stays null.
+    assert rules == {"forks.md": "BS-FORK-01", "ops/capture.md": "BS-COMPOSE-02", "state.md": None}
+
+
+def test_the_reader_version_is_part_of_the_snapshot_id(monkeypatch: pytest.MonkeyPatch) -> None:
+    import pipeline.parse.session as session
+
+    inp = SessionInput("research", "demo", "docs/research/demo-brainstorm")
+    inp.files["state.md"] = b"- Status: open\n"
+    before = inp.snapshot_id()
+    monkeypatch.setattr(session, "READER_VERSION", "next")
+    assert inp.snapshot_id() != before
