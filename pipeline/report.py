@@ -198,6 +198,8 @@ def _since(con: Any, out_path: str, point: Point, before: Point) -> Since:
     for row in fetch_dicts(con, _query("session_changes"), at):
         row["anchor"] = anchor(row["session_key"])
         changes.setdefault(row["change"], []).append(row)
+    # Most failing rules first, as the detailed list further down orders them.
+    changes["newly failing"].sort(key=lambda r: -(r["failing_rules"] or 0))
     forks: dict[str, list[dict[str, Any]]] = {"raised": [], "closed": []}
     for row in fetch_dicts(con, _query("fork_changes"), at):
         forks.setdefault(row["change"], []).append(row)

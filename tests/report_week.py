@@ -257,6 +257,19 @@ def screenshots(report: Path, shots: dict[Path, bool]) -> None:
         for path, full in shots.items():
             page.screenshot(path=str(path), full_page=full)
         browser.close()
+    for path in shots:
+        _shrink(path)
+
+
+def _shrink(path: Path) -> None:
+    """A screenshot in 256 colours: the same page at a third of the bytes (Pillow, if any)."""
+    try:
+        from PIL import Image
+    except ImportError:
+        return
+    with Image.open(path) as image:
+        small = image.convert("RGB").quantize(colors=256, dither=Image.Dither.NONE)
+    small.save(path, optimize=True)
 
 
 def demo(root: Path, sessions: int, nights: int, seed: int, docs: Path | None) -> None:
