@@ -124,9 +124,11 @@ def evaluate(
     gate: str | None,
     threshold: float | None,
     metrics: list[str],
+    comparison: Comparison | None = None,
 ) -> AlarmReport:
     """The selected point's rates (each session at its own gate, or all at `gate`) and the
-    alarms asked for. Thresholds and regressions always use the own-gate rate."""
+    alarms asked for. Thresholds and regressions always use the own-gate rate. `comparison`,
+    when the caller has already compared the previous point with this one, is used as is."""
     out = Out(out_path)
     con = connect(out)
     point = resolve(con, run, labels, checked=True)
@@ -146,7 +148,7 @@ def evaluate(
     if metrics:
         report.baseline = previous(con, point)
         if report.baseline is not None:
-            report.comparison = compare(
+            report.comparison = comparison or compare(
                 out_path, Selector(report.baseline.name), Selector(point.name)
             )
             wanted = set(metrics)

@@ -545,16 +545,32 @@ def report(
     candidate: Annotated[
         list[str], typer.Option(help="With --baseline: the candidate point's labels (k=v).")
     ] = [],  # noqa: B006
+    fail_above: Annotated[
+        float | None,
+        typer.Option(help="Show the alarm of a rule whose rate is above this (as census check)."),
+    ] = None,
+    fail_on_regression: Annotated[
+        list[str],
+        typer.Option(
+            "--fail-on-regression",
+            help="The metrics whose regression since the previous point is an alarm (as census "
+            "check); default: every rule, clean-share and fork-median-hours.",
+        ),
+    ] = [],  # noqa: B006
 ) -> None:
-    """Render a census point (the latest by default) as one self-contained HTML file.
+    """Render a census point (the latest by default) as one self-contained HTML file: what
+    changed since the previous point and the alarms first, then the detail.
 
     Example: census report --out census-out --baseline run=baseline --candidate run=candidate
     """
+    from pipeline import alarms
     from pipeline.compare import Selector
     from pipeline.report import build
 
     if bool(baseline) != bool(candidate):
         fail("give both --baseline and --candidate, or neither")
+    if fail_above is not None and not 0 <= fail_above <= 1:
+        fail(f"--fail-above {fail_above} is not a rate between 0 and 1; write --fail-above 0.2")
     _repair(out)
     summary = build(
         str(out),
@@ -563,6 +579,8 @@ def report(
         selector=Selector(run, _labels(label)),
         baseline=Selector(None, _labels(baseline)) if baseline else None,
         candidate=Selector(None, _labels(candidate)) if candidate else None,
+        threshold=fail_above,
+        metrics=alarms.parse_metrics(fail_on_regression) if fail_on_regression else None,
     )
     typer.echo(f"report: {summary.path} ({summary.bytes / 1024:.0f} KiB, {summary.seconds:.2f} s)")
 

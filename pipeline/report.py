@@ -1,5 +1,11 @@
 """`census report`: one self-contained HTML file for a census point (CSS, charts, script inline).
 
+The page answers the morning question first: is anything on fire (the alarms `census check`
+raises, decided by the same code), and what changed since the previous census point (rules
+whose rate moved beyond its interval, sessions newly failing and newly clean, stage flows,
+forks raised and closed). Then the detail: stages, rule rates, the trend, fork lifetimes,
+syncs, idle sessions, the worst sessions with their findings, parse issues.
+
 `gather` collects everything the page shows, in one place, from the views and the queries
 in queries/report/ (plus stats, compare and alarms, which every command shares); `render`
 only formats it with the templates in reports/, which autoescape every value: session text
@@ -14,11 +20,11 @@ from pathlib import Path
 from typing import Any
 
 from pipeline import alarms, charts
-from pipeline.compare import CLEAN, Comparison, Selector, compare
+from pipeline.compare import CLEAN, MEDIAN, Comparison, Row, Selector, compare, ordered
 from pipeline.engine import connect, fetch_dicts
 from pipeline.resources import queries_dir, reports_dir
 from pipeline.rules import load_rules
-from pipeline.select import Point, previous
+from pipeline.select import Point, all_points, previous, resolve
 from pipeline.stats import Stats, compute
 from pipeline.store import Out
 from pipeline.textout import count_rate, interval, num, pct, plural
@@ -28,6 +34,18 @@ WORST_QUERY = (
     "WHERE point = selected_point() AND failing_rules > 0 ORDER BY failing_rules DESC"
 )
 ISSUE_EXAMPLES = 5
+# Newly failing sessions shown with their findings (the rest are counted, and one query away).
+NEWLY_FAILING = 50
+OPEN_FORKS = 20
+# A label key with more values than this over the history tags nights, not groups: the report
+# leaves out its fork lifetimes by label (census stats has them).
+GROUPING_VALUES = 6
+# What the report watches when not told otherwise: every metric compare has.
+DEFAULT_WATCH = ["rules", CLEAN, MEDIAN]
+MOVED = ("regression", "improvement")
+# Session changes (queries/report/session_changes.sql) in the order the page lists them.
+SESSION_CHANGES = ("newly failing", "newly clean")
+STAGE_FLOWS = ("opened", "advanced", "harvested", "backward", "gone")
 
 
 @dataclass
@@ -37,6 +55,50 @@ class ReportSummary:
     seconds: float
 
 
+@dataclass(frozen=True)
+class Tile:
+    """A headline figure and how it changed since the previous census point."""
+
+    label: str
+    value: str
+    delta: str = ""
+    tone: str = ""  # "bad", "good" or "" (neutral)
+
+
+@dataclass
+class Since:
+    """What changed from the previous census point to this one."""
+
+    previous: Point
+    comparison: Comparison
+    sessions: dict[str, list[dict[str, Any]]]  # change → sessions, in SESSION_CHANGES order
+    flows: dict[str, list[dict[str, Any]]]  # stage flow → sessions, in STAGE_FLOWS order
+    forks: dict[str, list[dict[str, Any]]]  # "raised" / "closed" → forks
+
+    @property
+    def moved_rules(self) -> list[Row]:
+        """Rules whose rate moved beyond its interval, worse first."""
+        return [r for r in ordered(self.comparison.rows) if r.verdict in MOVED and _is_rule(r)]
+
+    @property
+    def moved_other(self) -> list[Row]:
+        """The clean share and the fork-lifetime median, where they moved."""
+        return [r for r in ordered(self.comparison.rows) if r.verdict in MOVED and not _is_rule(r)]
+
+    @property
+    def directions(self) -> dict[str, str]:
+        return {
+            r.metric: "worse" if r.verdict == "regression" else "better" for r in self.moved_rules
+        }
+
+    def row(self, metric: str) -> Row | None:
+        return next((r for r in self.comparison.rows if r.metric == metric), None)
+
+
+def _is_rule(row: Row) -> bool:
+    return row.metric not in (CLEAN, MEDIAN)
+
+
 @dataclass
 class ReportData:
     out_name: str
@@ -44,15 +106,16 @@ class ReportData:
     previous: Point | None
     stats: Stats
     alarm: alarms.AlarmReport
-    since: Comparison | None  # the previous point against this one (rules and clean share)
-    session_changes: list[dict[str, Any]]
-    fork_changes: list[dict[str, Any]]
+    since: Since | None
+    tiles: list[Tile]
+    newly_failing: list[dict[str, Any]]
     worst: list[dict[str, Any]]
     issues: list[dict[str, Any]]
     open_forks: list[dict[str, Any]]
-    tiles: dict[str, str]
     comparison: Comparison | None = None
-    charts: dict[str, str] = field(default_factory=dict)
+    charts: dict[str, charts.Chart] = field(default_factory=dict)
+    anchors: set[str] = field(default_factory=set)  # sessions detailed on the page
+    label_tags: dict[str, int] = field(default_factory=dict)  # label keys left out → values
 
 
 def _query(name: str) -> str:
@@ -72,12 +135,18 @@ def gather(
     out = Out(out_path)
     out.require()
     con = connect(out)
-    stats = compute(out_path, selector.run, selector.labels)
-    point = stats.point
+    point = resolve(con, selector.run, selector.labels, checked=True)
     before = previous(con, point)
-    alarm = alarms.evaluate(out_path, point.name, {}, None, threshold, metrics or [])
-    since = compare(out_path, Selector(before.name), Selector(point.name)) if before else None
+    _keep_points(con, [point.name] + ([before.name] if before else []))
+    since = _since(con, out_path, point, before) if before else None
+    watched = alarms.parse_metrics(DEFAULT_WATCH if metrics is None else metrics)
+    alarm = alarms.evaluate(
+        out_path, point.name, {}, None, threshold, watched, since.comparison if since else None
+    )
+    grouping, tags = _label_keys([p for p in all_points(con) if p.position <= point.position])
+    stats = compute(out_path, point.name, label_keys=grouping)
     at = {"point": point.name, "previous": before.name if before else ""}
+    newly = _detailed(con, "newly_failing", {**at, "limit": NEWLY_FAILING}) if before else []
     data = ReportData(
         str(out_path),
         point,
@@ -85,39 +154,83 @@ def gather(
         stats,
         alarm,
         since,
-        fetch_dicts(con, _query("session_changes"), at) if before else [],
-        fetch_dicts(con, _query("fork_changes"), at) if before else [],
-        _worst(con, point.name, worst_n),
+        _tiles(con, at, since),
+        newly,
+        _detailed(con, "worst", {"point": point.name, "limit": worst_n}),
         _issue_groups(con, point.name),
-        fetch_dicts(con, _query("open_forks"), {"point": point.name, "limit": 50}),
-        _tiles(con, stats),
+        fetch_dicts(con, _query("open_forks"), {"point": point.name, "limit": OPEN_FORKS}),
     )
+    data.anchors = {s["anchor"] for s in data.newly_failing + data.worst}
+    data.label_tags = tags
     if baseline is not None and candidate is not None:
         data.comparison = compare(out_path, baseline, candidate)
-    moved = {r.metric for r in (since.rows if since else []) if r.verdict in _MOVED}
-    data.charts = {
-        "stages": charts.stages_chart(stats.stages, point.name),
-        "rates": charts.rates_chart(stats.rule_rates),
-        "trend": charts.trend_chart(stats.trend, stats.history, moved),
-        "survival": charts.survival_chart(stats.fork_lifetimes),
-    }
+    data.charts = _charts(stats, since)
     return data
 
 
-_MOVED = ("regression", "improvement")
+def _label_keys(history: list[Point]) -> tuple[set[str], dict[str, int]]:
+    """The label keys whose fork lifetimes the page shows by label (at most GROUPING_VALUES
+    values: a grouping such as run=baseline|candidate), and those it leaves out with their
+    number of values (a tag per night such as night=2026-11-24)."""
+    values: dict[str, set[str]] = {}
+    for point in history:
+        for key, value in point.labels.items():
+            values.setdefault(key, set()).add(value)
+    grouping = {k for k, v in values.items() if len(v) <= GROUPING_VALUES}
+    return grouping, {k: len(v) for k, v in sorted(values.items()) if k not in grouping}
 
 
-def _worst(con: Any, point: str, limit: int) -> list[dict[str, Any]]:
-    """The worst sessions, each with its findings (one query, not one per session)."""
+def _keep_points(con: Any, points: list[str]) -> None:
+    """The rows of `sessions` and `findings` for the two points the page shows, computed once:
+    temp tables of the same names, which DuckDB reads before the views (queries/report/ reads
+    them many times; each read of a view would join every rule result again)."""
+    for view in ("sessions", "findings"):
+        con.execute(
+            f"CREATE TEMP TABLE {view} AS SELECT * FROM main.{view} "
+            "WHERE list_contains($points, point)",
+            {"points": points},
+        )
+
+
+def _since(con: Any, out_path: str, point: Point, before: Point) -> Since:
+    at = {"point": point.name, "previous": before.name}
+    changes: dict[str, list[dict[str, Any]]] = {c: [] for c in SESSION_CHANGES + STAGE_FLOWS}
+    for row in fetch_dicts(con, _query("session_changes"), at):
+        row["anchor"] = anchor(row["session_key"])
+        changes.setdefault(row["change"], []).append(row)
+    # Most failing rules first, as the detailed list further down orders them.
+    changes["newly failing"].sort(key=lambda r: -(r["failing_rules"] or 0))
+    forks: dict[str, list[dict[str, Any]]] = {"raised": [], "closed": []}
+    for row in fetch_dicts(con, _query("fork_changes"), at):
+        forks.setdefault(row["change"], []).append(row)
+    return Since(
+        before,
+        compare(out_path, Selector(before.name), Selector(point.name)),
+        {c: changes[c] for c in SESSION_CHANGES},
+        {c: changes[c] for c in STAGE_FLOWS},
+        forks,
+    )
+
+
+def anchor(session_key: str) -> str:
+    """The id of a session's entry in the worst-sessions list."""
+    return "s-" + session_key[:12]
+
+
+def _detailed(con: Any, query: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+    """Sessions, each with its findings, from a query with one row per finding (one query,
+    not one per session)."""
     sessions: dict[tuple[str, str], dict[str, Any]] = {}
-    for row in fetch_dicts(con, _query("worst"), {"point": point, "limit": limit}):
+    for row in fetch_dicts(con, _query(query), params):
         key = (row["session_key"], row["path"])
         session = sessions.setdefault(
             key, {**{k: row[k] for k in ("repo", "path", "stage", "gate")}, "findings": []}
         )
         session["failing"] = row["failing_rules"]
-        session["anchor"] = "s-" + row["session_key"][:12]
-        session["findings"].append({k: row[k] for k in ("rule_id", "file", "line", "message")})
+        session["anchor"] = anchor(row["session_key"])
+        finding = {k: row[k] for k in ("rule_id", "file", "line", "message")}
+        finding["new"] = bool(row.get("new_rule"))
+        session["findings"].append(finding)
     return list(sessions.values())
 
 
@@ -131,21 +244,76 @@ def _issue_groups(con: Any, point: str) -> list[dict[str, Any]]:
     return list(groups.values())
 
 
-def _tiles(con: Any, stats: Stats) -> dict[str, str]:
-    row = fetch_dicts(
-        con,
-        "SELECT count(*) AS sessions, count(DISTINCT repo) AS repos, "
-        "count(*) FILTER (WHERE clean) AS clean, count(*) FILTER (WHERE failing_rules > 0) "
-        "AS failing FROM sessions WHERE point = $point",
-        {"point": stats.point.name},
-    )[0]
-    share = row["clean"] / row["sessions"] if row["sessions"] else None
+def _delta(
+    now: float, before: float | None, digits: int = 0, unit: str = "", worse_up: bool | None = None
+) -> tuple[str, str]:
+    """A change as text ('+4', '−1.2 pts', 'no change') and its tone: 'bad' when it goes the
+    way `worse_up` says is worse, 'good' the other way, '' when neutral or no previous point."""
+    if before is None:
+        return "", ""
+    change = now - before
+    text = num(change, digits, signed=True, unit=unit)
+    if not any(c in "123456789" for c in text):
+        return "no change", ""
+    tone = "" if worse_up is None else "bad" if (change > 0) == worse_up else "good"
+    return text.replace("-", "−", 1), tone
+
+
+def _tiles(con: Any, at: dict[str, str], since: Since | None) -> list[Tile]:
+    """The headline figures, each with its change since the previous point."""
+    found = {r["point"]: r for r in fetch_dicts(con, _query("summary"), at)}
+    now = found.get(at["point"], {"sessions": 0, "repos": 0, "clean": 0, "failing": 0})
+    before = found.get(at["previous"]) if since else None
+
+    def share(row: dict[str, Any]) -> float | None:
+        return row["clean"] / row["sessions"] if row["sessions"] else None
+
+    def prior(key: str) -> float | None:
+        return None if before is None else float(before[key])
+
+    clean_now, clean_before = share(now), share(before) if before else None
+    tiles = [
+        Tile("sessions", f"{now['sessions']:,}", *_delta(now["sessions"], prior("sessions"))),
+        Tile(
+            "clean at their own gate",
+            pct(clean_now),
+            *(
+                _delta(100 * clean_now, 100 * clean_before, 1, "pts", worse_up=False)
+                if clean_now is not None and clean_before is not None
+                else ("", "")
+            ),
+        ),
+        Tile(
+            "failing a rule",
+            f"{now['failing']:,}",
+            *_delta(now["failing"], prior("failing"), worse_up=True),
+        ),
+    ]
+    if since is None:
+        return [*tiles, Tile("repositories", f"{now['repos']:,}")]
+    worse = sum(r.verdict == "regression" for r in since.moved_rules)
+    better = len(since.moved_rules) - worse
+    return [
+        *tiles,
+        Tile("rules moved", f"{worse} worse · {better} better", tone="bad" if worse else ""),
+        Tile(
+            "newly failing · newly clean",
+            f"{len(since.sessions['newly failing']):,} · {len(since.sessions['newly clean']):,}",
+        ),
+        Tile(
+            "forks raised · closed",
+            f"{len(since.forks['raised']):,} · {len(since.forks['closed']):,}",
+        ),
+    ]
+
+
+def _charts(stats: Stats, since: Since | None) -> dict[str, charts.Chart]:
+    moved = since.directions if since else {}
     return {
-        "sessions": f"{row['sessions']:,}",
-        "repositories": f"{row['repos']:,}",
-        "clean at their own gate": pct(share, 0),
-        "failing": f"{row['failing']:,}",
-        "census points in OUT": str(len(stats.history)),
+        "stages": charts.stages_chart(stats.stages, stats.point.name),
+        "rates": charts.rates_chart(stats.rule_rates, moved),
+        "trend": charts.trend_chart(stats.trend, stats.history, moved),
+        "survival": charts.survival_chart(stats.fork_lifetimes),
     }
 
 
@@ -159,14 +327,23 @@ def render(data: ReportData) -> str:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.globals.update(pct=pct, num=num, interval=interval, count_rate=count_rate, plural=plural)
+    env.globals.update(
+        pct=pct,
+        num=num,
+        interval=interval,
+        count_rate=count_rate,
+        plural=plural,
+        point_label=charts.point_label,
+        ordered_rows=ordered,
+    )
     descriptions = {r.rule_id: r.description for r in load_rules()}
     return env.get_template("census.html.j2").render(
         d=data,
         descriptions=descriptions,
         worst_query=WORST_QUERY,
         clean_metric=CLEAN,
-        moved=_MOVED,
+        median_metric=MEDIAN,
+        moved=MOVED,
     )
 
 
@@ -181,7 +358,8 @@ def build(
     metrics: list[str] | None = None,
 ) -> ReportSummary:
     """Render a census point (the latest checked by default) to `html` (default
-    OUT/report.html)."""
+    OUT/report.html). The alarms are those of `census check --fail-above threshold
+    --fail-on-regression metrics`; with no metrics given, every metric is watched."""
     started = time.perf_counter()
     data = gather(
         out_path, selector or Selector(), worst_n, baseline, candidate, threshold, metrics

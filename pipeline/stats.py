@@ -13,6 +13,7 @@ Which points
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import asdict, dataclass, field, fields
 from datetime import UTC, datetime
 from typing import Any, TypeVar
@@ -319,14 +320,23 @@ def history_runs(history: list[Point]) -> tuple[list[str], dict[str, list[str]]]
     return runs, dict(sorted(labels.items()))
 
 
-def compute(out_path: str, run: str | None = None, labels: dict[str, str] | None = None) -> Stats:
-    """Every statistic of spec §7 for the selected census point (docs/stats.md)."""
+def compute(
+    out_path: str,
+    run: str | None = None,
+    labels: dict[str, str] | None = None,
+    label_keys: Collection[str] | None = None,
+) -> Stats:
+    """Every statistic of spec §7 for the selected census point (docs/stats.md); fork
+    lifetimes by label for the label keys in `label_keys` only, when given (each label costs
+    two Kaplan–Meier estimates: a per-night tag over 30 nights would cost sixty)."""
     out = Out(out_path)
     out.require()
     con = connect(out)
     point = resolve(con, run, labels, checked=True)
     history = [p for p in all_points(con) if p.position <= point.position]
     runs, by_label = history_runs(history)
+    if label_keys is not None:
+        by_label = {k: v for k, v in by_label.items() if k.split("=", 1)[0] in label_keys}
     hours, syncs = lifetimes(con, runs, by_label, list(point.runs))
     at = {"point": point.name}
     return Stats(

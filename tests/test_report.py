@@ -1,30 +1,39 @@
-"""The report in a real headless browser: sections, charts, no network, hostile text inert."""
+"""The report in a real headless browser (Debian's chromium driven by Playwright).
+
+A simulated week (tests/report_week.py: a generated corpus edited night by night, one census
+point a night, chosen rules spiked and fixed) must show, at the top, exactly the rules that the
+simulator changed since the night before; no chart may have overlapping tick labels or reuse a
+colour for two categories, at 1 night, after a week and after 30 nights; rule IDs never wrap,
+the page fits 1,280 px, prints, sorts; the comparison view counts and pluralises; and hostile
+session text stays text.
+"""
 
 from __future__ import annotations
 
+import re
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from pipeline import charts
 from pipeline.check import check
+from pipeline.compare import Selector
 from pipeline.crawl import crawl
-from pipeline.report import build
+from pipeline.report import _delta, build
 from pipeline.resources import example_corpus
+from pipeline.select import Point
 from pipeline.store import Out
+from pipeline.textout import plural
+from tests.report_week import BROWSER_ARGS, SPIKES, Night, simulate
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-SECTIONS = ["run", "stages", "rates", "trend", "forks", "sync", "idle", "worst", "issues"]
+SECTIONS = ["run", "since", "stages", "rates", "trend", "forks", "sync", "idle", "worst", "issues"]
 HOSTILE = "Should we allow <script>alert(1)</script> in titles?"
+WEEK_SESSIONS = 150
+MONTH_SESSIONS, MONTH_NIGHTS = 40, 30
 
 
 @pytest.fixture(scope="module")
@@ -37,39 +46,324 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def browser() -> Any:
+def week(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[Night]]:
+    """Seven nights of 150 sessions: BS-SYNC-02 spiked on night 4 and fixed on night 5,
+    BS-OPS-01 and BS-THESIS-01 spiked on night 7, ordinary drift every night."""
+    return simulate(tmp_path_factory.mktemp("week"), WEEK_SESSIONS, nights=7)
+
+
+@pytest.fixture(scope="module")
+def month(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Thirty nights of 40 sessions, BS-OPS-01 spiked on the last: the trend at many nights."""
+    out, _ = simulate(
+        tmp_path_factory.mktemp("month"),
+        MONTH_SESSIONS,
+        nights=MONTH_NIGHTS,
+        spikes={MONTH_NIGHTS: ("BS-OPS-01",)},
+        fixes={},
+    )
+    return build(str(out)).path
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
     if not Path(CHROMIUM).exists():
         pytest.skip("no chromium on this machine: apt-get install chromium (.ci/run does)")
     playwright = pytest.importorskip("playwright.sync_api")
     with playwright.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
         yield browser
         browser.close()
 
 
-def test_report_in_a_browser(report: Path, browser: Any, tmp_path: Path) -> None:
+def open_page(browser: Any, report: Path) -> tuple[Any, list[str], list[str]]:
+    """A 1,280 × 900 page on the report; the errors it logs and the URLs it requests."""
     page = browser.new_page(viewport={"width": 1280, "height": 900})
     errors: list[str] = []
     requests: list[str] = []
-    dialogs: list[str] = []
     page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
     page.on("pageerror", lambda e: errors.append(str(e)))
     page.on("request", lambda r: requests.append(r.url))
-    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
     page.goto(report.as_uri())
     page.wait_for_load_state("load")
+    return page, errors, requests
+
+
+def night_report(week: tuple[Path, list[Night]], night: int, tmp_path: Path) -> Path:
+    out, _ = week
+    html = tmp_path / f"night-{night}.html"
+    return build(str(out), str(html), selector=Selector(f"night-{night}")).path
+
+
+# ─────────────── what the browser checks on every chart ───────────────
+
+# Every visible tick label of each axis of each chart, as boxes on the page, and the pairs of
+# one axis that intersect (by more than half a pixel).
+OVERLAPS_JS = """
+(svg) => {
+  const found = [];
+  svg.querySelectorAll("g.role-axis").forEach((axis, a) => {
+    const boxes = [...axis.querySelectorAll("g.role-axis-label text")]
+      .filter(t => t.getAttribute("opacity") !== "0" && t.textContent.trim() !== "")
+      .map(t => [t.textContent, t.getBoundingClientRect()]);
+    for (let i = 0; i < boxes.length; i++) {
+      for (let j = i + 1; j < boxes.length; j++) {
+        const [p, r] = boxes[i], [q, s] = boxes[j];
+        if (r.left < s.right - 0.5 && s.left < r.right - 0.5 &&
+            r.top < s.bottom - 0.5 && s.top < r.bottom - 0.5) {
+          found.push(`axis ${a}: "${p}" and "${q}"`);
+        }
+      }
+    }
+  });
+  return found;
+}
+"""
+# Each mark's category (the figure's data-series field, read from the mark's aria-label) and
+# its colour: fill, or stroke for a line. Text marks (values written beside bars) are ink.
+COLOURS_JS = """
+(figure) => {
+  const field = figure.dataset.series, seen = {};
+  figure.querySelectorAll("svg [role=graphics-symbol][aria-label]").forEach(mark => {
+    const pairs = mark.getAttribute("aria-label").split("; ").map(p => p.split(": "));
+    const hit = pairs.find(p => p[0] === field);
+    if (!hit || mark.tagName.toLowerCase() === "text") return;
+    const fill = mark.getAttribute("fill");
+    const colour = (fill && fill !== "none" ? fill : mark.getAttribute("stroke")).toLowerCase();
+    (seen[hit.slice(1).join(": ")] = seen[hit.slice(1).join(": ")] || []).push(colour);
+  });
+  return [field, seen];
+}
+"""
+
+
+def assert_charts_readable(page: Any, expected: int) -> None:
+    """No overlapping tick labels on any axis; every category of a chart its own colour."""
+    figures = page.locator("figure.chart").all()
+    assert len(figures) == expected
+    for figure in figures:
+        svg = figure.locator("svg")
+        assert svg.count() == 1, figure.inner_html()[:200]
+        overlaps = svg.evaluate(OVERLAPS_JS)
+        field, seen = figure.evaluate(COLOURS_JS)
+        assert overlaps == [], f"{field} chart: overlapping tick labels {overlaps[:5]}"
+        assert seen, f"no {field} categories found in the chart"
+        colour_of = {}
+        for category, colours in seen.items():
+            assert len(set(colours)) == 1, f"{field} {category} drawn in {set(colours)}"
+            colour_of[category] = colours[0]
+        assert len(set(colour_of.values())) == len(colour_of), f"a colour repeats: {colour_of}"
+
+
+def assert_page_layout(page: Any) -> None:
+    """Readable at 1,280 px: nothing wider than the window; rule IDs on one line."""
+    width = page.evaluate("document.documentElement.scrollWidth")
+    assert width <= 1280, f"the page is {width} px wide"
+    wrapped = page.evaluate(
+        """[...document.querySelectorAll("code.id")]
+             .filter(e => e.offsetParent !== null && e.getClientRects().length > 1)
+             .map(e => e.textContent)"""
+    )
+    assert wrapped == [], f"rule IDs wrap: {wrapped[:5]}"
+    headings = page.locator("section > h2").all_inner_texts()
+    assert headings and all(h.rstrip().endswith("?") for h in headings), headings
+
+
+def moved_rules(page: Any) -> dict[str, str]:
+    """Rule → 'worse' or 'better', as the "since the last run" section lists them."""
+    rows = page.locator("#since table.moved tbody tr").all()
+    found = {}
+    for row in rows:
+        metric = row.get_attribute("data-rule") or ""
+        if re.fullmatch(r"(BS|CENSUS)-[A-Z]+-\d+", metric):
+            found[metric] = "worse" if "worse" in row.inner_text() else "better"
+    return found
+
+
+# ─────────────── the week ───────────────
+
+
+@pytest.mark.slow
+def test_since_the_last_run_lists_the_rules_the_simulator_changed(
+    week: tuple[Path, list[Night]], browser: Any, tmp_path: Path
+) -> None:
+    _, nights = week
+    changed = [n for n in nights if n.spiked or n.fixed]
+    assert [n.number for n in changed] == [4, 5, 7]
+    for night in changed:
+        page, errors, requests = open_page(browser, night_report(week, night.number, tmp_path))
+        expected = {rule: "worse" for rule in night.spiked}
+        expected.update({rule: "better" for rule in night.fixed})
+        assert moved_rules(page) == expected, f"night {night.number}"
+        alarm = page.locator("#run").inner_text()
+        tripped = "alarm" in (page.locator("#run").get_attribute("class") or "")
+        assert tripped == bool(night.spiked), alarm
+        for rule in night.spiked:
+            assert f"{rule} regressed from" in alarm
+        assert errors == [] and len(requests) == 1
+        page.close()
+
+
+@pytest.mark.slow
+def test_week_report_first_screen(
+    week: tuple[Path, list[Night]], browser: Any, tmp_path: Path
+) -> None:
+    """The top 900 px hold the point, the alarm, the tiles, the rules that moved and the
+    session changes; every link from there to a session lands on its findings."""
+    out, _ = week
+    report = build(str(out)).path
+    page, errors, requests = open_page(browser, report)
+    assert errors == [] and requests == [report.as_uri()], "the report loads nothing else"
+    header = page.locator("header").inner_text()
+    assert "Nov 30" in header and "night=2026-11-30" in header and "night-6" in header
+    for selector in ("#run .verdict", "#run .cards", "#since table.moved"):
+        box = page.locator(selector).bounding_box()
+        assert box is not None and box["y"] < 900, f"{selector} is below the first screen"
+    since = page.locator("#since").inner_text()
+    assert "newly failing" in since and "newly clean" in since
+    for flow in ("opened (new)", "advanced", "harvested", "went backward", "gone"):
+        assert flow in since
+    assert re.search(r"\d+ forks? raised", since) and re.search(r"\d+ forks? closed", since)
+    links = page.locator("#since a[href^='#s-']").all()
+    assert links, "newly failing sessions link to their findings"
+    for link in links:
+        target = (link.get_attribute("href") or "")[1:]
+        assert page.locator(f"#worst li[id='{target}'] details").count() == 1, target
+    tiles = page.locator("#run .card").all_inner_texts()
+    assert any("rules moved" in t and "2 worse" in t for t in tiles), tiles
+    page.screenshot(path=str(tmp_path / "week-first-screen.png"))
+    page.screenshot(path=str(tmp_path / "week.png"), full_page=True)
+    assert (tmp_path / "week.png").stat().st_size > 50_000
+
+
+@pytest.mark.slow
+def test_first_night_has_nothing_to_compare(
+    week: tuple[Path, list[Night]], browser: Any, tmp_path: Path
+) -> None:
+    page, errors, _ = open_page(browser, night_report(week, 1, tmp_path))
+    assert errors == []
+    since = page.locator("#since").inner_text()
+    assert "Nothing to compare with: this is the first census point in OUT" in since
+    assert page.locator("#since table").count() == 0
+    assert "One census point so far" in page.locator("#trend").inner_text()
+    assert "No alarm" in page.locator("#run .verdict").inner_text()
+    assert_charts_readable(page, expected=3)
+    assert_page_layout(page)
+    page.screenshot(path=str(tmp_path / "night-1.png"), full_page=True)
+
+
+@pytest.mark.slow
+def test_week_charts_and_layout(
+    week: tuple[Path, list[Night]], browser: Any, tmp_path: Path
+) -> None:
+    out, _ = week
+    page, _, _ = open_page(browser, build(str(out), str(tmp_path / "r.html")).path)
+    assert_charts_readable(page, expected=4)
+    assert_page_layout(page)
+    titles = [t for t in page.locator("#trend svg .role-title-text text").all_text_contents() if t]
+    assert titles[: len(SPIKES[7])] == [f"{r} ▲ worse" for r in sorted(SPIKES[7])], titles
+    rated = page.locator("#rates tbody tr", has_not_text="no sessions").count()
+    assert len(titles) == rated == 18, "one panel per rule with a rate (BS-OPS-02 has none)"
+
+
+@pytest.mark.slow
+def test_tables_sort_numerically(
+    week: tuple[Path, list[Night]], browser: Any, tmp_path: Path
+) -> None:
+    out, _ = week
+    page, _, _ = open_page(browser, build(str(out), str(tmp_path / "r.html")).path)
+    header = page.locator("#rates table thead th", has_text="failed")
+    column = 1 + page.locator("#rates table thead th").all_inner_texts().index("failed")
+
+    def failed() -> list[int]:
+        cells = page.locator(f"#rates table tbody td:nth-child({column})").all_inner_texts()
+        return [int(c.replace(",", "")) for c in cells]
+
+    header.click()
+    assert failed() == sorted(failed())
+    header.click()
+    assert failed() == sorted(failed(), reverse=True)
+
+
+@pytest.mark.slow
+def test_report_prints(week: tuple[Path, list[Night]], browser: Any, tmp_path: Path) -> None:
+    out, _ = week
+    page, _, _ = open_page(browser, build(str(out), str(tmp_path / "r.html")).path)
+    page.emulate_media(media="print")
+    assert page.locator("nav").is_hidden()
+    assert page.locator("#rates figure.chart svg").is_visible()
+    pdf = page.pdf(format="A4")
+    assert pdf.startswith(b"%PDF") and pdf.count(b"/Type /Page") > 3
+
+
+@pytest.mark.slow
+def test_comparison_view_counts_and_pluralises(
+    week: tuple[Path, list[Night]], browser: Any, tmp_path: Path
+) -> None:
+    out, _ = week
+    for baseline, candidate in (("night-6", "night-7"), ("night-3", "night-4")):
+        report = build(
+            str(out),
+            str(tmp_path / f"{candidate}.html"),
+            baseline=Selector(baseline),
+            candidate=Selector(candidate),
+        ).path
+        page, errors, _ = open_page(browser, report)
+        assert errors == []
+        view = page.locator("#compare")
+        rows = view.locator("tbody tr")
+        verdicts = {
+            r.get_attribute("data-metric"): r.locator("td").first.inner_text() for r in rows.all()
+        }
+        regressions = sum(v == "regression" for v in verdicts.values())
+        improvements = sum(v == "improvement" for v in verdicts.values())
+        counts = view.locator(".compare-counts").inner_text()
+        assert plural(regressions, "regression") in counts
+        assert plural(improvements, "improvement") in counts
+        assert not re.search(r"\b1 (regressions|improvements|metrics)\b", view.inner_text())
+        # BS-OPS-02 needs git; the simulated corpus has none: no sessions in either arm.
+        ops02 = view.locator("tr[data-metric='BS-OPS-02']")
+        assert verdicts["BS-OPS-02"] == "no sessions"
+        assert ops02.locator("td").nth(3).inner_text() == "no sessions"
+        sync01 = view.locator("tr[data-metric='BS-SYNC-01'] td").all_inner_texts()
+        assert re.fullmatch(r"\d+/\d+ \d+\.\d%", sync01[3]) and re.fullmatch(
+            r"\d+/\d+ \d+\.\d%", sync01[4]
+        ), sync01
+        page.close()
+
+
+@pytest.mark.slow
+def test_thirty_nights(month: Path, browser: Any) -> None:
+    page, errors, _ = open_page(browser, month)
+    assert errors == []
+    assert_charts_readable(page, expected=4)
+    assert_page_layout(page)
+    assert moved_rules(page) == {"BS-OPS-01": "worse"}
+    ticks = page.locator("#trend svg g.role-axis-label text").all()
+    visible = [t.text_content() or "" for t in ticks if t.get_attribute("opacity") != "0"]
+    dates = [t for t in visible if not t.endswith("%")]
+    # The newest night is always labelled, the others at an even step back, as short dates.
+    assert dates.count("Dec 23") == 18 and len(dates) >= 18 * 3, dates[:8]
+    assert all(re.fullmatch(r"[A-Z][a-z]{2} \d{1,2}", t) for t in dates), set(dates)
+
+
+# ─────────────── the example corpus, hostile text ───────────────
+
+
+def test_report_in_a_browser(report: Path, browser: Any, tmp_path: Path) -> None:
+    page, errors, requests = open_page(browser, report)
+    dialogs: list[str] = []
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
     assert errors == []
     assert requests == [report.as_uri()], "the report loads nothing but itself"
     for section in SECTIONS:
         assert page.locator(f"section#{section}").count() == 1, section
-    assert page.locator("#rates .chart svg").count() == 1
-    assert page.locator("#stages .chart svg").count() == 1
-    assert page.locator("#rates .chart svg .mark-rule").count() >= 1, "intervals drawn as rules"
+    assert page.locator("#rates figure.chart svg .mark-rule").count() >= 1, "intervals drawn"
     body = page.inner_text("body")
     assert HOSTILE in body, "the hostile fork title is shown as text"
     assert dialogs == [] and page.evaluate("typeof window.alertCalled") == "undefined"
-    # Sorting a column is the page's one script; it must work.
     page.click("#rates table th:nth-child(5)")
+    assert_page_layout(page)
     page.screenshot(path=str(tmp_path / "report.png"), full_page=True)
     assert (tmp_path / "report.png").stat().st_size > 10_000
 
@@ -98,6 +392,13 @@ HOSTILE_FORKS = """# Forks
 """
 
 
+HOSTILE_NEW_FORK = """
+## F9 — raised overnight: <svg onload="window.pwned=9"></svg> [open]
+- Raised by: user
+- Closes when: <iframe src="javascript:window.pwned=10"></iframe>
+"""
+
+
 def test_hostile_session_text_stays_text(browser: Any, tmp_path: Path) -> None:
     from tests.conftest import FIXTURES, copy_tree
 
@@ -105,6 +406,9 @@ def test_hostile_session_text_stays_text(browser: Any, tmp_path: Path) -> None:
     forks = repo / "docs" / "research" / "demo-brainstorm" / "forks.md"
     forks.write_text(HOSTILE_FORKS.replace("{long}", "A" * 20_000))
     out = Out(tmp_path / "out")
+    crawl([str(tmp_path / "root")], str(out.root), workers=1)
+    check(str(out.root))
+    forks.write_text(HOSTILE_FORKS.replace("{long}", "A" * 20_000) + HOSTILE_NEW_FORK)
     crawl([str(tmp_path / "root")], str(out.root), workers=1)
     check(str(out.root))
     report = build(str(out.root)).path
@@ -125,4 +429,37 @@ def test_hostile_session_text_stays_text(browser: Any, tmp_path: Path) -> None:
     body = page.inner_text("body")
     assert '<img src=x onerror="window.pwned=1">' in body
     assert "{{ jinja }} {% raw %}" in body
+    assert 'raised overnight: <svg onload="window.pwned=9"></svg>' in body, "in forks raised"
     page.screenshot(path=str(tmp_path / "hostile.png"), full_page=True)
+
+
+# ─────────────── without a browser ───────────────
+
+
+def test_point_labels_are_short_and_distinct() -> None:
+    from datetime import UTC, datetime
+
+    def point(name: str, day: int, hour: int = 2, **labels: str) -> Point:
+        when = datetime(2026, 11, day, hour, tzinfo=UTC)
+        return Point(name, ord(name[-1]), when, (name,), labels)
+
+    nightly = [point(f"n{d}", d, night=f"2026-11-{d:02d}", shard="1/2") for d in (1, 2)]
+    assert charts.point_labels(nightly) == {"n1": "Nov 1", "n2": "Nov 2"}
+    bare = [point("a", 5), point("b", 5, 14), point("c", 6)]
+    assert charts.point_labels(bare) == {"a": "Nov 5 02:00", "b": "Nov 5 14:00", "c": "Nov 6 02:00"}
+    same = [point("a", 5, run="baseline"), point("b", 5, run="baseline")]
+    assert len(set(charts.point_labels(same).values())) == 2
+
+
+def test_palette_never_repeats() -> None:
+    for n in (1, 3, 19, 20, 21, 45):
+        colours = charts.palette(n)
+        assert len(colours) == n and len(set(colours)) == n
+        assert all(re.fullmatch(r"#[0-9a-f]{6}", c) for c in colours)
+
+
+def test_changes_have_no_negative_zero() -> None:
+    assert _delta(10.0, 10.04, 1, "pts", worse_up=False) == ("no change", "")
+    assert _delta(3, 4, worse_up=True) == ("−1", "good")
+    assert _delta(14.9, 28.3, 1, "pts", worse_up=False) == ("−13.4 pts", "bad")
+    assert _delta(5, None) == ("", "")

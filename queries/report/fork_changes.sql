@@ -2,10 +2,12 @@
 -- ($point), session by session (the sessions' snapshots at each point):
 --   'raised'  listed open now, not listed at the previous point (or the session is new);
 --   'closed'  open at the previous point and, now, resolved by a ledger entry, parked, or gone.
-WITH now AS (SELECT session_key, root, repo, path, snapshot_id FROM sessions WHERE point = $point),
+WITH now AS (
+    SELECT session_key, root, repo, path, topic, snapshot_id FROM sessions WHERE point = $point
+),
 before AS (SELECT session_key, root, snapshot_id FROM sessions WHERE point = $previous),
 open_now AS (
-    SELECT n.session_key, n.root, n.repo, n.path, f.fork_id, f.title
+    SELECT n.session_key, n.root, n.repo, n.path, n.topic, f.fork_id, f.title
     FROM now n JOIN forks f USING (snapshot_id)
     WHERE f.marker = 'open' AND f.fork_id IS NOT NULL
 ),
@@ -27,11 +29,11 @@ state_now AS (
     LEFT JOIN forks f USING (snapshot_id)
     LEFT JOIN ledger_resolves r ON r.snapshot_id = n.snapshot_id AND r.fork_id = f.fork_id
 )
-SELECT 'raised' AS change, o.repo, o.path, o.fork_id, o.title
+SELECT 'raised' AS change, o.repo, o.path, o.topic, o.fork_id, o.title
 FROM open_now o
 ANTI JOIN listed_before l USING (session_key, root, fork_id)
 UNION ALL
-SELECT 'closed', n.repo, n.path, b.fork_id, b.title
+SELECT 'closed', n.repo, n.path, n.topic, b.fork_id, b.title
 FROM open_before b
 JOIN now n USING (session_key, root)
 WHERE NOT EXISTS (

@@ -14,20 +14,21 @@ pairs AS (
         coalesce(n.root, b.root) AS root,
         coalesce(n.repo, b.repo) AS repo,
         coalesce(n.path, b.path) AS path,
+        coalesce(n.topic, b.topic) AS topic,
         b.stage AS stage_before, n.stage AS stage_now,
         b.clean AS clean_before, n.clean AS clean_now,
         n.failing_rules
     FROM now n
     FULL JOIN before b USING (session_key, root)
 )
-SELECT session_key, repo, path, stage_before, stage_now, failing_rules,
+SELECT session_key, repo, path, topic, stage_before, stage_now, failing_rules,
     CASE WHEN clean_now THEN 'newly clean' ELSE 'newly failing' END AS change
 FROM pairs
 WHERE stage_now IS NOT NULL
     AND ((clean_now = false AND coalesce(clean_before, true))
         OR (clean_now AND clean_before = false))
 UNION ALL
-SELECT session_key, repo, path, stage_before, stage_now, failing_rules,
+SELECT session_key, repo, path, topic, stage_before, stage_now, failing_rules,
     CASE
         WHEN stage_before IS NULL THEN 'opened'
         WHEN stage_now IS NULL THEN 'gone'
