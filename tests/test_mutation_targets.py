@@ -1,17 +1,16 @@
-"""Fast tests of pipeline/check.py, pipeline/stats.py and pipeline/compare.py, for mutmut.
-
-mutmut runs a test selection per mutant, so this file is small and quick (one tiny OUT,
-built once): it pins the Python glue of the three modules (which points a check decides,
-what a summary reports, how rows become records, verdicts at their boundaries, family-wise
-intervals, JSON shapes) with values worked out by hand. The rates themselves are pinned by
-tests/test_numbers.py and tests/test_numbers_oracle.py. See docs/testing.md.
+"""End-to-end tests of pipeline/check.py, pipeline/stats.py and pipeline/compare.py on one
+tiny OUT (two census points over two sessions), with values worked out by hand: which points
+a check decides and what its summary says, every rule for each snapshot once, what compute
+carries, the lifetime summary as the SQL gives it, and a paired comparison whose interval is
+worked out by hand. The pure functions are in tests/test_mutation_units.py. See
+docs/testing.md for how mutmut uses both.
 """
 
 from __future__ import annotations
 
 import shutil
 from dataclasses import fields
-from datetime import UTC, datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from statistics import NormalDist
 
@@ -19,38 +18,14 @@ import pytest
 
 from pipeline import check as check_module
 from pipeline.check import check, evaluate
-from pipeline.compare import (
-    CLEAN,
-    MEDIAN,
-    Arm,
-    Comparison,
-    Row,
-    Selector,
-    compare,
-    mcnemar_exact,
-    median_row,
-    ordered,
-    verdict,
-)
+from pipeline.compare import CLEAN, MEDIAN, Comparison, Selector, compare, ordered
 from pipeline.engine import connect
 from pipeline.rules import ruleset
-from pipeline.select import Point
-from pipeline.stats import (
-    CLOSE_KINDS,
-    Lifetime,
-    RuleRate,
-    _lifetimes,
-    _plain,
-    compute,
-    history_runs,
-    query_sql,
-    records,
-)
+from pipeline.stats import compute
 from pipeline.store import Out
 from tests.mixed_corpus import CASES, build_case
 
 RULES = 19
-WHEN = datetime(2026, 7, 1, 12, 0, tzinfo=UTC)
 
 
 @pytest.fixture(scope="module")
@@ -182,82 +157,7 @@ def test_unevaluated_lists_only_snapshots_without_results(checked: Path) -> None
     assert check_module._points(con) == [(p, True) for p in points]
 
 
-def test_check_stamps_utc_now() -> None:
-    before = datetime.now(UTC)
-    now = check_module._now()
-    assert now.tzinfo is not None and before <= now <= datetime.now(UTC)
-
-
 # ───────────────────────────── stats ─────────────────────────────
-
-
-def test_plain_turns_times_into_utc_z_and_keeps_the_rest() -> None:
-    plus2 = timezone(timedelta(hours=2))
-    value = {
-        "at": datetime(2026, 7, 1, 14, 0, tzinfo=plus2),
-        "list": (1, None, "x"),
-        3: [{"nested": WHEN}],
-    }
-    assert _plain(value) == {
-        "at": "2026-07-01T12:00:00Z",
-        "list": [1, None, "x"],
-        "3": [{"nested": "2026-07-01T12:00:00Z"}],
-    }
-
-
-def test_query_sql_is_one_statement_without_its_semicolon() -> None:
-    text = query_sql("stages")
-    assert text.startswith("-- Sessions by stage") and not text.endswith(";")
-    assert text == text.strip()
-
-
-def test_records_match_columns_to_fields_by_name() -> None:
-    con = connect(None)
-    query = (
-        "SELECT 0.5::DOUBLE AS rate_hi, 'R' AS rule_id, 'move' AS gate, 4 AS evaluated, "
-        "2 AS failed, 0 AS info, 1 AS skipped, 0.5::DOUBLE AS rate, 0.1::DOUBLE AS rate_lo, "
-        "'ignored' AS extra "
-        "WHERE $keep"
-    )
-    found = records(con, RuleRate, query, {"keep": True})
-    assert found == [RuleRate("R", "move", 4, 2, 0, 1, 0.5, 0.1, 0.5)]
-    assert records(con, RuleRate, query, {"keep": False}) == []
-
-
-def test_history_runs_and_labels() -> None:
-    first = Point("p1", 1, WHEN, ("r1", "r2"), {"run": "a", "shard": "1-of-2"})
-    second = Point("p2", 2, WHEN, ("r3",), {"run": "b"})
-    third = Point("p3", 3, WHEN, ("r4",), {"run": "a"})
-    runs, labels = history_runs([first, second, third])
-    assert runs == ["r1", "r2", "r3", "r4"]
-    assert labels == {"run=a": ["r1", "r2", "r4"], "run=b": ["r3"], "shard=1-of-2": ["r1", "r2"]}
-    assert list(labels) == sorted(labels)
-
-
-def test_lifetimes_split_groups_by_prefix() -> None:
-    one, two, three = Lifetime(forks=1), Lifetime(forks=2), Lifetime(forks=3)
-    groups = {
-        "overall": one,
-        "close_kind:parked": two,
-        "raised_by:twin": three,
-        "raised_by:user": one,
-        "label:run=a": two,
-    }
-    result = _lifetimes("hours", groups)
-    assert result.unit == "hours" and result.overall is one
-    assert result.by_close_kind == {"resolved": Lifetime(), "parked": two}
-    assert list(result.by_close_kind) == list(CLOSE_KINDS)
-    assert result.by_raised_by == {"twin": three, "user": one}
-    assert result.by_label == {"run=a": two}
-    assert [name for name, _ in result.groups()] == [
-        "all forks",
-        "closed: resolved",
-        "closed: parked",
-        "raised by: twin",
-        "raised by: user",
-        "label run=a",
-    ]
-    assert _lifetimes("syncs", {}).overall == Lifetime()
 
 
 def test_compute_carries_every_figure_of_the_point(checked: Path) -> None:
@@ -315,92 +215,6 @@ def test_lifetime_summary_is_the_km_summary_row(checked: Path) -> None:
 # ───────────────────────────── compare ─────────────────────────────
 
 
-def test_mcnemar_exact_by_hand() -> None:
-    # 2 · (C(5,0) + C(5,1)) / 2^5 = 12/32; 0 vs 3: 2 · 1/8; at most 1.
-    assert mcnemar_exact(1, 4) == pytest.approx(12 / 32)
-    assert mcnemar_exact(4, 1) == pytest.approx(12 / 32)
-    assert mcnemar_exact(0, 3) == pytest.approx(2 / 8)
-    assert mcnemar_exact(2, 2) == 1.0 and mcnemar_exact(0, 0) == 1.0
-
-
-def row(lower: float | None, upper: float | None, difference: float | None, worse: str) -> Row:
-    return Row("R", "session", "paired", Arm(1, 10, 0.1), Arm(2, 10, 0.2), difference, lower,
-               upper, worse_when=worse)  # fmt: skip
-
-
-def test_verdict_at_its_boundaries() -> None:
-    assert verdict(row(0.01, 0.2, 0.1, "higher")) == "regression"
-    assert verdict(row(-0.2, -0.01, -0.1, "higher")) == "improvement"
-    assert verdict(row(0.01, 0.2, 0.1, "lower")) == "improvement"
-    assert verdict(row(-0.2, -0.01, -0.1, "lower")) == "regression"
-    assert verdict(row(0.0, 0.2, 0.1, "higher")) == "unchanged", "an interval touching 0"
-    assert verdict(row(-0.2, 0.0, -0.1, "higher")) == "unchanged"
-    assert verdict(row(None, 0.2, 0.1, "higher")) == "unchanged"
-    assert verdict(row(0.1, None, 0.1, "higher")) == "unchanged"
-    assert verdict(row(0.1, 0.2, None, "higher")) == "unchanged"
-    empty = row(0.1, 0.2, 0.1, "higher")
-    empty.baseline = Arm(0, 0, None)
-    assert verdict(empty) == "no sessions"
-    empty = row(0.1, 0.2, 0.1, "higher")
-    empty.candidate = Arm(0, 0, None)
-    assert verdict(empty) == "no sessions"
-
-
-def lifetime(median: float | None, lower: float | None, upper: float | None) -> Lifetime:
-    return Lifetime(forks=5, estimated=4, closes=3, median=median, median_lower=lower,
-                    median_upper=upper)  # fmt: skip
-
-
-def test_median_row_at_its_boundaries() -> None:
-    base = lifetime(10.0, 8.0, 12.0)
-    worse = median_row(base, lifetime(20.0, 12.5, 30.0))
-    assert (worse.metric, worse.gate, worse.design, worse.verdict) == (
-        MEDIAN,
-        "own",
-        "medians",
-        "regression",
-    )
-    assert worse.difference == 10.0
-    assert (worse.baseline.failed, worse.baseline.evaluated, worse.baseline.value) == (3, 4, 10.0)
-    assert median_row(base, lifetime(20.0, 12.0, 30.0)).verdict == "unchanged", "touching"
-    assert median_row(base, lifetime(5.0, 2.0, 7.5)).verdict == "improvement"
-    assert median_row(base, lifetime(5.0, 2.0, 8.0)).verdict == "unchanged", "touching"
-    assert median_row(base, lifetime(None, 12.5, None)).difference is None
-    assert median_row(base, lifetime(None, 12.5, None)).verdict == "regression"
-    assert median_row(base, lifetime(9.0, None, None)).verdict == "unchanged"
-    assert median_row(lifetime(10.0, 8.0, None), lifetime(20.0, 12.5, 30.0)).verdict == (
-        "unchanged"
-    )
-    assert median_row(lifetime(10.0, None, 12.0), lifetime(5.0, 2.0, 7.5)).verdict == "unchanged"
-    assert median_row(Lifetime(), base).verdict == "no sessions"
-    assert median_row(base, Lifetime()).verdict == "no sessions"
-
-
-def test_rows_are_ordered_by_verdict_metric_and_gate() -> None:
-    def made(metric: str, gate: str, verdict_: str) -> Row:
-        made_row = row(0.1, 0.2, 0.1, "higher")
-        made_row.metric, made_row.gate, made_row.verdict = metric, gate, verdict_
-        return made_row
-
-    rows = [
-        made("B", "move", "unchanged"),
-        made("A", "own", "no sessions"),
-        made("B", "session", "unchanged"),
-        made("Z", "move", "regression"),
-        made("A", "manifest", "improvement"),
-        made("A", "own", "unchanged"),
-    ]
-    got = [(r.metric, r.gate, r.verdict) for r in ordered(rows)]
-    assert got == [
-        ("Z", "move", "regression"),
-        ("A", "manifest", "improvement"),
-        ("A", "own", "unchanged"),
-        ("B", "session", "unchanged"),
-        ("B", "move", "unchanged"),
-        ("A", "own", "no sessions"),
-    ]
-
-
 def test_compare_tiny_replay(checked: Path) -> None:
     result = compare(
         str(checked), Selector(labels={"run": "baseline"}), Selector(labels={"run": "candidate"})
@@ -452,15 +266,6 @@ def test_compare_tiny_replay(checked: Path) -> None:
         "runs": list(result.baseline.runs),
     }
     assert [r["metric"] for r in plain["rows"]] == [r.metric for r in ordered(result.rows)]
-
-
-def test_comparison_lists_regressions() -> None:
-    point = Point("p", 1, WHEN, ("r",))
-    bad, fine = row(0.1, 0.2, 0.1, "higher"), row(-0.1, 0.2, 0.1, "higher")
-    bad.verdict = "regression"
-    comparison = Comparison(point, point, 21, 0.99, [bad, fine])
-    assert comparison.regressions == [bad]
-    assert comparison.counts()["regression"] == 1
 
 
 def test_findings_against_baseline_marks_new_unchanged_and_absent(checked: Path) -> None:
