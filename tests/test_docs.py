@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from pipeline.engine import connect
 from pipeline.rules import load_rules, rules_markdown
 from pipeline.schema import VIEWS, tables_markdown
@@ -66,36 +64,3 @@ def test_every_cli_error_code_is_documented() -> None:
     text = (ROOT / "docs" / "errors.md").read_text()
     for code in ("unsafe-member", "too-large", "invalid-utf8", "bad-archive", "bad-timestamp"):
         assert f"`{code}`" in text, code
-
-
-def test_readme_sql_examples_answer_on_the_example_corpus(tmp_path: Path) -> None:
-    """Every `census sql` line in the README runs on the example corpus as the README crawls it."""
-    import re
-    import shlex
-
-    from typer.testing import CliRunner
-
-    from pipeline.cli import app
-
-    readme = (ROOT / "README.md").read_text()
-    examples = [line[2:] for line in readme.splitlines() if line.startswith("$ census sql ")]
-    assert len(examples) >= 2
-    corpus = ROOT / "fixtures" / "example"
-    roots = [str(corpus / name) for name in ("acme-checkout", "orbit-api", "lumen-docs")]
-    runner = CliRunner()
-    out = tmp_path / "census-out"
-    assert runner.invoke(app, ["crawl", *roots, "--out", str(out)]).exit_code == 0
-    for example in examples:
-        args = shlex.split(example)[1:]
-        args[args.index("--out") + 1] = str(out)
-        result = runner.invoke(app, args)
-        assert result.exit_code == 0, (example, result.output)
-        if "--format" in args and args[args.index("--format") + 1] == "csv":
-            # The README shows the CSV verbatim, right after the command.
-            block = readme.split(example, 1)[1].split("```", 1)[0].strip().splitlines()
-            shown = [line for line in block if not line.startswith("$")][
-                : len(result.output.splitlines())
-            ]
-            assert sorted(result.output.splitlines()) == sorted(shown)
-        else:
-            assert re.search(r"\d+ rows", result.output) or "│" in result.output

@@ -1,0 +1,250 @@
+"""Pure, fast tests of pipeline/check.py, pipeline/stats.py and pipeline/compare.py: the
+selection mutmut runs per mutant (docs/testing.md), so it builds no OUT and takes seconds.
+
+Every expected value is worked out by hand in the test: verdicts and median verdicts at their
+boundaries (an interval touching zero is no verdict), McNemar's exact p-values, the order of
+compare's rows, how rows become records, how lifetime groups are split and named, and how
+times become JSON. tests/test_mutation_targets.py covers the same modules end to end on a
+tiny OUT; tests/test_numbers.py pins the numbers themselves.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta, timezone
+
+import pytest
+
+from pipeline import check as check_module
+from pipeline.compare import (
+    CLEAN,
+    MEDIAN,
+    Arm,
+    Comparison,
+    Row,
+    mcnemar_exact,
+    median_row,
+    ordered,
+    verdict,
+)
+from pipeline.engine import connect
+from pipeline.select import Point
+from pipeline.stats import (
+    CLOSE_KINDS,
+    OPEN_AT_HOURS,
+    Lifetime,
+    RuleRate,
+    _lifetimes,
+    _plain,
+    _SummaryRow,
+    history_runs,
+    query_sql,
+    records,
+)
+
+WHEN = datetime(2026, 7, 1, 12, 0, tzinfo=UTC)
+
+
+def test_check_stamps_utc_now() -> None:
+    before = datetime.now(UTC)
+    now = check_module._now()
+    assert now.tzinfo is not None and before <= now <= datetime.now(UTC)
+
+
+def test_plain_turns_times_into_utc_z_and_keeps_the_rest() -> None:
+    plus2 = timezone(timedelta(hours=2))
+    value = {
+        "at": datetime(2026, 7, 1, 14, 0, tzinfo=plus2),
+        "list": (1, None, "x"),
+        3: [{"nested": WHEN}],
+    }
+    assert _plain(value) == {
+        "at": "2026-07-01T12:00:00Z",
+        "list": [1, None, "x"],
+        "3": [{"nested": "2026-07-01T12:00:00Z"}],
+    }
+
+
+def test_query_sql_is_one_statement_without_its_semicolon() -> None:
+    text = query_sql("stages")
+    assert text.startswith("-- Sessions by stage") and not text.endswith(";")
+    assert text == text.strip()
+
+
+def test_records_match_columns_to_fields_by_name() -> None:
+    con = connect(None)
+    query = (
+        "SELECT 0.5::DOUBLE AS rate_hi, 'R' AS rule_id, 'move' AS gate, 4 AS evaluated, "
+        "2 AS failed, 0 AS info, 1 AS skipped, 0.5::DOUBLE AS rate, 0.1::DOUBLE AS rate_lo, "
+        "'ignored' AS extra "
+        "WHERE $keep"
+    )
+    found = records(con, RuleRate, query, {"keep": True})
+    assert found == [RuleRate("R", "move", 4, 2, 0, 1, 0.5, 0.1, 0.5)]
+    assert records(con, RuleRate, query, {"keep": False}) == []
+
+
+def test_history_runs_and_labels() -> None:
+    first = Point("p1", 1, WHEN, ("r1", "r2"), {"run": "a", "shard": "1-of-2"})
+    second = Point("p2", 2, WHEN, ("r3",), {"run": "b"})
+    third = Point("p3", 3, WHEN, ("r4",), {"run": "a"})
+    runs, labels = history_runs([first, second, third])
+    assert runs == ["r1", "r2", "r3", "r4"]
+    assert labels == {"run=a": ["r1", "r2", "r4"], "run=b": ["r3"], "shard=1-of-2": ["r1", "r2"]}
+    assert list(labels) == sorted(labels)
+
+
+def test_lifetimes_split_groups_by_prefix() -> None:
+    one, two, three = Lifetime(forks=1), Lifetime(forks=2), Lifetime(forks=3)
+    groups = {
+        "overall": one,
+        "close_kind:parked": two,
+        "raised_by:twin": three,
+        "raised_by:user": one,
+        "label:run=a": two,
+    }
+    result = _lifetimes("hours", groups)
+    assert result.unit == "hours" and result.overall is one
+    assert result.by_close_kind == {"resolved": Lifetime(), "parked": two}
+    assert list(result.by_close_kind) == list(CLOSE_KINDS)
+    assert result.by_raised_by == {"twin": three, "user": one}
+    assert result.by_label == {"run=a": two}
+    assert [name for name, _ in result.groups()] == [
+        "all forks",
+        "closed: resolved",
+        "closed: parked",
+        "raised by: twin",
+        "raised by: user",
+        "label run=a",
+    ]
+    assert _lifetimes("syncs", {}).overall == Lifetime()
+
+
+def test_mcnemar_exact_by_hand() -> None:
+    # 2 · (C(5,0) + C(5,1)) / 2^5 = 12/32; 0 vs 3: 2 · 1/8; at most 1.
+    assert mcnemar_exact(1, 4) == pytest.approx(12 / 32)
+    assert mcnemar_exact(4, 1) == pytest.approx(12 / 32)
+    assert mcnemar_exact(0, 3) == pytest.approx(2 / 8)
+    assert mcnemar_exact(2, 2) == 1.0 and mcnemar_exact(0, 0) == 1.0
+
+
+def row(lower: float | None, upper: float | None, difference: float | None, worse: str) -> Row:
+    return Row("R", "session", "paired", Arm(1, 10, 0.1), Arm(2, 10, 0.2), difference, lower,
+               upper, worse_when=worse)  # fmt: skip
+
+
+def test_verdict_at_its_boundaries() -> None:
+    assert verdict(row(0.01, 0.2, 0.1, "higher")) == "regression"
+    assert verdict(row(-0.2, -0.01, -0.1, "higher")) == "improvement"
+    assert verdict(row(0.01, 0.2, 0.1, "lower")) == "improvement"
+    assert verdict(row(-0.2, -0.01, -0.1, "lower")) == "regression"
+    assert verdict(row(0.0, 0.2, 0.1, "higher")) == "unchanged", "an interval touching 0"
+    assert verdict(row(-0.2, 0.0, -0.1, "higher")) == "unchanged"
+    assert verdict(row(None, 0.2, 0.1, "higher")) == "unchanged"
+    assert verdict(row(0.1, None, 0.1, "higher")) == "unchanged"
+    assert verdict(row(0.1, 0.2, None, "higher")) == "unchanged"
+    empty = row(0.1, 0.2, 0.1, "higher")
+    empty.baseline = Arm(0, 0, None)
+    assert verdict(empty) == "no sessions"
+    empty = row(0.1, 0.2, 0.1, "higher")
+    empty.candidate = Arm(0, 0, None)
+    assert verdict(empty) == "no sessions"
+
+
+def lifetime(median: float | None, lower: float | None, upper: float | None) -> Lifetime:
+    return Lifetime(forks=5, estimated=4, closes=3, median=median, median_lower=lower,
+                    median_upper=upper)  # fmt: skip
+
+
+def test_median_row_at_its_boundaries() -> None:
+    base = lifetime(10.0, 8.0, 12.0)
+    worse = median_row(base, lifetime(20.0, 12.5, 30.0))
+    assert (worse.metric, worse.gate, worse.design, worse.verdict) == (
+        MEDIAN,
+        "own",
+        "medians",
+        "regression",
+    )
+    assert worse.difference == 10.0
+    assert (worse.baseline.failed, worse.baseline.evaluated, worse.baseline.value) == (3, 4, 10.0)
+    assert median_row(base, lifetime(20.0, 12.0, 30.0)).verdict == "unchanged", "touching"
+    assert median_row(base, lifetime(5.0, 2.0, 7.5)).verdict == "improvement"
+    assert median_row(base, lifetime(5.0, 2.0, 8.0)).verdict == "unchanged", "touching"
+    assert median_row(base, lifetime(None, 12.5, None)).difference is None
+    assert median_row(base, lifetime(None, 12.5, None)).verdict == "regression"
+    assert median_row(base, lifetime(9.0, None, None)).verdict == "unchanged"
+    assert median_row(lifetime(10.0, 8.0, None), lifetime(20.0, 12.5, 30.0)).verdict == (
+        "unchanged"
+    )
+    assert median_row(lifetime(10.0, None, 12.0), lifetime(5.0, 2.0, 7.5)).verdict == "unchanged"
+    assert median_row(Lifetime(), base).verdict == "no sessions"
+    assert median_row(base, Lifetime()).verdict == "no sessions"
+
+
+def test_rows_are_ordered_by_verdict_metric_and_gate() -> None:
+    def made(metric: str, gate: str, verdict_: str) -> Row:
+        made_row = row(0.1, 0.2, 0.1, "higher")
+        made_row.metric, made_row.gate, made_row.verdict = metric, gate, verdict_
+        return made_row
+
+    rows = [
+        made("B", "move", "unchanged"),
+        made("A", "own", "no sessions"),
+        made("B", "session", "unchanged"),
+        made("Z", "move", "regression"),
+        made("A", "manifest", "improvement"),
+        made("A", "own", "unchanged"),
+    ]
+    got = [(r.metric, r.gate, r.verdict) for r in ordered(rows)]
+    assert got == [
+        ("Z", "move", "regression"),
+        ("A", "manifest", "improvement"),
+        ("A", "own", "unchanged"),
+        ("B", "session", "unchanged"),
+        ("B", "move", "unchanged"),
+        ("A", "own", "no sessions"),
+    ]
+
+
+def test_comparison_lists_regressions() -> None:
+    point = Point("p", 1, WHEN, ("r",))
+    bad, fine = row(0.1, 0.2, 0.1, "higher"), row(-0.1, 0.2, 0.1, "higher")
+    bad.verdict = "regression"
+    comparison = Comparison(point, point, 21, 0.99, [bad, fine])
+    assert comparison.regressions == [bad]
+    assert comparison.counts()["regression"] == 1
+
+
+def test_summary_row_becomes_a_lifetime_with_shares_in_hours_only() -> None:
+    summary = _SummaryRow("overall", 9, 7, 5, 2, 1, 2, 30.0, 20.0, 40.0, 10.0, 50.0, 0.9, 0.4, 0.1)
+    hours = summary.lifetime((), "hours")
+    assert hours == Lifetime(9, 7, 5, 2, 1, 2, 30.0, 20.0, 40.0, 10.0, 50.0,
+                             {"1d": 0.9, "7d": 0.4, "30d": 0.1}, ())  # fmt: skip
+    assert summary.lifetime((), "syncs").open_at == {}
+    assert OPEN_AT_HOURS == {"1d": 24.0, "7d": 168.0, "30d": 720.0}
+
+
+def test_comparison_as_json_has_stable_keys_and_ordered_rows() -> None:
+    base = Point("b", 1, WHEN, ("r1",), {"run": "baseline"})
+    cand = Point("c", 2, WHEN, ("r2", "r3"), {"run": "candidate"})
+    good, bad = row(-0.3, -0.1, -0.2, "higher"), row(0.1, 0.3, 0.2, "higher")
+    good.metric, good.verdict, bad.metric, bad.verdict = "A", "improvement", "B", "regression"
+    clean = row(-0.1, 0.1, 0.0, "lower")
+    clean.metric, clean.gate = CLEAN, "own"
+    plain = Comparison(base, cand, 21, 0.9976, [good, clean, bad]).as_json()
+    assert plain["baseline"] == {"point": "b", "labels": {"run": "baseline"}, "runs": ["r1"]}
+    assert plain["candidate"] == {
+        "point": "c",
+        "labels": {"run": "candidate"},
+        "runs": ["r2", "r3"],
+    }
+    assert (plain["family_size"], plain["confidence"]) == (21, 0.9976)
+    assert plain["counts"] == {"regression": 1, "improvement": 1, "unchanged": 1, "no sessions": 0}
+    assert [r["metric"] for r in plain["rows"]] == ["B", "A", CLEAN]
+    assert plain["rows"][0]["baseline"] == {"failed": 1, "evaluated": 10, "value": 0.1}
+    assert MEDIAN == "fork-median-hours"
+
+
+def test_points_and_unevaluated_on_an_empty_out() -> None:
+    con = connect(None)
+    assert check_module._points(con) == []
+    assert check_module._unevaluated(con, ["p"], "rs") == []

@@ -1,0 +1,202 @@
+"""The report's figures, read out of the rendered HTML and checked against hand-worked values.
+
+The browser test (tests/test_report.py) checks structure; this one reads what a person reads:
+the rate table's counts, rates and intervals, the summary tiles, the stage table, the worst
+sessions in their order, the fork-lifetime table and sync health. The expected values come
+from tests/mixed_corpus.py (counted by hand from the spec) and from the hand-worked history
+of tests/test_stats.py (whose durations and latencies are spelled out there).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from pipeline.check import check
+from pipeline.crawl import crawl
+from pipeline.report import build
+from tests.mixed_corpus import CLEAN, RATES, SESSIONS, STAGES, WORST, build_mixed
+from tests.test_stats import history  # noqa: F401  (the hand-worked four-run history)
+
+
+@dataclass
+class Table:
+    headers: list[str] = field(default_factory=list)
+    rows: list[list[str]] = field(default_factory=list)
+
+    def column(self, name: str) -> int:
+        assert name in self.headers, f"no column {name!r} in {self.headers}"
+        return self.headers.index(name)
+
+    def row(self, key: str) -> dict[str, str]:
+        found = [r for r in self.rows if r and r[0] == key]
+        assert len(found) == 1, f"{key!r}: {len(found)} rows"
+        return dict(zip(self.headers, found[0], strict=False))
+
+
+@dataclass
+class Section:
+    tables: list[Table] = field(default_factory=list)
+    items: list[tuple[dict[str, str], str]] = field(default_factory=list)  # <li> attrs, text
+    cards: list[str] = field(default_factory=list)
+
+
+class Page(HTMLParser):
+    """Sections by id, each with its tables (header and cell texts), list items and cards."""
+
+    def __init__(self, html: str) -> None:
+        super().__init__(convert_charrefs=True)
+        self.sections: dict[str, Section] = {}
+        self._section: Section | None = None
+        self._cell: list[str] | None = None
+        self._row: list[str] | None = None
+        self._item: tuple[dict[str, str], list[str]] | None = None
+        self._card: list[str] | None = None
+        self._in_head = False
+        self.feed(html)
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        named = {k: v or "" for k, v in attrs}
+        if tag == "section":
+            self._section = self.sections.setdefault(named.get("id", ""), Section())
+        elif self._section is None:
+            return
+        elif tag == "table":
+            self._section.tables.append(Table())
+        elif tag == "thead":
+            self._in_head = True
+        elif tag == "tr":
+            self._row = []
+        elif tag in ("td", "th"):
+            self._cell = []
+        elif tag == "li":
+            self._item = (named, [])
+        elif tag == "div" and "card" in named.get("class", "").split():
+            self._card = []
+
+    def handle_endtag(self, tag: str) -> None:
+        if self._section is None:
+            return
+        if tag == "section":
+            self._section = None
+        elif tag in ("td", "th") and self._cell is not None and self._row is not None:
+            self._row.append(" ".join("".join(self._cell).split()))
+            self._cell = None
+        elif tag == "tr" and self._row is not None and self._section.tables:
+            table = self._section.tables[-1]
+            (table.headers.extend if self._in_head else table.rows.append)(self._row)
+            self._row = None
+        elif tag == "thead":
+            self._in_head = False
+        elif tag == "li" and self._item is not None:
+            self._section.items.append((self._item[0], " ".join("".join(self._item[1]).split())))
+            self._item = None
+        elif tag == "div" and self._card is not None:
+            # The figure is bold and its name follows it: one space between them.
+            self._section.cards.append(" ".join(" ".join(self._card).split()))
+            self._card = None
+
+    def handle_data(self, data: str) -> None:
+        for sink in (self._cell, self._item[1] if self._item else None, self._card):
+            if sink is not None:
+                sink.append(data)
+
+
+@pytest.fixture(scope="module")
+def mixed_out(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    base = tmp_path_factory.mktemp("report-values")
+    corpus = build_mixed(base / "corpus")
+    out = base / "out"
+    crawl([str(corpus)], str(out), workers=1)
+    check(str(out))
+    return out
+
+
+@pytest.fixture(scope="module")
+def page(mixed_out: Path) -> Page:
+    return Page(build(str(mixed_out)).path.read_text())
+
+
+def test_rate_table_shows_every_hand_counted_rate(page: Page) -> None:
+    table = page.sections["rates"].tables[0]
+    shown = {
+        r["rule"]: (r["gate"], *(int(r[k]) for k in ("evaluated", "failed", "info", "skipped")))
+        for r in (table.row(rule) for rule in RATES)
+    }
+    assert shown == RATES
+    assert len(table.rows) == len(RATES)
+    # Rates and 95% Wilson intervals as a person reads them (worked by hand, see test_numbers).
+    expected = {
+        "BS-SYNC-02": ("20.0%", "5.7% – 51.0%"),
+        "BS-FORK-01": ("7.7%", "1.4% – 33.3%"),
+        "BS-FORK-03": ("12.5%", "2.2% – 47.1%"),
+        "BS-USELESS-01": ("50.0%", "9.5% – 90.5%"),
+        "BS-OPS-02": ("100.0%", "34.2% – 100.0%"),
+        "BS-LEDGER-01": ("0.0%", "0.0% – 22.8%"),
+    }
+    for rule, (rate, interval) in expected.items():
+        row = table.row(rule)
+        assert (row["rate"], row["95% interval"]) == (rate, interval), rule
+
+
+def test_summary_tiles_and_stage_table(page: Page) -> None:
+    cards = page.sections["run"].cards
+    assert f"{len(SESSIONS)} sessions" in cards
+    assert f"{round(100 * CLEAN / len(SESSIONS))}% clean at their own gate" in cards  # 6/13
+    assert f"{len(SESSIONS) - CLEAN} failing" in cards
+    stages = page.sections["stages"].tables[0]
+    assert {r[0]: int(r[1]) for r in stages.rows} == STAGES
+
+
+def test_worst_sessions_are_listed_worst_first(page: Page) -> None:
+    items = page.sections["worst"].items
+    listed = [(attrs, text) for attrs, text in items if "data-failing" in attrs]
+    got = [
+        (next(f for f in SESSIONS if f"{f} /" in text), int(a["data-failing"]))
+        for a, text in listed
+    ]
+    assert got == WORST
+    first = listed[0][1]
+    assert first.startswith("3 failing rules — open-worst /")
+    for rule in ("BS-FORK-01", "BS-OPS-01", "BS-SYNC-02"):
+        assert rule in first
+
+
+def test_worst_n_keeps_the_worst(mixed_out: Path, tmp_path: Path) -> None:
+    html = build(str(mixed_out), html=str(tmp_path / "r.html"), worst_n=2).path.read_text()
+    listed = [a for a, _ in Page(html).sections["worst"].items if "data-failing" in a]
+    assert [int(a["data-failing"]) for a in listed] == [3, 2]
+
+
+def test_lifetime_and_sync_tables_show_the_hand_worked_history(
+    history: Path,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    # tests/test_stats.py: durations 24, 25 and 72.5 h closed, 48 h censored, two forks with no
+    # raise time; S(24) = 3/4, S(25) = 3/4 · 2/3 = 1/2 (the median), S(72.5) = 0.
+    html = build(str(history), html=str(tmp_path / "r.html")).path.read_text()
+    sections = Page(html).sections
+    forks = sections["forks"].tables[0].row("all forks")
+    assert (forks["forks"], forks["closes"], forks["censored"], forks["unknown"]) == (
+        "6",
+        "3",
+        "1",
+        "2",
+    )
+    assert forks["median (95% CI), hours"].startswith("25.0 (")
+    assert (forks["p25"], forks["p75"]) == ("24.0", "72.5")
+    assert (forks["open at 1 d"], forks["7 d"], forks["30 d"]) == ("75%", "0%", "0%")
+    # Syncs at the last point: S1 300 s, S2 600, S3 600, S4 1200 (reconciled), S5 300 (failed),
+    # S6 in flight. Latencies 300, 300, 600, 600, 1200: p50 600, p90 600 + 0.6 · 600 = 960.
+    sync = sections["sync"].tables[0].row("all")
+    assert (sync["sessions"], sync["syncs"], sync["reconciled"], sync["failed"]) == (
+        "1",
+        "6",
+        "4",
+        "1",
+    )
+    assert (sync["in flight"], sync["unpaired"]) == ("1", "0")
+    assert (sync["latency p50, s"], sync["p90, s"], sync["max, s"]) == ("600", "960", "1,200")
