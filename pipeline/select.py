@@ -29,10 +29,12 @@ class Point:
 
     @property
     def title(self) -> str:
-        """How a person names the point: its labels, else its name, with its date."""
+        """How a person names the point: the name given with --point, else its labels, else
+        its run id; with its date."""
+        named = self.runs != (self.name,)
         words = " ".join(f"{k}={v}" for k, v in sorted(self.labels.items()) if k != "shard")
         when = f"{self.started_at:%Y-%m-%d %H:%M}Z"
-        return f"{words or self.name} ({when})"
+        return f"{self.name if named else words or self.name} ({when})"
 
 
 def all_points(con: Any) -> list[Point]:

@@ -84,9 +84,11 @@ def console(file: Any = None) -> Any:
 def table(title: str, columns: Sequence[str], rows: Sequence[Sequence[str]], keys: int = 1) -> Any:
     """A rich table; its first `keys` columns (IDs, names) never wrap or shrink."""
     from rich import box
+    from rich.console import Group
     from rich.table import Table
+    from rich.text import Text
 
-    out = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left", pad_edge=False)
+    out = Table(box=box.SIMPLE_HEAD, pad_edge=False)
     for i, column in enumerate(columns):
         longest = max([len(column), *(len(str(r[i])) for r in rows)]) if i < keys else None
         out.add_column(
@@ -98,4 +100,5 @@ def table(title: str, columns: Sequence[str], rows: Sequence[Sequence[str]], key
         )
     for row in rows:
         out.add_row(*row)
-    return out
+    # The title is a line of its own, wrapped at the console's width, not the table's.
+    return Group(Text(title), out)

@@ -145,8 +145,8 @@ def test_rate_table_shows_every_hand_counted_rate(page: Page) -> None:
 def test_summary_tiles_and_stage_table(page: Page) -> None:
     cards = page.sections["run"].cards
     assert f"{len(SESSIONS)} sessions" in cards
-    assert f"{round(100 * CLEAN / len(SESSIONS))}% clean at their own gate" in cards  # 6/13
-    assert f"{len(SESSIONS) - CLEAN} failing" in cards
+    assert f"{100 * CLEAN / len(SESSIONS):.1f}% clean at their own gate" in cards  # 6/13
+    assert f"{len(SESSIONS) - CLEAN} failing a rule" in cards
     stages = page.sections["stages"].tables[0]
     assert {r[0]: int(r[1]) for r in stages.rows} == STAGES
 
