@@ -453,6 +453,24 @@ _RATE = [
     ("rate_lo", "Lower end of the 95% Wilson interval."),
     ("rate_hi", "Upper end of the 95% Wilson interval."),
 ]
+# A node of a session's history: the columns of history_nodes and working_nodes.
+_HISTORY_NODE = [
+    ("session_key", "The session."),
+    ("root", "The crawl root (a series is a session under one root)."),
+    ("snapshot_id", "Its content."),
+    ("commit", "The commit; null for a working tree."),
+    ("parents", "Nearest earlier commits that changed the session (git ancestry)."),
+    ("observed_at", "Commit time, or the run's start for a working tree."),
+    _POINT,
+    _POSITION,
+    ("run_id", "The run that saw it."),
+    ("repo", "Repository identity."),
+    ("repo_path", "Repository root relative to the crawl root."),
+    ("path", "Session folder relative to its repository root."),
+    ("topic", "Topic slug."),
+    ("location", "research or history."),
+    ("seen_in", "'commit <sha>' or 'run <run id>', as findings name it."),
+]
 VIEWS: dict[str, tuple[str, list[tuple[str, str]]]] = {
     "rules": (
         "Every rule, from the files in queries/rules/ (one per rule ID).",
@@ -504,44 +522,12 @@ VIEWS: dict[str, tuple[str, list[tuple[str, str]]]] = {
     "working_nodes": (
         "A session's working tree at each census point: its latest observation in the "
         "point's runs (the history_nodes that are not commits).",
-        [
-            ("session_key", "The session."),
-            ("root", "The crawl root (a series is a session under one root)."),
-            ("snapshot_id", "Its content."),
-            ("commit", "The commit; null for a working tree."),
-            ("parents", "Nearest earlier commits that changed the session (git ancestry)."),
-            ("observed_at", "Commit time, or the run's start for a working tree."),
-            _POINT,
-            _POSITION,
-            ("run_id", "The run that saw it."),
-            ("repo", "Repository identity."),
-            ("repo_path", "Repository root relative to the crawl root."),
-            ("path", "Session folder relative to its repository root."),
-            ("topic", "Topic slug."),
-            ("location", "research or history."),
-            ("seen_in", "'commit <sha>' or 'run <run id>', as findings name it."),
-        ],
+        _HISTORY_NODE,
     ),
     "history_nodes": (
         "A session's history: each commit that changed it (with --git-history), once, at the "
         "point whose crawl first saw it; and its working tree at each point.",
-        [
-            ("session_key", "The session."),
-            ("root", "The crawl root (a series is a session under one root)."),
-            ("snapshot_id", "Its content."),
-            ("commit", "The commit; null for a working tree."),
-            ("parents", "Nearest earlier commits that changed the session (git ancestry)."),
-            ("observed_at", "Commit time, or the run's start for a working tree."),
-            _POINT,
-            _POSITION,
-            ("run_id", "The run that saw it."),
-            ("repo", "Repository identity."),
-            ("repo_path", "Repository root relative to the crawl root."),
-            ("path", "Session folder relative to its repository root."),
-            ("topic", "Topic slug."),
-            ("location", "research or history."),
-            ("seen_in", "'commit <sha>' or 'run <run id>', as findings name it."),
-        ],
+        _HISTORY_NODE,
     ),
     "history_pairs": (
         "The pairs the series rules compare (before → after along git ancestry and working-tree "
