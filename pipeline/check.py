@@ -34,6 +34,10 @@ class CheckSummary:
     rechecked: bool = False
     unchanged: list[str] = field(default_factory=list)  # already-checked points left as they are
     warnings: list[str] = field(default_factory=list)  # steps after the commit that failed
+    # Lines the evaluated snapshots could not read, and how many snapshots have any: each
+    # failed the rule that needed it (spec §3.1, fail closed).
+    parse_issues: int = 0
+    unreadable_snapshots: int = 0
 
 
 def check(out_path: str, recheck: bool = False) -> CheckSummary:
@@ -69,6 +73,11 @@ def _decide(out: Out, con: Any, points: list[str], current: str, summary: CheckS
     writer = PartitionWriter(staging, [RULE_RESULTS, SERIES_FINDINGS, CHECKS])
     todo = _unevaluated(con, points, current)
     summary.snapshots = len(todo)
+    summary.parse_issues, summary.unreadable_snapshots = con.execute(
+        "SELECT count(*), count(DISTINCT snapshot_id) FROM parse_issues "
+        "SEMI JOIN (SELECT unnest($ids) AS snapshot_id) USING (snapshot_id)",
+        {"ids": todo},
+    ).fetchall()[0]
     for start in range(0, len(todo), BATCH_SNAPSHOTS):
         writer.write(
             RULE_RESULTS.name, evaluate(con, todo[start : start + BATCH_SNAPSHOTS], current)

@@ -312,11 +312,16 @@ def _print_check(summary: Any) -> None:
         typer.echo(f"nothing to check: every census point is checked ({summary.seconds:.2f} s)")
         return
     what = "re-checked" if summary.rechecked else "checked"
+    unread = (
+        f"{summary.unreadable_snapshots} with parse issues, {summary.parse_issues} lines"
+        if summary.parse_issues
+        else "no parse issues"
+    )
     names = ", ".join(summary.points[-3:]) + (" …" if len(summary.points) > 3 else "")
     typer.echo(
         f"{what} {len(summary.points)} census point(s) ({names}): "
-        f"{summary.snapshots} snapshots evaluated, {summary.series_findings} findings along "
-        f"history, {summary.seconds:.2f} s"
+        f"{summary.snapshots} snapshots evaluated ({unread}), {summary.series_findings} "
+        f"findings along history, {summary.seconds:.2f} s"
     )
 
 
