@@ -117,7 +117,7 @@ MUTANTS = [
       "WHERE r.status IN ('fail') AND gate_includes", [*NUMBERS, "tests/test_cli.py"]),
     m("findings-any-gate", SES, "WHERE r.status IN ('fail', 'info') AND gate_includes(ps.gate, r.gate)",
       "WHERE r.status IN ('fail', 'info') AND true", [*NUMBERS, "tests/test_report_values.py"]),
-    m("point-sessions-commits", SES, 'WHERE n."commit" IS NULL;', 'WHERE n."commit" IS NOT NULL;'),
+    m("point-sessions-commits", SES, "FROM working_nodes n", "FROM history_nodes n"),
     # compare.sql.
     m("compare-not-own", CMP, "AND own AND is_evaluated(status)", "AND is_evaluated(status)"),
     m("compare-bool-and", CMP, "bool_or(status = 'fail') AS hit", "bool_and(status = 'pass') AS hit"),
