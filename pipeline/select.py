@@ -29,12 +29,13 @@ class Point:
 
     @property
     def title(self) -> str:
-        """How a person names the point: the name given with --point, else its labels, else
-        its run id; with its date."""
-        named = self.runs != (self.name,)
+        """How a person names the point: the name given with --point and its labels, else its
+        labels, else its run id; with its date."""
         words = " ".join(f"{k}={v}" for k, v in sorted(self.labels.items()) if k != "shard")
         when = f"{self.started_at:%Y-%m-%d %H:%M}Z"
-        return f"{self.name if named else words or self.name} ({when})"
+        if self.runs == (self.name,):  # a run of its own, named by its id
+            return f"{words or self.name} ({when})"
+        return f"{self.name} ({words + ', ' if words else ''}{when})"
 
 
 def all_points(con: Any) -> list[Point]:

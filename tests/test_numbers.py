@@ -145,6 +145,26 @@ def test_own_gate_populations_and_the_clean_share(mixed: Path) -> None:
     assert stages == STAGES
 
 
+def test_findings_are_the_failing_rules_at_each_own_gate_and_the_info(mixed: Path) -> None:
+    """The findings view lists, per session, exactly the hand-counted rules failing at its own
+    gate (a rule failing only at a later gate is not the session's finding), and the one
+    `none yet` aspect as info."""
+    con = connect(Out(mixed))
+    found = rows(con, "SELECT DISTINCT repo, rule_id, status FROM findings")
+    failing = {(r["repo"], r["rule_id"]) for r in found if r["status"] == "fail"}
+    assert failing == {(f, rule) for f, (_, _, rules) in SESSIONS.items() for rule in rules}
+    info = {(r["repo"], r["rule_id"]) for r in found if r["status"] == "info"}
+    assert info == {("open-none-yet", "BS-ASPECT-01")}
+
+
+def test_idle_time_is_seen_minus_content_time(mixed: Path) -> None:
+    """Idle hours are how long a session has sat since its content last changed: never
+    negative, since the crawl sees content after it was written."""
+    idle = compute(str(mixed)).idle
+    measured = [i for i in idle if i.measured]
+    assert measured and all((i.idle_p50_hours or 0) > 0 for i in measured)
+
+
 def test_stats_shows_the_hand_counted_rates_and_stages(mixed: Path) -> None:
     stats = compute(str(mixed))
     got = {r.rule_id: (r.gate, r.evaluated, r.failed, r.info, r.skipped) for r in stats.rule_rates}

@@ -117,7 +117,8 @@ MUTANTS = [
       "WHERE r.status IN ('fail') AND gate_includes", [*NUMBERS, "tests/test_cli.py"]),
     m("findings-any-gate", SES, "WHERE r.status IN ('fail', 'info') AND gate_includes(ps.gate, r.gate)",
       "WHERE r.status IN ('fail', 'info') AND true", [*NUMBERS, "tests/test_report_values.py"]),
-    m("point-sessions-commits", SES, "FROM working_nodes n", "FROM history_nodes n"),
+    m("point-sessions-commits", SES, "FROM working_nodes n", "FROM history_nodes n",
+      [*NUMBERS, "tests/test_history.py::test_series_findings_fail_the_session_at_its_census_point"]),
     # compare.sql.
     m("compare-not-own", CMP, "AND own AND is_evaluated(status)", "AND is_evaluated(status)"),
     m("compare-bool-and", CMP, "bool_or(status = 'fail') AS hit", "bool_and(status = 'pass') AS hit"),
