@@ -127,6 +127,10 @@ def test_wilson_macro_at_z95_matches_newcombe_table_1() -> None:
         got = con.execute(f"SELECT wilson_lo({k}, {n}, z95()), wilson_hi({k}, {n}, z95())")
         lo, hi = got.fetchone()
         assert (round(lo, 4), round(hi, 4)) == (lower, upper), (k, n)
+    # No session evaluated: no interval at all, not [0, 1] ("no sessions" in every table).
+    assert con.execute("SELECT wilson_lo(0, 0, z95()), wilson_hi(0, 0, z95())").fetchall() == [
+        (None, None)
+    ]
 
 
 def test_own_gate_populations_and_the_clean_share(mixed: Path) -> None:
@@ -163,6 +167,18 @@ def test_idle_time_is_seen_minus_content_time(mixed: Path) -> None:
     idle = compute(str(mixed)).idle
     measured = [i for i in idle if i.measured]
     assert measured and all((i.idle_p50_hours or 0) > 0 for i in measured)
+
+
+def test_a_compose_at_the_newest_turns_minute_is_stale(tmp_path: Path) -> None:
+    """Compose lag counts as stale what BS-COMPOSE-02 fails: a Last compose equal to the newest
+    turn (16:05 and 16:05, lag 0 h) as well as one before it."""
+    corpus = tmp_path / "corpus"
+    build_case(CASES["compose-02-same-minute-is-stale"], corpus / "same-minute")
+    build_case(CASES["compose-02-second-before-passes"], corpus / "second-before")
+    crawl([str(corpus)], str(tmp_path / "out"), workers=1)
+    check(str(tmp_path / "out"))
+    lag = {c.stage: c for c in compute(str(tmp_path / "out")).compose_lag}["all"]
+    assert (lag.measured, lag.stale) == (2, 1)
 
 
 def test_stats_shows_the_hand_counted_rates_and_stages(mixed: Path) -> None:

@@ -1,6 +1,6 @@
 -- Compose lag (spec §7) at the chosen census point ($point), per stage and over all (stage
--- 'all'): the newest capture turn's time minus Last compose, in hours. Positive means capture
--- the thesis has not absorbed (stale); measured counts sessions where both times parse;
+-- 'all'): the newest capture turn's time minus Last compose, in hours. Zero or more is stale,
+-- as BS-COMPOSE-02 decides it (the compose must be strictly later than the newest turn); measured counts sessions where both times parse;
 -- never_composed counts sessions with capture turns and `Last compose: never`.
 WITH lags AS (
     SELECT p.stage,
@@ -14,7 +14,7 @@ SELECT
     CASE WHEN grouping(stage) = 1 THEN 'all' ELSE stage END AS stage,
     count(*) AS sessions,
     count(lag_hours) AS measured,
-    count(*) FILTER (WHERE lag_hours > 0) AS stale,
+    count(*) FILTER (WHERE lag_hours >= 0) AS stale,
     count(*) FILTER (WHERE never_composed) AS never_composed,
     quantile_cont(lag_hours, 0.5) AS lag_p50_hours,
     quantile_cont(lag_hours, 0.9) AS lag_p90_hours,
