@@ -86,6 +86,8 @@ def connect(out: Out | None = None, sandbox: bool = False, views: bool = True) -
     import duckdb
 
     con = duckdb.connect(":memory:", config={"threads": str(os.cpu_count() or 1)})
+    # No progress bar: DuckDB draws it on stdout for a long query, inside the command's output.
+    con.execute("SET enable_progress_bar = false")
     if out is not None and not sandbox and _attach(con, out):
         return con
     if out is None:
