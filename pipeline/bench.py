@@ -26,13 +26,15 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
+# Peak memory is the step's own high-water mark (VmHWM, kB) and its children's: not
+# RUSAGE_SELF, whose ru_maxrss survives exec and so starts at the benchmark's own size.
 _STEP = """
-import json, resource, sys, time
+import json, re, resource, sys, time
 started = time.perf_counter()
 {body}
 seconds = time.perf_counter() - started
-peak = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
-           resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+own = int(re.search(r"VmHWM:\\s+(\\d+)", open("/proc/self/status").read())[1])
+peak = max(own, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
 print(json.dumps({{"seconds": seconds, "peak_mb": peak / 1024}}))
 """
 

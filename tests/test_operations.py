@@ -313,3 +313,10 @@ def test_every_reporting_command_has_json(nights: tuple[Path, Path], tmp_path: P
         result = runner.invoke(app, [*args, "--json"])
         assert result.exit_code in (0, 1), (args, result.output)
         json.loads(result.stdout)
+
+
+def test_duckdb_never_draws_a_progress_bar(nights: tuple[Path, Path]) -> None:
+    """DuckDB draws its bar on stdout during a long query: inside census's own output."""
+    _, out = nights
+    for con in (connect(Out(out)), connect(None), connect(Out(out), sandbox=True)):
+        assert con.execute("SELECT current_setting('enable_progress_bar')").fetchall() == [(False,)]
