@@ -255,3 +255,23 @@ def test_report_shows_the_comparison(replay: Path, tmp_path: Path) -> None:
     assert 'id="compare"' in page and "Did the candidate regress" in page
     assert "BS-FORK-01" in page.split('id="compare"', 1)[1].split("</section>", 1)[0]
     assert ">regression<" in page
+
+
+def test_one_session_in_one_arm_only_makes_the_comparison_two_sample(tmp_path: Path) -> None:
+    """Paired only when the arms hold the same sessions: one session more in the candidate
+    (same repository paths otherwise, so the rest match by session_key) is two-sample."""
+    from tests.conftest import base_corpus
+
+    base_corpus(tmp_path / "baseline", 4)
+    base_corpus(tmp_path / "candidate", 5)
+    out = tmp_path / "out"
+    crawl([str(tmp_path / "baseline")], str(out), {"run": "baseline"}, workers=1)
+    crawl([str(tmp_path / "candidate")], str(out), {"run": "candidate"}, workers=1)
+    check(str(out))
+    rows = {r.metric: r for r in compare(str(out), BASELINE, CANDIDATE).rows}
+    # repo-04 is open, so every session-gate rule sees 4 sessions against 5.
+    fork = rows["BS-FORK-01"]
+    assert (fork.baseline.evaluated, fork.candidate.evaluated) == (4, 5)
+    assert fork.design == "two-sample"
+    same = compare(str(out), BASELINE, BASELINE).rows
+    assert {r.design for r in same if r.metric == "BS-FORK-01"} == {"paired"}

@@ -31,6 +31,7 @@ from pipeline.select import Point
 from pipeline.stats import (
     CLOSE_KINDS,
     OPEN_AT_HOURS,
+    CurvePoint,
     Lifetime,
     RuleRate,
     _lifetimes,
@@ -101,19 +102,21 @@ def test_lifetimes_split_groups_by_prefix() -> None:
         "raised_by:twin": three,
         "raised_by:user": one,
         "label:run=a": two,
+        "label:night=2026-11-29T02:00": three,
     }
     result = _lifetimes("hours", groups)
     assert result.unit == "hours" and result.overall is one
     assert result.by_close_kind == {"resolved": Lifetime(), "parked": two}
     assert list(result.by_close_kind) == list(CLOSE_KINDS)
     assert result.by_raised_by == {"twin": three, "user": one}
-    assert result.by_label == {"run=a": two}
+    assert result.by_label == {"night=2026-11-29T02:00": three, "run=a": two}
     assert [name for name, _ in result.groups()] == [
         "all forks",
         "closed: resolved",
         "closed: parked",
         "raised by: twin",
         "raised by: user",
+        "label night=2026-11-29T02:00",
         "label run=a",
     ]
     assert _lifetimes("syncs", {}).overall == Lifetime()
@@ -166,6 +169,8 @@ def test_median_row_at_its_boundaries() -> None:
     )
     assert worse.difference == 10.0
     assert (worse.baseline.failed, worse.baseline.evaluated, worse.baseline.value) == (3, 4, 10.0)
+    cand = worse.candidate
+    assert (cand.failed, cand.evaluated, cand.value) == (3, 4, 20.0)
     assert median_row(base, lifetime(20.0, 12.0, 30.0)).verdict == "unchanged", "touching"
     assert median_row(base, lifetime(5.0, 2.0, 7.5)).verdict == "improvement"
     assert median_row(base, lifetime(5.0, 2.0, 8.0)).verdict == "unchanged", "touching"
@@ -193,11 +198,13 @@ def test_rows_are_ordered_by_verdict_metric_and_gate() -> None:
         made("Z", "move", "regression"),
         made("A", "manifest", "improvement"),
         made("A", "own", "unchanged"),
+        made("C", "session", "improvement"),
     ]
     got = [(r.metric, r.gate, r.verdict) for r in ordered(rows)]
     assert got == [
         ("Z", "move", "regression"),
         ("A", "manifest", "improvement"),
+        ("C", "session", "improvement"),
         ("A", "own", "unchanged"),
         ("B", "session", "unchanged"),
         ("B", "move", "unchanged"),
@@ -220,6 +227,8 @@ def test_summary_row_becomes_a_lifetime_with_shares_in_hours_only() -> None:
     assert hours == Lifetime(9, 7, 5, 2, 1, 2, 30.0, 20.0, 40.0, 10.0, 50.0,
                              {"1d": 0.9, "7d": 0.4, "30d": 0.1}, ())  # fmt: skip
     assert summary.lifetime((), "syncs").open_at == {}
+    curve = (CurvePoint(0.0, 9, 0, 0, 1.0, 1.0, 1.0),)
+    assert summary.lifetime(curve, "hours").curve == curve
     assert OPEN_AT_HOURS == {"1d": 24.0, "7d": 168.0, "30d": 720.0}
 
 
@@ -248,3 +257,42 @@ def test_points_and_unevaluated_on_an_empty_out() -> None:
     con = connect(None)
     assert check_module._points(con) == []
     assert check_module._unevaluated(con, ["p"], "rs") == []
+
+
+def test_points_and_unevaluated_read_their_columns() -> None:
+    import duckdb
+
+    con = duckdb.connect()
+    con.execute(
+        "CREATE TABLE points AS SELECT * FROM (VALUES ('n2', 2, false), ('n1', 1, true)) "
+        "t(point, position, checked)"
+    )
+    assert check_module._points(con) == [("n1", True), ("n2", False)]
+    con.execute(
+        "CREATE TABLE observations AS SELECT * FROM (VALUES ('s1', 'r1'), ('s2', 'r1'), "
+        "('s3', 'r2')) t(snapshot_id, run_id)"
+    )
+    con.execute(
+        "CREATE TABLE run_points AS SELECT * FROM (VALUES ('r1', 'n1'), ('r2', 'n2')) "
+        "t(run_id, point)"
+    )
+    con.execute(
+        "CREATE TABLE rule_results AS SELECT * FROM (VALUES ('s1', 'rs'), ('s2', 'old')) "
+        "t(snapshot_id, ruleset)"
+    )
+    assert check_module._unevaluated(con, ["n1"], "rs") == ["s2"]
+    assert check_module._unevaluated(con, ["n1", "n2"], "rs") == ["s2", "s3"]
+
+
+def test_plain_is_utc_whatever_the_local_zone(monkeypatch: pytest.MonkeyPatch) -> None:
+    import time
+
+    monkeypatch.setenv("TZ", "Asia/Tokyo")
+    time.tzset()
+    try:
+        assert _plain(datetime(2026, 7, 1, 14, 0, tzinfo=timezone(timedelta(hours=2)))) == (
+            "2026-07-01T12:00:00Z"
+        )
+    finally:
+        monkeypatch.undo()
+        time.tzset()

@@ -124,9 +124,11 @@ MUTANTS = [
     m("compare-bool-and", CMP, "bool_or(status = 'fail') AS hit", "bool_and(status = 'pass') AS hit"),
     m("compare-discordant-swap", CMP, "count(*) FILTER (WHERE b.hit AND NOT c.hit) AS only_baseline",
       "count(*) FILTER (WHERE c.hit AND NOT b.hit) AS only_baseline"),
-    m("compare-paired-unmatched", CMP, "coalesce(k.unmatched, 0) = 0 AND", "coalesce(k.unmatched, 0) <= 1 AND"),
+    m("compare-paired-unmatched", CMP, "coalesce(k.unmatched, 0) = 0 AND", "coalesce(k.unmatched, 0) <= 1 AND",
+      [*RATES, "tests/test_compare.py::test_one_session_in_one_arm_only_makes_the_comparison_two_sample"]),
     # stats/*.sql: sync health, stages, idle, compose lag, trend.
-    m("sync-p90", "queries/stats/sync_health.sql", "quantile_cont(latency_s, 0.9)", "quantile_cont(latency_s, 0.5)", STATS),
+    m("sync-p90", "queries/stats/sync_health.sql", "quantile_cont(latency_s, 0.9)", "quantile_cont(latency_s, 0.5)",
+      [*STATS, "tests/test_report_values.py"]),
     m("sync-in-flight-newest", "queries/stats/sync_health.sql", "dispatch_line IS NOT NULL AND newest) AS in_flight",
       "dispatch_line IS NOT NULL AND NOT newest) AS in_flight", STATS),
     m("sync-failed-share", "queries/stats/sync_health.sql", "FILTER (WHERE result IS NOT NULL), 0)",
