@@ -198,11 +198,12 @@ def _crawl_locked(out: Out, trees: list[Tree], plan: _Plan) -> CrawlSummary:
     run_id = new_run_id()
     point = plan.point or run_id
     _refuse_checked_point(out, point)
-    ctx = _context(out, trees, plan, run_id)
+    previous_reader = _previous_reader(out)
+    ctx = _context(out, trees, plan, run_id, fresh=previous_reader is not None)
     staging = out.root / "staging" / run_id
     writer = PartitionWriter(staging, [t for t in TABLES.values() if t.writer == "crawl"])
     summary = CrawlSummary(run_id, str(out.root), point, roots=[t.label for t in trees])
-    summary.previous_reader = _previous_reader(out)
+    summary.previous_reader = previous_reader
     cache, heads = dict(ctx.cache), dict(ctx.heads)
     written: set[str] = set()
     for number, result in enumerate(_results(trees, ctx, plan)):
@@ -230,10 +231,13 @@ def _heads_file(plan: _Plan) -> str:
     return f"history{'-' + plan.shard_name if plan.shard_name else ''}.json"
 
 
-def _context(out: Out, trees: list[Tree], plan: _Plan, run_id: str) -> _Context:
-    """What the workers need to know of OUT: stored snapshots, file metadata, git history read."""
+def _context(
+    out: Out, trees: list[Tree], plan: _Plan, run_id: str, fresh: bool = False
+) -> _Context:
+    """What the workers need to know of OUT: stored snapshots, file metadata, git history read.
+    `fresh` (the readers changed): the stat cache is ignored, so every session is read again."""
     now = datetime.now(UTC)
-    cache = read_statcache(out, plan.shard_name)
+    cache = {} if fresh else read_statcache(out, plan.shard_name)
     ctx = _Context(out.stored_snapshot_ids(), cache, run_id, now, plan.git_history)
     ctx.shard = plan.shard
     if plan.git_history:

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from pipeline.parse import READER_VERSION
 from pipeline.parse.capture import parse_capture
 from pipeline.parse.forks import parse_forks
 from pipeline.parse.ledger import parse_ledger
@@ -619,3 +621,24 @@ def test_the_reader_version_is_part_of_the_snapshot_id(monkeypatch: pytest.Monke
     before = inp.snapshot_id()
     monkeypatch.setattr(session, "READER_VERSION", "next")
     assert inp.snapshot_id() != before
+
+
+def test_a_reader_change_reads_everything_once_and_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import pipeline.crawl
+    import pipeline.parse.session as session
+    from pipeline.crawl import crawl
+    from tests.conftest import base_corpus
+
+    corpus, out = base_corpus(tmp_path / "corpus", 4), str(tmp_path / "out")
+    first = crawl([str(corpus)], out, workers=1)
+    assert (first.new_snapshots, first.previous_reader) == (4, None)
+    # A new release of the readers: the snapshot ids and the runs' stamp both change.
+    for module in (session, pipeline.crawl):
+        monkeypatch.setattr(module, "READER_VERSION", "next")
+    upgraded = crawl([str(corpus)], out, workers=1)
+    assert upgraded.previous_reader == READER_VERSION, "the crawl says the readers changed"
+    assert (upgraded.read, upgraded.parsed, upgraded.new_snapshots) == (4, 4, 4)
+    again = crawl([str(corpus)], out, workers=1)
+    assert (again.previous_reader, again.read, again.new_snapshots) == (None, 0, 0)
