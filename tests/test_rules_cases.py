@@ -11,7 +11,6 @@ fail closed (census.md §3.1) also name the file:line their finding and detect's
 from __future__ import annotations
 
 import re
-import shutil
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -26,7 +25,8 @@ from pipeline.detect import detect
 from pipeline.store import Out
 from pipeline.truth import observed_statuses
 from pipeline.vocabulary import GATES
-from tests.conftest import FIXTURES, copy_tree, make_git_repo
+from tests.conftest import FIXTURES, copy_tree
+from tests.mixed_corpus import build_case as build_repo
 
 CASES_DIR = FIXTURES / "cases"
 CASES: list[dict[str, Any]] = tomllib.loads((CASES_DIR / "cases.toml").read_text())["case"]
@@ -35,18 +35,7 @@ BY_NAME = {case["name"]: case for case in CASES}
 
 def build_case(case: dict[str, Any], where: Path) -> Path:
     """Materialise a case's repository under `where`; returns the session folder."""
-    repo = copy_tree(CASES_DIR / "base" / case["base"] / "repo", where / "repo")
-    for rel in case.get("delete", []):
-        target = repo / rel
-        if target.is_dir():
-            shutil.rmtree(target)
-        else:
-            target.unlink()
-    for rel, content in case.get("write", {}).items():
-        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
-        (repo / rel).write_text(content)
-    if case.get("git"):
-        make_git_repo(repo, case.get("git_add_force", []))
+    repo = build_repo(case, where / "repo")
     sessions = (
         [p for p in (repo / "docs" / "research").glob("*-brainstorm")]
         if (repo / "docs" / "research").is_dir()
