@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from pipeline.compare import CLEAN, MEDIAN, Comparison, Row, Selector, compare
+from pipeline.compare import CLEAN, MEDIAN, Comparison, Row, between
 from pipeline.engine import connect, fetch_dicts
 from pipeline.errors import UsageError
 from pipeline.rules import load_rules
@@ -125,12 +125,13 @@ def evaluate(
     threshold: float | None,
     metrics: list[str],
     comparison: Comparison | None = None,
+    con: Any = None,
 ) -> AlarmReport:
     """The selected point's rates (each session at its own gate, or all at `gate`) and the
     alarms asked for. Thresholds and regressions always use the own-gate rate. `comparison`,
-    when the caller has already compared the previous point with this one, is used as is."""
-    out = Out(out_path)
-    con = connect(out)
+    when the caller has already compared the previous point with this one, is used as is;
+    `con`, a connection to OUT the caller holds (the report's)."""
+    con = con or connect(Out(out_path))
     point = resolve(con, run, labels, checked=True)
     own = rule_rates(con, point.name)
     rates: list[Any] = own
@@ -148,9 +149,7 @@ def evaluate(
     if metrics:
         report.baseline = previous(con, point)
         if report.baseline is not None:
-            report.comparison = comparison or compare(
-                out_path, Selector(report.baseline.name), Selector(point.name)
-            )
+            report.comparison = comparison or between(con, report.baseline, point)
             wanted = set(metrics)
             report.regressions = [r for r in report.comparison.regressions if r.metric in wanted]
     return report

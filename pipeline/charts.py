@@ -21,6 +21,7 @@ from __future__ import annotations
 import colorsys
 import math
 import re
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -88,6 +89,20 @@ def palette(n: int) -> list[str]:
         colour = f"#{round(r * 255):02x}{round(g * 255):02x}{round(b * 255):02x}"
         colours.append(colour if colour not in colours else f"#{i:06x}")
     return colours
+
+
+def warm_up() -> threading.Thread:
+    """Start vl-convert's JavaScript engine in the background (it takes most of a second and
+    releases the GIL), so that it is ready when the data for the charts is."""
+
+    def start() -> None:
+        import vl_convert
+
+        vl_convert.vegalite_to_svg({"mark": "point", "data": {"values": []}})
+
+    thread = threading.Thread(target=start, daemon=True)
+    thread.start()
+    return thread
 
 
 def svg(chart: Any) -> str:

@@ -126,6 +126,15 @@ def compare(out_path: str, baseline: Selector, candidate: Selector) -> Compariso
     con = connect(out)
     base = resolve(con, baseline.run, baseline.labels, checked=True)
     cand = resolve(con, candidate.run, candidate.labels, checked=True)
+    return between(con, base, cand)
+
+
+def between(
+    con: Any, base: Point, cand: Point, known: dict[str, Lifetime] | None = None
+) -> Comparison:
+    """Two census points compared on a connection to OUT; `known`: fork-lifetime summaries
+    the caller already has, by point name (the report's statistics hold the current one)."""
+    known = known or {}
     family = len(load_rules()) + 2
     z = NormalDist().inv_cdf(1 - FAMILY_ALPHA / family / 2)
     result = Comparison(base, cand, family, 1 - FAMILY_ALPHA / family)
@@ -145,7 +154,8 @@ def compare(out_path: str, baseline: Selector, candidate: Selector) -> Compariso
         )
         row.verdict = verdict(row)
         result.rows.append(row)
-    result.rows.append(median_row(point_lifetime(con, base), point_lifetime(con, cand)))
+    base_life, cand_life = (known.get(p.name) or point_lifetime(con, p) for p in (base, cand))
+    result.rows.append(median_row(base_life, cand_life))
     return result
 
 

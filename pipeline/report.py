@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline import alarms, charts
-from pipeline.compare import CLEAN, MEDIAN, Comparison, Row, Selector, compare, ordered
+from pipeline.compare import CLEAN, MEDIAN, Comparison, Row, Selector, between, compare, ordered
 from pipeline.engine import connect, fetch_dicts
 from pipeline.resources import queries_dir, reports_dir
 from pipeline.rules import load_rules
@@ -134,17 +134,26 @@ def gather(
     """Everything the report shows for the selected census point."""
     out = Out(out_path)
     out.require()
+    charts_ready = charts.warm_up()
     con = connect(out)
     point = resolve(con, selector.run, selector.labels, checked=True)
     before = previous(con, point)
     _keep_points(con, [point.name] + ([before.name] if before else []))
-    since = _since(con, out_path, point, before) if before else None
+    grouping, tags = _label_keys([p for p in all_points(con) if p.position <= point.position])
+    stats = compute(out_path, point.name, label_keys=grouping, con=con)
+    open_forks = fetch_dicts(con, _query("open_forks"), {"point": point.name, "limit": OPEN_FORKS})
+    since = _since(con, stats, before) if before else None
     watched = alarms.parse_metrics(DEFAULT_WATCH if metrics is None else metrics)
     alarm = alarms.evaluate(
-        out_path, point.name, {}, None, threshold, watched, since.comparison if since else None
+        out_path,
+        point.name,
+        {},
+        None,
+        threshold,
+        watched,
+        since.comparison if since else None,
+        con=con,
     )
-    grouping, tags = _label_keys([p for p in all_points(con) if p.position <= point.position])
-    stats = compute(out_path, point.name, label_keys=grouping)
     at = {"point": point.name, "previous": before.name if before else ""}
     newly = _detailed(con, "newly_failing", {**at, "limit": NEWLY_FAILING}) if before else []
     data = ReportData(
@@ -158,12 +167,15 @@ def gather(
         newly,
         _detailed(con, "worst", {"point": point.name, "limit": worst_n}),
         _issue_groups(con, point.name),
-        fetch_dicts(con, _query("open_forks"), {"point": point.name, "limit": OPEN_FORKS}),
+        open_forks,
     )
     data.anchors = {s["anchor"] for s in data.newly_failing + data.worst}
     data.label_tags = tags
+    # The page's data is in hand: DuckDB's memory is given back before the charts take theirs.
+    con.close()
     if baseline is not None and candidate is not None:
         data.comparison = compare(out_path, baseline, candidate)
+    charts_ready.join()
     data.charts = _charts(stats, since)
     return data
 
@@ -182,8 +194,10 @@ def _label_keys(history: list[Point]) -> tuple[set[str], dict[str, int]]:
 
 def _keep_points(con: Any, points: list[str]) -> None:
     """The rows of `sessions` and `findings` for the two points the page shows, computed once:
-    temp tables of the same names, which DuckDB reads before the views (queries/report/ reads
-    them many times; each read of a view would join every rule result again)."""
+    temp tables of the same names, which DuckDB reads before the views (queries/report/ and
+    the comparison of the two points read them many times; each read of a view would join
+    every rule result again). Only the page's own connection sees them: a comparison of other
+    points (--baseline/--candidate) opens its own."""
     for view in ("sessions", "findings"):
         con.execute(
             f"CREATE TEMP TABLE {view} AS SELECT * FROM main.{view} "
@@ -192,7 +206,8 @@ def _keep_points(con: Any, points: list[str]) -> None:
         )
 
 
-def _since(con: Any, out_path: str, point: Point, before: Point) -> Since:
+def _since(con: Any, stats: Stats, before: Point) -> Since:
+    point = stats.point
     at = {"point": point.name, "previous": before.name}
     changes: dict[str, list[dict[str, Any]]] = {c: [] for c in SESSION_CHANGES + STAGE_FLOWS}
     for row in fetch_dicts(con, _query("session_changes"), at):
@@ -205,7 +220,7 @@ def _since(con: Any, out_path: str, point: Point, before: Point) -> Since:
         forks.setdefault(row["change"], []).append(row)
     return Since(
         before,
-        compare(out_path, Selector(before.name), Selector(point.name)),
+        between(con, before, point, {point.name: stats.fork_lifetimes.overall}),
         {c: changes[c] for c in SESSION_CHANGES},
         {c: changes[c] for c in STAGE_FLOWS},
         forks,

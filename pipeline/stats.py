@@ -206,6 +206,17 @@ def records(con: Any, cls: type[R], query: str, params: dict[str, Any] | None = 
     ]
 
 
+def keep_rule_rates(con: Any, point: Point) -> None:
+    """The rule_rates rows of `point` and every earlier point, computed once: a temp table of
+    the same name, which DuckDB reads before the view (the point's rates, the trend and the
+    alarms all read it; each read of the view would count every rule result again)."""
+    con.execute(
+        "CREATE OR REPLACE TEMP TABLE rule_rates AS "
+        "SELECT * FROM main.rule_rates WHERE position <= $position",
+        {"position": point.position},
+    )
+
+
 def rule_rates(con: Any, point: str) -> list[RuleRate]:
     """The one rate of every rule at a census point (the rule_rates view)."""
     return records(
@@ -216,18 +227,22 @@ def rule_rates(con: Any, point: str) -> list[RuleRate]:
     )
 
 
+UNITS = ("hours", "syncs")
+
+
 def lifetimes(
     con: Any, runs: list[str], labels: dict[str, list[str]], population: list[str]
 ) -> tuple[Lifetimes, Lifetimes]:
     """Fork lifetimes in hours and in reconciled syncs of the sessions the `population` runs
     saw, over the history in `runs`; by_label over each label's own runs (a replay's
     baseline and candidate never mix)."""
-    both = [_lifetime_groups(con, runs, population, unit) for unit in ("hours", "syncs")]
-    for pair, carrying in labels.items():
-        for unit, groups in zip(("hours", "syncs"), both, strict=True):
-            found = _lifetime_groups(con, carrying, carrying, unit)
-            groups["label:" + pair] = found.get("overall", Lifetime())
-    return _lifetimes("hours", both[0]), _lifetimes("syncs", both[1])
+    by_label = {pair: _lifetime_groups(con, runs_, runs_) for pair, runs_ in labels.items()}
+    # The population's pass comes last: its lifetimes_input is what the report's open forks read.
+    both = _lifetime_groups(con, runs, population)
+    for pair, found in by_label.items():
+        for unit in UNITS:
+            both[unit]["label:" + pair] = found[unit].get("overall", Lifetime())
+    return _lifetimes("hours", both["hours"]), _lifetimes("syncs", both["syncs"])
 
 
 def _lifetimes(unit: str, groups: dict[str, Lifetime]) -> Lifetimes:
@@ -245,19 +260,34 @@ def _lifetimes(unit: str, groups: dict[str, Lifetime]) -> Lifetimes:
 
 
 def _lifetime_groups(
-    con: Any, runs: list[str], population: list[str], unit: str
-) -> dict[str, Lifetime]:
+    con: Any, runs: list[str], population: list[str]
+) -> dict[str, dict[str, Lifetime]]:
+    """Per unit, the Kaplan–Meier summary of every group, from one pass over the history:
+    the input is kept in lifetimes_input (both durations, until the next call), the view
+    lifetimes_{unit} gives one duration, and both units are estimated together as groups
+    named '{unit}|{grp}'."""
     con.execute(
-        "CREATE OR REPLACE TEMP TABLE lifetimes_input AS SELECT grp, "
-        f"{unit} AS duration, event, competing FROM ({query_sql('lifetimes_input')})",
+        f"CREATE OR REPLACE TEMP TABLE lifetimes_input AS {query_sql('lifetimes_input')}",
         {"runs": runs, "population": population},
+    )
+    for unit in UNITS:
+        con.execute(
+            f"CREATE OR REPLACE TEMP VIEW lifetimes_{unit} AS "
+            f"SELECT grp, {unit} AS duration, event, competing FROM lifetimes_input"
+        )
+    con.execute(
+        "CREATE OR REPLACE TEMP VIEW lifetimes_units AS "
+        + " UNION ALL ".join(
+            f"SELECT '{unit}|' || grp AS grp, duration, event, competing FROM lifetimes_{unit}"
+            for unit in UNITS
+        )
     )
     curves: dict[str, list[CurvePoint]] = {}
     thinned = f"""
         SELECT * FROM (
             SELECT *, row_number() OVER (PARTITION BY grp ORDER BY time) - 1 AS i,
                 count(*) OVER (PARTITION BY grp) AS n
-            FROM km_curve('lifetimes_input', $z)
+            FROM km_curve('lifetimes_units', $z)
         )
         WHERE n <= {CURVE_POINTS}
             OR i = n - 1
@@ -266,10 +296,11 @@ def _lifetime_groups(
         ORDER BY grp, time"""
     for row in con.execute(thinned, {"z": Z95}).fetchall():
         curves.setdefault(row[0], []).append(CurvePoint(*row[1:8]))
-    found: dict[str, Lifetime] = {}
-    summary = "SELECT * FROM km_summary('lifetimes_input', $z)"
+    found: dict[str, dict[str, Lifetime]] = {unit: {} for unit in UNITS}
+    summary = "SELECT * FROM km_summary('lifetimes_units', $z)"
     for row in records(con, _SummaryRow, summary, {"z": Z95}):
-        found[row.grp] = row.lifetime(tuple(curves.get(row.grp, ())), unit)
+        unit, grp = row.grp.split("|", 1)
+        found[unit][grp] = row.lifetime(tuple(curves.get(row.grp, ())), unit)
     return found
 
 
@@ -325,15 +356,18 @@ def compute(
     run: str | None = None,
     labels: dict[str, str] | None = None,
     label_keys: Collection[str] | None = None,
+    con: Any = None,
 ) -> Stats:
     """Every statistic of spec §7 for the selected census point (docs/stats.md); fork
     lifetimes by label for the label keys in `label_keys` only, when given (each label costs
-    two Kaplan–Meier estimates: a per-night tag over 30 nights would cost sixty)."""
+    a Kaplan–Meier pass: a per-night tag over 30 nights would cost thirty). `con`: a
+    connection to OUT the caller already holds (the report shares one)."""
     out = Out(out_path)
     out.require()
-    con = connect(out)
+    con = con or connect(out)
     point = resolve(con, run, labels, checked=True)
     history = [p for p in all_points(con) if p.position <= point.position]
+    keep_rule_rates(con, point)
     runs, by_label = history_runs(history)
     if label_keys is not None:
         by_label = {k: v for k, v in by_label.items() if k.split("=", 1)[0] in label_keys}

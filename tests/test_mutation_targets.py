@@ -196,11 +196,11 @@ def test_lifetime_summary_is_the_km_summary_row(checked: Path) -> None:
     runs = [r[0] for r in con.execute("SELECT run_id FROM runs ORDER BY started_at").fetchall()]
     hours, syncs = lifetimes(con, runs, {}, runs[1:])
     row = con.execute(
-        "SELECT * FROM km_summary('lifetimes_input', ?) WHERE grp = 'overall'",
+        "SELECT * FROM km_summary('lifetimes_syncs', ?) WHERE grp = 'overall'",
         [NormalDist().inv_cdf(0.975)],
     )
     names = [d[0] for d in row.description]
-    summary = dict(zip(names, row.fetchone(), strict=True))  # the last unit computed: syncs
+    summary = dict(zip(names, row.fetchone(), strict=True))  # the syncs durations
     overall = syncs.overall
     for name in ("forks", "estimated", "closes", "censored", "competing", "unknown"):
         assert getattr(overall, name) == summary[name], name

@@ -121,9 +121,10 @@ MUTANTS = [
       [*NUMBERS, "tests/test_history.py::test_series_findings_fail_the_session_at_its_census_point"]),
     # compare.sql.
     m("compare-not-own", CMP, "AND own AND is_evaluated(status)", "AND is_evaluated(status)"),
-    m("compare-bool-and", CMP, "bool_or(status = 'fail') AS hit", "bool_and(status = 'pass') AS hit"),
-    m("compare-discordant-swap", CMP, "count(*) FILTER (WHERE b.hit AND NOT c.hit) AS only_baseline",
-      "count(*) FILTER (WHERE c.hit AND NOT b.hit) AS only_baseline"),
+    m("compare-bool-and", CMP, "bool_or(status = 'fail') FILTER (WHERE point = $candidate)",
+      "bool_and(status = 'pass') FILTER (WHERE point = $candidate)"),
+    m("compare-discordant-swap", CMP, "count(*) FILTER (WHERE b_hit AND NOT c_hit) AS only_baseline",
+      "count(*) FILTER (WHERE c_hit AND NOT b_hit) AS only_baseline"),
     m("compare-paired-unmatched", CMP, "coalesce(k.unmatched, 0) = 0 AND", "coalesce(k.unmatched, 0) <= 1 AND",
       [*RATES, "tests/test_compare.py::test_one_session_in_one_arm_only_makes_the_comparison_two_sample"]),
     # stats/*.sql: sync health, stages, idle, compose lag, trend.
@@ -139,8 +140,8 @@ MUTANTS = [
     m("lag-stale->", "queries/stats/compose_lag.sql", "FILTER (WHERE lag_hours >= 0) AS stale",
       "FILTER (WHERE lag_hours > 0) AS stale", STATS),
     m("trend-<", "queries/stats/trend.sql", "WHERE r.position <= (SELECT", "WHERE r.position < (SELECT", STATS),
-    m("lifetimes-competing", "queries/stats/lifetimes_input.sql", "coalesce(close_kind <> k.kind, false)",
-      "coalesce(close_kind = k.kind, false)", STATS),
+    m("lifetimes-competing", "queries/stats/lifetimes_input.sql", "'competing': coalesce(l.close_kind <> 'resolved', false)",
+      "'competing': coalesce(l.close_kind = 'resolved', false)", STATS),
     # The worst sessions, best first (inner selection and outer order).
     m("worst-inner-asc", "queries/report/worst.sql", "ORDER BY failing_rules DESC, repo, path",
       "ORDER BY failing_rules ASC, repo, path", NUMBERS),

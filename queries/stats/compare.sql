@@ -4,40 +4,43 @@
 -- left out), the sessions matched by session_key, and the 2×2 counts of the matched pairs.
 -- A metric is paired when both arms evaluate it on exactly the same sessions (the replay
 -- design), else two-sample. Intervals are Newcombe's, at normal quantile $z.
-WITH arms AS (
-    SELECT point, session_key, rule_id AS metric, any_value(gate) AS gate,
-        bool_or(status = 'fail') AS hit
+WITH rule_hits AS (
+    -- One row per session and metric: whether each arm evaluated it (null: not evaluated
+    -- there) and found it failing; one pass over both points' statuses.
+    SELECT session_key, rule_id AS metric,
+        bool_or(status = 'fail') FILTER (WHERE point = $baseline) AS b_hit,
+        bool_or(status = 'fail') FILTER (WHERE point = $candidate) AS c_hit
     FROM statuses
     WHERE point IN ($baseline, $candidate) AND own AND is_evaluated(status)
-    GROUP BY point, session_key, rule_id
-    UNION ALL
+    GROUP BY session_key, rule_id
+),
+clean_hits AS (
     -- The clean share's event is being clean.
-    SELECT point, session_key, 'clean-share', 'own', bool_and(clean)
+    SELECT session_key, 'clean-share' AS metric,
+        bool_and(clean) FILTER (WHERE point = $baseline) AS b_hit,
+        bool_and(clean) FILTER (WHERE point = $candidate) AS c_hit
     FROM sessions
     WHERE point IN ($baseline, $candidate) AND clean IS NOT NULL
-    GROUP BY point, session_key
+    GROUP BY session_key
 ),
-base AS (SELECT * FROM arms WHERE point = $baseline),
-cand AS (SELECT * FROM arms WHERE point = $candidate),
 metrics AS (
     SELECT rule_id AS metric, gate FROM rules
     UNION ALL
     SELECT 'clean-share', 'own'
 ),
 counts AS (
-    SELECT coalesce(b.metric, c.metric) AS metric,
-        count(b.session_key) AS n_baseline,
-        count(*) FILTER (WHERE b.hit) AS f_baseline,
-        count(c.session_key) AS n_candidate,
-        count(*) FILTER (WHERE c.hit) AS f_candidate,
-        count(*) FILTER (WHERE b.session_key IS NULL OR c.session_key IS NULL) AS unmatched,
-        count(*) FILTER (WHERE b.hit AND c.hit) AS both_hit,
-        count(*) FILTER (WHERE b.hit AND NOT c.hit) AS only_baseline,
-        count(*) FILTER (WHERE c.hit AND NOT b.hit) AS only_candidate,
-        count(*) FILTER (WHERE NOT b.hit AND NOT c.hit) AS neither
-    FROM base b
-    FULL JOIN cand c USING (session_key, metric)
-    GROUP BY 1
+    SELECT metric,
+        count(b_hit) AS n_baseline,
+        count(*) FILTER (WHERE b_hit) AS f_baseline,
+        count(c_hit) AS n_candidate,
+        count(*) FILTER (WHERE c_hit) AS f_candidate,
+        count(*) FILTER (WHERE b_hit IS NULL OR c_hit IS NULL) AS unmatched,
+        count(*) FILTER (WHERE b_hit AND c_hit) AS both_hit,
+        count(*) FILTER (WHERE b_hit AND NOT c_hit) AS only_baseline,
+        count(*) FILTER (WHERE c_hit AND NOT b_hit) AS only_candidate,
+        count(*) FILTER (WHERE NOT b_hit AND NOT c_hit) AS neither
+    FROM (SELECT * FROM rule_hits UNION ALL SELECT * FROM clean_hits)
+    GROUP BY metric
 ),
 joined AS (
     SELECT m.metric, m.gate,

@@ -7,22 +7,22 @@
 --   'close_kind:parked'     other way is `competing`, censored at that close;
 --   'raised_by:{kind}'      by Raised by kind (user, twin, probe, harvest, other, unknown).
 -- hours and syncs are the two durations (null: no lifetime, counted as unknown).
-WITH lt AS (
-    SELECT l.*
-    FROM fork_lifetimes_for($runs) l
-    SEMI JOIN (
-        SELECT DISTINCT session_key, root
-        FROM observations
-        WHERE list_contains($population, run_id) AND "commit" IS NULL
-    ) p USING (session_key, root)
-)
-SELECT 'overall' AS grp, hours, syncs, close_kind IS NOT NULL AS event, false AS competing
-FROM lt
-UNION ALL
-SELECT 'close_kind:' || k.kind, hours, syncs, coalesce(close_kind = k.kind, false),
-    coalesce(close_kind <> k.kind, false)
-FROM lt
-CROSS JOIN (VALUES ('resolved'), ('parked')) AS k(kind)
-UNION ALL
-SELECT 'raised_by:' || coalesce(raised_by, 'unknown'), hours, syncs, close_kind IS NOT NULL, false
-FROM lt;
+-- Each fork gives its four rows from one read (unnest), so the lifetimes are never held twice.
+SELECT g.grp, l.hours, l.syncs, g.event, g.competing
+FROM fork_lifetimes_for($runs) l
+SEMI JOIN (
+    SELECT DISTINCT session_key, root
+    FROM observations
+    WHERE list_contains($population, run_id) AND "commit" IS NULL
+) p USING (session_key, root)
+CROSS JOIN LATERAL (
+    SELECT unnest([
+        {'grp': 'overall', 'event': l.close_kind IS NOT NULL, 'competing': false},
+        {'grp': 'close_kind:resolved', 'event': coalesce(l.close_kind = 'resolved', false),
+            'competing': coalesce(l.close_kind <> 'resolved', false)},
+        {'grp': 'close_kind:parked', 'event': coalesce(l.close_kind = 'parked', false),
+            'competing': coalesce(l.close_kind <> 'parked', false)},
+        {'grp': 'raised_by:' || coalesce(l.raised_by, 'unknown'),
+            'event': l.close_kind IS NOT NULL, 'competing': false}
+    ], recursive := true)
+) g;

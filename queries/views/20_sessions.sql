@@ -13,9 +13,15 @@ JOIN snapshots s ON s.snapshot_id = n.snapshot_id;
 -- own gate (its stage's), which is what every rate counts. Checked points only.
 CREATE OR REPLACE VIEW statuses AS
 WITH results AS (
-    SELECT snapshot_id, ruleset, rule_id, any_value(gate) AS gate, any_value(status) AS status,
-        count(*) FILTER (WHERE status IN ('fail', 'info')) AS findings
+    -- check writes one row per snapshot, rule set and rule, and one more per further finding
+    -- of a failing rule: only fail and info rows can repeat, so only they are grouped.
+    SELECT snapshot_id, ruleset, rule_id, gate, status, 0 AS findings
     FROM rule_results
+    WHERE status NOT IN ('fail', 'info')
+    UNION ALL
+    SELECT snapshot_id, ruleset, rule_id, any_value(gate), any_value(status), count(*)
+    FROM rule_results
+    WHERE status IN ('fail', 'info')
     GROUP BY snapshot_id, ruleset, rule_id
 ),
 series AS (
@@ -59,7 +65,8 @@ CREATE OR REPLACE VIEW sessions AS
 WITH verdicts AS (
     SELECT point, session_key, root,
         bool_and(status <> 'fail') FILTER (WHERE own) AS clean,
-        count(DISTINCT rule_id) FILTER (WHERE own AND status = 'fail') AS failing_rules
+        -- statuses has one row per point, session and rule, so a count is a count of rules.
+        count(*) FILTER (WHERE own AND status = 'fail') AS failing_rules
     FROM statuses
     GROUP BY point, session_key, root
 ),
