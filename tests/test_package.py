@@ -39,3 +39,17 @@ def test_wheel_contains_queries_reports_and_example(tmp_path: Path) -> None:
     assert any(n.endswith("/ops/.gitignore") for n in example)
     rule_files = [n for n in names if n.startswith("pipeline/_resources/queries/rules/")]
     assert len(rule_files) == 19
+
+
+def test_no_function_in_the_package_is_over_sixty_lines() -> None:
+    """A newcomer reads any function on one screen (CONTRIBUTING.md)."""
+    import ast
+
+    long = []
+    for path in sorted((ROOT / "pipeline").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                length = (node.end_lineno or node.lineno) - node.lineno + 1
+                if length > 60:
+                    long.append(f"{path.relative_to(ROOT)}::{node.name} ({length} lines)")
+    assert long == []

@@ -223,17 +223,14 @@ def parse(lines: list[str]) -> Document:
 
 
 def _flat(lines: list[str]) -> Document | None:
-    """The structure of a file made only of empty lines, ATX headings, thematic breaks,
-    setext underlines, plain paragraph lines, tables, and top-level `- ` items that start
-    plainly (with their lazy continuation lines), read in one tight loop; None for any
-    other file, which the general parser reads. Most session files are of this kind."""
+    """A file of empty lines, ATX headings, breaks, setext underlines, plain paragraphs, tables
+    and plain top-level `- ` items, read in one tight loop; None for any other file."""
     doc = Document()
     blocks = doc.blocks
     para: Paragraph | None = None  # the open top-level paragraph
     item: Item | None = None  # the open top-level item
     in_item = False  # whether the item's first paragraph is open (takes lazy lines)
     last = 0  # the last non-empty line before this one
-    count = len(lines)
     special = _SPECIAL
     rows = enumerate(lines)
     for index, s in rows:
@@ -243,14 +240,11 @@ def _flat(lines: list[str]) -> Document | None:
             in_item = False
             continue
         c = s[0]
-        if "|" in s and index + 1 < count and lines[index + 1][:1] in ("|", ":", "-"):
+        if "|" in s and index + 1 < len(lines) and lines[index + 1][:1] in ("|", ":", "-"):
             table = None if in_item or c in " \t" else _flat_table(lines, index, rows)
             if table is None:
                 return None
-            if para is not None:
-                para.end, para = index, None
-            if item is not None:
-                item.last, item = last, None
+            para, item = _ended(para, index), _closed(item, last)
             blocks.append(table)
             last = table.last
             continue
@@ -258,33 +252,19 @@ def _flat(lines: list[str]) -> Document | None:
             if in_item:
                 item.lines.append((index + 1, s.rstrip(" \t")))  # type: ignore[union-attr]
             elif para is None:
-                if item is not None:
-                    item.last, item = last, None
-                para = Paragraph(None, lines, index)
+                item, para = _closed(item, last), Paragraph(None, lines, index)
                 blocks.append(para)
         elif c == "#":
-            # Most headings: their #s, then a space.
-            level = s.find(" ", 1, 7)
-            if level < 0 or not s.startswith(_HASHES[level]):
-                level = heading_level(s, 0)
-                if not level:
-                    return None
-            if para is not None:
-                para.end, para = index, None
-            if item is not None:
-                item.last, item, in_item = last, None, False
-            text = s[level:].strip(" \t\xa0")
-            if text[-1:] == "#":
-                text = heading_text(s, level)
-            blocks.append(Heading(index + 1, level, text))
+            heading = _flat_heading(s, index)
+            if heading is None:
+                return None
+            para, item, in_item = _ended(para, index), _closed(item, last), False
+            blocks.append(heading)
         elif s == "---" and para is None:  # the most common break
-            if item is not None:
-                item.last, item, in_item = last, None, False
+            item, in_item = _closed(item, last), False
         elif c == "-" and s[1:2] == " " and ((s[2:3] or " ") not in special or _plain_item(s)):
-            if para is not None:
-                para.end, para = index, None
-            if item is not None:
-                item.last = last
+            para = _ended(para, index)
+            _closed(item, last)
             item, in_item = Item(index + 1, 0, "-", [(index + 1, s[2:].strip(" \t"))]), True
             blocks.append(item)
         elif c == " " and in_item and s[:2] == "  " and (s[2:3] or " ") not in special:
@@ -299,11 +279,34 @@ def _flat(lines: list[str]) -> Document | None:
         else:
             return None
         last = index + 1
+    _ended(para, len(lines))
+    _closed(item, last)
+    return doc
+
+
+def _ended(para: Paragraph | None, index: int) -> None:
+    """Close the open paragraph (if any) before line `index`; the caller's is then None."""
     if para is not None:
-        para.end = count
+        para.end = index
+
+
+def _closed(item: Item | None, last: int) -> None:
+    """Close the open item (if any) at line `last`; the caller's is then None."""
     if item is not None:
         item.last = last
-    return doc
+
+
+def _flat_heading(s: str, index: int) -> Heading | None:
+    """Line `index`, which starts with #: its ATX heading, or None when it is none."""
+    level = s.find(" ", 1, 7)  # most headings: their #s, then a space
+    if level < 0 or not s.startswith(_HASHES[level]):
+        level = heading_level(s, 0)
+        if not level:
+            return None
+    text = s[level:].strip(" \t\xa0")
+    if text[-1:] == "#":
+        text = heading_text(s, level)
+    return Heading(index + 1, level, text)
 
 
 def _rule(blocks: list[Block], s: str, index: int, para: Paragraph | None) -> bool:
