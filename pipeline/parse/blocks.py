@@ -284,16 +284,18 @@ def _flat(lines: list[str]) -> Document | None:
     return doc
 
 
-def _ended(para: Paragraph | None, index: int) -> None:
-    """Close the open paragraph (if any) before line `index`; the caller's is then None."""
+def _ended(para: Paragraph | None, index: int) -> Paragraph | None:
+    """Close the open paragraph (if any) before line `index`: None, the caller's new one."""
     if para is not None:
         para.end = index
+    return None
 
 
-def _closed(item: Item | None, last: int) -> None:
-    """Close the open item (if any) at line `last`; the caller's is then None."""
+def _closed(item: Item | None, last: int) -> Item | None:
+    """Close the open item (if any) at line `last`: None, the caller's new one."""
     if item is not None:
         item.last = last
+    return None
 
 
 def _flat_heading(s: str, index: int) -> Heading | None:
