@@ -23,7 +23,7 @@ from typing import Any
 from pipeline.engine import connect, fetch_dicts
 from pipeline.rules import load_rules
 from pipeline.select import Point, resolve
-from pipeline.stats import Lifetime, history_runs, lifetimes, query_sql
+from pipeline.stats import Lifetime, history_runs, hours_lifetime, query_sql
 from pipeline.store import Out
 from pipeline.vocabulary import GATES
 
@@ -165,7 +165,7 @@ def point_lifetime(con: Any, point: Point) -> Lifetime:
 
     history = [p for p in all_points(con) if p.position <= point.position]
     runs, _ = history_runs(history)
-    return lifetimes(con, runs, {}, population=list(point.runs))[0].overall
+    return hours_lifetime(con, runs, population=list(point.runs))
 
 
 def median_row(base: Lifetime, cand: Lifetime) -> Row:

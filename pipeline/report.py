@@ -20,12 +20,22 @@ from pathlib import Path
 from typing import Any
 
 from pipeline import alarms, charts
-from pipeline.compare import CLEAN, MEDIAN, Comparison, Row, Selector, between, compare, ordered
+from pipeline.compare import (
+    CLEAN,
+    MEDIAN,
+    Comparison,
+    Row,
+    Selector,
+    between,
+    compare,
+    ordered,
+    point_lifetime,
+)
 from pipeline.engine import connect, fetch_dicts
 from pipeline.resources import queries_dir, reports_dir
 from pipeline.rules import load_rules
 from pipeline.select import Point, all_points, previous, resolve
-from pipeline.stats import Stats, compute
+from pipeline.stats import Lifetime, Stats, compute
 from pipeline.store import Out
 from pipeline.textout import count_rate, interval, num, pct, plural
 
@@ -134,15 +144,25 @@ def gather(
     """Everything the report shows for the selected census point."""
     out = Out(out_path)
     out.require()
-    charts_ready = charts.warm_up()
     con = connect(out)
     point = resolve(con, selector.run, selector.labels, checked=True)
     before = previous(con, point)
-    _keep_points(con, [point.name] + ([before.name] if before else []))
     grouping, tags = _label_keys([p for p in all_points(con) if p.position <= point.position])
+    # The fork histories first, while nothing else is held: the point's (with the statistics,
+    # then its open forks from what they leave), then the previous point's for the comparison.
     stats = compute(out_path, point.name, label_keys=grouping, con=con)
     open_forks = fetch_dicts(con, _query("open_forks"), {"point": point.name, "limit": OPEN_FORKS})
-    since = _since(con, stats, before) if before else None
+    lifetimes = {point.name: stats.fork_lifetimes.overall}
+    con.execute("DROP TABLE point_forks")
+    if before is not None:
+        lifetimes[before.name] = point_lifetime(con, before)
+        con.execute("DROP TABLE point_forks")
+    # vl-convert's engine starts now, beside the smaller queries, not the fork histories.
+    charts_ready = charts.warm_up()
+    shown = [point.name] + ([before.name] if before else [])
+    _keep_points(con, shown, "sessions")
+    since = _since(con, stats, before, lifetimes) if before else None
+    _keep_points(con, shown, "findings")  # after the comparison, which needs the memory
     watched = alarms.parse_metrics(DEFAULT_WATCH if metrics is None else metrics)
     alarm = alarms.evaluate(
         out_path,
@@ -192,21 +212,20 @@ def _label_keys(history: list[Point]) -> tuple[set[str], dict[str, int]]:
     return grouping, {k: len(v) for k, v in sorted(values.items()) if k not in grouping}
 
 
-def _keep_points(con: Any, points: list[str]) -> None:
-    """The rows of `sessions` and `findings` for the two points the page shows, computed once:
-    temp tables of the same names, which DuckDB reads before the views (queries/report/ and
-    the comparison of the two points read them many times; each read of a view would join
+def _keep_points(con: Any, points: list[str], view: str) -> None:
+    """The rows of `view` (sessions or findings) for the two points the page shows, computed
+    once: a temp table of the same name, which DuckDB reads before the view (queries/report/
+    and the comparison of the two points read them many times; each read of a view would join
     every rule result again). Only the page's own connection sees them: a comparison of other
     points (--baseline/--candidate) opens its own."""
-    for view in ("sessions", "findings"):
-        con.execute(
-            f"CREATE TEMP TABLE {view} AS SELECT * FROM main.{view} "
-            "WHERE list_contains($points, point)",
-            {"points": points},
-        )
+    con.execute(
+        f"CREATE TEMP TABLE {view} AS SELECT * FROM main.{view} "
+        "WHERE list_contains($points, point)",
+        {"points": points},
+    )
 
 
-def _since(con: Any, stats: Stats, before: Point) -> Since:
+def _since(con: Any, stats: Stats, before: Point, lifetimes: dict[str, Lifetime]) -> Since:
     point = stats.point
     at = {"point": point.name, "previous": before.name}
     changes: dict[str, list[dict[str, Any]]] = {c: [] for c in SESSION_CHANGES + STAGE_FLOWS}
@@ -220,7 +239,7 @@ def _since(con: Any, stats: Stats, before: Point) -> Since:
         forks.setdefault(row["change"], []).append(row)
     return Since(
         before,
-        between(con, before, point, {point.name: stats.fork_lifetimes.overall}),
+        between(con, before, point, lifetimes),
         {c: changes[c] for c in SESSION_CHANGES},
         {c: changes[c] for c in STAGE_FLOWS},
         forks,

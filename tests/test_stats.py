@@ -586,3 +586,82 @@ def test_compute_selects_points_by_label_and_run(history: Path) -> None:
         compute(str(history), labels={"phase": "never"})
     with pytest.raises(SelectorError, match="no run or census point"):
         compute(str(history), run="no-such-run")
+
+
+# ─────────── the report's share of the lifetime pass (one definition, one walk) ───────────
+
+
+@pytest.fixture(scope="module")
+def git_census(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A generated git corpus (forks raised and closed over commits), crawled with its history
+    on two nights and checked."""
+    from tests.conftest import generate_corpus
+
+    root = generate_corpus(tmp_path_factory.mktemp("lifetimes") / "corpus", 80, 5, 0.2, "--git")
+    out = tmp_path_factory.mktemp("lifetimes-out") / "out"
+    for night in ("night-1", "night-2"):
+        crawl([str(root)], str(out), git_history=True, point=night)
+    check(str(out))
+    return out
+
+
+def test_fork_lifetimes_of_some_sessions_are_their_rows_of_every_session(
+    git_census: Path,
+) -> None:
+    con = connect(Out(git_census))
+    keys = [
+        r[0]
+        for r in con.execute(
+            "SELECT DISTINCT session_key FROM fork_lifetimes ORDER BY session_key LIMIT 7"
+        ).fetchall()
+    ]
+    order = "ORDER BY session_key, root, fork_id"
+    some = _dicts(con, f"SELECT * FROM fork_lifetimes_of(NULL, ?::VARCHAR[]) {order}", [keys])
+    every = _dicts(
+        con,
+        f"SELECT * FROM fork_lifetimes WHERE list_contains(?::VARCHAR[], session_key) {order}",
+        [keys],
+    )
+    assert some == every and len(some) > 7
+
+
+def test_hours_lifetime_is_the_overall_of_the_full_pass(git_census: Path) -> None:
+    from pipeline.select import all_points
+    from pipeline.stats import history_runs, hours_lifetime, lifetimes
+
+    con = connect(Out(git_census))
+    point = all_points(con)[-1]
+    runs, _ = history_runs(all_points(con))
+    full = lifetimes(con, runs, {}, list(point.runs))[0].overall
+    alone = hours_lifetime(con, runs, list(point.runs))
+    assert alone == full and full.estimated > 0 and full.closes > 0
+
+
+def test_the_reports_open_forks_are_the_longest_open_of_the_point(git_census: Path) -> None:
+    from pipeline.compare import Selector
+    from pipeline.report import OPEN_FORKS, gather
+
+    con = connect(Out(git_census))
+    expected = _dicts(
+        con,
+        "SELECT repo, topic, fork_id, title, raised_by, hours FROM fork_lifetimes_at('night-2') "
+        "SEMI JOIN (SELECT session_key, root FROM sessions WHERE point = 'night-2') "
+        "USING (session_key, root) WHERE censored AND NOT vanished "
+        "ORDER BY hours DESC NULLS LAST, session_key, root, fork_id LIMIT ?",
+        [OPEN_FORKS],
+    )
+    expected.sort(
+        key=lambda r: (r["hours"] is None, -(r["hours"] or 0), r["repo"], r["topic"], r["fork_id"])
+    )
+    got = gather(str(git_census), Selector()).open_forks
+    assert len(got) == OPEN_FORKS
+    assert [tuple(r.values()) for r in got] == [tuple(r.values()) for r in expected]
+
+
+def test_statuses_has_one_row_per_point_session_and_rule(git_census: Path) -> None:
+    """The views count rules with count(*), not count(DISTINCT): this is what makes it right."""
+    con = connect(Out(git_census))
+    rows, keys = con.execute(
+        "SELECT count(*), count(DISTINCT (point, session_key, root, rule_id)) FROM statuses"
+    ).fetchone()
+    assert rows == keys > 0

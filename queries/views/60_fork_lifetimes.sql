@@ -2,7 +2,8 @@
 --
 -- fork_lifetimes_for(run_ids) computes them over the observations of the given runs
 -- (a VARCHAR[]; NULL for every committed run), so that a statistic split by label sees
--- only the runs that carry the label; fork_lifetimes_at(point) over the runs of that census
+-- only the runs that carry the label; fork_lifetimes_of(run_ids, session_keys) the same for
+-- some sessions only (NULL: all); fork_lifetimes_at(point) over the runs of that census
 -- point and every earlier one (what the point knew; later crawls never change it); the view
 -- fork_lifetimes is the all-runs case.
 --
@@ -29,13 +30,14 @@
 --   syncs      reconciled syncs dispatched after the raise and reconciled by the close (or
 --              censoring), read from the sync log of that closing (censoring) snapshot; null
 --              when hours is null or that snapshot has no ops/sync-log.md.
-CREATE OR REPLACE MACRO fork_lifetimes_for(run_ids) AS TABLE
+CREATE OR REPLACE MACRO fork_lifetimes_of(run_ids, session_keys) AS TABLE
 WITH obs AS (
     SELECT o.session_key, o.root, o.snapshot_id, o.run_id, o.observed_at, o."commit", o.repo,
         o.topic, s.content_time, s.sync_log_exists, stage_rank(s.stage) AS stage_rank
     FROM observations o
     JOIN snapshots s USING (snapshot_id)
-    WHERE run_ids IS NULL OR list_contains(run_ids, o.run_id)
+    WHERE (run_ids IS NULL OR list_contains(run_ids, o.run_id))
+        AND (session_keys IS NULL OR list_contains(session_keys, o.session_key))
 ),
 ordered AS (
     SELECT *, lag(snapshot_id) OVER (
@@ -182,6 +184,11 @@ SELECT
     l.end_run_id
 FROM lived l
 LEFT JOIN sync_counts c USING (session_key, root, fork_id);
+
+-- Every series of every session, or of the sessions in session_keys only (each series whole:
+-- a fork's lifetime depends on its own series alone).
+CREATE OR REPLACE MACRO fork_lifetimes_for(run_ids) AS TABLE
+SELECT * FROM fork_lifetimes_of(run_ids, NULL);
 
 CREATE OR REPLACE MACRO fork_lifetimes_at(at_point) AS TABLE
 SELECT * FROM fork_lifetimes_for((
