@@ -148,15 +148,7 @@ def gather(
     point = resolve(con, selector.run, selector.labels, checked=True)
     before = previous(con, point)
     grouping, tags = _label_keys([p for p in all_points(con) if p.position <= point.position])
-    # The fork histories first, while nothing else is held: the point's (with the statistics,
-    # then its open forks from what they leave), then the previous point's for the comparison.
-    stats = compute(out_path, point.name, label_keys=grouping, con=con)
-    open_forks = fetch_dicts(con, _query("open_forks"), {"point": point.name, "limit": OPEN_FORKS})
-    lifetimes = {point.name: stats.fork_lifetimes.overall}
-    con.execute("DROP TABLE point_forks")
-    if before is not None:
-        lifetimes[before.name] = point_lifetime(con, before)
-        con.execute("DROP TABLE point_forks")
+    stats, open_forks, lifetimes = _histories(con, out_path, point, before, grouping)
     # vl-convert's engine starts now, beside the smaller queries, not the fork histories.
     charts_ready = charts.warm_up()
     shown = [point.name] + ([before.name] if before else [])
@@ -198,6 +190,22 @@ def gather(
     charts_ready.join()
     data.charts = _charts(stats, since)
     return data
+
+
+def _histories(
+    con: Any, out_path: str, point: Point, before: Point | None, grouping: set[str]
+) -> tuple[Stats, list[dict[str, Any]], dict[str, Lifetime]]:
+    """What needs the fork histories, first, while nothing else is held: the statistics (one
+    pass for the point), its open forks from what that pass leaves, and the previous point's
+    lifetime summary for the comparison (an hours-only pass)."""
+    stats = compute(out_path, point.name, label_keys=grouping, con=con)
+    open_forks = fetch_dicts(con, _query("open_forks"), {"point": point.name, "limit": OPEN_FORKS})
+    lifetimes = {point.name: stats.fork_lifetimes.overall}
+    con.execute("DROP TABLE point_forks")
+    if before is not None:
+        lifetimes[before.name] = point_lifetime(con, before)
+        con.execute("DROP TABLE point_forks")
+    return stats, open_forks, lifetimes
 
 
 def _label_keys(history: list[Point]) -> tuple[set[str], dict[str, int]]:

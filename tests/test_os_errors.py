@@ -284,7 +284,8 @@ def test_permission_denied(corpus: Path, tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_too_many_open_files(corpus: Path, tmp_path: Path) -> None:
     """A check under ever higher file-descriptor limits: each try fails with the one line, or
-    succeeds; none is an internal error."""
+    succeeds; none is an internal error. A try that commits the check and then runs out while
+    printing the rates says first, in a warning, what was committed."""
     out = tmp_path / "out"
     assert runner.invoke(app, crawl_args(corpus, out, REPOS[:1])).exit_code == 0
     outcomes = []
@@ -299,9 +300,11 @@ def test_too_many_open_files(corpus: Path, tmp_path: Path) -> None:
             assert all(line.startswith("census: warning:") for line in done.stderr.splitlines())
             break
         assert done.returncode == 2, done.stderr
+        *warnings, error = done.stderr.splitlines()
+        assert all(line.startswith("census: warning: check ") for line in warnings), done.stderr
         assert re.fullmatch(
             rf"census: too many open files, opening {re.escape(str(out))}\S*; raise the limit "
-            rf"\(ulimit -n 4096\) or lower --workers, {AGAIN}\n",
-            done.stderr,
+            rf"\(ulimit -n 4096\) or lower --workers, {AGAIN}",
+            error,
         ), done.stderr
     assert outcomes[0] == 2 and outcomes[-1] == 0, outcomes
