@@ -285,7 +285,7 @@ def test_permission_denied(corpus: Path, tmp_path: Path) -> None:
 def test_too_many_open_files(corpus: Path, tmp_path: Path) -> None:
     """A check under ever higher file-descriptor limits: each try fails with the one line, or
     succeeds; none is an internal error. A try that commits the check and then runs out while
-    printing the rates says first, in a warning, what was committed."""
+    printing the rates first says, in warnings, what was committed and what was not rebuilt."""
     out = tmp_path / "out"
     assert runner.invoke(app, crawl_args(corpus, out, REPOS[:1])).exit_code == 0
     outcomes = []
@@ -301,7 +301,7 @@ def test_too_many_open_files(corpus: Path, tmp_path: Path) -> None:
             break
         assert done.returncode == 2, done.stderr
         *warnings, error = done.stderr.splitlines()
-        assert all(line.startswith("census: warning: check ") for line in warnings), done.stderr
+        assert all(line.startswith("census: warning: ") for line in warnings), done.stderr
         assert re.fullmatch(
             rf"census: too many open files, opening {re.escape(str(out))}\S*; raise the limit "
             rf"\(ulimit -n 4096\) or lower --workers, {AGAIN}",
