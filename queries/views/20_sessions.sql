@@ -17,7 +17,7 @@ WITH results AS (
     -- of a failing rule: only fail and info rows can repeat, so only they are grouped.
     SELECT snapshot_id, ruleset, rule_id, gate, status, 0 AS findings
     FROM rule_results
-    WHERE status NOT IN ('fail', 'info')
+    WHERE status IS NULL OR status NOT IN ('fail', 'info')  -- every row is in one branch
     UNION ALL
     SELECT snapshot_id, ruleset, rule_id, any_value(gate), any_value(status), count(*)
     FROM rule_results
