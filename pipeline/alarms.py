@@ -19,7 +19,7 @@ from pipeline.engine import connect, fetch_dicts
 from pipeline.errors import UsageError
 from pipeline.rules import load_rules
 from pipeline.select import Point, previous, resolve
-from pipeline.stats import RuleRate, records, rule_rates
+from pipeline.stats import RuleRate, keep_rule_rates, records, rule_rates
 from pipeline.store import Out
 from pipeline.textout import interval, num, pct
 
@@ -133,6 +133,7 @@ def evaluate(
     `con`, a connection to OUT the caller holds (the report's)."""
     con = con or connect(Out(out_path))
     point = resolve(con, run, labels, checked=True)
+    keep_rule_rates(con, point)
     own = rule_rates(con, point.name)
     rates: list[Any] = own
     if gate is not None:

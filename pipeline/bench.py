@@ -72,6 +72,16 @@ def floor(root: Path) -> float:
     return time.perf_counter() - started
 
 
+def stat_floor(root: Path) -> float:
+    """The least a rerun that notices an edit in place can cost: list every folder and stat
+    every entry once (in C, one process), as the crawl's walk must; `.git` is not walked."""
+    command = f"find '{root}' -name .git -prune -o -printf '%y %s %T@ %p\\n' > /dev/null"
+    subprocess.run(command, shell=True, check=True)
+    started = time.perf_counter()
+    subprocess.run(command, shell=True, check=True)
+    return time.perf_counter() - started
+
+
 def detect_seconds(session: Path, repeats: int = 5) -> float:
     """Best wall time of `census detect` over a few calls, process start-up included."""
     script = Path(sys.executable).with_name("census")
@@ -138,6 +148,7 @@ def bench_size(
         "sessions": sessions,
         "git_history": git,
         "floor_seconds": floor(root),
+        "stat_floor_seconds": stat_floor(root),
     }
     figures["files"] = sum(1 for p in root.rglob("*") if p.is_file() and ".git" not in p.parts)
     # A fresh OUT (no `only`, or none yet) runs every stage: the ones named need the crawl
@@ -169,6 +180,9 @@ def print_figures(figures: dict[str, Any]) -> None:
     print(
         f"\n{figures['sessions']} sessions{history}, {figures['files']} files; floor {base:.2f} s"
     )
+    if "stat_floor_seconds" in figures:
+        stat = figures["stat_floor_seconds"]
+        print(f"stat floor (every entry stat-ed once, in C) {stat:.2f} s ({stat / base:.2f}×)")
     print(f"{'stage':<22}{'seconds':>10}{'× floor':>10}{'peak MB':>10}")
     for name, _, _ in STAGES:
         item = figures.get(name, {})

@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pipeline import __version__
-from pipeline.engine import connect
+from pipeline.engine import connect, quote
 from pipeline.rules import results_sql, ruleset, series_sql
-from pipeline.schema import CHECKS, CONTENT_TABLES, RULE_RESULTS, SERIES_FINDINGS
+from pipeline.schema import CHECKS, CONTENT_TABLES, RULE_COUNTS, RULE_RESULTS, SERIES_FINDINGS
 from pipeline.store import Out, PartitionWriter, new_run_id, publish
 
 # Snapshots evaluated per batch: bounds memory on a first check of a large OUT.
@@ -101,12 +101,41 @@ def _decide(out: Out, con: Any, points: list[str], current: str, summary: CheckS
             ],
         )
     writer.close()
+    _freeze_counts(con, staging, check_id, points, current)
     from pipeline.aftercommit import after_commit
 
     with out.commit_lock():
         publish(out, staging, f"check-{check_id}")
         # From here the check is in OUT: compaction or census.duckdb failing is a warning.
         summary.warnings = after_commit(out, f"check {check_id}")
+
+
+def _freeze_counts(con: Any, staging: Any, check_id: str, points: list[str], current: str) -> None:
+    """Count each rule's rate for the points just decided, as they will read once committed,
+    and stage the counts with the check: a night's rates are then read, never counted again
+    (the trend reads every point's). The staged results are shown to the views through temp
+    views of the same names, which DuckDB reads before OUT's."""
+    decided = [RULE_RESULTS, SERIES_FINDINGS, CHECKS]
+    views = con.execute("SELECT current_database()").fetchone()[0]
+    for table in decided:
+        files = ", ".join(quote(f) for f in sorted((staging / table.name).glob("*.parquet")))
+        staged = f" UNION ALL BY NAME SELECT * FROM read_parquet([{files}])" if files else ""
+        con.execute(
+            f'CREATE OR REPLACE TEMP VIEW "{table.name}" AS '
+            f'SELECT * FROM "{views}".main."{table.name}"{staged}'
+        )
+    try:
+        counts = con.sql(
+            "SELECT $check_id AS check_id, point, $ruleset AS ruleset, rule_id, evaluated, "
+            "failed, info, skipped FROM rule_counts_live WHERE list_contains($points, point)",
+            params={"check_id": check_id, "ruleset": current, "points": points},
+        ).to_arrow_table()
+    finally:
+        for table in decided:
+            con.execute(f'DROP VIEW IF EXISTS temp.main."{table.name}"')
+    writer = PartitionWriter(staging, [RULE_COUNTS])
+    writer.write(RULE_COUNTS.name, counts)
+    writer.close()
 
 
 def _now() -> Any:

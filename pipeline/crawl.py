@@ -49,6 +49,7 @@ from pipeline.store import (
     crash_point,
     new_run_id,
     publish,
+    read_parquet,
     read_statcache,
     read_state,
 )
@@ -291,10 +292,8 @@ def _root_key(tree: Tree) -> str:
 
 def _refuse_checked_point(out: Out, point: str) -> None:
     """A checked census point is final: a crawl adds a point, never rewrites one."""
-    import pyarrow.parquet as pq
-
     for file in out.files(CHECKS.name):
-        if point in pq.read_table(file, columns=["point"]).column(0).to_pylist():
+        if point in read_parquet(file, ["point"]).column(0).to_pylist():
             raise OutError(
                 f"census point {point!r} is already checked and its results are final; "
                 "crawl into a new --point"
@@ -310,7 +309,7 @@ def _previous_reader(out: Out) -> str | None:
         names = set(pq.read_schema(file).names)
         if "reader_version" not in names:
             return "before 2"  # runs written before the reader had a version
-        table = pq.read_table(file, columns=["started_at", "reader_version"]).to_pylist()
+        table = read_parquet(file, ["started_at", "reader_version"]).to_pylist()
         for row in table:
             if latest is None or row["started_at"] > latest[0]:
                 latest = (row["started_at"], row["reader_version"])
@@ -321,23 +320,23 @@ def _previous_reader(out: Out) -> str | None:
 
 def _observed_commits(out: Out, roots: list[str]) -> set[str]:
     """The commit snapshots OUT holds for these roots: each is read and stored once."""
+    import pyarrow as pa
     import pyarrow.compute as pc
-    import pyarrow.dataset as ds
 
     from pipeline.maintain import PRUNED_COMMITS
 
-    pruned = set(read_state(out, PRUNED_COMMITS).get("keys", []))
-    files = [str(f) for f in out.files(OBSERVATIONS.name)]
-    if not files:
-        return pruned
-    data = ds.dataset(files, format="parquet").to_table(
-        columns=["root", "session_key", "commit"],
-        filter=pc.field("commit").is_valid() & pc.field("root").isin(roots),
-    )
-    keys = pc.binary_join_element_wise(
-        data.column("root"), data.column("session_key"), data.column("commit"), "\x1f"
-    )
-    return pruned | set(keys.to_pylist())
+    keys = set(read_state(out, PRUNED_COMMITS).get("keys", []))
+    wanted = pa.array(roots, pa.string())
+    for file in out.files(OBSERVATIONS.name):
+        data = read_parquet(file, ["root", "session_key", "commit"])
+        data = data.filter(
+            pc.and_(pc.is_valid(data.column("commit")), pc.is_in(data.column("root"), wanted))
+        )
+        joined = pc.binary_join_element_wise(
+            data.column("root"), data.column("session_key"), data.column("commit"), "\x1f"
+        )
+        keys.update(joined.to_pylist())
+    return keys
 
 
 def _rows(result: JobResult, table: str) -> int:

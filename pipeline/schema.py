@@ -432,6 +432,22 @@ CHECKS = _table(
     writer="check",
 )
 
+RULE_COUNTS = _table(
+    "rule_counts",
+    "The counts behind each rule's rate at a census point, frozen when the point is checked "
+    "(the rule_rates view reads them; a point checked before they existed is counted live).",
+    _c("check_id", "string", "The check that decided the point."),
+    _c("point", "string", "The census point."),
+    _c("ruleset", "string", "The rule set the point was checked with."),
+    _c("rule_id", "string", "The rule."),
+    _c("evaluated", "int64", "Sessions at whose own gate the rule passed, failed or informed."),
+    _c("failed", "int64", "Of those, the failing sessions."),
+    _c("info", "int64", "Of those, the sessions with an info finding."),
+    _c("skipped", "int64", "Sessions at whose own gate the rule was skipped."),
+    per_snapshot=False,
+    writer="check",
+)
+
 # Views in census.duckdb (queries/views/*.sql and the generated vocabulary) that users query by
 # name: name → (doc, columns). A test checks every view's columns against this list.
 _POINT = ("point", "The census point (docs/time-model.md).")
@@ -618,9 +634,26 @@ VIEWS: dict[str, tuple[str, list[tuple[str, str]]]] = {
             ("failing_rules", "Rules failing at its own gate."),
         ],
     ),
+    "rule_counts_live": (
+        "How a rate is counted, defined once: per checked census point and rule, its sessions "
+        "at whose own gate the rule is evaluated, by status, counted now from statuses (check "
+        "freezes the same counts in the rule_counts table, which rule_rates reads).",
+        [_POINT, ("rule_id", "The rule."), *_RATE[:4]],
+    ),
+    "rule_counts_frozen": (
+        "The rule counts check froze with each point: those of the check that decided it with "
+        "its current rule set (rule_counts).",
+        [_POINT, ("rule_id", "The rule."), *_RATE[:4]],
+    ),
+    "points_counted_live": (
+        "Checked points with no frozen counts (checked by a census older than rule_counts): "
+        "rule_rates counts them from their statuses.",
+        [_POINT, _POSITION],
+    ),
     "rule_rates": (
         "The rule-failure rate, defined once: per checked census point and rule, over the "
-        "point's sessions at whose own gate the rule is evaluated (spec §7).",
+        "point's sessions at whose own gate the rule is evaluated (spec §7), from the counts "
+        "check froze with the point.",
         [_POINT, _POSITION, ("rule_id", "The rule."), ("gate", "The rule's own gate."), *_RATE],
     ),
     "rule_rates_at_gate": (

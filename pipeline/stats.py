@@ -207,13 +207,24 @@ def records(con: Any, cls: type[R], query: str, params: dict[str, Any] | None = 
 
 
 def keep_rule_rates(con: Any, point: Point) -> None:
-    """The rule_rates rows of `point` and every earlier point, computed once: a temp table of
-    the same name, which DuckDB reads before the view (the point's rates, the trend and the
-    alarms all read it; each read of the view would count every rule result again)."""
+    """The rule_rates rows of `point` and every earlier point, once: a temp table of the same
+    name, which DuckDB reads before the view (the point's rates, the trend and the alarms all
+    read it). Frozen counts are read as they are; only a point checked by an older census,
+    which has none, is counted from its statuses (rule_counts_live, kept the same way, so the
+    view never counts a point whose counts are frozen)."""
+    at = {"position": point.position}
+    live = con.execute(
+        "SELECT list(point) FROM points_counted_live WHERE position <= $position", at
+    ).fetchall()[0][0]
+    con.execute(
+        "CREATE OR REPLACE TEMP TABLE rule_counts_live AS "
+        "SELECT * FROM main.rule_counts_live WHERE list_contains($live, point)",
+        {"live": live or []},
+    )
     con.execute(
         "CREATE OR REPLACE TEMP TABLE rule_rates AS "
         "SELECT * FROM main.rule_rates WHERE position <= $position",
-        {"position": point.position},
+        at,
     )
 
 

@@ -665,3 +665,46 @@ def test_statuses_has_one_row_per_point_session_and_rule(git_census: Path) -> No
         "SELECT count(*), count(DISTINCT (point, session_key, root, rule_id)) FROM statuses"
     ).fetchone()
     assert rows == keys > 0
+
+
+def test_check_freezes_each_points_rule_counts_and_rule_rates_reads_them(tmp_path: Path) -> None:
+    """A night's rates are facts: check stores the counts it decided, they equal the live count
+    of the same statuses, and rule_rates gives the same rows whether it reads them or counts."""
+    from pipeline.bench import touch_share
+    from pipeline.select import resolve
+    from pipeline.stats import keep_rule_rates
+    from tests.conftest import generate_corpus
+
+    root = generate_corpus(tmp_path / "corpus", 60, 3, 0.3)
+    out = tmp_path / "out"
+    crawl([str(root)], str(out), point="night-1", workers=1)
+    check(str(out))
+    touch_share(root, 0.2, 3)  # a fork raised in a fifth of the sessions
+    crawl([str(root)], str(out), point="night-2", workers=1)
+    check(str(out))
+    counted = "point, rule_id, evaluated, failed, info, skipped"
+    order = "ORDER BY point, rule_id"
+    rates_query = f"SELECT * FROM rule_rates {order}"
+    con = connect(Out(out))
+    frozen = con.execute(f"SELECT {counted} FROM rule_counts {order}").fetchall()
+    assert frozen == con.execute(f"SELECT {counted} FROM rule_counts_live {order}").fetchall()
+    assert {r[0] for r in frozen} == {"night-1", "night-2"}
+    checks = con.execute("SELECT count(DISTINCT check_id) FROM rule_counts").fetchone()[0]
+    assert checks == 2, "each night frozen by the check that decided it"
+    rates = con.execute(rates_query).fetchall()
+    assert len(rates) == 2 * con.execute("SELECT count(*) FROM rules").fetchone()[0]
+    # A point checked before counts were frozen (night-1, once its counts are hidden) is
+    # counted live, by the view and by what stats keeps of it, beside a frozen one.
+    con.execute(
+        "CREATE TEMP TABLE rule_counts AS SELECT * FROM main.rule_counts WHERE point = 'night-2'"
+    )
+    live = con.execute("SELECT list(point) FROM points_counted_live").fetchone()[0]
+    assert live == ["night-1"]
+    assert con.execute(rates_query).fetchall() == rates
+    keep_rule_rates(con, resolve(con))
+    assert con.execute(rates_query).fetchall() == rates
+    # Re-checked with the same rules: new frozen counts, the same single row per rule.
+    check(str(out), recheck=True)
+    again = connect(Out(out))
+    assert again.execute(rates_query).fetchall() == rates
+    assert again.execute("SELECT count(DISTINCT check_id) FROM rule_counts").fetchone()[0] == 3

@@ -1,17 +1,40 @@
--- The rule-failure rate (spec §7; docs/time-model.md), defined once: for a checked census
--- point and a rule, over the point's sessions at whose own gate the rule is evaluated;
--- pass, fail and info in the denominator, skipped counted apart; a 95% Wilson interval.
--- check, stats, compare, the report and the alarms all read this view.
+-- How a rule's rate is counted, defined once: for a checked census point and a rule, the
+-- point's sessions at whose own gate the rule is evaluated, by status (pass, fail and info
+-- are evaluated; skipped is counted apart). check freezes these counts with each point it
+-- decides (the rule_counts table); rule_rates reads them from there.
+CREATE OR REPLACE VIEW rule_counts_live AS
+SELECT point, rule_id,
+    count(*) FILTER (WHERE is_evaluated(status)) AS evaluated,
+    count(*) FILTER (WHERE status = 'fail') AS failed,
+    count(*) FILTER (WHERE status = 'info') AS info,
+    count(*) FILTER (WHERE status = 'skipped') AS skipped
+FROM statuses
+WHERE own
+GROUP BY point, rule_id;
+
+-- The counts check froze with each point: those of the check that decided it with the rule
+-- set it now has (a re-check under the same rules writes the same counts again).
+CREATE OR REPLACE VIEW rule_counts_frozen AS
+SELECT f.point, f.rule_id, f.evaluated, f.failed, f.info, f.skipped
+FROM rule_counts f
+JOIN points p ON p.point = f.point AND p.ruleset = f.ruleset
+QUALIFY f.check_id = max(f.check_id) OVER (PARTITION BY f.point);
+
+-- Checked points without frozen counts (checked by a census older than rule_counts).
+CREATE OR REPLACE VIEW points_counted_live AS
+SELECT point, position
+FROM points
+WHERE checked AND point NOT IN (SELECT point FROM rule_counts_frozen);
+
+-- The rule-failure rate (spec §7; docs/time-model.md), defined once: the counts above (the
+-- frozen ones, or live for a point checked before counts were frozen) with a 95% Wilson
+-- interval. check, stats, compare, the report and the alarms all read this view.
 CREATE OR REPLACE VIEW rule_rates AS
 WITH counts AS (
-    SELECT point, rule_id,
-        count(*) FILTER (WHERE is_evaluated(status)) AS evaluated,
-        count(*) FILTER (WHERE status = 'fail') AS failed,
-        count(*) FILTER (WHERE status = 'info') AS info,
-        count(*) FILTER (WHERE status = 'skipped') AS skipped
-    FROM statuses
-    WHERE own
-    GROUP BY point, rule_id
+    SELECT * FROM rule_counts_frozen
+    UNION ALL
+    SELECT * FROM rule_counts_live
+    WHERE point IN (SELECT point FROM points_counted_live)
 )
 SELECT p.point, p.position, r.rule_id, r.gate,
     coalesce(c.evaluated, 0) AS evaluated,
