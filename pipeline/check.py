@@ -16,7 +16,16 @@ from typing import Any
 from pipeline import __version__
 from pipeline.engine import connect, quote
 from pipeline.rules import results_sql, ruleset, series_sql
-from pipeline.schema import CHECKS, CONTENT_TABLES, RULE_COUNTS, RULE_RESULTS, SERIES_FINDINGS
+from pipeline.schema import (
+    CHECKS,
+    CONTENT_TABLES,
+    LIFETIME_CURVES,
+    LIFETIME_SUMMARIES,
+    LONGEST_OPEN,
+    RULE_COUNTS,
+    RULE_RESULTS,
+    SERIES_FINDINGS,
+)
 from pipeline.store import Out, PartitionWriter, new_run_id, publish
 
 # Snapshots evaluated per batch: bounds memory on a first check of a large OUT.
@@ -82,6 +91,7 @@ def _decide(out: Out, con: Any, points: list[str], current: str, summary: CheckS
         writer.write(
             RULE_RESULTS.name, evaluate(con, todo[start : start + BATCH_SNAPSHOTS], current)
         )
+    frozen = _freeze_lifetimes(con, staging, check_id, points)
     for point in points:
         found = con.sql(series_sql(), params={"point": point}).to_arrow_table()
         writer.write(SERIES_FINDINGS.name, found)
@@ -97,6 +107,7 @@ def _decide(out: Out, con: Any, points: list[str], current: str, summary: CheckS
                     "tool_version": __version__,
                     "snapshots_evaluated": len(todo),
                     "series_findings": found.num_rows,
+                    "lifetimes_frozen": point in frozen,
                 }
             ],
         )
@@ -108,6 +119,36 @@ def _decide(out: Out, con: Any, points: list[str], current: str, summary: CheckS
         publish(out, staging, f"check-{check_id}")
         # From here the check is in OUT: compaction or census.duckdb failing is a warning.
         summary.warnings = after_commit(out, f"check {check_id}")
+
+
+def _freeze_lifetimes(con: Any, staging: Any, check_id: str, points: list[str]) -> set[str]:
+    """Each point's fork lifetimes (summaries, curves, longest-open forks), staged with the
+    check: they depend on the crawled history alone, which later crawls never add to, so
+    stats and the report read them instead of walking every fork's history again. A point
+    whose lifetimes an earlier check froze (a re-check) keeps them. The points frozen here."""
+    from pipeline.select import all_points
+    from pipeline.stats import OPEN_FORKS, history_runs, lifetime_rows, lifetimes_check, query_sql
+
+    writer = PartitionWriter(staging, [LIFETIME_SUMMARIES, LIFETIME_CURVES, LONGEST_OPEN])
+    history = all_points(con)
+    frozen: set[str] = set()
+    for point in history:
+        if point.name not in points or lifetimes_check(con, point.name) is not None:
+            continue
+        runs, _ = history_runs([p for p in history if p.position <= point.position])
+        summaries, curves = lifetime_rows(con, runs, list(point.runs))
+        tag = {"check_id": check_id, "point": point.name}
+        writer.write(LIFETIME_SUMMARIES.name, [{**tag, **row} for row in summaries])
+        writer.write(LIFETIME_CURVES.name, [{**tag, **row} for row in curves])
+        ranked = con.execute(query_sql("longest_open"), {"limit": OPEN_FORKS}).fetchall()
+        names = ("rank", "session_key", "root", "fork_id", "hours")
+        writer.write(
+            LONGEST_OPEN.name, [{**tag, **dict(zip(names, r, strict=True))} for r in ranked]
+        )
+        frozen.add(point.name)
+    con.execute("DROP TABLE IF EXISTS point_forks")
+    writer.close()
+    return frozen
 
 
 def _freeze_counts(con: Any, staging: Any, check_id: str, points: list[str], current: str) -> None:

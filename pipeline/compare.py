@@ -165,7 +165,7 @@ def point_lifetime(con: Any, point: Point) -> Lifetime:
 
     history = [p for p in all_points(con) if p.position <= point.position]
     runs, _ = history_runs(history)
-    return hours_lifetime(con, runs, population=list(point.runs))
+    return hours_lifetime(con, point, runs)
 
 
 def median_row(base: Lifetime, cand: Lifetime) -> Row:

@@ -35,7 +35,7 @@ from pipeline.engine import connect, fetch_dicts
 from pipeline.resources import queries_dir, reports_dir
 from pipeline.rules import load_rules
 from pipeline.select import Point, all_points, previous, resolve
-from pipeline.stats import Lifetime, Stats, compute
+from pipeline.stats import Lifetime, Stats, compute, longest_open
 from pipeline.store import Out
 from pipeline.textout import count_rate, interval, num, pct, plural
 
@@ -46,7 +46,6 @@ WORST_QUERY = (
 ISSUE_EXAMPLES = 5
 # Newly failing sessions shown with their findings (the rest are counted, and one query away).
 NEWLY_FAILING = 50
-OPEN_FORKS = 20
 # A label key with more values than this over the history tags nights, not groups: the report
 # leaves out its fork lifetimes by label (census stats has them).
 GROUPING_VALUES = 6
@@ -199,12 +198,14 @@ def _histories(
     pass for the point), its open forks from what that pass leaves, and the previous point's
     lifetime summary for the comparison (an hours-only pass)."""
     stats = compute(out_path, point.name, label_keys=grouping, con=con)
-    open_forks = fetch_dicts(con, _query("open_forks"), {"point": point.name, "limit": OPEN_FORKS})
+    top = longest_open(con, point)
+    at = {"point": point.name, "top": top}
+    open_forks = fetch_dicts(con, _query("open_forks"), at) if top else []
     lifetimes = {point.name: stats.fork_lifetimes.overall}
-    con.execute("DROP TABLE point_forks")
+    con.execute("DROP TABLE IF EXISTS point_forks")
     if before is not None:
         lifetimes[before.name] = point_lifetime(con, before)
-        con.execute("DROP TABLE point_forks")
+        con.execute("DROP TABLE IF EXISTS point_forks")
     return stats, open_forks, lifetimes
 
 

@@ -428,6 +428,12 @@ CHECKS = _table(
     _c("tool_version", "string", "Version of brainstorm-census that checked it."),
     _c("snapshots_evaluated", "int64", "Snapshots newly evaluated by this check."),
     _c("series_findings", "int64", "Findings along the sessions' histories at this point."),
+    _c(
+        "lifetimes_frozen",
+        "bool",
+        "This check froze the point's fork lifetimes (lifetime_summaries, lifetime_curves, "
+        "longest_open); a re-check keeps those it finds.",
+    ),
     per_snapshot=False,
     writer="check",
 )
@@ -444,6 +450,72 @@ RULE_COUNTS = _table(
     _c("failed", "int64", "Of those, the failing sessions."),
     _c("info", "int64", "Of those, the sessions with an info finding."),
     _c("skipped", "int64", "Sessions at whose own gate the rule was skipped."),
+    per_snapshot=False,
+    writer="check",
+)
+
+# The point a frozen statistic belongs to, and the check that froze it.
+_FROZEN = (
+    _c("check_id", "string", "The check that froze it."),
+    _c("point", "string", "The census point."),
+)
+_LIFETIME_GROUP = (
+    _c("unit", "string", "hours, or syncs (reconciled syncs)."),
+    _c(
+        "grp",
+        "string",
+        "overall; close_kind:resolved or close_kind:parked (cause-specific); raised_by:{kind}.",
+    ),
+)
+LIFETIME_SUMMARIES = _table(
+    "lifetime_summaries",
+    "Each census point's fork-lifetime summaries (spec §7; docs/stats.md), frozen when the "
+    "point is checked: one row per unit and group. stats and the report read them.",
+    *_FROZEN,
+    *_LIFETIME_GROUP,
+    _c("forks", "int64", "Forks in the group."),
+    _c("estimated", "int64", "Forks with a known lifetime (the Kaplan–Meier input)."),
+    _c("closes", "int64", "Of those, closed (the event)."),
+    _c("censored", "int64", "Of those, still open (or vanished): censored."),
+    _c("competing", "int64", "Of those, closed the other way (cause-specific groups)."),
+    _c("unknown", "int64", "Forks whose raise or close time is unknown."),
+    _c("median", "double", "Kaplan–Meier median; null when not reached."),
+    _c("median_lower", "double", "Lower end of its 95% interval (Brookmeyer–Crowley)."),
+    _c("median_upper", "double", "Upper end; null when not reached."),
+    _c("p25", "double", "First quartile of the lifetime."),
+    _c("p75", "double", "Third quartile."),
+    _c("open_1d", "double", "Share still open after a day (hours only)."),
+    _c("open_7d", "double", "After a week (hours only)."),
+    _c("open_30d", "double", "After thirty days (hours only)."),
+    per_snapshot=False,
+    writer="check",
+)
+LIFETIME_CURVES = _table(
+    "lifetime_curves",
+    "The Kaplan–Meier curve of each lifetime summary, thinned to at most 400 steps, frozen "
+    "with it.",
+    *_FROZEN,
+    *_LIFETIME_GROUP,
+    _c("time", "double", "Duration (hours or syncs)."),
+    _c("at_risk", "int64", "Forks at risk just before it."),
+    _c("events", "int64", "Closes at it."),
+    _c("censored", "int64", "Forks censored at it."),
+    _c("survival", "double", "Share still open after it."),
+    _c("lower", "double", "Lower end of its 95% band (Greenwood, log-log)."),
+    _c("upper", "double", "Upper end."),
+    per_snapshot=False,
+    writer="check",
+)
+LONGEST_OPEN = _table(
+    "longest_open",
+    "Each census point's longest-open forks (the report lists them), ranked when the point "
+    "is checked.",
+    *_FROZEN,
+    _c("rank", "int64", "1 = open the longest."),
+    _c("session_key", "string", "The session."),
+    _c("root", "string", "The crawl root of its series."),
+    _c("fork_id", "string", "The fork (F#)."),
+    _c("hours", "double", "Hours open so far at the point; null when its raise is unknown."),
     per_snapshot=False,
     writer="check",
 )
@@ -752,12 +824,14 @@ _ARROW = {
     "string": "string",
     "int32": "int32",
     "int64": "int64",
+    "double": "float64",
     "bool": "bool_",
 }
 _DUCKDB = {
     "string": "VARCHAR",
     "int32": "INTEGER",
     "int64": "BIGINT",
+    "double": "DOUBLE",
     "bool": "BOOLEAN",
     "timestamp": "TIMESTAMPTZ",
     "list<string>": "VARCHAR[]",

@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, field, fields
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
-from pipeline.engine import connect
+from pipeline.engine import connect, fetch_dicts
 from pipeline.resources import queries_dir
 from pipeline.select import Point, all_points, resolve
 from pipeline.store import Out
@@ -27,6 +27,8 @@ from pipeline.vocabulary import GATES, Z95
 # Share-open checkpoints: key → hours (km_summary computes S at each).
 OPEN_AT_HOURS: dict[str, float] = {"1d": 24.0, "7d": 168.0, "30d": 720.0}
 CLOSE_KINDS = ("resolved", "parked")
+# Forks the report lists as open the longest (check freezes each point's).
+OPEN_FORKS = 20
 # Points drawn per survival curve: a step curve of thousands of closes looks the same with
 # a few hundred, and the report stays small.
 CURVE_POINTS = 400
@@ -242,14 +244,17 @@ UNITS = ("hours", "syncs")
 
 
 def lifetimes(
-    con: Any, runs: list[str], labels: dict[str, list[str]], population: list[str]
+    con: Any, point: Point, runs: list[str], labels: dict[str, list[str]]
 ) -> tuple[Lifetimes, Lifetimes]:
-    """Fork lifetimes in hours and in reconciled syncs of the sessions the `population` runs
-    saw, over the history in `runs`; by_label over each label's own runs (a replay's
-    baseline and candidate never mix)."""
+    """Fork lifetimes in hours and in reconciled syncs of the point's sessions over the
+    history in `runs` (as check froze them, or one pass for a point checked by an older
+    census); by_label over each label's own runs (a replay's baseline and candidate never
+    mix)."""
     by_label = {pair: _lifetime_groups(con, runs_, runs_) for pair, runs_ in labels.items()}
-    # The population's pass comes last: its point_forks is what the report's open forks read.
-    both = _lifetime_groups(con, runs, population)
+    both = frozen_lifetime_groups(con, point.name)
+    if both is None:
+        # The population's pass comes last: the report ranks open forks from its point_forks.
+        both = _lifetime_groups(con, runs, list(point.runs))
     for pair, found in by_label.items():
         for unit in UNITS:
             both[unit]["label:" + pair] = found[unit].get("overall", Lifetime())
@@ -261,10 +266,61 @@ def lifetimes(
 HOURS_ONLY = "hours, CAST(NULL AS DOUBLE) AS syncs, close_kind, raised_by"
 
 
-def hours_lifetime(con: Any, runs: list[str], population: list[str]) -> Lifetime:
+def hours_lifetime(con: Any, point: Point, runs: list[str]) -> Lifetime:
     """The summary of every fork's lifetime in hours (the `overall` of `lifetimes`), alone:
-    what compare's median needs, at a fraction of the memory."""
-    return _lifetime_groups(con, runs, population, HOURS_ONLY)["hours"].get("overall", Lifetime())
+    what compare's median needs; frozen, or an hours-only pass at a fraction of the memory."""
+    groups = frozen_lifetime_groups(con, point.name)
+    if groups is None:
+        groups = _lifetime_groups(con, runs, list(point.runs), HOURS_ONLY)
+    return groups["hours"].get("overall", Lifetime())
+
+
+def lifetimes_check(con: Any, point: str) -> str | None:
+    """The check that froze the point's fork lifetimes (the latest, if re-checked); None for a
+    point checked by a census that did not freeze them."""
+    found = con.execute(
+        "SELECT max(check_id) FROM checks WHERE point = $point AND lifetimes_frozen",
+        {"point": point},
+    ).fetchone()[0]
+    return str(found) if found is not None else None
+
+
+def longest_open(con: Any, point: Point, limit: int = OPEN_FORKS) -> list[dict[str, Any]]:
+    """The point's longest-open forks (session_key, root, fork_id), longest first: as check
+    froze them, or ranked from the point_forks its own lifetime pass left (a point checked by
+    an older census)."""
+    check_id = lifetimes_check(con, point.name)
+    if check_id is None:
+        query = f"SELECT session_key, root, fork_id FROM ({query_sql('longest_open')})"
+        return fetch_dicts(con, query, {"limit": limit})
+    return fetch_dicts(
+        con,
+        "SELECT session_key, root, fork_id FROM longest_open "
+        "WHERE point = $point AND check_id = $check_id ORDER BY rank LIMIT $limit",
+        {"point": point.name, "check_id": check_id, "limit": limit},
+    )
+
+
+def frozen_lifetime_groups(con: Any, point: str) -> dict[str, dict[str, Lifetime]] | None:
+    """The point's fork-lifetime summaries and curves as check froze them, per unit and
+    group (what `_lifetime_groups` gives for its sessions); None when not frozen."""
+    check_id = lifetimes_check(con, point)
+    if check_id is None:
+        return None
+    at = {"point": point, "check_id": check_id}
+    where = "WHERE point = $point AND check_id = $check_id"
+    summaries = records(
+        con,
+        _SummaryRow,
+        f"SELECT unit || '|' || grp AS grp, * EXCLUDE (grp) FROM lifetime_summaries {where}",
+        at,
+    )
+    curves = con.execute(
+        f"SELECT unit || '|' || grp, {', '.join(CURVE_COLUMNS)} FROM lifetime_curves {where} "
+        "ORDER BY unit, grp, time",
+        at,
+    ).fetchall()
+    return _groups(summaries, curves)
 
 
 def _lifetimes(unit: str, groups: dict[str, Lifetime]) -> Lifetimes:
@@ -288,6 +344,13 @@ def _lifetime_groups(
     the forks are kept in point_forks (one row each, until the next call), the view
     lifetimes_input expands them into groups, lifetimes_{unit} gives one duration, and both
     units are estimated together as groups named '{unit}|{grp}'."""
+    _prepare(con, runs, population, columns)
+    return _groups(*_estimates(con))
+
+
+def _prepare(con: Any, runs: list[str], population: list[str], columns: str = "*") -> None:
+    """point_forks for the population over the history in `runs`, and the views over it that
+    km_curve and km_summary read (lifetimes_units)."""
     con.execute(
         f"CREATE OR REPLACE TEMP TABLE point_forks AS "
         f"SELECT {columns} FROM ({query_sql('point_forks')})",
@@ -306,9 +369,17 @@ def _lifetime_groups(
             for unit in UNITS
         )
     )
-    curves: dict[str, list[CurvePoint]] = {}
+
+
+# A curve point's columns, in CurvePoint's order (km_curve's, and lifetime_curves').
+CURVE_COLUMNS = ("time", "at_risk", "events", "censored", "survival", "lower", "upper")
+
+
+def _estimates(con: Any) -> tuple[list[_SummaryRow], list[tuple[Any, ...]]]:
+    """km_summary and the thinned km_curve over lifetimes_units: the rows both the statistics
+    and the frozen tables are made from (a curve row is its grp, then CURVE_COLUMNS)."""
     thinned = f"""
-        SELECT * FROM (
+        SELECT grp, {", ".join(CURVE_COLUMNS)} FROM (
             SELECT *, row_number() OVER (PARTITION BY grp ORDER BY time) - 1 AS i,
                 count(*) OVER (PARTITION BY grp) AS n
             FROM km_curve('lifetimes_units', $z)
@@ -318,14 +389,43 @@ def _lifetime_groups(
             OR floor(i * {CURVE_POINTS - 1} / (n - 1))
                 <> floor((i - 1) * {CURVE_POINTS - 1} / (n - 1))
         ORDER BY grp, time"""
-    for row in con.execute(thinned, {"z": Z95}).fetchall():
-        curves.setdefault(row[0], []).append(CurvePoint(*row[1:8]))
-    found: dict[str, dict[str, Lifetime]] = {unit: {} for unit in UNITS}
+    curves = con.execute(thinned, {"z": Z95}).fetchall()
     summary = "SELECT * FROM km_summary('lifetimes_units', $z)"
-    for row in records(con, _SummaryRow, summary, {"z": Z95}):
+    return records(con, _SummaryRow, summary, {"z": Z95}), curves
+
+
+def _groups(
+    summaries: list[_SummaryRow], curves: list[tuple[Any, ...]]
+) -> dict[str, dict[str, Lifetime]]:
+    by_grp: dict[str, list[CurvePoint]] = {}
+    for step in curves:
+        by_grp.setdefault(step[0], []).append(CurvePoint(*step[1:]))
+    found: dict[str, dict[str, Lifetime]] = {unit: {} for unit in UNITS}
+    for row in summaries:
         unit, grp = row.grp.split("|", 1)
-        found[unit][grp] = row.lifetime(tuple(curves.get(row.grp, ())), unit)
+        found[unit][grp] = row.lifetime(tuple(by_grp.get(row.grp, ())), unit)
     return found
+
+
+def lifetime_rows(
+    con: Any, runs: list[str], population: list[str]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """One pass for a point (its sessions over the history in `runs`), as the rows check
+    freezes: lifetime_summaries and lifetime_curves, without check_id and point. Leaves
+    point_forks for the point's longest-open forks."""
+    _prepare(con, runs, population)
+    summaries, curves = _estimates(con)
+    summary_rows = []
+    for row in summaries:
+        unit, grp = row.grp.split("|", 1)
+        summary_rows.append({**asdict(row), "unit": unit, "grp": grp})
+    curve_rows = []
+    for grp_key, *values in curves:
+        unit, grp = grp_key.split("|", 1)
+        curve_rows.append(
+            {"unit": unit, "grp": grp, **dict(zip(CURVE_COLUMNS, values, strict=True))}
+        )
+    return summary_rows, curve_rows
 
 
 @dataclass(frozen=True)
@@ -395,7 +495,7 @@ def compute(
     runs, by_label = history_runs(history)
     if label_keys is not None:
         by_label = {k: v for k, v in by_label.items() if k.split("=", 1)[0] in label_keys}
-    hours, syncs = lifetimes(con, runs, by_label, list(point.runs))
+    hours, syncs = lifetimes(con, point, runs, by_label)
     at = {"point": point.name}
     return Stats(
         str(out.root),

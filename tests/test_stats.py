@@ -625,21 +625,66 @@ def test_fork_lifetimes_of_some_sessions_are_their_rows_of_every_session(
     assert some == every and len(some) > 7
 
 
+def _unfrozen(con: Any) -> None:
+    """Show the connection OUT as a census before frozen lifetimes left it: every statistic is
+    then computed from the history."""
+    con.execute(
+        "CREATE OR REPLACE TEMP TABLE checks AS "
+        "SELECT * REPLACE (false AS lifetimes_frozen) FROM main.checks"
+    )
+
+
 def test_hours_lifetime_is_the_overall_of_the_full_pass(git_census: Path) -> None:
     from pipeline.select import all_points
     from pipeline.stats import history_runs, hours_lifetime, lifetimes
 
     con = connect(Out(git_census))
+    _unfrozen(con)
     point = all_points(con)[-1]
     runs, _ = history_runs(all_points(con))
-    full = lifetimes(con, runs, {}, list(point.runs))[0].overall
-    alone = hours_lifetime(con, runs, list(point.runs))
+    full = lifetimes(con, point, runs, {})[0].overall
+    alone = hours_lifetime(con, point, runs)
     assert alone == full and full.estimated > 0 and full.closes > 0
+
+
+def test_check_freezes_each_points_lifetimes_as_the_history_gives_them(git_census: Path) -> None:
+    """What check froze for each night (summaries, curves, longest-open forks) is what a pass
+    over that night's history gives now, to the last float."""
+    from pipeline.select import all_points
+    from pipeline.stats import (
+        _lifetime_groups,
+        frozen_lifetime_groups,
+        history_runs,
+        hours_lifetime,
+        lifetimes_check,
+        longest_open,
+    )
+
+    con = connect(Out(git_census))
+    points = all_points(con)
+    frozen = {}
+    for point in points:
+        assert lifetimes_check(con, point.name) is not None, point.name
+        frozen[point.name] = (
+            frozen_lifetime_groups(con, point.name),
+            longest_open(con, point),
+            hours_lifetime(con, point, history_runs(points)[0]),
+        )
+    _unfrozen(con)
+    for point in points:
+        runs, _ = history_runs([p for p in points if p.position <= point.position])
+        groups = _lifetime_groups(con, runs, list(point.runs))
+        ranked = longest_open(con, point)  # from the point_forks this pass left
+        hours = hours_lifetime(con, point, runs)
+        assert frozen[point.name] == (groups, ranked, hours), point.name
+        assert groups["hours"]["overall"].curve and groups["syncs"]["overall"].forks > 0
+        assert len(ranked) > 3
 
 
 def test_the_reports_open_forks_are_the_longest_open_of_the_point(git_census: Path) -> None:
     from pipeline.compare import Selector
-    from pipeline.report import OPEN_FORKS, gather
+    from pipeline.report import gather
+    from pipeline.stats import OPEN_FORKS
 
     con = connect(Out(git_census))
     expected = _dicts(
