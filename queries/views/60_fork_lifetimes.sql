@@ -55,14 +55,18 @@ seq AS (
     WHERE previous IS DISTINCT FROM snapshot_id
 ),
 entries AS (
+    -- For some sessions, only their snapshots' entries are read (the rest would be joined
+    -- away, after every fork of the corpus was grouped).
     SELECT snapshot_id, fork_id, line, title, marker, raised_by_kind, raised_by_sync,
         false AS resolved
     FROM forks
     WHERE fork_id IS NOT NULL
+        AND (session_keys IS NULL OR snapshot_id IN (SELECT snapshot_id FROM obs))
     UNION ALL
     SELECT snapshot_id, fork_id, NULL, NULL, NULL, NULL, NULL, true
     FROM ledger_resolves
     WHERE regexp_full_match(fork_id, 'F[0-9]+')
+        AND (session_keys IS NULL OR snapshot_id IN (SELECT snapshot_id FROM obs))
 ),
 states AS (
     SELECT snapshot_id, fork_id,
