@@ -148,9 +148,12 @@ def gather(
     before = previous(con, point)
     grouping, tags = _label_keys([p for p in all_points(con) if p.position <= point.position])
     stats, open_forks, lifetimes = _histories(con, out_path, point, before, grouping)
-    # vl-convert's engine starts now, beside the smaller queries, not the fork histories.
-    charts_ready = charts.warm_up()
+    # What the histories held goes back to the OS before the sessions are kept (DuckDB keeps
+    # freed memory for its next query): the rest of the page reads through a new connection.
+    con.close()
+    con = connect(out)
     shown = [point.name] + ([before.name] if before else [])
+    charts_ready = charts.warm_up()
     _keep_points(con, shown, "sessions")
     since = _since(con, stats, before, lifetimes) if before else None
     # After the comparison, which needs the memory.
