@@ -147,11 +147,7 @@ def gather(
     point = resolve(con, selector.run, selector.labels, checked=True)
     before = previous(con, point)
     grouping, tags = _label_keys([p for p in all_points(con) if p.position <= point.position])
-    stats, open_forks, lifetimes = _histories(con, out_path, point, before, grouping)
-    # What the histories held goes back to the OS before the sessions are kept (DuckDB keeps
-    # freed memory for its next query): the rest of the page reads through a new connection.
-    con.close()
-    con = connect(out)
+    stats, open_forks, lifetimes = _histories(out, point, before, grouping)
     shown = [point.name] + ([before.name] if before else [])
     charts_ready = charts.warm_up()
     _keep_points(con, shown, "sessions")
@@ -196,20 +192,25 @@ def gather(
 
 
 def _histories(
-    con: Any, out_path: str, point: Point, before: Point | None, grouping: set[str]
+    out: Out, point: Point, before: Point | None, grouping: set[str]
 ) -> tuple[Stats, list[dict[str, Any]], dict[str, Lifetime]]:
-    """What needs the fork histories, first, while nothing else is held: the statistics (one
-    pass for the point), its open forks from what that pass leaves, and the previous point's
-    lifetime summary for the comparison (an hours-only pass)."""
-    stats = compute(out_path, point.name, label_keys=grouping, con=con)
-    top = longest_open(con, point)
-    at = {"point": point.name, "top": top, "sessions": sorted({f["session_key"] for f in top})}
-    open_forks = fetch_dicts(con, _query("open_forks"), at) if top else []
-    lifetimes = {point.name: stats.fork_lifetimes.overall}
-    con.execute("DROP TABLE IF EXISTS point_forks")
-    if before is not None:
-        lifetimes[before.name] = point_lifetime(con, before)
+    """What needs the fork histories, first, through a connection of its own: the statistics
+    (frozen by check, or one pass for the point), its longest-open forks, and the previous
+    point's lifetime summary for the comparison. Closing it gives back what DuckDB kept from
+    these queries before the page keeps the two points' sessions."""
+    con = connect(out)
+    try:
+        stats = compute(str(out.root), point.name, label_keys=grouping, con=con)
+        top = longest_open(con, point)
+        sessions = sorted({f["session_key"] for f in top})
+        at = {"point": point.name, "top": top, "sessions": sessions}
+        open_forks = fetch_dicts(con, _query("open_forks"), at) if top else []
+        lifetimes = {point.name: stats.fork_lifetimes.overall}
         con.execute("DROP TABLE IF EXISTS point_forks")
+        if before is not None:
+            lifetimes[before.name] = point_lifetime(con, before)
+    finally:
+        con.close()
     return stats, open_forks, lifetimes
 
 
