@@ -142,14 +142,7 @@ def _keep(runs: list[str], points: list[str]) -> dict[str, str]:
     for table in TABLES.values():
         if table.name in ("runs", "observations"):
             kept[table.name] = f"list_contains({run_list}, run_id)"
-        elif table.name in (
-            "checks",
-            "series_findings",
-            "rule_counts",
-            "lifetime_summaries",
-            "lifetime_curves",
-            "longest_open",
-        ):
+        elif "point" in table.names:  # what check decided or froze for a point
             kept[table.name] = f"list_contains({point_list}, point)"
         elif table.name == "parse_issues":
             kept[table.name] = f"({observed}) OR list_contains({run_list}, run_id)"

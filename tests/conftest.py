@@ -6,6 +6,7 @@ import os
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -55,6 +56,15 @@ def base_corpus(root: Path, repositories: int) -> Path:
         for folder in [*repo.glob("docs/research/*"), *repo.glob("docs/history/brainstorms/*")]:
             folder.rename(folder.with_name(folder.name.replace("demo", f"demo{i}")))
     return root
+
+
+def show_lifetimes_unfrozen(con: Any) -> None:
+    """Show the connection its OUT as a census that froze no lifetimes left it: stats, the
+    report and compare then compute them from the history, live."""
+    con.execute(
+        "CREATE OR REPLACE TEMP TABLE checks AS "
+        "SELECT * REPLACE (false AS lifetimes_frozen) FROM main.checks"
+    )
 
 
 def generate_corpus(target: Path, sessions: int, seed: int, rate: float, *extra: str) -> Path:

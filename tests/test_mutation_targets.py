@@ -192,15 +192,13 @@ def test_compute_carries_every_figure_of_the_point(checked: Path) -> None:
 def test_lifetime_summary_is_the_km_summary_row(checked: Path) -> None:
     from pipeline.select import all_points
     from pipeline.stats import lifetimes
+    from tests.conftest import show_lifetimes_unfrozen
 
     con = connect(Out(checked))
     runs = [r[0] for r in con.execute("SELECT run_id FROM runs ORDER BY started_at").fetchall()]
     point = all_points(con)[-1]
     assert list(point.runs) == runs[1:]
-    # As a census that froze no lifetimes left it: the pass runs here, and leaves its views.
-    con.execute(
-        "CREATE TEMP TABLE checks AS SELECT * REPLACE (false AS lifetimes_frozen) FROM main.checks"
-    )
+    show_lifetimes_unfrozen(con)  # the pass runs here, and leaves the views read below
     hours, syncs = lifetimes(con, point, runs, {})
     row = con.execute(
         "SELECT * FROM km_summary('lifetimes_syncs', ?) WHERE grp = 'overall'",

@@ -23,7 +23,9 @@ from fixtures.nightly import SERIES_RULES, NightlySimulator, NightTruth
 from pipeline.check import check
 from pipeline.crawl import crawl
 from pipeline.engine import connect
+from pipeline.stats import Lifetimes, compute
 from pipeline.store import Out
+from tests.conftest import show_lifetimes_unfrozen
 
 SESSIONS = 60
 REPOS = 6
@@ -119,6 +121,17 @@ def rate_rows(con: Any, name: str) -> list[str]:
     return sorted(repr(row) for row in rows)
 
 
+def lifetimes_of(out: Path, name: str, live: bool = False) -> tuple[Lifetimes, Lifetimes]:
+    """A point's fork lifetimes (hours, syncs) as `census stats` gives them (no label split);
+    `live`: counted again from the history, not read from what check froze."""
+    con = connect(Out(out))  # compute keeps its rates in the connection: one each
+    if live:
+        show_lifetimes_unfrozen(con)
+    stats = compute(str(out), name, label_keys=set(), con=con)
+    con.close()
+    return stats.fork_lifetimes, stats.fork_syncs
+
+
 def assert_rates(con: Any, truth: NightTruth) -> None:
     rows = con.execute(
         "SELECT rule_id, evaluated, failed, info, skipped, rate FROM rule_rates WHERE point = ?",
@@ -159,6 +172,7 @@ def test_a_simulated_week_every_night_right_and_never_changed(tmp_path: Path) ->
     sim = NightlySimulator(root, SESSIONS, seed=11, repos=REPOS)
     truths = [sim.truth[0]]
     kept: dict[int, list[str]] = {}
+    lived: dict[int, tuple[Lifetimes, Lifetimes]] = {}
     for night in range(1, NIGHTS + 1):
         if night > 1:
             truths.append(sim.advance())
@@ -174,11 +188,16 @@ def test_a_simulated_week_every_night_right_and_never_changed(tmp_path: Path) ->
         assert_findings(con, truth)
         kept[night] = rate_rows(con, point(night))
         assert kept[night], f"night {night}: no rates"
+        lived[night] = lifetimes_of(out, point(night))
         con.close()
 
     con = connect(Out(out))
     for night, rows in kept.items():
         assert rate_rows(con, point(night)) == rows, f"night {night}'s rates changed afterwards"
+        assert lifetimes_of(out, point(night)) == lived[night], f"night {night}'s lifetimes"
+        # What check froze is what that night's history gives, counted again after the week.
+        assert lifetimes_of(out, point(night), live=True) == lived[night], f"night {night}"
+    assert lived[NIGHTS][0].overall.closes > 0
     assert_series_events(con, truths)
     # One series per session, whether the root was spelled relative or absolute.
     sessions = {(r["repo"], r["topic"]) for t in truths for r in t.records}
@@ -259,6 +278,8 @@ def test_concurrent_shards_hold_what_one_crawl_holds(tmp_path: Path) -> None:
         rates.append(rate_rows(con, name))
         con.close()
     assert rates[0] == rates[1]
+    assert lifetimes_of(sharded, name) == lifetimes_of(plain, name)
+    assert lifetimes_of(plain, name)[0].overall.forks > 0
     assert rates[0]
     con = connect(Out(plain))
     # OUT's first census point: it sees every night's commits at once.

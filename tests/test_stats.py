@@ -25,7 +25,7 @@ from pipeline.stats_text import format_text
 from pipeline.store import Out
 from pipeline.textout import NOT_REACHED
 from pipeline.vocabulary import Z95
-from tests.conftest import FIXTURES, copy_tree
+from tests.conftest import FIXTURES, copy_tree, show_lifetimes_unfrozen
 
 SESSION = Path("docs/research/demo-brainstorm")
 
@@ -625,21 +625,12 @@ def test_fork_lifetimes_of_some_sessions_are_their_rows_of_every_session(
     assert some == every and len(some) > 7
 
 
-def _unfrozen(con: Any) -> None:
-    """Show the connection OUT as a census before frozen lifetimes left it: every statistic is
-    then computed from the history."""
-    con.execute(
-        "CREATE OR REPLACE TEMP TABLE checks AS "
-        "SELECT * REPLACE (false AS lifetimes_frozen) FROM main.checks"
-    )
-
-
 def test_hours_lifetime_is_the_overall_of_the_full_pass(git_census: Path) -> None:
     from pipeline.select import all_points
     from pipeline.stats import history_runs, hours_lifetime, lifetimes
 
     con = connect(Out(git_census))
-    _unfrozen(con)
+    show_lifetimes_unfrozen(con)
     point = all_points(con)[-1]
     runs, _ = history_runs(all_points(con))
     full = lifetimes(con, point, runs, {})[0].overall
@@ -670,7 +661,7 @@ def test_check_freezes_each_points_lifetimes_as_the_history_gives_them(git_censu
             longest_open(con, point),
             hours_lifetime(con, point, history_runs(points)[0]),
         )
-    _unfrozen(con)
+    show_lifetimes_unfrozen(con)
     for point in points:
         runs, _ = history_runs([p for p in points if p.position <= point.position])
         groups = _lifetime_groups(con, runs, list(point.runs))

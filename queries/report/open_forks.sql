@@ -1,8 +1,9 @@
 -- Forks still open at the chosen census point ($point), longest open first: the forks in $top
 -- (session_key, root, fork_id: the point's longest_open, frozen by check, or ranked by
--- queries/stats/longest_open.sql; $sessions, their session keys), with their lifetime so far (hours, null when the raise
--- time is unknown), from the fork lifetimes of those few sessions alone, so every column has
--- one definition (queries/views/60_fork_lifetimes.sql).
+-- queries/stats/longest_open.sql), with their lifetime so far (hours, null when the raise time
+-- is unknown), from the fork lifetimes of those few sessions alone, so every column has one
+-- definition (queries/views/60_fork_lifetimes.sql). $sessions lists their session keys as a
+-- constant: computed here from $top, DuckDB would group every fork of OUT first.
 WITH top AS (
     SELECT unnest($top, recursive := true)
 )
