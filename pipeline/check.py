@@ -25,6 +25,7 @@ from pipeline.schema import (
     RULE_COUNTS,
     RULE_RESULTS,
     SERIES_FINDINGS,
+    SESSION_VERDICTS,
 )
 from pipeline.store import Out, PartitionWriter, new_run_id, publish
 
@@ -112,7 +113,7 @@ def _decide(out: Out, con: Any, points: list[str], current: str, summary: CheckS
             ],
         )
     writer.close()
-    _freeze_counts(con, staging, check_id, points, current)
+    _freeze_results(con, staging, check_id, points, current)
     from pipeline.aftercommit import after_commit
 
     with out.commit_lock():
@@ -151,11 +152,16 @@ def _freeze_lifetimes(con: Any, staging: Any, check_id: str, points: list[str]) 
     return frozen
 
 
-def _freeze_counts(con: Any, staging: Any, check_id: str, points: list[str], current: str) -> None:
-    """Count each rule's rate for the points just decided, as they will read once committed,
-    and stage the counts with the check: a night's rates are then read, never counted again
-    (the trend reads every point's). The staged results are shown to the views through temp
-    views of the same names, which DuckDB reads before OUT's."""
+# What check freezes of each point it decides: the table and the view that defines it.
+FROZEN_RESULTS = ((RULE_COUNTS, "rule_counts_live"), (SESSION_VERDICTS, "session_verdicts_live"))
+
+
+def _freeze_results(con: Any, staging: Any, check_id: str, points: list[str], current: str) -> None:
+    """Count each rule's rate and judge each session for the points just decided, as they will
+    read once committed, and stage them with the check: a night's rates and verdicts are then
+    read, never computed again (the trend reads every point's rates; the report, two points'
+    sessions). The staged results are shown to the views through temp views of the same
+    names, which DuckDB reads before OUT's."""
     decided = [RULE_RESULTS, SERIES_FINDINGS, CHECKS]
     views = con.execute("SELECT current_database()").fetchone()[0]
     for table in decided:
@@ -165,17 +171,20 @@ def _freeze_counts(con: Any, staging: Any, check_id: str, points: list[str], cur
             f'CREATE OR REPLACE TEMP VIEW "{table.name}" AS '
             f'SELECT * FROM "{views}".main."{table.name}"{staged}'
         )
+    writer = PartitionWriter(staging, [table for table, _ in FROZEN_RESULTS])
+    params = {"check_id": check_id, "ruleset": current, "points": points}
     try:
-        counts = con.sql(
-            "SELECT $check_id AS check_id, point, $ruleset AS ruleset, rule_id, evaluated, "
-            "failed, info, skipped FROM rule_counts_live WHERE list_contains($points, point)",
-            params={"check_id": check_id, "ruleset": current, "points": points},
-        ).to_arrow_table()
+        for table, view in FROZEN_RESULTS:
+            given = {"check_id": "$check_id", "ruleset": "$ruleset"}
+            columns = ", ".join(f"{given.get(c.name, c.name)} AS {c.name}" for c in table.columns)
+            found = con.sql(
+                f"SELECT {columns} FROM {view} WHERE list_contains($points, point)",
+                params=params,
+            )
+            writer.write(table.name, found.to_arrow_table())
     finally:
         for table in decided:
             con.execute(f'DROP VIEW IF EXISTS temp.main."{table.name}"')
-    writer = PartitionWriter(staging, [RULE_COUNTS])
-    writer.write(RULE_COUNTS.name, counts)
     writer.close()
 
 

@@ -23,7 +23,13 @@ from typing import Any
 from pipeline.engine import connect, fetch_dicts
 from pipeline.rules import load_rules
 from pipeline.select import Point, resolve
-from pipeline.stats import Lifetime, history_runs, hours_lifetime, query_sql
+from pipeline.stats import (
+    Lifetime,
+    history_runs,
+    hours_lifetime,
+    keep_session_verdicts,
+    query_sql,
+)
 from pipeline.store import Out
 from pipeline.vocabulary import GATES
 
@@ -135,6 +141,7 @@ def between(
     """Two census points compared on a connection to OUT; `known`: fork-lifetime summaries
     the caller already has, by point name (the report's statistics hold the current one)."""
     known = known or {}
+    keep_session_verdicts(con, max(base, cand, key=lambda p: p.position))
     family = len(load_rules()) + 2
     z = NormalDist().inv_cdf(1 - FAMILY_ALPHA / family / 2)
     result = Comparison(base, cand, family, 1 - FAMILY_ALPHA / family)

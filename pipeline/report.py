@@ -35,7 +35,7 @@ from pipeline.engine import connect, fetch_dicts
 from pipeline.resources import queries_dir, reports_dir
 from pipeline.rules import load_rules
 from pipeline.select import Point, all_points, previous, resolve
-from pipeline.stats import Lifetime, Stats, compute, longest_open
+from pipeline.stats import Lifetime, Stats, compute, keep_session_verdicts, longest_open
 from pipeline.store import Out
 from pipeline.textout import count_rate, interval, num, pct, plural
 
@@ -150,6 +150,7 @@ def gather(
     stats, open_forks, lifetimes = _histories(out, point, before, grouping)
     shown = [point.name] + ([before.name] if before else [])
     charts_ready = charts.warm_up()
+    keep_session_verdicts(con, point)
     _keep_points(con, shown, "sessions")
     since = _since(con, stats, before, lifetimes) if before else None
     # After the comparison, which needs the memory.

@@ -454,6 +454,22 @@ RULE_COUNTS = _table(
     writer="check",
 )
 
+SESSION_VERDICTS = _table(
+    "session_verdicts",
+    "Each session's verdict at a census point (clean at its own gate, rules failing there), "
+    "frozen when the point is checked (the sessions view reads them; a point checked before "
+    "they existed is judged live).",
+    _c("check_id", "string", "The check that decided the point."),
+    _c("point", "string", "The census point."),
+    _c("ruleset", "string", "The rule set the point was checked with."),
+    _c("session_key", "string", "The session."),
+    _c("root", "string", "The crawl root (absolute) of the session's series."),
+    _c("clean", "bool", "No rule fails at the session's own gate."),
+    _c("failing_rules", "int64", "Rules failing at its own gate."),
+    per_snapshot=False,
+    writer="check",
+)
+
 # The point a frozen statistic belongs to, and the check that froze it.
 _FROZEN = (
     _c("check_id", "string", "The check that froze it."),
@@ -541,6 +557,8 @@ _RATE = [
     ("rate_lo", "Lower end of the 95% Wilson interval."),
     ("rate_hi", "Upper end of the 95% Wilson interval."),
 ]
+_CLEAN = ("clean", "No rule fails at its own gate (null until the point is checked).")
+_FAILING_RULES = ("failing_rules", "Rules failing at its own gate.")
 # A node of a session's history: the columns of history_nodes and working_nodes.
 _HISTORY_NODE = [
     ("session_key", "The session."),
@@ -702,9 +720,26 @@ VIEWS: dict[str, tuple[str, list[tuple[str, str]]]] = {
             ("ledger_entries", "Ledger entries."),
             ("turns", "Capture turns."),
             ("syncs", "Sync IDs."),
-            ("clean", "No rule fails at its own gate (null until the point is checked)."),
-            ("failing_rules", "Rules failing at its own gate."),
+            _CLEAN,
+            _FAILING_RULES,
         ],
+    ),
+    "session_verdicts_live": (
+        "A session's verdict, defined once: per checked census point and session, clean when "
+        "no rule fails at its own gate, and the number of rules failing there, judged now from "
+        "statuses (check freezes the same verdicts in the session_verdicts table, which the "
+        "sessions view reads).",
+        [_POINT, *_SESSION[:2], _CLEAN, _FAILING_RULES],
+    ),
+    "session_verdicts_frozen": (
+        "The verdicts check froze with each point: those of the check that decided it with its "
+        "current rule set (session_verdicts).",
+        [_POINT, *_SESSION[:2], _CLEAN, _FAILING_RULES],
+    ),
+    "points_judged_live": (
+        "Checked points with no frozen verdicts (checked by a census older than "
+        "session_verdicts): the sessions view judges them from their statuses.",
+        [_POINT, _POSITION],
     ),
     "rule_counts_live": (
         "How a rate is counted, defined once: per checked census point and rule, its sessions "

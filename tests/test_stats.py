@@ -703,12 +703,15 @@ def test_statuses_has_one_row_per_point_session_and_rule(git_census: Path) -> No
     assert rows == keys > 0
 
 
-def test_check_freezes_each_points_rule_counts_and_rule_rates_reads_them(tmp_path: Path) -> None:
-    """A night's rates are facts: check stores the counts it decided, they equal the live count
-    of the same statuses, and rule_rates gives the same rows whether it reads them or counts."""
+def test_check_freezes_each_points_counts_and_verdicts_and_the_views_read_them(
+    tmp_path: Path,
+) -> None:
+    """A night's rates and verdicts are facts: check stores the rule counts and the session
+    verdicts it decided, they equal the live ones of the same statuses, and rule_rates and
+    sessions give the same rows whether they read them or compute them."""
     from pipeline.bench import touch_share
     from pipeline.select import resolve
-    from pipeline.stats import keep_rule_rates
+    from pipeline.stats import keep_rule_rates, keep_session_verdicts
     from tests.conftest import generate_corpus
 
     root = generate_corpus(tmp_path / "corpus", 60, 3, 0.3)
@@ -739,8 +742,28 @@ def test_check_freezes_each_points_rule_counts_and_rule_rates_reads_them(tmp_pat
     assert con.execute(rates_query).fetchall() == rates
     keep_rule_rates(con, resolve(con))
     assert con.execute(rates_query).fetchall() == rates
-    # Re-checked with the same rules: new frozen counts, the same single row per rule.
+    # The same for each session's verdict, which the sessions view reads.
+    judged = "point, session_key, root, clean, failing_rules"
+    by = "ORDER BY point, session_key, root"
+    verdicts = con.execute(f"SELECT {judged} FROM session_verdicts {by}").fetchall()
+    assert verdicts == con.execute(f"SELECT {judged} FROM session_verdicts_live {by}").fetchall()
+    assert {r[0] for r in verdicts} == {"night-1", "night-2"}
+    assert len({r[4] for r in verdicts}) > 1, "sessions fail different numbers of rules"
+    sessions_query = f"SELECT * FROM sessions {by}"
+    sessions = con.execute(sessions_query).fetchall()
+    assert [r[-2:] for r in sessions] == [r[3:] for r in verdicts]
+    con.execute(
+        "CREATE TEMP TABLE session_verdicts AS "
+        "SELECT * FROM main.session_verdicts WHERE point = 'night-2'"
+    )
+    assert con.execute("SELECT list(point) FROM points_judged_live").fetchone()[0] == ["night-1"]
+    assert con.execute(sessions_query).fetchall() == sessions
+    keep_session_verdicts(con, resolve(con))
+    assert con.execute(sessions_query).fetchall() == sessions
+    # Re-checked with the same rules: new frozen rows, the same single row per rule or session.
     check(str(out), recheck=True)
     again = connect(Out(out))
     assert again.execute(rates_query).fetchall() == rates
-    assert again.execute("SELECT count(DISTINCT check_id) FROM rule_counts").fetchone()[0] == 3
+    assert again.execute(sessions_query).fetchall() == sessions
+    for table in ("rule_counts", "session_verdicts"):
+        assert again.execute(f"SELECT count(DISTINCT check_id) FROM {table}").fetchone()[0] == 3

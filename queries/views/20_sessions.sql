@@ -59,16 +59,39 @@ JOIN point_sessions ps
     ON ps.point = f.point AND ps.session_key = f.session_key AND ps.root = f.root
 WHERE gate_includes(ps.gate, f.gate);
 
+-- A session's verdict at a checked census point, defined once: clean when no rule fails at its
+-- own gate, and how many rules fail there. check freezes these verdicts with each point it
+-- decides (the session_verdicts table); the sessions view reads them from there.
+CREATE OR REPLACE VIEW session_verdicts_live AS
+SELECT point, session_key, root,
+    bool_and(status <> 'fail') FILTER (WHERE own) AS clean,
+    -- statuses has one row per point, session and rule, so a count is a count of rules.
+    count(*) FILTER (WHERE own AND status = 'fail') AS failing_rules
+FROM statuses
+GROUP BY point, session_key, root;
+
+-- The verdicts check froze with each point: those of the check that decided it with the rule
+-- set it now has (as rule_counts_frozen).
+CREATE OR REPLACE VIEW session_verdicts_frozen AS
+SELECT f.point, f.session_key, f.root, f.clean, f.failing_rules
+FROM session_verdicts f
+JOIN points p ON p.point = f.point AND p.ruleset = f.ruleset
+QUALIFY f.check_id = max(f.check_id) OVER (PARTITION BY f.point);
+
+-- Checked points without frozen verdicts (checked by a census older than session_verdicts).
+CREATE OR REPLACE VIEW points_judged_live AS
+SELECT point, position
+FROM points
+WHERE checked AND point NOT IN (SELECT point FROM session_verdicts_frozen);
+
 -- One row per census point and session: where it stands, and whether it is clean at its own
--- gate (null until the point is checked).
+-- gate (null until the point is checked), as check froze it.
 CREATE OR REPLACE VIEW sessions AS
 WITH verdicts AS (
-    SELECT point, session_key, root,
-        bool_and(status <> 'fail') FILTER (WHERE own) AS clean,
-        -- statuses has one row per point, session and rule, so a count is a count of rules.
-        count(*) FILTER (WHERE own AND status = 'fail') AS failing_rules
-    FROM statuses
-    GROUP BY point, session_key, root
+    SELECT * FROM session_verdicts_frozen
+    UNION ALL
+    SELECT * FROM session_verdicts_live
+    WHERE point IN (SELECT point FROM points_judged_live)
 ),
 harvests AS (
     -- The first time each series was seen in docs/history/ (its commit time with history).
