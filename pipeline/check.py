@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pipeline import __version__
-from pipeline.engine import connect, quote
+from pipeline.engine import connect, out_view, quote
 from pipeline.rules import results_sql, ruleset, series_sql
 from pipeline.schema import (
     CHECKS,
@@ -163,19 +163,18 @@ def _freeze_results(con: Any, staging: Any, check_id: str, points: list[str], cu
     sessions). The staged results are shown to the views through temp views of the same
     names, which DuckDB reads before OUT's."""
     decided = [RULE_RESULTS, SERIES_FINDINGS, CHECKS]
-    views = con.execute("SELECT current_database()").fetchone()[0]
     for table in decided:
         files = ", ".join(quote(f) for f in sorted((staging / table.name).glob("*.parquet")))
         staged = f" UNION ALL BY NAME SELECT * FROM read_parquet([{files}])" if files else ""
         con.execute(
             f'CREATE OR REPLACE TEMP VIEW "{table.name}" AS '
-            f'SELECT * FROM "{views}".main."{table.name}"{staged}'
+            f"SELECT * FROM {out_view(con, table.name)}{staged}"
         )
     writer = PartitionWriter(staging, [table for table, _ in FROZEN_RESULTS])
     params = {"check_id": check_id, "ruleset": current, "points": points}
+    given = {"check_id": "$check_id", "ruleset": "$ruleset"}
     try:
         for table, view in FROZEN_RESULTS:
-            given = {"check_id": "$check_id", "ruleset": "$ruleset"}
             columns = ", ".join(f"{given.get(c.name, c.name)} AS {c.name}" for c in table.columns)
             found = con.sql(
                 f"SELECT {columns} FROM {view} WHERE list_contains($points, point)",
@@ -227,7 +226,7 @@ def evaluate(con: Any, snapshot_ids: list[str], current: str) -> Any:
     for table in CONTENT_TABLES:
         con.execute(
             f'CREATE OR REPLACE TABLE memory.batch."{table.name}" AS '
-            f'SELECT * FROM "{views}".main."{table.name}" '
+            f"SELECT * FROM {out_view(con, table.name)} "
             "WHERE snapshot_id IN (SELECT snapshot_id FROM todo)"
         )
     con.execute(f"SET search_path = 'memory.batch,{views}.main'")

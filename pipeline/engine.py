@@ -67,6 +67,13 @@ def derived_views() -> list[str]:
     return [*sql_macros(), rules_view(), *(p.read_text() for p in sorted(folder.glob("*.sql")))]
 
 
+def out_view(con: Any, name: str) -> str:
+    """OUT's own view `name`, qualified by database: the commands shadow some views with temp
+    tables of the same name, and in an in-memory DuckDB `main.name` finds the temp one first."""
+    database = con.execute("SELECT current_database()").fetchone()[0]
+    return f'"{database}".main."{name}"'
+
+
 def fetch_dicts(con: Any, query: str, params: Any = None) -> list[dict[str, Any]]:
     """A query's rows as dicts keyed by column name (params: a list, or a dict for $names)."""
     cursor = con.execute(query, params if params is not None else [])

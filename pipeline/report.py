@@ -31,7 +31,7 @@ from pipeline.compare import (
     ordered,
     point_lifetime,
 )
-from pipeline.engine import connect, fetch_dicts
+from pipeline.engine import connect, fetch_dicts, out_view
 from pipeline.resources import queries_dir, reports_dir
 from pipeline.rules import load_rules
 from pipeline.select import Point, all_points, previous, resolve
@@ -235,7 +235,7 @@ def _keep_points(con: Any, points: list[str], view: str, columns: str = "*") -> 
     points (--baseline/--candidate) opens its own. `columns`: those the page's queries read,
     when fewer than the view's."""
     con.execute(
-        f"CREATE TEMP TABLE {view} AS SELECT {columns} FROM main.{view} "
+        f"CREATE TEMP TABLE {view} AS SELECT {columns} FROM {out_view(con, view)} "
         "WHERE list_contains($points, point)",
         {"points": points},
     )

@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, field, fields
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
-from pipeline.engine import connect, fetch_dicts
+from pipeline.engine import connect, fetch_dicts, out_view
 from pipeline.resources import queries_dir
 from pipeline.select import Point, all_points, resolve
 from pipeline.store import Out
@@ -216,7 +216,7 @@ def keep_rule_rates(con: Any, point: Point) -> None:
     _keep_live(con, "rule_counts_live", "points_counted_live", point)
     con.execute(
         "CREATE OR REPLACE TEMP TABLE rule_rates AS "
-        "SELECT * FROM main.rule_rates WHERE position <= $position",
+        f"SELECT * FROM {out_view(con, 'rule_rates')} WHERE position <= $position",
         {"position": point.position},
     )
 
@@ -238,7 +238,7 @@ def _keep_live(con: Any, view: str, unfrozen: str, point: Point) -> None:
     ).fetchall()[0][0]
     con.execute(
         f"CREATE OR REPLACE TEMP TABLE {view} AS "
-        f"SELECT * FROM main.{view} WHERE list_contains($live, point)",
+        f"SELECT * FROM {out_view(con, view)} WHERE list_contains($live, point)",
         {"live": live or []},
     )
 

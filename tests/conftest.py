@@ -61,9 +61,11 @@ def base_corpus(root: Path, repositories: int) -> Path:
 def show_lifetimes_unfrozen(con: Any) -> None:
     """Show the connection its OUT as a census that froze no lifetimes left it: stats, the
     report and compare then compute them from the history, live."""
+    from pipeline.engine import out_view
+
     con.execute(
         "CREATE OR REPLACE TEMP TABLE checks AS "
-        "SELECT * REPLACE (false AS lifetimes_frozen) FROM main.checks"
+        f"SELECT * REPLACE (false AS lifetimes_frozen) FROM {out_view(con, 'checks')}"
     )
 
 

@@ -18,7 +18,7 @@ from lifelines.utils import median_survival_times, qth_survival_times
 
 from pipeline.check import check
 from pipeline.crawl import crawl
-from pipeline.engine import connect, fetch_dicts
+from pipeline.engine import connect, fetch_dicts, out_view
 from pipeline.errors import SelectorError
 from pipeline.stats import OPEN_AT_HOURS, compute
 from pipeline.stats_text import format_text
@@ -735,11 +735,15 @@ def test_check_freezes_each_points_counts_and_verdicts_and_the_views_read_them(
     # A point checked before counts were frozen (night-1, once its counts are hidden) is
     # counted live, by the view and by what stats keeps of it, beside a frozen one.
     con.execute(
-        "CREATE TEMP TABLE rule_counts AS SELECT * FROM main.rule_counts WHERE point = 'night-2'"
+        "CREATE TEMP TABLE rule_counts AS "
+        f"SELECT * FROM {out_view(con, 'rule_counts')} WHERE point = 'night-2'"
     )
     live = con.execute("SELECT list(point) FROM points_counted_live").fetchone()[0]
     assert live == ["night-1"]
     assert con.execute(rates_query).fetchall() == rates
+    # Kept for the first night, then for the last (as stats then alarms may): the second keep
+    # reads OUT's views, not the first keep's temp tables of the same names.
+    keep_rule_rates(con, resolve(con, "night-1"))
     keep_rule_rates(con, resolve(con))
     assert con.execute(rates_query).fetchall() == rates
     # The same for each session's verdict, which the sessions view reads.
@@ -754,12 +758,27 @@ def test_check_freezes_each_points_counts_and_verdicts_and_the_views_read_them(
     assert [r[-2:] for r in sessions] == [r[3:] for r in verdicts]
     con.execute(
         "CREATE TEMP TABLE session_verdicts AS "
-        "SELECT * FROM main.session_verdicts WHERE point = 'night-2'"
+        f"SELECT * FROM {out_view(con, 'session_verdicts')} WHERE point = 'night-2'"
     )
     assert con.execute("SELECT list(point) FROM points_judged_live").fetchone()[0] == ["night-1"]
     assert con.execute(sessions_query).fetchall() == sessions
+    keep_session_verdicts(con, resolve(con, "night-1"))
     keep_session_verdicts(con, resolve(con))
     assert con.execute(sessions_query).fetchall() == sessions
+    # And the views do read what was frozen: a changed frozen row shows through them.
+    con.execute(
+        "CREATE OR REPLACE TEMP TABLE session_verdicts AS "
+        "SELECT * REPLACE (failing_rules + 100 AS failing_rules) "
+        f"FROM {out_view(con, 'session_verdicts')}"
+    )
+    con.execute(
+        "CREATE OR REPLACE TEMP TABLE rule_counts AS "
+        f"SELECT * REPLACE (evaluated + 100 AS evaluated) FROM {out_view(con, 'rule_counts')}"
+    )
+    for table in ("session_verdicts_live", "rule_counts_live", "rule_rates"):
+        con.execute(f"DROP TABLE IF EXISTS temp.main.{table}")  # what the keeps left
+    assert con.execute("SELECT min(failing_rules) FROM sessions").fetchone()[0] >= 100
+    assert con.execute("SELECT min(evaluated) FROM rule_rates").fetchone()[0] >= 100
     # Re-checked with the same rules: new frozen rows, the same single row per rule or session.
     check(str(out), recheck=True)
     again = connect(Out(out))
