@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from multiprocessing import get_context
 from typing import Any
 
-from pipeline import __version__
+from pipeline import __version__, memo
 from pipeline.discover import RepoRef, SessionRef, discover, session_key
 from pipeline.errors import OutError, UsageError
 from pipeline.gather import (
@@ -71,6 +71,8 @@ class Job:
     # Repository roots (under a directory root) the worker walks and discovers itself.
     walk: list[str] = field(default_factory=list)
     shard: tuple[int, int] | None = None
+    # Block (a `walk` entry) → what its last full walk saw, to confirm by stat alone.
+    memos: dict[str, memo.Memo] = field(default_factory=dict)
 
     @property
     def weight(self) -> int:
@@ -88,8 +90,12 @@ class JobResult:
     history: int = 0
     parsed: int = 0
     read: int = 0
+    replayed: int = 0
     # Repository key → what its git history said at the HEAD read (see _HistoryState).
     heads: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # Block key → its new memo, or None when it cannot have one; blocks whose memo held.
+    memos: dict[str, memo.Memo | None] = field(default_factory=dict)
+    kept: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -102,6 +108,8 @@ class CrawlSummary:
     new_snapshots: int = 0
     parsed: int = 0
     read: int = 0
+    # Sessions of blocks whose memo held: confirmed unchanged by stat alone.
+    replayed: int = 0
     parse_issues: int = 0
     seconds: float = 0.0
     roots: list[str] = field(default_factory=list)
@@ -115,6 +123,7 @@ class CrawlSummary:
         self.history += result.history
         self.parsed += result.parsed
         self.read += result.read
+        self.replayed += result.replayed
         self.parse_issues += len(result.issues) + _rows(result, PARSE_ISSUES.name)
 
 
@@ -198,7 +207,8 @@ class _Plan:
 def _crawl_locked(out: Out, trees: list[Tree], plan: _Plan) -> CrawlSummary:
     run_id = new_run_id()
     point = plan.point or run_id
-    _refuse_checked_point(out, point)
+    if plan.point:  # a new run id names a new point, which nothing can have checked
+        _refuse_checked_point(out, point)
     previous_reader = _previous_reader(out)
     ctx = _context(out, trees, plan, run_id, fresh=previous_reader is not None)
     staging = out.root / "staging" / run_id
@@ -206,13 +216,20 @@ def _crawl_locked(out: Out, trees: list[Tree], plan: _Plan) -> CrawlSummary:
     summary = CrawlSummary(run_id, str(out.root), point, roots=[t.label for t in trees])
     summary.previous_reader = previous_reader
     cache, heads = dict(ctx.cache), dict(ctx.heads)
+    made = memo.context(READER_VERSION, plan.git_history, plan.shard_name)
+    memos = {} if previous_reader else memo.load(_memo_file(out, plan), made)
+    memos_now: dict[str, memo.Memo] = {}
+    walked = False
     written: set[str] = set()
-    for number, result in enumerate(_results(trees, ctx, plan)):
+    for number, result in enumerate(_results(trees, ctx, plan, memos)):
         if number == 1:
             crash_point("writing")
         _write_result(writer, result, written)
         cache.update(result.cache)
         heads.update(result.heads)
+        memos_now.update((key, memos[key]) for key in result.kept)
+        memos_now.update((key, m) for key, m in result.memos.items() if m is not None)
+        walked = walked or bool(result.memos)
         summary.add(result)
         if plan.progress:
             plan.progress(result.sessions)
@@ -223,13 +240,31 @@ def _crawl_locked(out: Out, trees: list[Tree], plan: _Plan) -> CrawlSummary:
     summary.new_snapshots = len(written)
     writer.write(RUNS.name, [_runs_row(summary, plan, ctx.observed_at)])
     writer.close()
-    _commit(out, staging, summary, plan, cache, heads)
+    # An unchanged rerun rewrites none of the caches: they are what it read.
+    saved = _Saved(cache != ctx.cache, heads != ctx.heads, memos_now, made)
+    saved.memos_changed = walked or memos_now.keys() != memos.keys()
+    _commit(out, staging, summary, plan, cache, heads, saved)
     summary.seconds = time.perf_counter() - plan.started
     return summary
 
 
 def _heads_file(plan: _Plan) -> str:
     return f"history{'-' + plan.shard_name if plan.shard_name else ''}.json"
+
+
+def _memo_file(out: Out, plan: _Plan) -> str:
+    return str(out.state(f"memo{'-' + plan.shard_name if plan.shard_name else ''}.marshal"))
+
+
+@dataclass
+class _Saved:
+    """Which of the crawl's caches changed and are written after the commit."""
+
+    cache_changed: bool
+    heads_changed: bool
+    memos: dict[str, memo.Memo]
+    made: list[Any]
+    memos_changed: bool = False
 
 
 def _context(
@@ -273,15 +308,26 @@ def _commit(
     plan: _Plan,
     cache: dict[str, tuple[str, str]],
     heads: dict[str, dict[str, Any]],
+    saved: _Saved,
 ) -> None:
     """Publish the run (the commit point), then the caches, compaction and census.duckdb that
     follow it: from the commit on the run is in OUT, so what fails after it is a warning."""
-    from pipeline.aftercommit import after_commit, cache_step, state_step
+    from pipeline.aftercommit import Step, after_commit, cache_step, state_step
 
     with out.commit_lock():
         publish(out, staging, summary.run_id)
-        steps = [cache_step(out, cache, plan.shard_name)]
-        steps += [state_step(out, _heads_file(plan), heads)] if plan.git_history else []
+        steps = [cache_step(out, cache, plan.shard_name)] if saved.cache_changed else []
+        if plan.git_history and saved.heads_changed:
+            steps.append(state_step(out, _heads_file(plan), heads))
+        if saved.memos_changed:
+            path = _memo_file(out, plan)
+            steps.append(
+                Step(
+                    "the unchanged-tree memo",
+                    "the next crawl walks every repository again",
+                    lambda: memo.save(path, saved.made, saved.memos),
+                )
+            )
         summary.warnings = after_commit(out, f"run {summary.run_id}", *steps)
 
 
@@ -383,7 +429,9 @@ def in_shard(key: str, shard: tuple[int, int] | None) -> bool:
     return int(key[:12], 16) % shard[1] == shard[0] - 1
 
 
-def _jobs(trees: list[Tree], shard: tuple[int, int] | None) -> Iterator[tuple[Tree, Job]]:
+def _jobs(
+    trees: list[Tree], shard: tuple[int, int] | None, memos: dict[str, memo.Memo]
+) -> Iterator[tuple[Tree, Job]]:
     for tree in trees:
         if isinstance(tree, DirTree):
             # The parent only finds repository roots; workers walk and discover them.
@@ -391,10 +439,10 @@ def _jobs(trees: list[Tree], shard: tuple[int, int] | None) -> Iterator[tuple[Tr
             for rel in tree.repo_roots():
                 roots.append(rel)
                 if len(roots) * REPO_WEIGHT >= JOB_SESSIONS:
-                    yield tree, Job(tree.label, tree.root, "", [], roots, shard)
+                    yield tree, _walk_job(tree, roots, shard, memos)
                     roots = []
             if roots:
-                yield tree, Job(tree.label, tree.root, "", [], roots, shard)
+                yield tree, _walk_job(tree, roots, shard, memos)
             continue
         root_abs = _root_key(tree)
         pending: list[RepoRef] = []
@@ -410,8 +458,19 @@ def _jobs(trees: list[Tree], shard: tuple[int, int] | None) -> Iterator[tuple[Tr
             yield tree, Job(tree.label, root_abs, tree.archive_name, pending, [], shard)
 
 
-def _results(trees: list[Tree], ctx: _Context, plan: _Plan) -> Iterator[JobResult]:
-    jobs = _jobs(trees, plan.shard)
+def _walk_job(
+    tree: DirTree, roots: list[str], shard: tuple[int, int] | None, memos: dict[str, memo.Memo]
+) -> Job:
+    known = {
+        rel: memos[f"{tree.root}\x1f{rel}"] for rel in roots if f"{tree.root}\x1f{rel}" in memos
+    }
+    return Job(tree.label, tree.root, "", [], roots, shard, known)
+
+
+def _results(
+    trees: list[Tree], ctx: _Context, plan: _Plan, memos: dict[str, memo.Memo]
+) -> Iterator[JobResult]:
+    jobs = _jobs(trees, plan.shard, memos)
     if plan.scheduler:
         yield from _dask_results(jobs, ctx, plan.scheduler)
         return
@@ -496,18 +555,68 @@ def run_job(job: Job, tree: Tree | None) -> JobResult:
     ctx = _CTX
     assert ctx is not None, "run_job needs _init_worker first"
     batch = _JobBatch(job, ctx)
-    repos = job.repos
-    if job.walk:
-        walker = DirTree(job.root_abs)
-        repos = [r for rel in job.walk for r in discover(walker.walk_block(rel))]
-        for path, code, message in walker.issues:
-            batch.root_issue(f"{job.root_label}:{path}", code, message)
-    for repo in repos:
+    walker = DirTree(job.root_abs) if job.walk else None
+    for rel in job.walk:
+        assert walker is not None
+        _crawl_block(batch, job, walker, rel)
+    for repo in job.repos:
         _crawl_repo(batch, job, repo, tree)
     for table in CONTENT_TABLES:
         if batch.rows[table.name]:
             batch.result.tables[table.name] = arrow_table(table, batch.rows[table.name])
     return batch.result
+
+
+def _crawl_block(batch: _JobBatch, job: Job, walker: DirTree, rel: str) -> None:
+    """One repository root under a directory root: replayed from its memo when every stamp
+    holds, else walked, discovered and crawled, and memoised when nothing in it was amiss."""
+    key = f"{job.root_abs}\x1f{rel}"
+    known = job.memos.get(rel)
+    if known is not None and _replay(batch, known):
+        batch.result.kept.append(key)
+        return
+    started = time.time_ns()
+    seen = len(walker.issues)
+    entries = list(walker.walk_block(rel))
+    stamps = memo.stamps_of(job.root_abs, rel, entries, started)
+    walk_issues = walker.issues[seen:]
+    for path, code, message in walk_issues:
+        batch.root_issue(f"{job.root_label}:{path}", code, message)
+    issues, observed = len(batch.result.issues), len(batch.result.observations)
+    for repo in discover(entries):
+        _crawl_repo(batch, job, repo, None)
+    if stamps is None or walk_issues or len(batch.result.issues) != issues:
+        batch.result.memos[key] = None
+        return
+    rows = [
+        [o[name] for name in _MEMO_COLUMNS]
+        for o in batch.result.observations[observed:]
+        if o["commit"] is None
+    ]
+    batch.result.memos[key] = memo.pack(stamps, rows)
+
+
+# The observation columns a memo keeps: the rest are the run's own.
+_MEMO_COLUMNS = tuple(n for n in OBSERVATIONS.names if n not in ("run_id", "observed_at"))
+
+
+def _replay(batch: _JobBatch, known: memo.Memo) -> bool:
+    """The block's rows again, when its stamps hold and OUT still has its snapshots."""
+    ctx = batch.ctx
+    rows = memo.rows_of(known, len(_MEMO_COLUMNS))
+    at = _MEMO_COLUMNS.index("snapshot_id")
+    if rows is None or not all(row[at] in ctx.stored for row in rows):
+        return False
+    if not memo.holds(batch.job.root_abs, memo.stamps_in(known)):
+        return False
+    for row in rows:
+        observation = dict(zip(_MEMO_COLUMNS, row, strict=True))
+        observation["run_id"] = ctx.run_id
+        observation["observed_at"] = ctx.observed_at
+        batch.result.observations.append(observation)
+    batch.result.sessions += len(rows)
+    batch.result.replayed += len(rows)
+    return True
 
 
 def _crawl_repo(batch: _JobBatch, job: Job, repo: RepoRef, tree: Tree | None) -> None:

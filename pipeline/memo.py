@@ -1,0 +1,207 @@
+"""What the last full walk of a block saw, so that an unchanged rerun confirms it by stat alone.
+
+A block is one repository root under a directory root, as the crawl's workers walk it. Its
+memo holds a stamp (kind, size, mtime) of every folder and file the walk listed, of git's own
+files that decide what the crawl reads from git (HEAD, refs, index, config) for every `.git` in
+or above it, and the observation rows the block gave. A rerun stats each stamped path: all equal
+means the same listing (a folder's mtime moves when an entry is added, removed or renamed in
+it), the same file metadata (the promise the stat cache already makes per session) and the same
+git state, so the same rows follow without walking, hashing or discovering again. Anything
+else, or anything the walk could not take at face value, walks the block as before.
+"""
+
+from __future__ import annotations
+
+import json
+import marshal
+import os
+import stat
+from array import array
+from collections.abc import Iterable
+from typing import Any
+
+from pipeline.sources.tree import Entry
+
+# Bump when a memo's layout or meaning changes: an older file is then ignored.
+MEMO_FORMAT = 2
+DIR = -1  # the size stamped for a folder
+ABSENT = -2  # the size stamped for a path that must stay missing (a .git not there, no index)
+# A file changed within this long of the walk may change again within the same mtime tick
+# unseen (git calls these "racily clean"); such a block is walked again next time.
+RACY_NS = 2_000_000_000
+# Git's files whose change can change what the crawl reads from git (tracked files, origin,
+# HEAD). Updates go through a lock file renamed over them, which also moves `.git`'s mtime.
+GIT_FILES = ("HEAD", "config", "index", "packed-refs")
+# Where git reads configuration beyond the repository's own (remote.origin.url could be set
+# there); their stamps are part of every memo's context.
+GIT_CONFIG_ENV = ("HOME", "XDG_CONFIG_HOME", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM")
+
+Stamp = tuple[str, int, int]  # (path relative to the root, size or DIR/ABSENT, mtime_ns)
+# (the stamped paths, NUL-joined; their sizes and mtimes, int64 pairs; the rows as JSON):
+# flat bytes, so the parent loads and hands on a night's memos without building objects.
+Memo = tuple[bytes, bytes, str]
+
+
+def pack(stamps: list[Stamp], rows: list[Any]) -> Memo:
+    numbers = array("q")
+    for _, size, mtime in stamps:
+        numbers.append(size)
+        numbers.append(mtime)
+    paths = "\0".join(path for path, _, _ in stamps).encode("utf-8", "surrogateescape")
+    return paths, numbers.tobytes(), json.dumps(rows, separators=(",", ":"))
+
+
+def rows_of(memo: Memo, width: int) -> list[Any] | None:
+    """The memo's observation rows, or None when they are not rows of `width` columns."""
+    try:
+        rows = json.loads(memo[2])
+    except ValueError:
+        return None
+    if not isinstance(rows, list) or any(
+        not isinstance(row, list) or len(row) != width for row in rows
+    ):
+        return None
+    return rows
+
+
+def stamps_in(memo: Memo) -> list[Stamp]:
+    paths = memo[0].decode("utf-8", "surrogateescape").split("\0")
+    numbers = array("q")
+    numbers.frombytes(memo[1][: len(memo[1]) // 8 * 8])
+    if len(numbers) != 2 * len(paths):
+        return [("", ABSENT, 0)]  # damaged: a root that is there never matches ABSENT
+    return list(zip(paths, numbers[0::2], numbers[1::2], strict=True))
+
+
+def context(reader: str, git_history: bool, shard: str) -> list[Any]:
+    """What every memo was made under: a memo is only reused under the same."""
+    env = [os.environ.get(name, "") for name in GIT_CONFIG_ENV]
+    home = os.environ.get("HOME", "")
+    xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.join(home, ".config")
+    configs = [
+        os.environ.get("GIT_CONFIG_GLOBAL") or os.path.join(home, ".gitconfig"),
+        os.path.join(xdg, "git", "config"),
+        os.environ.get("GIT_CONFIG_SYSTEM") or "/etc/gitconfig",
+    ]
+    return [MEMO_FORMAT, reader, git_history, shard, env, [_stamp_file(p) for p in configs]]
+
+
+def load(path: str, expected: list[Any]) -> dict[str, Memo]:
+    """The memos saved under the same context; empty when missing, damaged or made otherwise."""
+    try:
+        with open(path, "rb") as handle:
+            saved = marshal.load(handle)
+        made, memos = saved
+    except (OSError, EOFError, ValueError, TypeError):
+        return {}
+    if made != expected or not isinstance(memos, dict):
+        return {}
+    return {k: m for k, m in memos.items() if _well_formed(m)}
+
+
+def _well_formed(memo: object) -> bool:
+    shape = (bytes, bytes, str)
+    return (
+        isinstance(memo, tuple)
+        and len(memo) == 3
+        and all(isinstance(part, kind) for part, kind in zip(memo, shape, strict=True))
+    )
+
+
+def save(path: str, made: list[Any], memos: dict[str, Memo]) -> None:
+    temp = f"{path}.tmp"
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(temp, "wb") as handle:
+        marshal.dump((made, memos), handle)
+    os.replace(temp, path)
+
+
+def holds(root: str, stamps: list[Stamp]) -> bool:
+    """Whether every stamped path still stats as stamped (the rerun's whole cost when it does)."""
+    lstat, is_dir, is_reg = os.lstat, stat.S_ISDIR, stat.S_ISREG
+    for path, size, mtime in stamps:
+        try:
+            st = lstat(f"{root}/{path}" if path else root)
+        except FileNotFoundError:
+            if size == ABSENT:
+                continue
+            return False
+        except OSError:
+            return False
+        if size == DIR:
+            if not is_dir(st.st_mode) or st.st_mtime_ns != mtime:
+                return False
+        elif not is_reg(st.st_mode) or st.st_size != size or st.st_mtime_ns != mtime:
+            return False  # an ABSENT stamp never equals a size, so a path now there fails
+    return True
+
+
+def stamps_of(root: str, rel: str, entries: Iterable[Entry], started_ns: int) -> list[Stamp] | None:
+    """The stamps of a walked block (its entries, and git's files in and above it), or None
+    when the walk saw something a stat cannot vouch for: a link, a special or unreadable
+    entry, a name it had to replace, a `.git` that is not a folder, a racily new mtime.
+    Take them right after the walk and before git is asked anything: what changes later
+    then differs from its stamp."""
+    stamps: list[Stamp] = []
+    for entry in entries:
+        if entry.problem == "git":
+            found = _git_stamps(root, entry.path)
+            if found is None:
+                return None
+            stamps.extend(found)
+        elif entry.problem is not None:
+            return None
+        else:
+            stamps.append((entry.path, DIR if entry.is_dir else entry.size, entry.mtime_ns))
+    # A .git above the block (inside the root) gives its repositories their identity too.
+    parts = rel.split("/") if rel else []
+    for depth in range(len(parts) - 1, -1, -1):
+        above = "/".join([*parts[:depth], ".git"])
+        if os.path.lexists(f"{root}/{above}"):
+            found = _git_stamps(root, above)
+            if found is None:
+                return None
+            stamps.extend(found)
+        else:
+            stamps.append((above, ABSENT, 0))
+    racy = started_ns - RACY_NS
+    if any(mtime >= racy for _, _, mtime in stamps):
+        return None
+    return stamps
+
+
+def _git_stamps(root: str, git: str) -> list[Stamp] | None:
+    """`.git` itself, its files that name HEAD, the index and the origin, and every ref."""
+    try:
+        st = os.lstat(f"{root}/{git}")
+    except OSError:
+        return None
+    if not stat.S_ISDIR(st.st_mode):
+        return None  # a worktree's or submodule's pointer file: its git state lives elsewhere
+    paths = [f"{git}/{name}" for name in GIT_FILES]
+    failed: list[OSError] = []
+    for top, dirs, files in os.walk(f"{root}/{git}/refs", onerror=failed.append):
+        rel = top[len(root) + 1 :]
+        paths.append(rel)
+        paths.extend(f"{rel}/{name}" for name in sorted(files))
+        dirs.sort()
+    stamps: list[Stamp] = [(git, DIR, st.st_mtime_ns)]
+    for path in paths:
+        try:
+            found = os.lstat(f"{root}/{path}")
+        except FileNotFoundError:
+            stamps.append((path, ABSENT, 0))
+            continue
+        except OSError:
+            return None
+        size = DIR if stat.S_ISDIR(found.st_mode) else found.st_size
+        stamps.append((path, size, found.st_mtime_ns))
+    return None if failed else stamps
+
+
+def _stamp_file(path: str) -> list[int]:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return [ABSENT, 0]
+    return [st.st_size, st.st_mtime_ns]

@@ -1,0 +1,243 @@
+"""An unchanged rerun confirms each repository by stat alone, and any change walks it again.
+
+Every case starts from a corpus crawled twice with its files' mtimes in the past (so every
+block is memoised and the second crawl replays them all), changes something on disk, and
+crawls again: the new run's rows must equal those of a crawl of the same tree into a fresh OUT
+(which walks everything), with the changed repository walked and the others replayed.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from pipeline.crawl import CrawlSummary, crawl
+from pipeline.engine import connect
+from pipeline.schema import OBSERVATIONS
+from pipeline.store import Out
+from tests.conftest import base_corpus, git, make_git_repo
+
+# The run's own fields; everything else in a working-tree observation must be equal.
+RUN_FIELDS = {"run_id", "observed_at"}
+SESSION = "docs/research/demo{}-brainstorm"
+
+
+def age(root: Path, seconds: int = 3600) -> None:
+    """Every file and folder (git's included) last changed an hour ago, as on a real night."""
+    then = time.time() - seconds
+    for top, dirs, files in os.walk(root):
+        for name in [*dirs, *files]:
+            os.utime(os.path.join(top, name), (then, then), follow_symlinks=False)
+    os.utime(root, (then, then))
+
+
+def rows(out: Path, run_id: str) -> list[tuple[object, ...]]:
+    columns = ", ".join(f'"{c}"' for c in OBSERVATIONS.names if c not in RUN_FIELDS)
+    con = connect(Out(out))
+    found = con.execute(
+        f"SELECT {columns} FROM observations WHERE run_id = ? AND commit IS NULL", [run_id]
+    ).fetchall()
+    return sorted(found, key=repr)
+
+
+def fresh_rows(root: Path, tmp_path: Path, **options: object) -> list[tuple[object, ...]]:
+    out = tmp_path / f"fresh-{time.monotonic_ns()}"
+    summary = crawl([str(root)], str(out), **options)  # type: ignore[arg-type]
+    assert summary.replayed == 0
+    return rows(out, summary.run_id)
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> Path:
+    root = base_corpus(tmp_path / "corpus", 4)
+    # An ops file git ignores, there from the start, so staging it changes only the index.
+    ops = next((root / "repo-01").glob("docs/**/ops"))
+    (ops / "kept-aside.md").write_text("# Capture\n", encoding="utf-8")
+    for i in (1, 3):
+        make_git_repo(root / f"repo-{i:02d}")
+    age(root)
+    return root
+
+
+def memoised(root: Path, out: Path, **options: object) -> CrawlSummary:
+    crawl([str(root)], str(out), **options)  # type: ignore[arg-type]
+    summary = crawl([str(root)], str(out), **options)  # type: ignore[arg-type]
+    assert summary.replayed == summary.sessions > 0
+    assert summary.read == 0
+    return summary
+
+
+def append(path: Path, text: str) -> None:
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write(text)
+
+
+def _same_size_edit(root: Path) -> None:
+    state = root / "repo-00" / SESSION.format(0) / "state.md"
+    text = state.read_text(encoding="utf-8")
+    state.write_text(text.replace("open", "OPEN", 1), encoding="utf-8")
+
+
+def _add_a_fragment(root: Path) -> None:
+    late = root / "repo-00" / SESSION.format(0) / "fragments" / "late.md"
+    late.write_text("# Late\n", encoding="utf-8")
+
+
+def _new_session(root: Path) -> None:
+    source = root / "repo-02" / "docs" / "history" / "brainstorms" / "demo2"
+    if not source.exists():
+        source = root / "repo-02" / SESSION.format(2)
+    shutil.copytree(source, root / "repo-02" / SESSION.format("-new"))
+
+
+def _harvest_move(root: Path) -> None:
+    research = root / "repo-00" / SESSION.format(0)
+    target = root / "repo-00" / "docs" / "history" / "brainstorms" / "demo0"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    research.rename(target)
+
+
+def _link_from_a_document(root: Path) -> None:
+    append(
+        root / "repo-00" / "README.md",
+        f"\nSee [the forks]({SESSION.format(0)}/forks.md#f1).\n",
+    )
+
+
+def _commit(root: Path) -> None:
+    repo = root / "repo-01"
+    forks = next(repo.glob("docs/**/forks.md"))
+    append(forks, "\n## F99 — Raised tonight [open]\n- Raised by: user\n")
+    git(repo, "commit", "-qam", "tonight")
+
+
+def _origin(root: Path) -> None:
+    git(root / "repo-03", "remote", "add", "origin", "https://example.invalid/team/three.git")
+
+
+def _stage_an_ops_file(root: Path) -> None:
+    repo = root / "repo-01"
+    aside = next(repo.glob("docs/**/ops/kept-aside.md"))
+    git(repo, "add", "-f", str(aside.relative_to(repo)))
+
+
+def _git_above(root: Path) -> None:
+    git(root, "init", "-q")
+
+
+CHANGES: dict[str, Callable[[Path], None]] = {
+    "edit in place": lambda root: append(
+        root / "repo-00" / SESSION.format(0) / "forks.md", "\n## F98 — New [open]\n"
+    ),
+    "same size, new content": _same_size_edit,
+    "file added to a session": _add_a_fragment,
+    "file removed from a session": lambda root: (
+        root / "repo-00" / SESSION.format(0) / "basis" / "intake.md"
+    ).unlink(),
+    "new session": _new_session,
+    "session harvested (moved)": _harvest_move,
+    "link from a document": _link_from_a_document,
+    "git commit": _commit,
+    "git origin set": _origin,
+    "ops file staged (the index alone changes)": _stage_an_ops_file,
+    "git repository made above": _git_above,
+}
+
+
+@pytest.mark.parametrize("git_history", [False, True], ids=["plain", "git-history"])
+@pytest.mark.parametrize("change", sorted(CHANGES))
+def test_a_change_walks_its_repository_again_and_the_rows_equal_a_fresh_crawl(
+    corpus: Path, tmp_path: Path, change: str, git_history: bool
+) -> None:
+    out = tmp_path / "out"
+    before = memoised(corpus, out, git_history=git_history)
+    CHANGES[change](corpus)
+    summary = crawl([str(corpus)], str(out), git_history=git_history)
+    assert rows(out, summary.run_id) == fresh_rows(corpus, tmp_path, git_history=git_history)
+    assert summary.replayed < summary.sessions
+    if change != "git repository made above":  # that one changes every repository's identity
+        assert summary.replayed > 0, "the unchanged repositories were not replayed"
+    assert before.sessions > 0
+
+
+def test_an_unchanged_rerun_replays_every_repository_with_the_rows_of_a_walk(
+    corpus: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    summary = memoised(corpus, out, git_history=True)
+    assert rows(out, summary.run_id) == fresh_rows(corpus, tmp_path, git_history=True)
+    # Nothing to save after an unchanged rerun: the memo file is the one the first rerun read.
+    memo = out / "state" / "memo.marshal"
+    written = memo.stat().st_mtime_ns
+    crawl([str(corpus)], str(out), git_history=True)
+    assert memo.stat().st_mtime_ns == written
+
+
+def test_a_plain_crawl_does_not_replay_what_a_history_crawl_memoised(
+    corpus: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    memoised(corpus, out, git_history=True)
+    summary = crawl([str(corpus)], str(out))
+    assert summary.replayed == 0  # its rows carry no parents: another context, another memo
+    assert rows(out, summary.run_id) == fresh_rows(corpus, tmp_path)
+
+
+def test_shards_keep_a_memo_each(corpus: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    replayed = 0
+    for night in ("n1", "n2"):
+        for k in (1, 2):
+            summary = crawl([str(corpus)], str(out), shard=(k, 2), point=night)
+            replayed += summary.replayed if night == "n2" else 0
+    assert replayed == fresh_sessions(corpus, tmp_path)
+
+
+def fresh_sessions(root: Path, tmp_path: Path) -> int:
+    return crawl([str(root)], str(tmp_path / "count")).sessions
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [b"", b"\x00garbage", b"\xe3\x02\x00\x00\x00", None],
+    ids=["empty", "garbage", "truncated", "wrong shapes"],
+)
+def test_a_damaged_memo_costs_a_walk_never_the_run(
+    corpus: Path, tmp_path: Path, damage: bytes | None
+) -> None:
+    import marshal
+
+    from pipeline import memo
+    from pipeline.parse import READER_VERSION
+
+    out = tmp_path / "out"
+    memoised(corpus, out)
+    path = out / "state" / "memo.marshal"
+    if damage is None:
+        made = memo.context(READER_VERSION, False, "")
+        saved = marshal.loads(path.read_bytes())[1]
+        shapes = [("x", 1), (b"x", b"\x01", "[[1]]"), (b"x", b"y", "not json"), 7]
+        damage = marshal.dumps(
+            (made, {key: shapes[i % len(shapes)] for i, key in enumerate(saved)})
+        )
+    path.write_bytes(damage)
+    summary = crawl([str(corpus)], str(out))
+    assert summary.replayed == 0
+    assert rows(out, summary.run_id) == fresh_rows(corpus, tmp_path)
+
+
+def test_a_repository_changed_just_before_its_walk_is_walked_again_next_time(
+    corpus: Path, tmp_path: Path
+) -> None:
+    """A file written in the walk's own mtime tick could change again unseen (racily clean)."""
+    out = tmp_path / "out"
+    append(corpus / "repo-02" / "README.md", "\nEdited a moment ago.\n")
+    crawl([str(corpus)], str(out))
+    summary = crawl([str(corpus)], str(out))
+    assert 0 < summary.replayed < summary.sessions
+    assert rows(out, summary.run_id) == fresh_rows(corpus, tmp_path)
