@@ -602,12 +602,14 @@ _MEMO_COLUMNS = tuple(n for n in OBSERVATIONS.names if n not in ("run_id", "obse
 
 def _replay(batch: _JobBatch, known: memo.Memo) -> bool:
     """The block's rows again, when its stamps hold and OUT still has its snapshots."""
+    job_root = batch.job.root_abs
     ctx = batch.ctx
-    rows = memo.rows_of(known, len(_MEMO_COLUMNS))
-    at = _MEMO_COLUMNS.index("snapshot_id")
-    if rows is None or not all(row[at] in ctx.stored for row in rows):
+    unpacked = memo.unpack(known, len(_MEMO_COLUMNS))
+    if unpacked is None:
         return False
-    if not memo.holds(batch.job.root_abs, memo.stamps_in(known)):
+    stamps, rows = unpacked
+    at = _MEMO_COLUMNS.index("snapshot_id")
+    if not all(row[at] in ctx.stored for row in rows) or not memo.holds(job_root, stamps):
         return False
     for row in rows:
         observation = dict(zip(_MEMO_COLUMNS, row, strict=True))

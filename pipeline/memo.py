@@ -12,18 +12,17 @@ else, or anything the walk could not take at face value, walks the block as befo
 
 from __future__ import annotations
 
-import json
 import marshal
 import os
 import stat
-from array import array
+import zlib
 from collections.abc import Iterable
 from typing import Any
 
 from pipeline.sources.tree import Entry
 
 # Bump when a memo's layout or meaning changes: an older file is then ignored.
-MEMO_FORMAT = 2
+MEMO_FORMAT = 3
 DIR = -1  # the size stamped for a folder
 ABSENT = -2  # the size stamped for a path that must stay missing (a .git not there, no index)
 # A file changed within this long of the walk may change again within the same mtime tick
@@ -37,40 +36,28 @@ GIT_FILES = ("HEAD", "config", "index", "packed-refs")
 GIT_CONFIG_ENV = ("HOME", "XDG_CONFIG_HOME", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM")
 
 Stamp = tuple[str, int, int]  # (path relative to the root, size or DIR/ABSENT, mtime_ns)
-# (the stamped paths, NUL-joined; their sizes and mtimes, int64 pairs; the rows as JSON):
-# flat bytes, so the parent loads and hands on a night's memos without building objects.
-Memo = tuple[bytes, bytes, str]
+# One block's stamps and observation rows, marshalled and compressed: the parent loads, hands
+# on and saves a night's memos as opaque bytes (paths repeat their folders, and compress well).
+Memo = bytes
 
 
-def pack(stamps: list[Stamp], rows: list[Any]) -> Memo:
-    numbers = array("q")
-    for _, size, mtime in stamps:
-        numbers.append(size)
-        numbers.append(mtime)
-    paths = "\0".join(path for path, _, _ in stamps).encode("utf-8", "surrogateescape")
-    return paths, numbers.tobytes(), json.dumps(rows, separators=(",", ":"))
+def pack(stamps: list[Stamp], rows: list[list[Any]]) -> Memo:
+    return zlib.compress(marshal.dumps((stamps, rows)), 1)
 
 
-def rows_of(memo: Memo, width: int) -> list[Any] | None:
-    """The memo's observation rows, or None when they are not rows of `width` columns."""
+def unpack(memo: Memo, width: int) -> tuple[list[Stamp], list[list[Any]]] | None:
+    """The stamps and the rows of `width` columns, or None when the memo is not that."""
     try:
-        rows = json.loads(memo[2])
-    except ValueError:
+        stamps, rows = marshal.loads(zlib.decompress(memo))
+    except (zlib.error, EOFError, ValueError, TypeError):
         return None
-    if not isinstance(rows, list) or any(
-        not isinstance(row, list) or len(row) != width for row in rows
-    ):
-        return None
-    return rows
-
-
-def stamps_in(memo: Memo) -> list[Stamp]:
-    paths = memo[0].decode("utf-8", "surrogateescape").split("\0")
-    numbers = array("q")
-    numbers.frombytes(memo[1][: len(memo[1]) // 8 * 8])
-    if len(numbers) != 2 * len(paths):
-        return [("", ABSENT, 0)]  # damaged: a root that is there never matches ABSENT
-    return list(zip(paths, numbers[0::2], numbers[1::2], strict=True))
+    # Each stamp's shape is left to holds(), which fails on one it cannot compare.
+    shapes_hold = (
+        isinstance(stamps, list)
+        and isinstance(rows, list)
+        and all(isinstance(row, list) and len(row) == width for row in rows)
+    )
+    return (stamps, rows) if shapes_hold else None
 
 
 def context(reader: str, git_history: bool, shard: str) -> list[Any]:
@@ -96,16 +83,7 @@ def load(path: str, expected: list[Any]) -> dict[str, Memo]:
         return {}
     if made != expected or not isinstance(memos, dict):
         return {}
-    return {k: m for k, m in memos.items() if _well_formed(m)}
-
-
-def _well_formed(memo: object) -> bool:
-    shape = (bytes, bytes, str)
-    return (
-        isinstance(memo, tuple)
-        and len(memo) == 3
-        and all(isinstance(part, kind) for part, kind in zip(memo, shape, strict=True))
-    )
+    return {k: m for k, m in memos.items() if isinstance(k, str) and isinstance(m, bytes)}
 
 
 def save(path: str, made: list[Any], memos: dict[str, Memo]) -> None:
@@ -117,7 +95,15 @@ def save(path: str, made: list[Any], memos: dict[str, Memo]) -> None:
 
 
 def holds(root: str, stamps: list[Stamp]) -> bool:
-    """Whether every stamped path still stats as stamped (the rerun's whole cost when it does)."""
+    """Whether every stamped path still stats as stamped (the rerun's whole cost when it does).
+    A stamp of another shape (a damaged memo) never holds."""
+    try:
+        return _holds(root, stamps)
+    except (TypeError, ValueError):
+        return False
+
+
+def _holds(root: str, stamps: list[Stamp]) -> bool:
     lstat, is_dir, is_reg = os.lstat, stat.S_ISDIR, stat.S_ISREG
     for path, size, mtime in stamps:
         try:

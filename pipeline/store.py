@@ -3,7 +3,7 @@
     OUT/tables/{table}/written_by={writer}/part-0.parquet   one Parquet dataset per table
     OUT/manifest.json                                        the files that are committed
     OUT/staging/{writer}/                                    what a writer is still writing
-    OUT/state/                                               crawl caches (file metadata, git HEADs)
+    OUT/state/                               crawl caches (file metadata, git HEADs, tree memos)
     OUT/census.duckdb                                        views over the committed files
     OUT/.lock                                  writers: exclusive, or shared by a night's shards
 

@@ -211,6 +211,7 @@ def test_a_damaged_memo_costs_a_walk_never_the_run(
     corpus: Path, tmp_path: Path, damage: bytes | None
 ) -> None:
     import marshal
+    import zlib
 
     from pipeline import memo
     from pipeline.parse import READER_VERSION
@@ -221,7 +222,12 @@ def test_a_damaged_memo_costs_a_walk_never_the_run(
     if damage is None:
         made = memo.context(READER_VERSION, False, "")
         saved = marshal.loads(path.read_bytes())[1]
-        shapes = [("x", 1), (b"x", b"\x01", "[[1]]"), (b"x", b"y", "not json"), 7]
+        shapes = [
+            b"not zlib",
+            zlib.compress(marshal.dumps(([("x", 1, 2)], [[1]]))),  # rows of the wrong width
+            zlib.compress(marshal.dumps(([("x", "1", 2)], []))),  # a stamp of the wrong types
+            zlib.compress(b"\xe3\x02"),  # marshal cut short
+        ]
         damage = marshal.dumps(
             (made, {key: shapes[i % len(shapes)] for i, key in enumerate(saved)})
         )
