@@ -55,6 +55,8 @@ STAGES = (
     ("stats", "stats", None),
     ("report", "report", None),
 )
+# Targets, as fractions of the floor (issue 12): the table marks each stage met or not.
+TARGETS = {"rerun_unchanged": 0.3, "check_1pct_changed": 0.1}
 
 
 def step(name: str, root: Path, out: Path, git: bool = False) -> dict[str, float]:
@@ -183,12 +185,18 @@ def print_figures(figures: dict[str, Any]) -> None:
     if "stat_floor_seconds" in figures:
         stat = figures["stat_floor_seconds"]
         print(f"stat floor (every entry stat-ed once, in C) {stat:.2f} s ({stat / base:.2f}×)")
-    print(f"{'stage':<22}{'seconds':>10}{'× floor':>10}{'peak MB':>10}")
+    print(f"{'stage':<22}{'seconds':>10}{'× floor':>10}{'peak MB':>10}  target")
     for name, _, _ in STAGES:
         item = figures.get(name, {})
         if "seconds" in item:
             ratio = item["seconds"] / base if base else float("nan")
-            print(f"{name:<22}{item['seconds']:>10.2f}{ratio:>10.2f}{item['peak_mb']:>10.0f}")
+            target = ""
+            if name in TARGETS:
+                verdict = "met" if ratio <= TARGETS[name] else "not met"
+                target = f"  ≤ {TARGETS[name]:.2f}×: {verdict}"
+            print(
+                f"{name:<22}{item['seconds']:>10.2f}{ratio:>10.2f}{item['peak_mb']:>10.0f}{target}"
+            )
         elif item:
             print(f"{name:<22}{item.get('error', 'not run'):>30}")
     if "seconds" in figures.get("crawl", {}) and "seconds" in figures.get("check", {}):

@@ -30,5 +30,9 @@ def test_speed_benchmark_reports_every_stage_beside_both_floors(tmp_path: Path) 
     assert figures["changed_sessions"] >= 1
     assert "stat floor (every entry stat-ed once, in C)" in done.stdout
     assert "rerun_unchanged" in done.stdout and "report" in done.stdout
+    # The stages with a target say whether this run met it.
+    for line in done.stdout.splitlines():
+        if line.startswith(("rerun_unchanged", "check_1pct_changed")):
+            assert line.endswith((": met", ": not met")), line
     # The 1% change is undone: the corpus is again as generated.
     assert "F999" not in "".join(p.read_text() for p in (tmp_path / "corpus-40").rglob("forks.md"))
