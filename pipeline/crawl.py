@@ -241,8 +241,8 @@ def _crawl_locked(out: Out, trees: list[Tree], plan: _Plan) -> CrawlSummary:
     writer.write(RUNS.name, [_runs_row(summary, plan, ctx.observed_at)])
     writer.close()
     # An unchanged rerun rewrites none of the caches: they are what it read.
-    saved = _Saved(cache != ctx.cache, heads != ctx.heads, memos_now, made)
-    saved.memos_changed = walked or memos_now.keys() != memos.keys()
+    memos_changed = walked or memos_now.keys() != memos.keys()
+    saved = _Saved(cache != ctx.cache, heads != ctx.heads, memos_changed, memos_now, made)
     _commit(out, staging, summary, plan, cache, heads, saved)
     summary.seconds = time.perf_counter() - plan.started
     return summary
@@ -262,9 +262,9 @@ class _Saved:
 
     cache_changed: bool
     heads_changed: bool
+    memos_changed: bool
     memos: dict[str, memo.Memo]
-    made: list[Any]
-    memos_changed: bool = False
+    made: list[Any]  # the context the memos were made under
 
 
 def _context(
@@ -461,9 +461,8 @@ def _jobs(
 def _walk_job(
     tree: DirTree, roots: list[str], shard: tuple[int, int] | None, memos: dict[str, memo.Memo]
 ) -> Job:
-    known = {
-        rel: memos[f"{tree.root}\x1f{rel}"] for rel in roots if f"{tree.root}\x1f{rel}" in memos
-    }
+    keys = {rel: f"{tree.root}\x1f{rel}" for rel in roots}
+    known = {rel: memos[key] for rel, key in keys.items() if key in memos}
     return Job(tree.label, tree.root, "", [], roots, shard, known)
 
 
@@ -555,10 +554,10 @@ def run_job(job: Job, tree: Tree | None) -> JobResult:
     ctx = _CTX
     assert ctx is not None, "run_job needs _init_worker first"
     batch = _JobBatch(job, ctx)
-    walker = DirTree(job.root_abs) if job.walk else None
-    for rel in job.walk:
-        assert walker is not None
-        _crawl_block(batch, job, walker, rel)
+    if job.walk:
+        walker = DirTree(job.root_abs)
+        for rel in job.walk:
+            _crawl_block(batch, job, walker, rel)
     for repo in job.repos:
         _crawl_repo(batch, job, repo, tree)
     for table in CONTENT_TABLES:

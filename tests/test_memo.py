@@ -155,14 +155,13 @@ def test_a_change_walks_its_repository_again_and_the_rows_equal_a_fresh_crawl(
     corpus: Path, tmp_path: Path, change: str, git_history: bool
 ) -> None:
     out = tmp_path / "out"
-    before = memoised(corpus, out, git_history=git_history)
+    memoised(corpus, out, git_history=git_history)
     CHANGES[change](corpus)
     summary = crawl([str(corpus)], str(out), git_history=git_history)
     assert rows(out, summary.run_id) == fresh_rows(corpus, tmp_path, git_history=git_history)
     assert summary.replayed < summary.sessions
     if change != "git repository made above":  # that one changes every repository's identity
         assert summary.replayed > 0, "the unchanged repositories were not replayed"
-    assert before.sessions > 0
 
 
 def test_an_unchanged_rerun_replays_every_repository_with_the_rows_of_a_walk(
