@@ -93,8 +93,9 @@ def _decide(out: Out, con: Any, points: list[str], current: str, summary: CheckS
             RULE_RESULTS.name, evaluate(con, todo[start : start + BATCH_SNAPSHOTS], current)
         )
     frozen = _freeze_lifetimes(con, staging, check_id, points)
+    positions = dict(con.execute("SELECT point, position FROM points").fetchall())
     for point in points:
-        found = con.sql(series_sql(), params={"point": point}).to_arrow_table()
+        found = con.sql(series_sql(), params={"position": positions[point]}).to_arrow_table()
         writer.write(SERIES_FINDINGS.name, found)
         summary.series_findings += found.num_rows
         writer.write(

@@ -143,7 +143,7 @@ def results_sql(gate: str | None = None) -> str:
 
 
 def series_sql() -> str:
-    """Findings along the sessions' histories for the pairs of one census point ($point).
+    """Findings along the sessions' histories for the pairs of the census point at $position.
 
     Each series file reads `pairs` (history_pairs of that point: pair_id, session_key, root,
     before_id, after_id, before_seen, after_seen) and returns pair_id, file, line, message.
@@ -161,7 +161,7 @@ JOIN ({rule.series}) f USING (pair_id)"""
     # One finding per change: a step seen over two pairs (the commit that made it, and the
     # working tree that shows it) is one finding, named by the commit where there is one.
     return (
-        "WITH pairs AS MATERIALIZED (SELECT * FROM history_pairs WHERE point = $point)\n"
+        "WITH pairs AS MATERIALIZED (FROM history_pairs_in($position - 1, $position))\n"
         "SELECT * EXCLUDE (element, detail, after_seen) FROM (\n"
         + "\nUNION ALL\n".join(parts)
         + ")\nQUALIFY row_number() OVER (PARTITION BY session_key, root, rule_id, element, detail\n"

@@ -199,6 +199,7 @@ def test_a_simulated_week_every_night_right_and_never_changed(tmp_path: Path) ->
         assert lifetimes_of(out, point(night), live=True) == lived[night], f"night {night}"
     assert lived[NIGHTS][0].overall.closes > 0
     assert_series_events(con, truths)
+    assert_pairs_of_a_range_are_the_views(con)
     # One series per session, whether the root was spelled relative or absolute.
     sessions = {(r["repo"], r["topic"]) for t in truths for r in t.records}
     keys = con.execute("SELECT count(DISTINCT session_key) FROM statuses").fetchone()[0]
@@ -237,6 +238,31 @@ def assert_series_events(con: Any, truths: list[NightTruth]) -> None:
     assert {"status-backward", "fork-retitled", "ledger-removed"} <= kinds
     for where, nights in due.items():
         assert failing[where] == nights, where
+
+
+def assert_pairs_of_a_range_are_the_views(con: Any) -> None:
+    """check reads one point's pairs through history_pairs_in, which must give exactly the
+    pairs the history_pairs view files under that point (and likewise for several points)."""
+    columns = "session_key, root, point, before_id, before_seen, after_id, after_seen"
+    last = con.execute("SELECT max(position) FROM points").fetchone()[0]
+    ranges = [(p - 1, p) for p in range(1, last + 1)] + [(1, last - 1), (0, last)]
+    for after, upto in ranges:
+        ranged = con.execute(
+            f"SELECT {columns} FROM history_pairs_in(?, ?) ORDER BY ALL", [after, upto]
+        ).fetchall()
+        whole = con.execute(
+            f"SELECT {columns} FROM history_pairs JOIN points USING (point) "
+            "WHERE position > ? AND position <= ? ORDER BY ALL",
+            [after, upto],
+        ).fetchall()
+        assert ranged == whole, (after, upto)
+    kinds = con.execute(
+        "SELECT DISTINCT split_part(before_seen, ' ', 1) || '>' || split_part(after_seen, ' ', 1) "
+        "FROM history_pairs_in(?, ?)",
+        [last - 2, last],
+    ).fetchall()
+    # The last nights compare commits with commits and working trees with both.
+    assert {k[0] for k in kinds} >= {"commit>commit", "run>run", "commit>run"}, kinds
 
 
 def table_checksums(out: Path) -> dict[str, tuple[Any, ...]]:

@@ -2,32 +2,47 @@
 -- A series is one session (session_key) seen under one crawl root: a replay's arms crawled
 -- from two folders are two series side by side, not one history.
 --
--- Nodes: each commit that changed the session (with --git-history), once, at the census point
--- whose crawl first saw it; and the session's working tree at each census point (its latest
--- observation in the point's runs).
-CREATE OR REPLACE VIEW working_nodes AS
-SELECT o.session_key, o.root, o.snapshot_id, o."commit", o.parents, o.observed_at, r.point,
-    p.position, o.run_id, o.repo, o.repo_path, o.path, o.topic, o.location,
-    'run ' || o.run_id AS seen_in
+-- Each is defined once, as a macro over the census points at positions (after, upto], and
+-- the view of the same name is the macro over every point: check reads one night's pairs
+-- without numbering every pair of every earlier night.
+
+-- The observations of the runs of the points at positions (after, upto].
+CREATE OR REPLACE MACRO observations_in(after, upto) AS TABLE
+SELECT o.*, r.point, p.position, r.started_at
 FROM observations o
 JOIN run_points r USING (run_id)
 JOIN points p USING (point)
-WHERE o."commit" IS NULL
+WHERE p.position > after AND p.position <= upto;
+
+-- Working nodes: the session's working tree at each census point (its latest observation in
+-- the point's runs).
+CREATE OR REPLACE MACRO working_nodes_in(after, upto) AS TABLE
+SELECT session_key, root, snapshot_id, "commit", parents, observed_at, point, position, run_id,
+    repo, repo_path, path, topic, location, 'run ' || run_id AS seen_in
+FROM observations_in(after, upto)
+WHERE "commit" IS NULL
 QUALIFY row_number() OVER (
-    PARTITION BY o.session_key, o.root, r.point ORDER BY r.started_at DESC, o.run_id DESC) = 1;
+    PARTITION BY session_key, root, point ORDER BY started_at DESC, run_id DESC) = 1;
+
+-- Commit nodes: each commit that changed the session (with --git-history), once, at the
+-- census point whose crawl first saw it (so a commit first seen before `after` is not one).
+CREATE OR REPLACE MACRO commit_nodes_in(after, upto) AS TABLE
+SELECT * FROM (
+    SELECT session_key, root, snapshot_id, "commit", parents, observed_at, point, position,
+        run_id, repo, repo_path, path, topic, location, 'commit ' || left("commit", 12) AS seen_in
+    FROM observations_in(0, upto)
+    WHERE "commit" IS NOT NULL
+    QUALIFY row_number() OVER (
+        PARTITION BY session_key, root, "commit" ORDER BY position, started_at, run_id) = 1
+)
+WHERE position > after;
+
+CREATE OR REPLACE VIEW working_nodes AS FROM working_nodes_in(0, 2147483647);
 
 CREATE OR REPLACE VIEW history_nodes AS
-SELECT o.session_key, o.root, o.snapshot_id, o."commit", o.parents, o.observed_at, r.point,
-    p.position, o.run_id, o.repo, o.repo_path, o.path, o.topic, o.location,
-    'commit ' || left(o."commit", 12) AS seen_in
-FROM observations o
-JOIN run_points r USING (run_id)
-JOIN points p USING (point)
-WHERE o."commit" IS NOT NULL
-QUALIFY row_number() OVER (
-    PARTITION BY o.session_key, o.root, o."commit" ORDER BY p.position, r.started_at, o.run_id) = 1
+FROM commit_nodes_in(0, 2147483647)
 UNION ALL
-SELECT * FROM working_nodes;
+FROM working_nodes;
 
 -- Pairs (before → after) along which content is compared, never by commit date:
 --   a commit and each nearest earlier commit (by git ancestry, through merges) that changed
@@ -36,19 +51,39 @@ SELECT * FROM working_nodes;
 --   did not already have (so an uncommitted step is counted once, not every night).
 -- A pair belongs to the census point of its later node; pairs of identical content are left
 -- out (nothing can have changed).
-CREATE OR REPLACE VIEW history_pairs AS
-WITH working AS (
+CREATE OR REPLACE MACRO history_pairs_in(after, upto) AS TABLE
+WITH earlier AS (
+    -- Each session's working tree at its latest point up to `after`: the one before the
+    -- first of the range (its latest observation, by point, then as working nodes pick).
+    SELECT session_key, root, arg_max(
+            {snapshot_id: snapshot_id, parents: parents, position: position,
+                seen_in: 'run ' || run_id},
+            {position: position, started_at: started_at, run_id: run_id}) AS node
+    FROM observations_in(0, after)
+    WHERE "commit" IS NULL
+    GROUP BY session_key, root
+),
+working AS (
     SELECT *,
         lag(snapshot_id) OVER w AS previous_id,
         lag(seen_in) OVER w AS previous_seen,
         lag(parents) OVER w AS previous_parents
-    FROM working_nodes
+    FROM (
+        SELECT session_key, root, point, position, snapshot_id, parents, seen_in
+        FROM working_nodes_in(after, upto)
+        UNION ALL
+        SELECT session_key, root, NULL, node.position, node.snapshot_id, node.parents,
+            node.seen_in
+        FROM earlier
+    )
     WINDOW w AS (PARTITION BY session_key, root ORDER BY position)
+    QUALIFY position > after
 ),
+commits AS (FROM commit_nodes_in(0, upto)),
 heads AS (
-    SELECT n.session_key, n.root, n.point, n.snapshot_id, n.seen_in, unnest(n.parents) AS parent
-    FROM history_nodes n
-    WHERE n."commit" IS NOT NULL
+    SELECT session_key, root, point, snapshot_id, seen_in, unnest(parents) AS parent
+    FROM commits
+    WHERE position > after
     UNION ALL
     SELECT session_key, root, point, snapshot_id, seen_in,
         unnest([c for c in parents if NOT list_contains(coalesce(previous_parents, []), c)])
@@ -58,7 +93,7 @@ pairs AS (
     SELECT h.session_key, h.root, h.point, b.snapshot_id AS before_id, b.seen_in AS before_seen,
         h.snapshot_id AS after_id, h.seen_in AS after_seen
     FROM heads h
-    JOIN history_nodes b
+    JOIN commits b
         ON b.session_key = h.session_key AND b.root = h.root AND b."commit" = h.parent
     UNION ALL
     SELECT session_key, root, point, previous_id, previous_seen, snapshot_id, seen_in
@@ -69,3 +104,5 @@ SELECT row_number() OVER (ORDER BY session_key, root, point, before_seen, after_
     *
 FROM pairs
 WHERE before_id <> after_id;
+
+CREATE OR REPLACE VIEW history_pairs AS FROM history_pairs_in(0, 2147483647);
