@@ -438,13 +438,17 @@ CHECKS = _table(
     writer="check",
 )
 
+# What check decided a frozen row with: the check, the point, and the point's rule set.
+_DECIDED = (
+    _c("check_id", "string", "The check that decided the point."),
+    _c("point", "string", "The census point."),
+    _c("ruleset", "string", "The rule set the point was checked with."),
+)
 RULE_COUNTS = _table(
     "rule_counts",
     "The counts behind each rule's rate at a census point, frozen when the point is checked "
     "(the rule_rates view reads them; a point checked before they existed is counted live).",
-    _c("check_id", "string", "The check that decided the point."),
-    _c("point", "string", "The census point."),
-    _c("ruleset", "string", "The rule set the point was checked with."),
+    *_DECIDED,
     _c("rule_id", "string", "The rule."),
     _c("evaluated", "int64", "Sessions at whose own gate the rule passed, failed or informed."),
     _c("failed", "int64", "Of those, the failing sessions."),
@@ -459,9 +463,7 @@ SESSION_VERDICTS = _table(
     "Each session's verdict at a census point (clean at its own gate, rules failing there), "
     "frozen when the point is checked (the sessions view reads them; a point checked before "
     "they existed is judged live).",
-    _c("check_id", "string", "The check that decided the point."),
-    _c("point", "string", "The census point."),
-    _c("ruleset", "string", "The rule set the point was checked with."),
+    *_DECIDED,
     _c("session_key", "string", "The session."),
     _c("root", "string", "The crawl root (absolute) of the session's series."),
     _c("clean", "bool", "No rule fails at the session's own gate."),
