@@ -311,3 +311,43 @@ def test_concurrent_shards_hold_what_one_crawl_holds(tmp_path: Path) -> None:
     # OUT's first census point: it sees every night's commits at once.
     assert_rates(con, sim.point_truth(sim.nights, since=None))
     con.close()
+
+
+def decided(out: Path) -> list[Any]:
+    """Every point's findings along history (run ids, which differ between OUTs, left out)."""
+    con = connect(Out(out))
+    rows = con.execute(
+        "SELECT point, session_key, rule_id, file, line, "
+        "regexp_replace(message, 'run [0-9TZ.]+-[0-9a-f]+', 'run', 'g') "
+        "FROM series_findings ORDER BY ALL"
+    ).fetchall()
+    con.close()
+    return rows
+
+
+@pytest.mark.slow
+def test_a_week_checked_at_once_decides_what_nightly_checks_decide(tmp_path: Path) -> None:
+    """check decides each pending point over that point's own pairs and history, so checking
+    several nights in one go freezes what checking each night did."""
+    root = tmp_path / "corpus"
+    sim = NightlySimulator(root, 40, seed=13, repos=4)
+    nightly, batched = tmp_path / "nightly", tmp_path / "batched"
+    for night in range(1, 7):
+        if night > 1:
+            sim.advance()
+        for out in (nightly, batched):
+            crawl([str(root)], str(out), workers=1, git_history=True, point=point(night))
+        check(str(nightly))
+        if night in (2, 6):
+            assert len(check(str(batched)).points) == (2 if night == 2 else 4)
+    assert decided(nightly) == decided(batched)
+    assert decided(nightly), "the week found nothing along history"
+    for night in range(1, 7):
+        for out in (nightly, batched):
+            con = connect(Out(out))
+            rates = rate_rows(con, point(night))
+            con.close()
+            if out == nightly:
+                expected = (rates, lifetimes_of(out, point(night)))
+            else:
+                assert (rates, lifetimes_of(out, point(night))) == expected, night
