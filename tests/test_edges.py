@@ -111,8 +111,8 @@ def test_sql_output_to_an_unwritable_place_is_one_line(out: Path, tmp_path: Path
         (["--bogus"], "census: No such option: --bogus (see 'census --help')"),
         (
             ["detect", "x", "--gate", "nope"],
-            "census: Invalid value for '--gate': Value error, 'nope' is not one of 'session', "
-            "'manifest', 'move'. (see 'census detect --help')",
+            "census: Invalid value for '--gate': 'nope' is not one of 'session', 'manifest', "
+            "'move'. (see 'census detect --help')",
         ),
         (["--debug"], "census: Missing command. (see 'census --help')"),
         (["nosuch"], "census: No such command 'nosuch'. (see 'census --help')"),
