@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pipeline import __version__
 from pipeline.engine import connect, out_view, quote
@@ -28,6 +28,9 @@ from pipeline.schema import (
     SESSION_VERDICTS,
 )
 from pipeline.store import Out, PartitionWriter, new_run_id, publish
+
+if TYPE_CHECKING:
+    from pipeline.select import Point
 
 # Snapshots evaluated per batch: bounds memory on a first check of a large OUT.
 BATCH_SNAPSHOTS = 5_000
@@ -92,8 +95,11 @@ def _decide(out: Out, con: Any, points: list[str], current: str, summary: CheckS
         writer.write(
             RULE_RESULTS.name, evaluate(con, todo[start : start + BATCH_SNAPSHOTS], current)
         )
-    frozen = _freeze_lifetimes(con, staging, check_id, points)
-    positions = dict(con.execute("SELECT point, position FROM points").fetchall())
+    from pipeline.select import all_points
+
+    history = all_points(con)
+    frozen = _freeze_lifetimes(con, staging, check_id, points, history)
+    positions = {p.name: p.position for p in history}
     for point in points:
         found = con.sql(series_sql(), params={"position": positions[point]}).to_arrow_table()
         writer.write(SERIES_FINDINGS.name, found)
@@ -123,16 +129,17 @@ def _decide(out: Out, con: Any, points: list[str], current: str, summary: CheckS
         summary.warnings = after_commit(out, f"check {check_id}")
 
 
-def _freeze_lifetimes(con: Any, staging: Any, check_id: str, points: list[str]) -> set[str]:
+def _freeze_lifetimes(
+    con: Any, staging: Any, check_id: str, points: list[str], history: list[Point]
+) -> set[str]:
     """Each point's fork lifetimes (summaries, curves, longest-open forks), staged with the
     check: they depend on the crawled history alone, which later crawls never add to, so
     stats and the report read them instead of walking every fork's history again. A point
-    whose lifetimes an earlier check froze (a re-check) keeps them. The points frozen here."""
-    from pipeline.select import all_points
+    whose lifetimes an earlier check froze (a re-check) keeps them. `history`: every point of
+    OUT, oldest first. The points frozen here."""
     from pipeline.stats import OPEN_FORKS, history_runs, lifetime_rows, lifetimes_check, query_sql
 
     writer = PartitionWriter(staging, [LIFETIME_SUMMARIES, LIFETIME_CURVES, LONGEST_OPEN])
-    history = all_points(con)
     frozen: set[str] = set()
     for point in history:
         if point.name not in points or lifetimes_check(con, point.name) is not None:

@@ -340,14 +340,14 @@ def test_a_week_checked_at_once_decides_what_nightly_checks_decide(tmp_path: Pat
         check(str(nightly))
         if night in (2, 6):
             assert len(check(str(batched)).points) == (2 if night == 2 else 4)
-    assert decided(nightly) == decided(batched)
     assert decided(nightly), "the week found nothing along history"
-    for night in range(1, 7):
-        for out in (nightly, batched):
-            con = connect(Out(out))
-            rates = rate_rows(con, point(night))
-            con.close()
-            if out == nightly:
-                expected = (rates, lifetimes_of(out, point(night)))
-            else:
-                assert (rates, lifetimes_of(out, point(night))) == expected, night
+    assert decided(nightly) == decided(batched)
+    assert nights_figures(nightly, 6) == nights_figures(batched, 6)
+
+
+def nights_figures(out: Path, nights: int) -> list[tuple[list[str], tuple[Lifetimes, Lifetimes]]]:
+    """Each night's rates and fork lifetimes, as stats reads them."""
+    con = connect(Out(out))
+    rates = [rate_rows(con, point(n)) for n in range(1, nights + 1)]
+    con.close()
+    return [(r, lifetimes_of(out, point(n))) for n, r in enumerate(rates, 1)]
