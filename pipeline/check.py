@@ -27,7 +27,7 @@ from pipeline.schema import (
     SERIES_FINDINGS,
     SESSION_VERDICTS,
 )
-from pipeline.store import Out, PartitionWriter, new_run_id, publish
+from pipeline.store import Out, QueryWriter, new_run_id, publish
 
 if TYPE_CHECKING:
     from pipeline.select import Point
@@ -83,7 +83,7 @@ def _points(con: Any) -> list[tuple[str, bool]]:
 def _decide(out: Out, con: Any, points: list[str], current: str, summary: CheckSummary) -> None:
     check_id = new_run_id()
     staging = out.root / "staging" / f"check-{check_id}"
-    writer = PartitionWriter(staging, [RULE_RESULTS, SERIES_FINDINGS, CHECKS])
+    writer = QueryWriter(con, staging, [RULE_RESULTS, SERIES_FINDINGS, CHECKS])
     todo = _unevaluated(con, points, current)
     summary.snapshots = len(todo)
     summary.parse_issues, summary.unreadable_snapshots = con.execute(
@@ -92,19 +92,17 @@ def _decide(out: Out, con: Any, points: list[str], current: str, summary: CheckS
         {"ids": todo},
     ).fetchall()[0]
     for start in range(0, len(todo), BATCH_SNAPSHOTS):
-        writer.write(
-            RULE_RESULTS.name, evaluate(con, todo[start : start + BATCH_SNAPSHOTS], current)
-        )
+        evaluated = evaluate(con, todo[start : start + BATCH_SNAPSHOTS], current)
+        writer.write(RULE_RESULTS.name, f"SELECT * FROM {evaluated}")
     from pipeline.select import all_points
 
     history = all_points(con)
     frozen = _freeze_lifetimes(con, staging, check_id, points, history)
     positions = {p.name: p.position for p in history}
     for point in points:
-        found = con.sql(series_sql(), params={"position": positions[point]}).to_arrow_table()
-        writer.write(SERIES_FINDINGS.name, found)
-        summary.series_findings += found.num_rows
-        writer.write(
+        found = writer.write(SERIES_FINDINGS.name, series_sql(), {"position": positions[point]})
+        summary.series_findings += found
+        writer.add_rows(
             CHECKS.name,
             [
                 {
@@ -114,7 +112,7 @@ def _decide(out: Out, con: Any, points: list[str], current: str, summary: CheckS
                     "checked_at": _now(),
                     "tool_version": __version__,
                     "snapshots_evaluated": len(todo),
-                    "series_findings": found.num_rows,
+                    "series_findings": found,
                     "lifetimes_frozen": point in frozen,
                 }
             ],
@@ -139,7 +137,7 @@ def _freeze_lifetimes(
     OUT, oldest first. The points frozen here."""
     from pipeline.stats import OPEN_FORKS, history_runs, lifetime_rows, lifetimes_check, query_sql
 
-    writer = PartitionWriter(staging, [LIFETIME_SUMMARIES, LIFETIME_CURVES, LONGEST_OPEN])
+    writer = QueryWriter(con, staging, [LIFETIME_SUMMARIES, LIFETIME_CURVES, LONGEST_OPEN])
     frozen: set[str] = set()
     for point in history:
         if point.name not in points or lifetimes_check(con, point.name) is not None:
@@ -147,12 +145,13 @@ def _freeze_lifetimes(
         runs, _ = history_runs([p for p in history if p.position <= point.position])
         summaries, curves = lifetime_rows(con, runs, list(point.runs))
         tag = {"check_id": check_id, "point": point.name}
-        writer.write(LIFETIME_SUMMARIES.name, [{**tag, **row} for row in summaries])
-        writer.write(LIFETIME_CURVES.name, [{**tag, **row} for row in curves])
-        ranked = con.execute(query_sql("longest_open"), {"limit": OPEN_FORKS}).fetchall()
-        names = ("rank", "session_key", "root", "fork_id", "hours")
+        writer.add_rows(LIFETIME_SUMMARIES.name, [{**tag, **row} for row in summaries])
+        writer.add_rows(LIFETIME_CURVES.name, [{**tag, **row} for row in curves])
+        # point_forks is the point's own: its longest-open forks are written before the next.
         writer.write(
-            LONGEST_OPEN.name, [{**tag, **dict(zip(names, r, strict=True))} for r in ranked]
+            LONGEST_OPEN.name,
+            f"SELECT $check_id AS check_id, $point AS point, * FROM ({query_sql('longest_open')})",
+            {**tag, "limit": OPEN_FORKS},
         )
         frozen.add(point.name)
     con.execute("DROP TABLE IF EXISTS point_forks")
@@ -178,17 +177,14 @@ def _freeze_results(con: Any, staging: Any, check_id: str, points: list[str], cu
             f'CREATE OR REPLACE TEMP VIEW "{table.name}" AS '
             f"SELECT * FROM {out_view(con, table.name)}{staged}"
         )
-    writer = PartitionWriter(staging, [table for table, _ in FROZEN_RESULTS])
+    writer = QueryWriter(con, staging, [table for table, _ in FROZEN_RESULTS])
     params = {"check_id": check_id, "ruleset": current, "points": points}
     given = {"check_id": "$check_id", "ruleset": "$ruleset"}
     try:
         for table, view in FROZEN_RESULTS:
             columns = ", ".join(f"{given.get(c.name, c.name)} AS {c.name}" for c in table.columns)
-            found = con.sql(
-                f"SELECT {columns} FROM {view} WHERE list_contains($points, point)",
-                params=params,
-            )
-            writer.write(table.name, found.to_arrow_table())
+            query = f"SELECT {columns} FROM {view} WHERE list_contains($points, point)"
+            writer.write(table.name, query, params)
     finally:
         for table in decided:
             con.execute(f'DROP VIEW IF EXISTS temp.main."{table.name}"')
@@ -218,8 +214,9 @@ def _unevaluated(con: Any, points: list[str], current: str) -> list[str]:
     return [r[0] for r in rows]
 
 
-def evaluate(con: Any, snapshot_ids: list[str], current: str) -> Any:
-    """Every rule's result for the given snapshots, as an Arrow table shaped like rule_results.
+def evaluate(con: Any, snapshot_ids: list[str], current: str) -> str:
+    """Every rule's result for the given snapshots, shaped like rule_results, in a temp table
+    whose name it returns (replaced by the next call).
 
     The snapshots' rows are copied into a schema of their own and the rules run there, so a
     night's check reads only that night's new content (the same way `census detect` runs the
@@ -239,10 +236,12 @@ def evaluate(con: Any, snapshot_ids: list[str], current: str) -> Any:
         )
     con.execute(f"SET search_path = 'memory.batch,{views}.main'")
     try:
-        return con.sql(
+        con.execute(
+            "CREATE OR REPLACE TEMP TABLE evaluated AS "
             "SELECT snapshot_id, $ruleset AS ruleset, rule_id, gate, status, file, line, message "
             f"FROM ({results_sql()}) ORDER BY snapshot_id, rule_id, line NULLS FIRST, message",
-            params={"ruleset": current},
-        ).to_arrow_table()
+            {"ruleset": current},
+        )
+        return "temp.main.evaluated"
     finally:
         con.execute(f"SET search_path = '{views}.main'")
