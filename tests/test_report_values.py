@@ -9,6 +9,7 @@ of tests/test_stats.py (whose durations and latencies are spelled out there).
 
 from __future__ import annotations
 
+import shutil
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
@@ -200,3 +201,28 @@ def test_lifetime_and_sync_tables_show_the_hand_worked_history(
     )
     assert (sync["in flight"], sync["unpaired"]) == ("1", "0")
     assert (sync["latency p50, s"], sync["p90, s"], sync["max, s"]) == ("600", "960", "1,200")
+
+
+def test_a_fork_listed_open_and_resolved_is_not_closed_again_every_night(tmp_path: Path) -> None:
+    """What changed between two points reads a fork as the lifetimes do: listed [open] but
+    resolved by the ledger is resolved at both points, so identical content closes nothing;
+    parking the other fork the next night closes it."""
+    from pipeline.engine import connect, fetch_dicts
+    from pipeline.report import _query
+    from pipeline.store import Out
+
+    root = tmp_path / "corpus"
+    shutil.copytree(Path(__file__).parent.parent / "fixtures" / "example" / "lumen-docs", root)
+    forks = root / "docs/research/search-relevance-brainstorm/forks.md"
+    out = str(tmp_path / "out")
+    crawl([str(root)], out, {"night": "1"}, workers=1, point="n1")
+    crawl([str(root)], out, {"night": "2"}, workers=1, point="n2")
+    text = forks.read_text()
+    forks.write_text(text.replace("ranking? [open]", "ranking? [parked → docs/later.md]"))
+    crawl([str(root)], out, {"night": "3"}, workers=1, point="n3")
+    check(out)
+    con = connect(Out(out))
+    changes = fetch_dicts(con, _query("fork_changes"), {"point": "n2", "previous": "n1"})
+    assert changes == []
+    changes = fetch_dicts(con, _query("fork_changes"), {"point": "n3", "previous": "n2"})
+    assert [(c["change"], c["fork_id"]) for c in changes] == [("closed", "F1")]
