@@ -340,3 +340,21 @@ def test_an_uncommitted_step_back_is_counted_once(tmp_path: Path) -> None:
         .fetchall()
     )
     assert failing == [("night-2",)]
+
+
+def test_credentials_in_the_origin_url_never_reach_the_tables_or_the_report(
+    history: tuple[Path, dict[str, str]], tmp_path: Path
+) -> None:
+    """A token written into the remote (`https://user:token@host/…`) is no part of the
+    repository's identity: the tables, and so the report, show the URL without it."""
+    from pipeline.report import build
+
+    repo, _ = history
+    git(repo, "remote", "add", "origin", "https://bob:s3cr3t-token@example.invalid/team/repo.git")
+    out = tmp_path / "out"
+    crawl([str(repo.parent)], str(out), workers=1, git_history=True)
+    check(str(out))
+    repos = connect(Out(out)).execute("SELECT DISTINCT repo FROM observations").fetchall()
+    assert repos == [("https://example.invalid/team/repo.git",)]
+    html = Path(build(str(out)).path).read_text()
+    assert "example.invalid/team/repo.git" in html and "s3cr3t" not in html

@@ -65,7 +65,7 @@ class GitRepo:
         done = _git(self.path, "config", "--get", "remote.origin.url")
         if done is None or done.returncode != 0:
             return None
-        return done.stdout.decode("utf-8", "replace").strip() or None
+        return without_credentials(done.stdout.decode("utf-8", "replace").strip()) or None
 
     def tracked_under(self, folder: str) -> list[str] | None:
         """Tracked paths under `folder` (relative to the working tree), relative to it."""
@@ -174,3 +174,18 @@ class GitHistory:
             self._batch.stdout.close()
             self._batch.wait(timeout=30)
             self._batch = None
+
+
+def without_credentials(url: str) -> str:
+    """An origin URL as the tables may show it: an http(s) URL's user and password (a token
+    written into the remote) are dropped, and any URL's password; an ssh user (`git@`) stays,
+    as it names no secret and is part of how the repository has always been known."""
+    scheme, sep, rest = url.partition("://")
+    if not sep or "@" not in rest.split("/", 1)[0]:
+        return url
+    authority, slash, path = rest.partition("/")
+    userinfo, _, host = authority.rpartition("@")
+    if scheme.lower() in ("http", "https") or not userinfo.partition(":")[0]:
+        return f"{scheme}://{host}{slash}{path}"
+    user = userinfo.partition(":")[0]
+    return f"{scheme}://{user}@{host}{slash}{path}"
