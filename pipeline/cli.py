@@ -149,7 +149,7 @@ LabelOption = Annotated[
     list[str], typer.Option("--label", "-l", help="Tag the run: k=v (repeatable).")
 ]
 WorkersOption = Annotated[
-    int | None, typer.Option(help="Worker processes (default: one per core).")
+    int | None, typer.Option(min=1, help="Worker processes, 1 or more (default: one per core).")
 ]
 PointOption = Annotated[
     str | None,

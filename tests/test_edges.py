@@ -100,6 +100,19 @@ def test_sql_output_to_an_unwritable_place_is_one_line(out: Path, tmp_path: Path
     assert str(target) in line
 
 
+def test_a_report_onto_a_directory_is_one_line_and_leaves_nothing(
+    out: Path, tmp_path: Path
+) -> None:
+    target = tmp_path / "a-dir"
+    target.mkdir()
+    line = one_line_exit_2(["report", "--out", str(out), "--html", str(target)])
+    assert (
+        line
+        == f"census: {target} is a directory; give --html a file path, such as {target}/report.html"
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a-dir"], "no .tmp left beside it"
+
+
 @pytest.mark.parametrize(
     ("args", "expected"),
     [
@@ -127,6 +140,16 @@ def test_sql_output_to_an_unwritable_place_is_one_line(out: Path, tmp_path: Path
         (
             ["check", "surplus"],
             "census: Got unexpected extra argument(s) (surplus) (see 'census check --help')",
+        ),
+        (
+            ["crawl", "x", "--workers", "0"],
+            "census: Invalid value for '--workers': 0 is not in the range x>=1. "
+            "(see 'census crawl --help')",
+        ),
+        (
+            ["run", "x", "--workers", "-3"],
+            "census: Invalid value for '--workers': -3 is not in the range x>=1. "
+            "(see 'census run --help')",
         ),
     ],
 )
