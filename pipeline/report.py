@@ -32,6 +32,7 @@ from pipeline.compare import (
     point_lifetime,
 )
 from pipeline.engine import connect, fetch_dicts, out_view
+from pipeline.errors import UsageError
 from pipeline.resources import queries_dir, reports_dir
 from pipeline.rules import load_rules
 from pipeline.select import Point, all_points, previous, resolve
@@ -421,7 +422,15 @@ def build(
     )
     page = render(data)
     target = Path(html) if html else Out(out_path).root / "report.html"
+    if target.is_dir():
+        raise UsageError(
+            f"{target} is a directory; give --html a file path, such as {target}/report.html"
+        )
     temp = target.with_name(target.name + ".tmp")
-    temp.write_text(page, encoding="utf-8")
-    temp.replace(target)
+    try:
+        temp.write_text(page, encoding="utf-8")
+        temp.replace(target)
+    finally:
+        # Written whole or not at all: a failed write leaves no half-made file behind.
+        temp.unlink(missing_ok=True)
     return ReportSummary(target, target.stat().st_size, time.perf_counter() - started)
