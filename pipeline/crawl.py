@@ -42,7 +42,7 @@ from pipeline.schema import (
 )
 from pipeline.sources import open_root
 from pipeline.sources.git import GitRepo
-from pipeline.sources.tree import DirTree, Tree
+from pipeline.sources.tree import OUT_OF_ROOT, DirTree, Tree
 from pipeline.store import (
     Out,
     PartitionWriter,
@@ -579,10 +579,14 @@ def _crawl_block(batch: _JobBatch, job: Job, walker: DirTree, rel: str) -> None:
     entries = list(walker.walk_block(rel))
     stamps = memo.stamps_of(job.root_abs, rel, entries, started)
     walk_issues = walker.issues[seen:]
+    repos = list(discover(entries))
+    # A link out of the root inside a session is that session's own parse issue already.
+    sessions = tuple(f"{s.root_path}/" for r in repos for s in r.sessions.values())
     for path, code, message in walk_issues:
-        batch.root_issue(f"{job.root_label}:{path}", code, message)
+        if message != OUT_OF_ROOT or not path.startswith(sessions):
+            batch.root_issue(f"{job.root_label}:{path}", code, message)
     issues, observed = len(batch.result.issues), len(batch.result.observations)
-    for repo in discover(entries):
+    for repo in repos:
         _crawl_repo(batch, job, repo, None)
     if stamps is None or walk_issues or len(batch.result.issues) != issues:
         batch.result.memos[key] = None

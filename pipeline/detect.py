@@ -17,7 +17,7 @@ from pipeline.parse.session import parse_session
 from pipeline.rules import results_sql, rules_for
 from pipeline.schema import CONTENT_TABLES, SNAPSHOTS
 from pipeline.sources.git import enclosing_repo
-from pipeline.sources.tree import DirTree, read_file
+from pipeline.sources.tree import OUT_OF_ROOT, DirTree, read_file
 
 NO_LAYOUT = "no repository layout"
 
@@ -82,8 +82,14 @@ def detect(path: str, gate: str = "session") -> Detection:
     if not os.path.isdir(path):
         raise UnusableInput(f"{path}: not a directory; give a session folder")
     folder = os.path.realpath(path)
+    try:
+        os.listdir(folder)
+    except OSError as err:
+        message = f"{path}: cannot be read ({err.strerror}); give a readable folder"
+        raise UnusableInput(message) from None
     location, topic, repo_root, session_path, in_layout = locate(folder)
-    entries = [e for e in DirTree(folder).walk() if e.path]
+    walker = DirTree(folder)
+    entries = [e for e in walker.walk() if e.path]
     session = SessionRef("", session_path, topic, location, entries)
     repo = RepoRef("", {session_path: session})
     if in_layout and gate == "move":
@@ -94,6 +100,11 @@ def detect(path: str, gate: str = "session") -> Detection:
         ctx.git, inside = git
         ctx.git_prefix = inside.removesuffix(session_path).strip("/")
     rec = parse_session(session_input(ctx, session))
+    # What the walk could not enter is shown, as crawl shows it (a link out of the folder
+    # is a parse issue of the session already).
+    for where, code, message in walker.issues:
+        if message != OUT_OF_ROOT:
+            rec.issue(where, None, code, message)
     _text_only(rec)
     outcomes = _evaluate(rec, gate)
     if not in_layout:

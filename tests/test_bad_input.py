@@ -534,10 +534,14 @@ def test_symlink_loops_and_links_out_of_the_root(
     os.symlink(outside / "secret.md", bad / "forks.md.tmp")
     (bad / "forks.md").unlink()
     os.symlink(outside / "secret.md", bad / "forks.md")  # forks.md itself leaves the root
+    elsewhere = copy_tree(CONTROL / SESSION, tmp_path / "elsewhere-brainstorm")
+    # A whole session folder that lives out of the root: not followed, and never silent.
+    os.symlink(elsewhere, root / "bad" / "docs" / "research" / "linked-brainstorm")
     con = crawl_unchanged([root], root, tmp_path / "out")
     label = str(root)
     assert issues(con) == ordered(
         [
+            (None, f"{label}:bad/docs/research/linked-brainstorm", None, "unreadable"),
             (None, f"{label}:bad/{SESSION}/basis/self", None, "unreadable"),
             (None, f"{label}:bad/{SESSION}/loop", None, "unreadable"),
             (None, f"{label}:spin", None, "unreadable"),

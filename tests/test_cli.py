@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -149,6 +150,17 @@ def test_detect_unusable_input_exit_2(tmp_path: Path) -> None:
     (tmp_path / "file.md").write_text("x")
     not_dir = runner.invoke(app, ["detect", str(tmp_path / "file.md")])
     assert not_dir.exit_code == 2 and "not a directory" in not_dir.output
+
+
+def test_detect_shows_what_its_walk_could_not_enter(open_session: Path, tmp_path: Path) -> None:
+    """What the walk refuses (here a link that loops back to the session) is a note, as
+    crawl makes it a parse issue: `clean` never hides a folder that was not read."""
+    session = tmp_path / "docs" / "research" / "linked-brainstorm"
+    shutil.copytree(open_session, session)
+    (session / "loop").symlink_to(session, target_is_directory=True)
+    result = runner.invoke(app, ["detect", str(session)])
+    notes = [line for line in result.output.splitlines() if line.startswith("note loop")]
+    assert "note loop symbolic link loops back to an enclosing folder; not followed" in notes
 
 
 def test_detect_empty_folder_still_prints_and_fails(tmp_path: Path) -> None:

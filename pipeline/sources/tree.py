@@ -53,6 +53,7 @@ class Tree:
 
 
 BAD_NAME = "name is not valid UTF-8 (shown with U+FFFD); not read"
+OUT_OF_ROOT = "symbolic link leads out of the root; not followed"
 
 
 def storable_name(name: str) -> str:
@@ -175,7 +176,11 @@ class DirTree(Tree):
     def _link(self, item: os.DirEntry[str], path: str) -> Entry:
         target = os.path.realpath(item.path)
         if target != self.root and not target.startswith(self.root + os.sep):
-            return Entry(path, False, 0, 0, "symbolic link leads out of the root; not followed")
+            if os.path.isdir(target):
+                # A folder out of the root (a session, a docs/) would vanish without a word;
+                # inside a session, the session's own parse issue names it (see crawl).
+                self.issues.append((path, "unreadable", OUT_OF_ROOT))
+            return Entry(path, False, 0, 0, OUT_OF_ROOT)
         try:
             st = os.stat(target)
         except OSError:
