@@ -79,9 +79,7 @@ def _emit(relation: Any, fmt: str, output: Path | None) -> str | None:
     if fmt == "table":
         text = str(relation)
     elif fmt == "csv":
-        buffer = io.StringIO()
-        relation.df().to_csv(buffer, index=False)
-        text = buffer.getvalue()
+        text = _csv(relation)
     else:
         cols = relation.columns
         rows = [dict(zip(cols, row, strict=True)) for row in relation.fetchall()]
@@ -91,3 +89,24 @@ def _emit(relation: Any, fmt: str, output: Path | None) -> str | None:
     with naming(output):
         output.write_text(text)
     return None
+
+
+def _csv(relation: Any) -> str:
+    """The rows as CSV, each value as DuckDB spells it for a list, map or struct (`[1, 2]`,
+    `{team=platform}`): whole, on one line, and readable back by DuckDB."""
+    import csv
+
+    columns = relation.columns
+    nested = ("[]", "MAP(", "STRUCT(", "UNION(")
+    if any(any(n in str(t) for n in nested) for t in relation.types):
+        names = [c.replace('"', '""') for c in columns]
+        projection = [
+            f'CAST("{n}" AS VARCHAR) AS "{n}"' if any(k in str(t) for k in nested) else f'"{n}"'
+            for n, t in zip(names, relation.types, strict=True)
+        ]
+        relation = relation.project(", ".join(projection))
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(columns)
+    writer.writerows(relation.fetchall())
+    return buffer.getvalue()

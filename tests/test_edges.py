@@ -201,3 +201,17 @@ def test_detect_on_a_path_that_is_not_utf8(tmp_path: Path) -> None:
     assert text.exit_code == 0 and text.stdout.splitlines()[-1] == "clean"
     found = json.loads(runner.invoke(app, ["detect", str(session), "--json"]).stdout)
     assert found["result"] == "clean"
+
+
+def test_sql_csv_writes_lists_and_maps_whole_on_one_line(out: Path) -> None:
+    """A list or map cell as DuckDB spells it, every element kept: not a numpy repr that
+    wraps over lines and elides the middle of a long list."""
+    query = (
+        "SELECT range(2000) AS xs, MAP {'team': 'platform'} AS labels, "
+        "CAST(NULL AS INTEGER) AS missing, 7 AS n, 'a,b' AS text"
+    )
+    result = runner.invoke(app, ["sql", query, "--out", str(out), "--format", "csv"])
+    assert result.exit_code == 0, result.output
+    header, row = result.stdout.splitlines()
+    assert header == "xs,labels,missing,n,text"
+    assert row == '"[' + ", ".join(map(str, range(2000))) + ']",{team=platform},,7,"a,b"'
