@@ -144,6 +144,24 @@ def test_detect_json_object_shape(open_session: Path) -> None:
     }
 
 
+def test_every_finding_has_a_message_when_ids_cannot_be_read(open_session: Path) -> None:
+    """Entries whose ID could not be read still fail with a sentence, never a null."""
+    forks = open_session / "forks.md"
+    forks.write_text(
+        forks.read_text()
+        + "\n## F-5 — Misspelt [open]\n- Raised by: user\n- Closes when: x\n"
+        + "\n## F 6 — Spaced [parked]\n- Raised by: user\n- Closes when: x\n"
+    )
+    ledger = open_session / "ledger.md"
+    ledger.write_text(ledger.read_text() + "\n## d9 — Lower case\nReversed by D77\n")
+    result = runner.invoke(app, ["detect", str(open_session), "--gate", "manifest", "--json"])
+    findings = [
+        (r["rule"], f) for r in json.loads(result.output)["rules"] for f in r.get("findings", [])
+    ]
+    assert {rule for rule, _ in findings} >= {"BS-FORK-01", "BS-FORK-03", "BS-LEDGER-01"}
+    assert all(isinstance(f["message"], str) and f["message"] for _, f in findings), findings
+
+
 def test_detect_unusable_input_exit_2(tmp_path: Path) -> None:
     missing = runner.invoke(app, ["detect", str(tmp_path / "missing")])
     assert missing.exit_code == 2 and "no such directory" in missing.output

@@ -285,7 +285,9 @@ def test_forks_open_and_parked_with_their_bullets() -> None:
         ("F4", "the translation budget for notification templates is known", 16),
         ("F5", "the manifest says so", 19),
     ]
-    assert issues(rec) == []
+    # The second Raised by is not read: a note, and no rule fails (neither names the twin).
+    assert issues(rec) == [("forks.md", 21, "duplicate-field")]
+    assert rec.of("parse_issues")[0]["rule_id"] is None
 
 
 def test_forks_unparseable_headings_still_count_as_entries() -> None:

@@ -87,11 +87,29 @@ def test_an_atx_heading_is_read_however_it_is_spaced(heading: str) -> None:
         "##F1 — Title [open]",  # no space after the #s: a paragraph
         "    ## F1 — Title [open]",  # four spaces: indented code
         "####### F1 — Title [open]",  # seven #s: a paragraph
-        "### F1 — Title [open]",  # level 3: not an entry
     ],
 )
-def test_what_is_no_level_2_heading_is_no_fork(heading: str) -> None:
+def test_what_is_no_heading_is_no_fork(heading: str) -> None:
     assert forks(f"# Forks\n\n{heading}\n{FORK}", "fork_id") == []
+
+
+@pytest.mark.parametrize(
+    ("kind", "text", "rule"),
+    [
+        ("forks", f"# Forks\n\n### F1 — Title [open]\n{FORK}", "BS-FORK-01"),
+        ("forks", f"# Forks\n\n# F1 — Title [open]\n{FORK}", "BS-FORK-01"),
+        ("ledger", "# Ledger\n\n### D1 — Title\n- Decision: a\n", "BS-LEDGER-01"),
+    ],
+)
+def test_an_entry_heading_at_another_level_is_an_entry_and_fails_its_rule(
+    kind: str, text: str, rule: str
+) -> None:
+    """Meant as an entry, at the wrong level: counted (so `[open]` still counts as open at
+    the stop) and never silently dropped."""
+    rec = read(kind, text)
+    table, column = ("forks", "fork_id") if kind == "forks" else ("ledger", "decision_id")
+    assert [r[column] for r in rec.of(table)] == [("F1" if kind == "forks" else "D1")]
+    assert issues(rec) == [(3, "entry-heading-level", rule)]
 
 
 def test_a_heading_underlined_with_dashes_is_a_level_2_heading() -> None:
@@ -315,6 +333,12 @@ def test_thesis_stamp_and_section_headings_are_lenient() -> None:
     assert snap["thesis_has_what_changed"]
 
 
+def test_a_section_name_with_more_space_between_its_words_is_the_name() -> None:
+    rec = read("state", "## Aspect  map\n- a — b → F2\n")
+    assert pick(rec.of("aspect_refs"), "ref") == [("F2",)]
+    assert read("thesis", "# T\n\n## What\tchanged\nx\n").snapshot["thesis_has_what_changed"]
+
+
 def test_a_longer_word_is_not_the_section_name() -> None:
     rec = read("thesis", "# T\n## Claims\n## Argumentation\n")
     assert not rec.snapshot["thesis_has_claim"] and not rec.snapshot["thesis_has_argument"]
@@ -435,6 +459,59 @@ def test_resolves_finds_every_fork_id_as_a_word(resolves: str) -> None:
     assert issues(rec) == []
 
 
+def test_ids_wrapped_in_underscore_emphasis_are_words() -> None:
+    rec = read("ledger", "## D1 — x\n- Resolves: _F2_, __F3__\n\n_Reversed by D4_\n")
+    assert sorted(r["fork_id"] for r in rec.of("ledger_resolves")) == ["F2", "F3"]
+    assert pick(rec.of("ledger"), "reversed_by") == [("D4",)]
+    refs = read("state", "## Aspect map\n- a → _D1_, *F2*\n").of("aspect_refs")
+    assert pick(refs, "ref", "kind") == [("D1", "decision"), ("F2", "fork")]
+    # A letter or digit against the ID still makes another word.
+    assert read("ledger", "## D1 — x\n- Resolves: F2a, aF3, F4_x\n").of("ledger_resolves") == [
+        {"file": "ledger.md", "line": 2, "decision_id": "D1", "fork_id": "F4", "snapshot_id": "sid"}
+    ]
+
+
+def test_every_resolves_line_of_an_entry_counts() -> None:
+    rec = read(
+        "ledger", "## D1 — x\n- Resolves: F2\n- Resolves: F4, F2\n## D2 — y\n- Resolves: F2\n"
+    )
+    assert pick(rec.of("ledger_resolves"), "decision_id", "fork_id", "line") == [
+        ("D1", "F2", 2),
+        ("D1", "F4", 3),
+        ("D2", "F2", 5),
+    ]
+    assert pick(rec.of("ledger"), "resolves_raw") == [("F2; F4, F2",), ("F2",)]
+    assert issues(rec) == []
+
+
+@pytest.mark.parametrize(
+    ("kind", "text", "line", "rule"),
+    [
+        ("state", "- Status: stopping\n- Status: open\n", 2, "BS-STATE-01"),
+        ("state", "- Last compose: never\n- Last compose: 2026-07-08T15:00Z\n", 2, "BS-COMPOSE-01"),
+        ("state", "- Posture: calm\n- Posture: busy\n", 2, None),  # no rule reads it
+        ("thesis", "Current as of: never\nCurrent as of: 2026-07-08T15:00Z\n", 2, "BS-COMPOSE-01"),
+        ("forks", f"## F1 — t [open]\n{FORK}- Raised by: twin (S9)\n", 4, "BS-SYNC-02"),
+        ("forks", f"## F1 — t [open]\n{FORK}- Closes when:\n", 4, "BS-FORK-01"),
+        ("ledger", "## D1 — t\n- Decision: a\n- Decision: b\n", 3, "BS-LEDGER-01"),
+        ("ledger", "## D1 — t\n- Reverses: D0\n- Reverses: D9\n", 3, "BS-LEDGER-01"),
+        ("ledger", "## D1 — t\nReversed by: D2\n\nReversed by: D9\n", 4, "BS-LEDGER-01"),
+    ],
+)
+def test_a_field_given_again_differently_fails_the_rule_that_needs_it(
+    kind: str, text: str, line: int, rule: str | None
+) -> None:
+    """Only the first value is read; a second that says otherwise is a line that was not,
+    so the rule that needs the field fails (a second that says the same is only a note)."""
+    assert issues(read(kind, text)) == [(line, "duplicate-field", rule)]
+
+
+def test_a_field_given_again_the_same_is_a_note() -> None:
+    assert issues(read("state", "- Status: open\n- **Status:** open\n")) == [
+        (2, "duplicate-field", None)
+    ]
+
+
 def test_resolves_that_names_no_fork_fails_fork_02_and_none_is_no_issue() -> None:
     rec = read("ledger", "## D1 — x\n- Resolves: the send-window fork\n")
     assert rec.of("ledger_resolves") == [] and issues(rec) == [(2, "no-fork-id", "BS-FORK-02")]
@@ -511,6 +588,32 @@ def test_a_heading_meant_as_an_entry_without_its_number_is_an_entry_and_an_issue
     assert issues(rec) == [(1, "bad-fork-heading", None)]
 
 
+@pytest.mark.parametrize("heading", ["F-5", "f5", "F#5", "F_5", "Fork 5", "fork #5", "F 5"])
+def test_a_misspelt_fork_id_is_an_entry_without_an_id_and_an_issue(heading: str) -> None:
+    rec = read("forks", f"## {heading} — Title [open]\n{FORK}")
+    assert pick(rec.of("forks"), "fork_id", "title", "marker") == [(None, "Title", "open")]
+    assert issues(rec) == [(1, "bad-fork-heading", None)]  # BS-FORK-01 fails on the null ID
+
+
+@pytest.mark.parametrize("heading", ["d3 — Title", "D-3 — Title", "Decision 3 — Title"])
+def test_a_misspelt_ledger_id_is_an_entry_without_an_id(heading: str) -> None:
+    rec = read("ledger", f"## {heading}\n- Decision: a\n")
+    assert pick(rec.of("ledger"), "decision_id", "decision") == [(None, "a")]
+
+
+@pytest.mark.parametrize("heading", ["t3", "Turn 3", "T-3", "turn #3"])
+def test_a_misspelt_turn_heading_fails_compose_freshness(heading: str) -> None:
+    rec = read("capture", f"# Capture\n\n### {heading} · 2026-07-10T17:00Z\nx\n")
+    assert issues(rec) == [(3, "bad-turn-heading", "BS-COMPOSE-02")]
+
+
+def test_words_and_sections_stay_sections_beside_misspelt_ids() -> None:
+    text = "## Forks still open\n## F-layer\n## Fortnight 2 review\n## FAQ\n"
+    assert forks(text, "fork_id") == []
+    rec = read("capture", "### Today 5 things\n### Topics 2026-07-10T17:00Z\n")
+    assert rec.of("turns") == [] and issues(rec) == []
+
+
 def test_a_number_too_large_for_the_tables_is_an_issue_not_a_silent_null() -> None:
     rec = read("forks", f"## F99999999999 — big [open]\n{FORK}")
     assert pick(rec.of("forks"), "fork_id", "fork_num") == [("F99999999999", None)]
@@ -541,6 +644,26 @@ def test_sync_lines_as_list_items_or_under_headings_read_the_same(text: str) -> 
         ("S4", "result", None, "reconciled", AT),
     ]
     assert issues(rec) == []
+
+
+def test_sync_lines_above_a_dashed_line_are_each_read() -> None:
+    """`---` under a paragraph underlines it (a setext heading): the sync lines in it are
+    still each a line of the log, never one title."""
+    rec = read("sync-log", f"{DISPATCH}\n{RESULT}\nnot a sync line\n---\n")
+    assert pick(rec.of("sync_events"), "sync_id", "kind") == [("S4", "dispatch"), ("S4", "result")]
+    assert issues(rec) == [(3, "bad-sync-line", "BS-SYNC-01")]
+
+
+def test_fields_above_a_dashed_line_are_fields() -> None:
+    rec = read("ledger", "## D1 — t\nDecision: a\nWhy: b\nHow to apply: c\n---\n## D2 — u\n")
+    assert pick(rec.of("ledger"), "decision_id", "decision", "why", "how_to_apply") == [
+        ("D1", "a", "b", "c"),
+        ("D2", None, None, None),
+    ]
+    rec = read("forks", "## F1 — t [open]\nRaised by: user\nCloses when: x\n---\n")
+    assert pick(rec.of("forks"), "raised_by", "closes_when") == [("user", "x")]
+    state = read("state", "Status: stopping\nSitting: single\n---\n")
+    assert (state.snapshot["status"], state.snapshot["sitting"]) == ("stopping", "single")
 
 
 def test_a_line_that_is_no_sync_line_fails_sync_01() -> None:

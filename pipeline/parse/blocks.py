@@ -73,12 +73,17 @@ _HTML_KINDS: tuple[tuple[re.Pattern[str], re.Pattern[str] | None, bool], ...] = 
 
 
 class Heading:
-    """An ATX or setext heading: level, first line, text (closing #s and spaces trimmed)."""
+    """An ATX or setext heading: level, first line, text (closing #s and spaces trimmed);
+    a setext heading keeps the lines it underlines (a reader may find them meant as fields
+    or sync lines above a `---` break, not as a title)."""
 
-    __slots__ = ("level", "line", "text")
+    __slots__ = ("level", "line", "text", "underlined")
 
-    def __init__(self, line: int, level: int, text: str) -> None:
+    def __init__(
+        self, line: int, level: int, text: str, underlined: list[Line] | None = None
+    ) -> None:
         self.line, self.level, self.text = line, level, text
+        self.underlined = underlined
 
 
 Line = tuple[int, str]  # (1-based line number, its text trimmed)
@@ -318,7 +323,8 @@ def _rule(blocks: list[Block], s: str, index: int, para: Paragraph | None) -> bo
     c = s[0]
     if para is not None and c in "-=":
         para.end = index
-        blocks[-1] = Heading(para.start + 1, 1 if c == "=" else 2, _joined(para.lines))
+        level = 1 if c == "=" else 2
+        blocks[-1] = Heading(para.start + 1, level, _joined(para.lines), para.lines)
         return True
     if c == "=" or len(s.rstrip(" \t")) < 3:
         return False
@@ -859,9 +865,9 @@ class _Parser:
     def _setext(self, level: int) -> None:
         first = self.para[0][0]
         text = " ".join(t for _, t in self.para).strip(TRIM)
-        self.para = []
+        underlined, self.para = self.para, []
         self.leaf = ""
-        self.doc.blocks.append(Heading(first, level, text))
+        self.doc.blocks.append(Heading(first, level, text, underlined))
 
     def _table_ahead(self, number: int, s: str, nonspace: int, depth: int) -> bool:
         """Whether this line is a table's header: the next line, inside the first `depth`

@@ -40,7 +40,8 @@ def _schema_turn(text: str) -> tuple[str, str, datetime] | None:
 
 def parse_capture(lines: list[str], rec: Records) -> None:
     for block in parse(lines).blocks:
-        if not isinstance(block, Heading) or "T" not in block.text[:8]:
+        # Cheap first look: a turn heading begins with T (or a misspelt `t3`, `Turn 3`).
+        if not isinstance(block, Heading) or not ("T" in block.text[:8] or "t" in block.text[:8]):
             continue
         fast = _schema_turn(block.text)
         if fast is None:

@@ -7,7 +7,7 @@ from typing import Any
 
 from pipeline.parse.blocks import Heading, parse
 from pipeline.parse.lexical import ARROW_RE, bare, ids, token
-from pipeline.parse.reading import entry_id, fields, number
+from pipeline.parse.reading import as_fields, entry_id, fields, number, repeated
 from pipeline.parse.records import Records
 from pipeline.schema import FORKS, blank_row
 
@@ -23,18 +23,37 @@ _BLANK = blank_row(FORKS, "file", "line")
 def parse_forks(lines: list[str], rec: Records) -> None:
     fork: dict[str, Any] | None = None
     for block in parse(lines).blocks:
+        block = as_fields(block, _FIELDS)
         if isinstance(block, Heading):
-            if block.level <= 2:
-                entry, digits, rest = entry_id(block.text, "F")
-                fork = _heading(block, digits, rest, rec) if entry and block.level == 2 else None
+            entry, digits, rest = entry_id(block.text, "F")
+            if entry:
+                fork = _heading(block, digits, rest, rec)
+                if block.level != 2:
+                    # Meant as a fork, at the wrong level: counted, and BS-FORK-01 fails.
+                    message = f"fork heading is level {block.level}; a fork is `## F# — title`"
+                    rec.issue(FILE, block.line, "entry-heading-level", message, "BS-FORK-01")
+            elif block.level <= 2:
+                fork = None  # a section heading ends the entry; a subheading is inside it
             continue
         if fork is None:
             continue
         for key, value, line in fields(block, _FIELDS):
-            if key == "raised_by" and fork["raised_by"] is None:
+            if fork[key] is not None:
+                repeated(rec, FILE, line, *_needs(key, fork[key], value))
+            elif key == "raised_by":
                 _raised_by(fork, value, line, rec)
-            elif key == "closes_when" and fork["closes_when"] is None:
+            else:
                 fork["closes_when"], fork["closes_when_line"] = value, line
+
+
+def _needs(key: str, first: str, second: str) -> tuple[str, str, str, str | None]:
+    """(name, first, second, the rule that needs the field) for a field given twice: Closes
+    when is BS-FORK-01's; Raised by is BS-SYNC-02's when either value may be the twin's."""
+    if key == "closes_when":
+        return "Closes when", first, second, "BS-FORK-01"
+    both = f"{first} {second}"
+    twin = "twin" in both.lower() or bool(ids(both, "S"))
+    return "Raised by", first, second, "BS-SYNC-02" if twin else None
 
 
 def _heading(block: Heading, digits: str | None, rest: str, rec: Records) -> dict[str, Any]:

@@ -8,7 +8,7 @@ from typing import Any
 
 from pipeline.parse.blocks import Block, Heading, Item, Paragraph, parse
 from pipeline.parse.lexical import bare, ids
-from pipeline.parse.reading import entry_id, fields, number
+from pipeline.parse.reading import as_fields, entry_id, fields, number, repeated
 from pipeline.parse.records import Records
 from pipeline.schema import LEDGER, blank_row
 
@@ -23,7 +23,7 @@ _FIELDS = {
 }
 _TEXT = ("decision", "why", "how_to_apply")
 _BLANK = blank_row(LEDGER, "file", "line", "position")
-_REVERSED_BY_RE = re.compile(r"(?i:reversed[ \t]++by)\b[ \t:*_`]*+(D\d+)\b")
+_REVERSED_BY_RE = re.compile(r"(?i:reversed[ \t]++by)\b[ \t:*_`]*+(D\d+)(?![A-Za-z0-9])")
 # Resolves values that say, on purpose, that an entry closes no fork.
 _NOTHING = {"", "none", "nothing", "n/a", "-", "—", "–"}
 
@@ -32,15 +32,18 @@ def parse_ledger(lines: list[str], rec: Records) -> None:
     entry: dict[str, Any] | None = None
     position = 0
     for block in parse(lines).blocks:
+        block = as_fields(block, _FIELDS)
         if isinstance(block, Heading):
-            if block.level <= 2:
-                found, digits, rest = (
-                    entry_id(block.text, "D") if block.level == 2 else (False, None, "")
-                )
-                entry = None
-                if found:
-                    position += 1
-                    entry = _heading(block, digits, rest, position, rec)
+            found, digits, rest = entry_id(block.text, "D")
+            if found:
+                position += 1
+                entry = _heading(block, digits, rest, position, rec)
+                if block.level != 2:
+                    # Meant as an entry, at the wrong level: counted, and BS-LEDGER-01 fails.
+                    message = f"ledger heading is level {block.level}; an entry is `## D# — title`"
+                    rec.issue(FILE, block.line, "entry-heading-level", message, "BS-LEDGER-01")
+            elif block.level <= 2:
+                entry = None  # a section heading ends the entry; a subheading is inside it
             if entry is not None:
                 _phrase(entry, block.text, block.line)
             continue
@@ -75,9 +78,16 @@ def _field(entry: dict[str, Any], key: str, value: str, line: int, rec: Records)
     if key in _TEXT:
         if entry[key] is None:
             entry[key] = value
-    elif key == "resolves" and entry["resolves_raw"] is None:
-        entry["resolves_raw"] = value
-        forks = ids(value, "F")
+        else:
+            label = key.replace("_", " ").capitalize()
+            repeated(rec, FILE, line, f"{label}", entry[key], value, "BS-LEDGER-01")
+    elif key == "resolves":
+        # Every Resolves line of an entry counts: a second one adds its forks.
+        raw = entry["resolves_raw"]
+        entry["resolves_raw"] = value if raw is None else f"{raw}; {value}"
+        # The rows after the entry's heading are its own: the file is read in order.
+        named = {r["fork_id"] for r in rec.of("ledger_resolves") if r["line"] > entry["line"]}
+        forks = [f for f in ids(value, "F") if f not in named]
         for fork_id in forks:
             rec.add(
                 "ledger_resolves",
@@ -89,7 +99,9 @@ def _field(entry: dict[str, Any], key: str, value: str, line: int, rec: Records)
         if not forks and bare(value).lower() not in _NOTHING:
             message = f"{name} Resolves '{value[:80]}' names no F#"
             rec.issue(FILE, line, "no-fork-id", message, "BS-FORK-02")
-    elif key == "reverses" and entry["reverses"] is None:
+    elif key == "reverses" and entry["reverses"] is not None:
+        repeated(rec, FILE, line, "Reverses", entry["reverses"], value, "BS-LEDGER-01")
+    elif key == "reverses":
         found = ids(value, "D")
         if found:
             entry["reverses"], entry["reverses_line"] = found[0], line
@@ -103,6 +115,8 @@ def _field(entry: dict[str, Any], key: str, value: str, line: int, rec: Records)
             rec.issue(FILE, line, "no-decision-id", message, "BS-LEDGER-01")
         elif entry["reversed_by"] is None:
             entry["reversed_by"], entry["reversed_by_line"] = found[0], line
+        elif found[0] != entry["reversed_by"]:
+            repeated(rec, FILE, line, "Reversed by", entry["reversed_by"], value, "BS-LEDGER-01")
 
 
 def _phrase(entry: dict[str, Any], text: str, line: int) -> None:

@@ -27,7 +27,10 @@ INT32_MAX = 2**31 - 1
 # Spaces, and the emphasis and code-span marks stripped around names and tokens.
 _MARKS = " \t*_`"
 _WORD_RE = re.compile(r"[A-Za-z]++(?![\w-])")
-_ID_RES = {letter: re.compile(rf"\b{letter}\d+\b") for letter in "FDST"}
+# An ID as a whole word: no letter or digit on either side, so emphasis (`_F4_`, `**F4**`)
+# wraps it as any other mark does (`\b` would count `_` as part of the word).
+WHOLE_ID = r"(?<![A-Za-z0-9]){}\d+(?![A-Za-z0-9])"
+_ID_RES = {letter: re.compile(WHOLE_ID.format(letter)) for letter in "FDST"}
 # A timestamp-shaped run anywhere in a line; parse_timestamp decides whether it is one.
 _TS_FIND_RE = re.compile(
     r"(?<!\d)\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d++)?+)?+"

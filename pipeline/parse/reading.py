@@ -11,12 +11,22 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from pipeline.parse.blocks import Block, Item, Paragraph
+from pipeline.parse.blocks import Block, Heading, Item, Paragraph
 from pipeline.parse.lexical import MAX_FIELD_NAME, bare, field, int32
 from pipeline.parse.records import Records
 
 # An entry heading: emphasis marks, the ID's letter, its digits, and the character after.
 _ENTRY_RES = {letter: re.compile(rf"[ \t*_`]*+{letter}([0-9]*+)(.?)", re.S) for letter in "FDT"}
+# An ID misspelt but recognisable: the letter in lower case, a mark between the letter and
+# the number (`F-5`, `F#5`, `f5`), or the word for the entry (`Fork 5`, `Turn #3`); the
+# number, then the character after it.
+_WORDS = {"F": "fork", "D": "decision", "T": "turn"}
+_MISSPELT_RES = {
+    letter: re.compile(
+        rf"[ \t*_`]*+(?i:{letter}[ \t]*+[-#._]?|{word}[ \t]*+#?)[ \t]*+([0-9]++)(.?)", re.S
+    )
+    for letter, word in _WORDS.items()
+}
 
 
 def fields(block: Block, known: Mapping[str, str]) -> list[tuple[str, str, int]]:
@@ -55,6 +65,17 @@ def fields(block: Block, known: Mapping[str, str]) -> list[tuple[str, str, int]]
     return found
 
 
+def as_fields(block: Block, known: Mapping[str, str]) -> Block:
+    """A setext heading whose underlined lines hold a field of `known` is the paragraph it
+    underlines: `Why: …` above a `---` is meant as a field and a break, not as a title
+    (spec §3.1: a line recognisably meant as a field never just disappears)."""
+    if isinstance(block, Heading) and block.underlined:
+        paragraph = Paragraph(block.underlined)
+        if fields(paragraph, known):
+            return paragraph
+    return block
+
+
 def item_value(item: Item, first: str) -> str:
     """A field item's value: what follows the colon, then everything else the item holds."""
     if len(item.lines) == 1 and not item.parts:
@@ -64,10 +85,27 @@ def item_value(item: Item, first: str) -> str:
     return " ".join(filter(None, (first, *more, rest)))
 
 
+def repeated(
+    rec: Records, file: str, line: int, name: str, first: str, value: str, rule: str | None
+) -> None:
+    """A field given a second time: the first counts. A second that says the same is a note;
+    one that says something else is a line that was not read, so `rule` (the rule that needs
+    the field) fails (spec §3.1, fail closed)."""
+    if bare(value).lower() == bare(first).lower():
+        rec.issue(file, line, "duplicate-field", f"second '{name}:' ignored (the same value)")
+        return
+    message = (
+        f"second '{name}:' says '{value[:60]}', the first '{first[:60]}'; only the first is read"
+    )
+    rec.issue(file, line, "duplicate-field", message, rule)
+
+
 def section(text: str, names: tuple[str, ...]) -> str | None:
     """Which of the section names a heading's text begins with (any case, emphasis
     dropped, trailing text after the name allowed: `Aspect map (derived from basis)`)."""
     lowered = bare(text).lower()
+    if "  " in lowered or "\t" in lowered:
+        lowered = " ".join(lowered.split())  # `Aspect  map` is the name too
     for name in names:
         if lowered.startswith(name):
             after = lowered[len(name) : len(name) + 1]
@@ -80,21 +118,22 @@ def entry_id(text: str, letter: str) -> tuple[bool, str | None, str]:
     """Whether a level-2 heading's text is an entry, its ID's digits (None when it has
     none), and the text after the ID.
 
-    An entry begins with `{letter}{n}` standing as a word; one that begins with the
-    letter alone before a dash, colon or space (not a hyphen: `F-layer`) is recognisably
-    meant as an entry whose ID could not be read. Anything else (`Forks still open`) is a
-    section heading.
+    An entry begins with `{letter}{n}` standing as a word. Recognisably meant as an entry
+    whose ID could not be read: the letter alone before a dash, colon or space (not a
+    hyphen: `F-layer`), or a misspelt ID before a number (`F-5`, `F#5`, `f5`, `Fork 5`,
+    `Turn 3`). Anything else (`Forks still open`) is a section heading.
     """
     m = _ENTRY_RES[letter].match(text)
-    if m is None:
-        return False, None, ""
-    digits, after = m[1], m[2]
-    if digits:
-        if after.isalnum() or after == "_":
-            return False, None, ""
-        return True, digits, text[m.end(1) :]
-    if not after or after in " \t—–:":
-        return True, None, text[m.end(1) :]
+    if m is not None:
+        digits, after = m[1], m[2]
+        if digits and not (after.isalnum() or after == "_"):
+            return True, digits, text[m.end(1) :]
+        if not digits and (not after or after in " \t—–:"):
+            misspelt = _MISSPELT_RES[letter].match(text)
+            return True, None, text[misspelt.end(1) if misspelt else m.end(1) :]
+    misspelt = _MISSPELT_RES[letter].match(text)
+    if misspelt is not None and not (misspelt[2].isalnum() or misspelt[2] == "_"):
+        return True, None, text[misspelt.end(1) :]
     return False, None, ""
 
 

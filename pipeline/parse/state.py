@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 
 from pipeline.parse.blocks import Heading, Item, parse
-from pipeline.parse.lexical import bare, split_arrow, stamp, token
-from pipeline.parse.reading import fields, section
+from pipeline.parse.lexical import WHOLE_ID, bare, split_arrow, stamp, token
+from pipeline.parse.reading import as_fields, fields, repeated, section
 from pipeline.parse.records import Records
 
 FILE = "state.md"
@@ -17,6 +17,8 @@ _FIELDS = {
     "sitting": "sitting",
     "last compose": "last_compose_raw",
 }
+# The rule that cannot be shown to hold when a field is given twice, differently.
+_NEEDED_BY = {"status": "BS-STATE-01", "last_compose_raw": "BS-COMPOSE-01"}
 _STATUSES = ("open", "stopping", "harvested")
 _SITTINGS = ("single", "multi")
 # The first dash of lexical.DASH: an em or en dash, or a hyphen with a space each side.
@@ -26,13 +28,15 @@ _DASH_AT_RE = re.compile(r"[—–]|(?<=\s)-(?=\s)")
 _FRAGMENT_RE = re.compile(r"(?i:fragment):[ \t]*+([^\s,;()\[\]`*]++)")
 _THESIS_RE = re.compile(r"(?i)(?<![\w-])thesis(?![\w-])")
 _NONE_YET_RE = re.compile(r"(?i)(?<![\w-])none\s+yet(?![\w-])")
-_REF_ID_RE = re.compile(r"\b[FD]\d+\b")
+_REF_ID_RE = re.compile(WHOLE_ID.format("[FD]"))
 
 
 def parse_state(lines: list[str], rec: Records) -> None:
     snap = rec.snapshot
+    given: dict[str, str] = {}  # each field's first value, as written
     map_level = 0  # the open aspect map's heading level; 0 outside it
     for block in parse(lines).blocks:
+        block = as_fields(block, _FIELDS)
         if isinstance(block, Heading):
             if map_level and block.level > map_level:
                 continue  # a subheading inside the map
@@ -46,14 +50,16 @@ def parse_state(lines: list[str], rec: Records) -> None:
                 _aspect(block, rec)
             continue
         for key, value, line in fields(block, _FIELDS):
-            _field(rec, key, value, line)
+            _field(rec, key, value, line, given)
 
 
-def _field(rec: Records, key: str, value: str, line: int) -> None:
+def _field(rec: Records, key: str, value: str, line: int, given: dict[str, str]) -> None:
     snap = rec.snapshot
-    if key in snap:
-        rec.issue(FILE, line, "duplicate-field", f"second '{key.replace('_raw', '')}:' ignored")
+    if key in given:
+        name = key.replace("_raw", "").replace("_", " ").capitalize()
+        repeated(rec, FILE, line, name, given[key], value, _NEEDED_BY.get(key))
         return
+    given[key] = value
     if key == "status":
         snap["status"] = token(value, _STATUSES) or bare(value)
         snap["status_line"] = line

@@ -39,6 +39,10 @@ def parse_sync_log(lines: list[str], rec: Records) -> None:
         elif isinstance(block, Item):
             for line, text in block.all_lines() if block.parts else block.lines:
                 _line(text, line, rec, True)
+        elif isinstance(block, Heading) and block.underlined and len(block.underlined) > 1:
+            # Lines above a `---` are the lines they are, each read (a section title is one).
+            for line, text in block.underlined:
+                _line(text, line, rec, True)
         elif isinstance(block, Heading):
             # A heading is a section, unless it holds a sync line (one underlined by `---`).
             _line(block.text, block.line, rec, False)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pipeline.parse.blocks import Heading, Paragraph, parse
 from pipeline.parse.lexical import stamp
-from pipeline.parse.reading import fields, section
+from pipeline.parse.reading import as_fields, fields, repeated, section
 from pipeline.parse.records import Records
 
 FILE = "thesis.md"
@@ -30,12 +30,16 @@ def parse_thesis(lines: list[str], rec: Records) -> None:
             if name is not None:
                 snap[_HEADINGS[name]] = True
                 continue
-            # A stamp underlined by `---` is a setext heading, still recognisably the stamp.
-            block = Paragraph([(block.line, block.text)])
-        if "thesis_stamp_raw" not in snap:
-            for _, raw, line in fields(block, _STAMP):
+            # A stamp in a heading, or above a `---` (a setext heading), is still the stamp.
+            block = as_fields(block, _STAMP)
+            if isinstance(block, Heading):
+                block = Paragraph([(block.line, block.text)])
+        for _, raw, line in fields(block, _STAMP):
+            if "thesis_stamp_raw" not in snap:
                 _stamp(rec, raw, line)
-                break
+            else:
+                first = snap["thesis_stamp_raw"]
+                repeated(rec, FILE, line, "Current as of", first, raw, "BS-COMPOSE-01")
 
 
 def _stamp(rec: Records, raw: str, line: int) -> None:

@@ -24,7 +24,8 @@ select snapshot_id, file, line,
 from forks
 where marker is null
 union all
-select snapshot_id, file, line, fork_id || ' is parked with no destination; write [parked → where]'
+select snapshot_id, file, line,
+    coalesce(fork_id, 'fork') || ' is parked with no destination; write [parked → where]'
 from forks
 where marker = 'parked' and coalesce(destination, '') = ''
 union all

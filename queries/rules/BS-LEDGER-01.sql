@@ -29,7 +29,8 @@ from (
 where decision_id is not null
 union all
 select l.snapshot_id, l.file, l.reversed_by_line,
-    l.decision_id || ' is reversed by ' || l.reversed_by || ', which is not a ledger entry'
+    coalesce(l.decision_id, 'an entry with no D# ID') || ' is reversed by ' || l.reversed_by
+        || ', which is not a ledger entry'
 from ledger l
 where l.reversed_by is not null and not exists (
     select 1 from ledger o where o.snapshot_id = l.snapshot_id and o.decision_id = l.reversed_by

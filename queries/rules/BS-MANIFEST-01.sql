@@ -37,8 +37,9 @@ join manifests m using (snapshot_id)
 where f.marker = 'parked' and f.fork_id is not null and not exists (
     select 1 from current_rows r
     where r.snapshot_id = f.snapshot_id
-        and (regexp_matches(r.what, '\b' || f.fork_id || '\b')
-            or regexp_matches(r.source, '\b' || f.fork_id || '\b'))
+        -- The ID as a whole word, wrapped in emphasis or not (`_F4_` names F4).
+        and (regexp_matches(r.what, '(^|[^A-Za-z0-9])' || f.fork_id || '([^A-Za-z0-9]|$)')
+            or regexp_matches(r.source, '(^|[^A-Za-z0-9])' || f.fork_id || '([^A-Za-z0-9]|$)'))
 )
 union all
 select fr.snapshot_id, 'ops/manifest.md', null,
