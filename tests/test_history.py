@@ -358,3 +358,30 @@ def test_credentials_in_the_origin_url_never_reach_the_tables_or_the_report(
     assert repos == [("https://example.invalid/team/repo.git",)]
     html = Path(build(str(out)).path).read_text()
     assert "example.invalid/team/repo.git" in html and "s3cr3t" not in html
+
+
+def test_an_id_listed_twice_is_not_retitled_or_rewritten_at_every_change(tmp_path: Path) -> None:
+    """F2 and D2 each listed twice (BS-FORK-01 and BS-LEDGER-01 fail in every snapshot for
+    that): a night that changes something else adds no finding along history; a night that
+    gives one of the F2s a title it never had, or rewrites one D2, does."""
+    repo = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", tmp_path / "root" / "repo")
+    session = repo / SESSION
+    forks, ledger = session / "forks.md", session / "ledger.md"
+    forks.write_text(forks.read_text() + "\n## F2 — A second F2 [open]\n- Raised by: user\n")
+    entry = "\n## D2 — Again\n- Decision: x\n- Why: y\n- How to apply: z\n"
+    ledger.write_text(ledger.read_text() + entry)
+    out = tmp_path / "out"
+    _night(repo, out, 1)
+    forks.write_text(forks.read_text() + "\n## F9 — Unrelated [open]\n- Raised by: user\n")
+    _night(repo, out, 2)
+    forks.write_text(forks.read_text().replace("A second F2", "A new title"))
+    ledger.write_text(ledger.read_text().replace("- Why: y", "- Why: changed"))
+    _night(repo, out, 3)
+    assert [(point, rule) for point, rule, _ in _series(out)] == [
+        ("night-3", "BS-FORK-01"),
+        ("night-3", "BS-LEDGER-01"),
+    ]
+    messages = [message for _, _, message in _series(out)]
+    assert messages[0].startswith("F2 was retitled: 'A second F2' or 'Whose clock decides")
+    assert "became 'A new title'" in messages[0]
+    assert messages[1].startswith("D2 was rewritten") and "(Why changed)" in messages[1]
