@@ -339,6 +339,12 @@ def test_a_section_name_with_more_space_between_its_words_is_the_name() -> None:
     assert read("thesis", "# T\n\n## What\tchanged\nx\n").snapshot["thesis_has_what_changed"]
 
 
+def test_a_no_break_space_around_a_value_is_a_space() -> None:
+    rec = read("state", "- Status:\xa0stopping\xa0\n- **Sitting:**\xa0single\n")
+    assert (rec.snapshot["status"], rec.snapshot["sitting"]) == ("stopping", "single")
+    assert issues(rec) == []
+
+
 def test_a_longer_word_is_not_the_section_name() -> None:
     rec = read("thesis", "# T\n## Claims\n## Argumentation\n")
     assert not rec.snapshot["thesis_has_claim"] and not rec.snapshot["thesis_has_argument"]

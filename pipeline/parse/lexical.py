@@ -25,7 +25,8 @@ MAX_FIELD_NAME = 60
 INT32_MAX = 2**31 - 1
 
 # Spaces, and the emphasis and code-span marks stripped around names and tokens.
-_MARKS = " \t*_`"
+# A no-break space (pasted from a rendered page) is a space here too.
+_MARKS = " \t\xa0*_`"
 _WORD_RE = re.compile(r"[A-Za-z]++(?![\w-])")
 # An ID as a whole word: no letter or digit on either side, so emphasis (`_F4_`, `**F4**`)
 # wraps it as any other mark does (`\b` would count `_` as part of the word).
@@ -86,7 +87,7 @@ def field(text: str) -> tuple[str, str] | None:
     # `**Status:** open`: the marks right after the colon close the name's emphasis.
     if value[:1] in ("*", "_"):
         value = value.lstrip("*_")
-    return name, value.strip(" \t")
+    return name, value.strip(" \t\xa0")
 
 
 # Text with the emphasis and code-span marks around it (and spaces) removed; a method
