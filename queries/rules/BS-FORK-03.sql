@@ -1,8 +1,8 @@
 -- rule: BS-FORK-03
 -- gate: manifest
 -- description: The manifest gate requires zero open forks.
--- A fork whose heading has no readable ID is still open, and still named by its line.
 select snapshot_id, file, line,
+    -- A fork whose heading has no readable ID is still open, and still named by its line.
     coalesce(fork_id, 'a fork whose heading has no readable F# ID')
         || ' is open; resolve it in the ledger or park it' as message
 from forks
