@@ -725,6 +725,8 @@ def _adversarial() -> dict[str, bytes]:
         ),
         "ledger-continuation": "## D1 — a\n- Decision: x\n" + "  ab\n" * 400_000,
         "many-field-lines": "- a: b\n" * 200_000,
+        "many-resolves-lines": "## D1 — a\n"
+        + "".join(f"- Resolves: F{i}\n" for i in range(20_000)),
         "many-fork-headings": "## F1 — a [open]\n" * 50_000,
         "dashes": "-" * BIG,
         "em-dashes": "—" * BIG,

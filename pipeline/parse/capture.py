@@ -40,8 +40,8 @@ def _schema_turn(text: str) -> tuple[str, str, datetime] | None:
 
 def parse_capture(lines: list[str], rec: Records) -> None:
     for block in parse(lines).blocks:
-        # Cheap first look: a turn heading begins with T (or a misspelt `t3`, `Turn 3`).
-        if not isinstance(block, Heading) or not ("T" in block.text[:8] or "t" in block.text[:8]):
+        # A first look: a turn heading begins with a T (`T3`, or misspelt `t3`, `Turn 3`).
+        if not isinstance(block, Heading) or "t" not in block.text[:8].lower():
             continue
         fast = _schema_turn(block.text)
         if fast is None:

@@ -30,6 +30,7 @@ _NOTHING = {"", "none", "nothing", "n/a", "-", "—", "–"}
 
 def parse_ledger(lines: list[str], rec: Records) -> None:
     entry: dict[str, Any] | None = None
+    resolved: set[str] = set()  # the forks the entry's Resolves lines named so far
     position = 0
     for block in parse(lines).blocks:
         block = as_fields(block, _FIELDS)
@@ -37,7 +38,7 @@ def parse_ledger(lines: list[str], rec: Records) -> None:
             found, digits, rest = entry_id(block.text, "D")
             if found:
                 position += 1
-                entry = _heading(block, digits, rest, position, rec)
+                entry, resolved = _heading(block, digits, rest, position, rec), set()
                 if block.level != 2:
                     # Meant as an entry, at the wrong level: counted, and BS-LEDGER-01 fails.
                     message = f"ledger heading is level {block.level}; an entry is `## D# — title`"
@@ -50,7 +51,7 @@ def parse_ledger(lines: list[str], rec: Records) -> None:
         if entry is None:
             continue
         for key, value, line in fields(block, _FIELDS):
-            _field(entry, key, value, line, rec)
+            _field(entry, key, value, line, rec, resolved)
         if entry["reversed_by"] is None:
             for line, text in _lines(block):
                 _phrase(entry, text, line)
@@ -73,21 +74,22 @@ def _heading(
     return rec.add("ledger", file=FILE, line=line, position=position, **entry)
 
 
-def _field(entry: dict[str, Any], key: str, value: str, line: int, rec: Records) -> None:
+def _field(
+    entry: dict[str, Any], key: str, value: str, line: int, rec: Records, resolved: set[str]
+) -> None:
     name = entry["decision_id"] or "entry"
     if key in _TEXT:
         if entry[key] is None:
             entry[key] = value
         else:
             label = key.replace("_", " ").capitalize()
-            repeated(rec, FILE, line, f"{label}", entry[key], value, "BS-LEDGER-01")
+            repeated(rec, FILE, line, label, entry[key], value, "BS-LEDGER-01")
     elif key == "resolves":
         # Every Resolves line of an entry counts: a second one adds its forks.
         raw = entry["resolves_raw"]
         entry["resolves_raw"] = value if raw is None else f"{raw}; {value}"
-        # The rows after the entry's heading are its own: the file is read in order.
-        named = {r["fork_id"] for r in rec.of("ledger_resolves") if r["line"] > entry["line"]}
-        forks = [f for f in ids(value, "F") if f not in named]
+        forks = [f for f in ids(value, "F") if f not in resolved]
+        resolved.update(forks)
         for fork_id in forks:
             rec.add(
                 "ledger_resolves",

@@ -124,17 +124,19 @@ def entry_id(text: str, letter: str) -> tuple[bool, str | None, str]:
     `Turn 3`). Anything else (`Forks still open`) is a section heading.
     """
     m = _ENTRY_RES[letter].match(text)
-    if m is not None:
-        digits, after = m[1], m[2]
-        if digits and not (after.isalnum() or after == "_"):
-            return True, digits, text[m.end(1) :]
-        if not digits and (not after or after in " \t—–:"):
-            misspelt = _MISSPELT_RES[letter].match(text)
-            return True, None, text[misspelt.end(1) if misspelt else m.end(1) :]
+    if m is not None and m[1] and not _word_goes_on(m[2]):
+        return True, m[1], text[m.end(1) :]
     misspelt = _MISSPELT_RES[letter].match(text)
-    if misspelt is not None and not (misspelt[2].isalnum() or misspelt[2] == "_"):
+    if misspelt is not None and not _word_goes_on(misspelt[2]):
         return True, None, text[misspelt.end(1) :]
+    if m is not None and not m[1] and (not m[2] or m[2] in " \t—–:"):
+        return True, None, text[m.end(1) :]
     return False, None, ""
+
+
+def _word_goes_on(char: str) -> bool:
+    """Whether the character after an ID's digits makes them part of a longer word."""
+    return char.isalnum() or char == "_"
 
 
 def number(
