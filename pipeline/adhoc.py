@@ -97,12 +97,13 @@ def _csv(relation: Any) -> str:
     import csv
 
     columns = relation.columns
-    nested = ("[]", "MAP(", "STRUCT(", "UNION(")
-    if any(any(n in str(t) for n in nested) for t in relation.types):
+    marks = ("[]", "MAP(", "STRUCT(", "UNION(")
+    nested = [any(m in str(t) for m in marks) for t in relation.types]
+    if any(nested):
         names = [c.replace('"', '""') for c in columns]
         projection = [
-            f'CAST("{n}" AS VARCHAR) AS "{n}"' if any(k in str(t) for k in nested) else f'"{n}"'
-            for n, t in zip(names, relation.types, strict=True)
+            f'CAST("{n}" AS VARCHAR) AS "{n}"' if cast else f'"{n}"'
+            for n, cast in zip(names, nested, strict=True)
         ]
         relation = relation.project(", ".join(projection))
     buffer = io.StringIO()

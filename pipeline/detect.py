@@ -82,14 +82,12 @@ def detect(path: str, gate: str = "session") -> Detection:
     if not os.path.isdir(path):
         raise UnusableInput(f"{path}: not a directory; give a session folder")
     folder = os.path.realpath(path)
-    try:
-        os.listdir(folder)
-    except OSError as err:
-        message = f"{path}: cannot be read ({err.strerror}); give a readable folder"
-        raise UnusableInput(message) from None
     location, topic, repo_root, session_path, in_layout = locate(folder)
     walker = DirTree(folder)
     entries = [e for e in walker.walk() if e.path]
+    for where, code, message in walker.issues:
+        if where == "." and code == "unreadable-dir":  # the folder itself
+            raise UnusableInput(f"{path}: {message}; give a folder the user can read")
     session = SessionRef("", session_path, topic, location, entries)
     repo = RepoRef("", {session_path: session})
     if in_layout and gate == "move":
