@@ -12,6 +12,7 @@ import os
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from multiprocessing import get_context
@@ -71,8 +72,6 @@ class Job:
     # Repository roots (under a directory root) the worker walks and discovers itself.
     walk: list[str] = field(default_factory=list)
     shard: tuple[int, int] | None = None
-    # Block (a `walk` entry) → what its last full walk saw, to confirm by stat alone.
-    memos: dict[str, memo.Memo] = field(default_factory=dict)
 
     @property
     def weight(self) -> int:
@@ -209,19 +208,45 @@ def _crawl_locked(out: Out, trees: list[Tree], plan: _Plan) -> CrawlSummary:
     point = plan.point or run_id
     if plan.point:  # a new run id names a new point, which nothing can have checked
         _refuse_checked_point(out, point)
-    previous_reader = _previous_reader(out)
-    ctx = _context(out, trees, plan, run_id, fresh=previous_reader is not None)
+    now = datetime.now(UTC)
+    made = memo.context(READER_VERSION, plan.git_history, plan.shard_name)
+    memos, vouched_by = memo.load(_memo_file(out, plan), made)
+    dir_roots = {t.root for t in trees if isinstance(t, DirTree)}
+    # The memos' stats, an unchanged rerun's whole cost, run in workers from here on, while
+    # this process reads OUT and lists the repositories.
+    with _confirming(memos, dir_roots, plan) as confirmed:
+        previous_reader = _previous_reader(out)
+        blocks = [list(t.repo_roots()) if isinstance(t, DirTree) else [] for t in trees]
+        # Rows of memos saved while every snapshot file they name stayed committed need no
+        # look-up in OUT; after a prune or a compaction each row is looked up.
+        vouched = set(vouched_by) <= set(out.manifest()[SNAPSHOTS.name])
+        held = confirmed()
+    if previous_reader:  # other readers made OUT's rows: every session is read again
+        memos, held = {}, set()
+    replay = _replayable(trees, blocks, memos, held)
+    ctx: _Context | None = None
+    if not vouched:
+        ctx = _context(out, trees, plan, run_id, now, fresh=previous_reader is not None)
+        at = _MEMO_COLUMNS.index("snapshot_id")
+        stored = ctx.stored
+        replay = {k: rows for k, rows in replay.items() if all(r[at] in stored for r in rows)}
+    walk = [
+        [rel for rel in rels if _block_key(tree, rel) not in replay]
+        for tree, rels in zip(trees, blocks, strict=True)
+    ]
+    if ctx is None:
+        # What the workers need of OUT is read only when something is walked or read.
+        light = not any(walk) and all(isinstance(t, DirTree) for t in trees)
+        ctx = _context(out, trees, plan, run_id, now, previous_reader is not None, light)
     staging = out.root / "staging" / run_id
     writer = PartitionWriter(staging, [t for t in TABLES.values() if t.writer == "crawl"])
     summary = CrawlSummary(run_id, str(out.root), point, roots=[t.label for t in trees])
     summary.previous_reader = previous_reader
     cache, heads = dict(ctx.cache), dict(ctx.heads)
-    made = memo.context(READER_VERSION, plan.git_history, plan.shard_name)
-    memos = {} if previous_reader else memo.load(_memo_file(out, plan), made)
     memos_now: dict[str, memo.Memo] = {}
     walked = False
     written: set[str] = set()
-    for number, result in enumerate(_results(trees, ctx, plan, memos)):
+    for number, result in enumerate(_results(trees, walk, replay, ctx, plan)):
         if number == 1:
             crash_point("writing")
         _write_result(writer, result, written)
@@ -241,7 +266,7 @@ def _crawl_locked(out: Out, trees: list[Tree], plan: _Plan) -> CrawlSummary:
     writer.write(RUNS.name, [_runs_row(summary, plan, ctx.observed_at)])
     writer.close()
     # An unchanged rerun rewrites none of the caches: they are what it read.
-    memos_changed = walked or memos_now.keys() != memos.keys()
+    memos_changed = walked or memos_now.keys() != memos.keys() or not vouched
     saved = _Saved(cache != ctx.cache, heads != ctx.heads, memos_changed, memos_now, made)
     _commit(out, staging, summary, plan, cache, heads, saved)
     summary.seconds = time.perf_counter() - plan.started
@@ -268,11 +293,19 @@ class _Saved:
 
 
 def _context(
-    out: Out, trees: list[Tree], plan: _Plan, run_id: str, fresh: bool = False
+    out: Out,
+    trees: list[Tree],
+    plan: _Plan,
+    run_id: str,
+    now: datetime,
+    fresh: bool = False,
+    light: bool = False,
 ) -> _Context:
     """What the workers need to know of OUT: stored snapshots, file metadata, git history read.
-    `fresh` (the readers changed): the stat cache is ignored, so every session is read again."""
-    now = datetime.now(UTC)
+    `fresh` (the readers changed): the stat cache is ignored, so every session is read again.
+    `light` (nothing will be walked or read): none of it, only the run's own fields."""
+    if light:
+        return _Context(set(), {}, run_id, now, plan.git_history)
     cache = {} if fresh else read_statcache(out, plan.shard_name)
     ctx = _Context(out.stored_snapshot_ids(), cache, run_id, now, plan.git_history)
     ctx.shard = plan.shard
@@ -325,7 +358,9 @@ def _commit(
                 Step(
                     "the unchanged-tree memo",
                     "the next crawl walks every repository again",
-                    lambda: memo.save(path, saved.made, saved.memos),
+                    lambda: memo.save(
+                        path, saved.made, saved.memos, out.manifest()[SNAPSHOTS.name]
+                    ),
                 )
             )
         summary.warnings = after_commit(out, f"run {summary.run_id}", *steps)
@@ -338,30 +373,49 @@ def _root_key(tree: Tree) -> str:
 
 def _refuse_checked_point(out: Out, point: str) -> None:
     """A checked census point is final: a crawl adds a point, never rewrites one."""
-    for file in out.files(CHECKS.name):
-        if point in read_parquet(file, ["point"]).column(0).to_pylist():
-            raise OutError(
-                f"census point {point!r} is already checked and its results are final; "
-                "crawl into a new --point"
-            )
+    files = out.files(CHECKS.name)
+    if files and _query(f"SELECT 1 FROM {_files(files)} WHERE point = ? LIMIT 1", [point]):
+        raise OutError(
+            f"census point {point!r} is already checked and its results are final; "
+            "crawl into a new --point"
+        )
 
 
 def _previous_reader(out: Out) -> str | None:
     """The reader version of OUT's latest run when it is not this one's (None otherwise)."""
-    import pyarrow.parquet as pq
-
-    latest: tuple[Any, str | None] | None = None
-    for file in out.files(RUNS.name):
-        names = set(pq.read_schema(file).names)
-        if "reader_version" not in names:
-            return "before 2"  # runs written before the reader had a version
-        table = read_parquet(file, ["started_at", "reader_version"]).to_pylist()
-        for row in table:
-            if latest is None or row["started_at"] > latest[0]:
-                latest = (row["started_at"], row["reader_version"])
-    if latest is None or latest[1] == READER_VERSION:
+    files = out.files(RUNS.name)
+    if not files:
         return None
-    return latest[1]
+    import duckdb
+
+    # Runs written before the reader had a version lack the column: NULL, read as "before 2".
+    try:
+        found = _query(
+            "SELECT bool_or(reader_version IS NULL), arg_max(reader_version, started_at) "
+            f"FROM {_files(files, union=True)}"
+        )
+    except duckdb.BinderException:  # no run has the column at all
+        return "before 2"
+    legacy, latest = found[0] if found else (False, None)
+    if legacy:
+        return "before 2"
+    return None if latest in (None, READER_VERSION) else str(latest)
+
+
+def _files(files: list[Any], union: bool = False) -> str:
+    from pipeline.engine import quote
+
+    listed = ", ".join(quote(f) for f in files)
+    return f"read_parquet([{listed}]{', union_by_name = true' if union else ''})"
+
+
+def _query(sql: str, params: list[Any] | None = None) -> list[tuple[Any, ...]]:
+    """A look-up in OUT's files through DuckDB: reading them with pyarrow would import pandas
+    (about 0.6 s, as much as the rest of an unchanged rerun's own work)."""
+    import duckdb
+
+    with duckdb.connect() as con:
+        return con.execute(sql, params or []).fetchall()
 
 
 def _observed_commits(out: Out, roots: list[str]) -> set[str]:
@@ -403,15 +457,15 @@ def _root_issue(run_id: str, tree: Tree, path: str, code: str, message: str) -> 
 
 
 def _write_result(writer: PartitionWriter, result: JobResult, written: set[str]) -> None:
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
     snapshots = result.tables.get(SNAPSHOTS.name)
     ids = set(snapshots.column("snapshot_id").to_pylist()) if snapshots is not None else set()
     repeated = ids & written
     for name, table in result.tables.items():
         if repeated:
             # Two jobs met the same content in one run: keep the first copy only.
+            import pyarrow as pa
+            import pyarrow.compute as pc
+
             keep = pc.invert(pc.is_in(table.column("snapshot_id"), pa.array(sorted(repeated))))
             table = table.filter(keep)
         writer.write(name, table)
@@ -430,19 +484,15 @@ def in_shard(key: str, shard: tuple[int, int] | None) -> bool:
 
 
 def _jobs(
-    trees: list[Tree], shard: tuple[int, int] | None, memos: dict[str, memo.Memo]
+    trees: list[Tree], walk: list[list[str]], shard: tuple[int, int] | None
 ) -> Iterator[tuple[Tree, Job]]:
-    for tree in trees:
+    """The work left after the replay: `walk` names, per directory root, the repository roots
+    its workers walk and discover themselves; archives are read whole."""
+    for tree, rels in zip(trees, walk, strict=True):
         if isinstance(tree, DirTree):
-            # The parent only finds repository roots; workers walk and discover them.
-            roots: list[str] = []
-            for rel in tree.repo_roots():
-                roots.append(rel)
-                if len(roots) * REPO_WEIGHT >= JOB_SESSIONS:
-                    yield tree, _walk_job(tree, roots, shard, memos)
-                    roots = []
-            if roots:
-                yield tree, _walk_job(tree, roots, shard, memos)
+            for start in range(0, len(rels), _blocks_per_job()):
+                roots = rels[start : start + _blocks_per_job()]
+                yield tree, Job(tree.label, tree.root, "", [], roots, shard)
             continue
         root_abs = _root_key(tree)
         pending: list[RepoRef] = []
@@ -458,18 +508,65 @@ def _jobs(
             yield tree, Job(tree.label, root_abs, tree.archive_name, pending, [], shard)
 
 
-def _walk_job(
-    tree: DirTree, roots: list[str], shard: tuple[int, int] | None, memos: dict[str, memo.Memo]
-) -> Job:
-    keys = {rel: f"{tree.root}\x1f{rel}" for rel in roots}
-    known = {rel: memos[key] for rel, key in keys.items() if key in memos}
-    return Job(tree.label, tree.root, "", [], roots, shard, known)
+def _blocks_per_job() -> int:
+    return max(1, JOB_SESSIONS // REPO_WEIGHT)
+
+
+def _block_key(tree: Tree, rel: str) -> str:
+    """A block (a repository root under a directory root) as its memo is keyed."""
+    return f"{tree.root}\x1f{rel}" if isinstance(tree, DirTree) else ""
+
+
+@contextmanager
+def _confirming(
+    memos: dict[str, memo.Memo], roots: set[str], plan: _Plan
+) -> Iterator[Callable[[], set[str]]]:
+    """Start checking the stamps of the memos of these roots' blocks; the call it gives waits
+    for the keys of those that hold. Many blocks are checked in worker processes."""
+    keys = [key for key in memos if key.partition("\x1f")[0] in roots]
+    items = [(key.partition("\x1f")[0], memos[key]) for key in keys]
+    workers = plan.workers or os.cpu_count() or 1
+    if len(keys) * REPO_WEIGHT < INLINE_SESSIONS or workers <= 1:
+        yield lambda: {key for key, holds in zip(keys, memo.confirm(items), strict=True) if holds}
+        return
+    parts = workers * 4
+    # Spawned: fork would copy the locks of threads a caller (pyarrow, DuckDB) may run.
+    with ProcessPoolExecutor(workers, get_context("spawn")) as pool:
+        answers = pool.map(memo.confirm, [items[i::parts] for i in range(parts)])
+
+        def held() -> set[str]:
+            found = [False] * len(keys)
+            for i, answer in enumerate(answers):
+                found[i::parts] = answer
+            return {key for key, holds in zip(keys, found, strict=True) if holds}
+
+        yield held
+
+
+def _replayable(
+    trees: list[Tree], blocks: list[list[str]], memos: dict[str, memo.Memo], held: set[str]
+) -> dict[str, list[list[Any]]]:
+    """Block key → its memo's rows, for each block listed now whose stamps all held."""
+    replay = {}
+    for tree, rels in zip(trees, blocks, strict=True):
+        for rel in rels:
+            key = _block_key(tree, rel)
+            if key in held:
+                rows = memo.unpack_rows(memos[key], len(_MEMO_COLUMNS))
+                if rows is not None:
+                    replay[key] = rows
+    return replay
 
 
 def _results(
-    trees: list[Tree], ctx: _Context, plan: _Plan, memos: dict[str, memo.Memo]
+    trees: list[Tree],
+    walk: list[list[str]],
+    replay: dict[str, list[list[Any]]],
+    ctx: _Context,
+    plan: _Plan,
 ) -> Iterator[JobResult]:
-    jobs = _jobs(trees, plan.shard, memos)
+    yield from _replayed(replay, ctx)
+    jobs = _jobs(trees, walk, plan.shard)
     if plan.scheduler:
         yield from _dask_results(jobs, ctx, plan.scheduler)
         return
@@ -567,13 +664,9 @@ def run_job(job: Job, tree: Tree | None) -> JobResult:
 
 
 def _crawl_block(batch: _JobBatch, job: Job, walker: DirTree, rel: str) -> None:
-    """One repository root under a directory root: replayed from its memo when every stamp
-    holds, else walked, discovered and crawled, and memoised when nothing in it was amiss."""
+    """One repository root under a directory root, walked, discovered and crawled, and
+    memoised when nothing in it was amiss."""
     key = f"{job.root_abs}\x1f{rel}"
-    known = job.memos.get(rel)
-    if known is not None and _replay(batch, known):
-        batch.result.kept.append(key)
-        return
     started = time.time_ns()
     seen = len(walker.issues)
     entries = list(walker.walk_block(rel))
@@ -603,25 +696,22 @@ def _crawl_block(batch: _JobBatch, job: Job, walker: DirTree, rel: str) -> None:
 _MEMO_COLUMNS = tuple(n for n in OBSERVATIONS.names if n not in ("run_id", "observed_at"))
 
 
-def _replay(batch: _JobBatch, known: memo.Memo) -> bool:
-    """The block's rows again, when its stamps hold and OUT still has its snapshots."""
-    job_root = batch.job.root_abs
-    ctx = batch.ctx
-    unpacked = memo.unpack(known, len(_MEMO_COLUMNS))
-    if unpacked is None:
-        return False
-    stamps, rows = unpacked
-    at = _MEMO_COLUMNS.index("snapshot_id")
-    if not all(row[at] in ctx.stored for row in rows) or not memo.holds(job_root, stamps):
-        return False
-    for row in rows:
-        observation = dict(zip(_MEMO_COLUMNS, row, strict=True))
-        observation["run_id"] = ctx.run_id
-        observation["observed_at"] = ctx.observed_at
-        batch.result.observations.append(observation)
-    batch.result.sessions += len(rows)
-    batch.result.replayed += len(rows)
-    return True
+def _replayed(replay: dict[str, list[list[Any]]], ctx: _Context) -> Iterator[JobResult]:
+    """The replayed blocks' rows again, as this run's observations, in job-sized results."""
+    keys = sorted(replay)
+    step = _blocks_per_job()
+    for start in range(0, len(keys), step):
+        result = JobResult({}, [], {}, [])
+        for key in keys[start : start + step]:
+            for row in replay[key]:
+                observation = dict(zip(_MEMO_COLUMNS, row, strict=True))
+                observation["run_id"] = ctx.run_id
+                observation["observed_at"] = ctx.observed_at
+                result.observations.append(observation)
+            result.kept.append(key)
+            result.sessions += len(replay[key])
+            result.replayed += len(replay[key])
+        yield result
 
 
 def _crawl_repo(batch: _JobBatch, job: Job, repo: RepoRef, tree: Tree | None) -> None:

@@ -8,6 +8,9 @@ means the same listing (a folder's mtime moves when an entry is added, removed o
 it), the same file metadata (the promise the stat cache already makes per session) and the same
 git state, so the same rows follow without walking, hashing or discovering again. Anything
 else, or anything the walk could not take at face value, walks the block as before.
+
+The stats are a rerun's whole cost, so they run in worker processes (`confirm`), and the
+stamps and the rows are packed apart: workers unpack only stamps, the parent only rows.
 """
 
 from __future__ import annotations
@@ -17,12 +20,13 @@ import os
 import stat
 import zlib
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pipeline.sources.tree import Entry
+if TYPE_CHECKING:  # the workers that confirm stamps import this module alone
+    from pipeline.sources.tree import Entry
 
 # Bump when a memo's layout or meaning changes: an older file is then ignored.
-MEMO_FORMAT = 3
+MEMO_FORMAT = 4
 DIR = -1  # the size stamped for a folder
 ABSENT = -2  # the size stamped for a path that must stay missing (a .git not there, no index)
 # A file changed within this long of the walk may change again within the same mtime tick
@@ -36,28 +40,30 @@ GIT_FILES = ("HEAD", "config", "index", "packed-refs")
 GIT_CONFIG_ENV = ("HOME", "XDG_CONFIG_HOME", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM")
 
 Stamp = tuple[str, int, int]  # (path relative to the root, size or DIR/ABSENT, mtime_ns)
-# One block's stamps and observation rows, marshalled and compressed: the parent loads, hands
-# on and saves a night's memos as opaque bytes (paths repeat their folders, and compress well).
-Memo = bytes
+# One block's stamps and its observation rows, each marshalled and compressed: the parent
+# loads, hands on and saves a night's memos as opaque bytes (paths repeat their folders, and
+# compress well).
+Memo = tuple[bytes, bytes]
 
 
 def pack(stamps: list[Stamp], rows: list[list[Any]]) -> Memo:
-    return zlib.compress(marshal.dumps((stamps, rows)), 1)
+    return zlib.compress(marshal.dumps(stamps), 1), zlib.compress(marshal.dumps(rows), 1)
 
 
-def unpack(memo: Memo, width: int) -> tuple[list[Stamp], list[list[Any]]] | None:
-    """The stamps and the rows of `width` columns, or None when the memo is not that."""
+def unpack_rows(memo: Memo, width: int) -> list[list[Any]] | None:
+    """The rows of `width` columns, or None when the memo does not hold that."""
+    rows = _loads(memo[1])
+    shapes_hold = isinstance(rows, list) and all(
+        isinstance(row, list) and len(row) == width for row in rows
+    )
+    return rows if shapes_hold else None
+
+
+def _loads(packed: bytes) -> Any:
     try:
-        stamps, rows = marshal.loads(zlib.decompress(memo))
+        return marshal.loads(zlib.decompress(packed))
     except (zlib.error, EOFError, ValueError, TypeError):
         return None
-    # Each stamp's shape is left to holds(), which fails on one it cannot compare.
-    shapes_hold = (
-        isinstance(stamps, list)
-        and isinstance(rows, list)
-        and all(isinstance(row, list) and len(row) == width for row in rows)
-    )
-    return (stamps, rows) if shapes_hold else None
 
 
 def context(reader: str, git_history: bool, shard: str) -> list[Any]:
@@ -73,30 +79,44 @@ def context(reader: str, git_history: bool, shard: str) -> list[Any]:
     return [MEMO_FORMAT, reader, git_history, shard, env, [_stamp_file(p) for p in configs]]
 
 
-def load(path: str, expected: list[Any]) -> dict[str, Memo]:
-    """The memos saved under the same context; empty when missing, damaged or made otherwise."""
+def load(path: str, expected: list[Any]) -> tuple[dict[str, Memo], list[str]]:
+    """The memos saved under the same context, and the snapshot files OUT listed when they
+    were saved; nothing when missing, damaged or made otherwise."""
     try:
         with open(path, "rb") as handle:
-            saved = marshal.load(handle)
-        made, memos = saved
+            made, files, memos = marshal.load(handle)
     except (OSError, EOFError, ValueError, TypeError):
-        return {}
-    if made != expected or not isinstance(memos, dict):
-        return {}
-    return {k: m for k, m in memos.items() if isinstance(k, str) and isinstance(m, bytes)}
+        return {}, []
+    if made != expected or not isinstance(memos, dict) or not isinstance(files, list):
+        return {}, []
+    kept = {k: m for k, m in memos.items() if isinstance(k, str) and _is_memo(m)}
+    return kept, [f for f in files if isinstance(f, str)]
 
 
-def save(path: str, made: list[Any], memos: dict[str, Memo]) -> None:
+def _is_memo(memo: object) -> bool:
+    return isinstance(memo, tuple) and len(memo) == 2 and all(isinstance(b, bytes) for b in memo)
+
+
+def save(path: str, made: list[Any], memos: dict[str, Memo], snapshot_files: list[str]) -> None:
+    """`snapshot_files`: the snapshots table's committed files, which hold every snapshot the
+    rows name; while they all stay committed, the rows need no look-up in OUT."""
     temp = f"{path}.tmp"
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(temp, "wb") as handle:
-        marshal.dump((made, memos), handle)
+        marshal.dump((made, snapshot_files, memos), handle)
     os.replace(temp, path)
 
 
-def holds(root: str, stamps: list[Stamp]) -> bool:
+def confirm(blocks: list[tuple[str, Memo]]) -> list[bool]:
+    """Whether each (root, memo)'s stamps still hold: the work a rerun's workers share."""
+    return [holds(root, _loads(memo[0])) for root, memo in blocks]
+
+
+def holds(root: str, stamps: list[Stamp] | None) -> bool:
     """Whether every stamped path still stats as stamped (the rerun's whole cost when it does).
     A stamp of another shape (a damaged memo) never holds."""
+    if not isinstance(stamps, list):
+        return False
     try:
         return _holds(root, stamps)
     except (TypeError, ValueError):

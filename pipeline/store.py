@@ -32,7 +32,6 @@ from pipeline.schema import (
     TABLES,
     Table,
     arrow_schema,
-    arrow_table,
     duckdb_type,
 )
 
@@ -180,7 +179,13 @@ class Lock:
 
 
 class PartitionWriter:
-    """Writes one writer's partition (one directory per table) in bounded row groups."""
+    """Writes one writer's partition (one directory per table) in bounded row groups.
+
+    Arrow tables (the workers' parsed rows) go to part-0.parquet through pyarrow; row dicts
+    made in this process (observations, the runs row, run-level issues) go to part-1.parquet
+    through DuckDB, because building an Arrow array from Python objects imports pandas
+    (about 0.6 s, most of an unchanged rerun's own work). A table with no rows gets no file.
+    """
 
     def __init__(self, directory: Path, tables: Iterable[Table]) -> None:
         self.directory = directory
@@ -188,12 +193,15 @@ class PartitionWriter:
         self._buffers: dict[str, list[Any]] = {name: [] for name in self.tables}
         self._buffered: dict[str, int] = dict.fromkeys(self.tables, 0)
         self._writers: dict[str, Any] = {}
+        self._row_writer: QueryWriter | None = None
         self.rows: dict[str, int] = dict.fromkeys(self.tables, 0)
 
     def write(self, name: str, batch: Any) -> None:
         """Add an Arrow table (or a list of row dicts) to table `name`."""
         if isinstance(batch, list):
-            batch = arrow_table(self.tables[name], batch)
+            self._rows().add_rows(name, batch)
+            self.rows[name] += len(batch)
+            return
         if batch.num_rows == 0:
             return
         self._buffers[name].append(batch)
@@ -202,12 +210,20 @@ class PartitionWriter:
         if self._buffered[name] >= BATCH_ROWS:
             self._flush(name)
 
+    def _rows(self) -> QueryWriter:
+        if self._row_writer is None:
+            import duckdb
+
+            con = duckdb.connect()
+            self._row_writer = QueryWriter(con, self.directory, self.tables.values(), "part-1")
+        return self._row_writer
+
     def _flush(self, name: str) -> None:
+        if not self._buffers[name]:
+            return
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        if not self._buffers[name]:
-            return
         schema = arrow_schema(self.tables[name])
         if name not in self._writers:
             folder = self.directory / name
@@ -226,6 +242,9 @@ class PartitionWriter:
             self._flush(name)
             if name in self._writers:
                 self._writers[name].close()
+        if self._row_writer is not None:
+            self._row_writer.close()
+            self._row_writer.con.close()
 
 
 class QueryWriter:
@@ -234,9 +253,12 @@ class QueryWriter:
     Parquet file. A check writes only what its queries found, and building Arrow tables in
     Python would import pyarrow and, through it, pandas (about 0.6 s of every check)."""
 
-    def __init__(self, con: Any, directory: Path, tables: Iterable[Table]) -> None:
+    def __init__(
+        self, con: Any, directory: Path, tables: Iterable[Table], file: str = "part-0"
+    ) -> None:
         self.con = con
         self.directory = directory
+        self.file = f"{file}.parquet"
         self.tables = {t.name: t for t in tables}
         self._pending: dict[str, list[dict[str, Any]]] = {name: [] for name in self.tables}
         self.rows: dict[str, int] = dict.fromkeys(self.tables, 0)
@@ -259,27 +281,51 @@ class QueryWriter:
         return count
 
     def add_rows(self, name: str, rows: list[dict[str, Any]]) -> None:
-        """Row dicts for table `name`, added together by close()."""
+        """Row dicts for table `name`, added in batches of BATCH_ROWS and by close()."""
         self._pending[name].extend(rows)
+        if len(self._pending[name]) >= BATCH_ROWS:
+            self._insert(name)
+
+    def _insert(self, name: str) -> None:
+        rows, self._pending[name] = self._pending[name], []
+        if rows:
+            # Each column travels as one list parameter, and unnest zips them back into rows;
+            # a column of one value (the run id, the time) travels once.
+            params: dict[str, Any] = {}
+            values = []
+            for i, column in enumerate(self.tables[name].columns):
+                found = _duckdb_values(column.type, [row.get(column.name) for row in rows])
+                if found.count(found[0]) == len(found):
+                    params[f"c{i}"] = found[0]
+                    values.append(f'$c{i}::{duckdb_type(column.type)} AS "{column.name}"')
+                else:
+                    params[f"c{i}"] = found
+                    values.append(f'unnest($c{i}) AS "{column.name}"')
+            self.write(name, f"SELECT {', '.join(values)}", params)
 
     def close(self) -> None:
         """Write each table's rows to its one file; a table with no rows gets no file."""
         from pipeline.engine import quote
 
-        for name, rows in self._pending.items():
-            if rows:
-                # Each column travels as one list parameter; unnest zips them back into rows.
-                names = self.tables[name].names
-                params = {f"c{i}": [row.get(n) for row in rows] for i, n in enumerate(names)}
-                values = ", ".join(f'unnest($c{i}) AS "{n}"' for i, n in enumerate(names))
-                self.write(name, f"SELECT {values}", params)
         for name in self.tables:
+            self._insert(name)
             if self.rows[name]:
-                target = self.directory / name / "part-0.parquet"
+                target = self.directory / name / self.file
                 target.parent.mkdir(parents=True, exist_ok=True)
                 copy = f"COPY {self._staged(name)} TO {quote(target)}"
                 self.con.execute(f"{copy} (FORMAT parquet, COMPRESSION zstd)")
             self.con.execute(f"DROP TABLE {self._staged(name)}")
+
+
+def _duckdb_values(type_: str, values: list[Any]) -> list[Any]:
+    """A column's Python values as DuckDB takes them: a map given as (key, value) pairs, as
+    Arrow takes it, becomes DuckDB's {key: [...], value: [...]}."""
+    if not type_.startswith("map<"):
+        return values
+    pairs = [None if v is None else list(v.items() if isinstance(v, dict) else v) for v in values]
+    return [
+        None if p is None else {"key": [k for k, _ in p], "value": [v for _, v in p]} for p in pairs
+    ]
 
 
 def new_run_id() -> str:

@@ -212,23 +212,22 @@ def test_a_damaged_memo_costs_a_walk_never_the_run(
     import marshal
     import zlib
 
-    from pipeline import memo
-    from pipeline.parse import READER_VERSION
-
     out = tmp_path / "out"
     memoised(corpus, out)
     path = out / "state" / "memo.marshal"
     if damage is None:
-        made = memo.context(READER_VERSION, False, "")
-        saved = marshal.loads(path.read_bytes())[1]
+        made, files, saved = marshal.loads(path.read_bytes())
+        stamps, blob = next(iter(saved.values()))
         shapes = [
-            b"not zlib",
-            zlib.compress(marshal.dumps(([("x", 1, 2)], [[1]]))),  # rows of the wrong width
-            zlib.compress(marshal.dumps(([("x", "1", 2)], []))),  # a stamp of the wrong types
-            zlib.compress(b"\xe3\x02"),  # marshal cut short
+            b"not a pair of blobs",
+            (b"not zlib", blob),
+            (stamps, zlib.compress(marshal.dumps([[1]]))),  # rows of the wrong width
+            (zlib.compress(marshal.dumps([("x", "1", 2)])), blob),  # a stamp of the wrong types
+            (zlib.compress(b"\xe3\x02"), blob),  # marshal cut short
+            (stamps, None),
         ]
         damage = marshal.dumps(
-            (made, {key: shapes[i % len(shapes)] for i, key in enumerate(saved)})
+            (made, files, {key: shapes[i % len(shapes)] for i, key in enumerate(saved)})
         )
     path.write_bytes(damage)
     summary = crawl([str(corpus)], str(out))
