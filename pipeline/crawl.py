@@ -16,22 +16,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from multiprocessing import get_context
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pipeline import __version__, memo
 from pipeline.discover import RepoRef, SessionRef, discover, session_key
 from pipeline.errors import OutError, UsageError
-from pipeline.gather import (
-    History,
-    RepoContext,
-    read_history,
-    repo_signature,
-    session_input,
-    session_signature,
-    walk_history,
-)
 from pipeline.parse import READER_VERSION
-from pipeline.parse.session import parse_session, snapshot_row
 from pipeline.schema import (
     CHECKS,
     CONTENT_TABLES,
@@ -54,6 +44,9 @@ from pipeline.store import (
     read_statcache,
     read_state,
 )
+
+if TYPE_CHECKING:
+    from pipeline.gather import History, RepoContext
 
 # Sessions per job: large enough to amortise process hand-off, small enough to balance.
 JOB_SESSIONS = 200
@@ -715,6 +708,9 @@ def _replayed(replay: dict[str, list[list[Any]]], ctx: _Context) -> Iterator[Job
 
 
 def _crawl_repo(batch: _JobBatch, job: Job, repo: RepoRef, tree: Tree | None) -> None:
+    # The reading side is imported where it runs: an unchanged rerun's parent never reads.
+    from pipeline.gather import repo_signature, session_signature
+
     ctx = batch.ctx
     repo_ctx = _repo_context(job, repo, tree)
     identity = _identity(job, repo, repo_ctx)
@@ -752,6 +748,8 @@ def _history(
 ) -> History:
     """The repository's history at HEAD; the commit snapshots of this shard's sessions that OUT
     does not hold yet are observed. An unchanged HEAD reads nothing from git but HEAD."""
+    from pipeline.gather import History, read_history, walk_history
+
     ctx = batch.ctx
     assert repo_ctx.git is not None
     repo_key = f"{job.root_abs}\x1f{repo.path}"
@@ -801,6 +799,9 @@ class _JobBatch:
         commit: str | None,
         parents: list[str] | None = None,
     ) -> None:
+        from pipeline.gather import session_input
+        from pipeline.parse.session import parse_session, snapshot_row
+
         ctx, result = self.ctx, self.result
         if commit is None:
             result.sessions += 1
@@ -852,6 +853,8 @@ class _JobBatch:
 
 
 def _repo_context(job: Job, repo: RepoRef, tree: Tree | None) -> RepoContext:
+    from pipeline.gather import RepoContext
+
     base = os.path.join(job.root_abs, repo.path) if repo.path else job.root_abs
     if tree is not None and not isinstance(tree, DirTree):
         prefix = f"{repo.path}/" if repo.path else ""

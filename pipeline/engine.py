@@ -170,8 +170,8 @@ def write_database(out: Out) -> None:
     inside OUT answers at once, wherever OUT was copied or moved.
 
     The derived views do not name files, so when the census.duckdb in place was made with the
-    same SQL, only the table views (the committed file lists) are replaced in a copy of it:
-    binding every view again costs more than the rest of a night's check.
+    same SQL, a copy of it keeps them and only the table views whose committed file lists
+    changed are replaced: binding every view again costs more than the rest of a night's check.
     """
     import shutil
 
@@ -180,22 +180,31 @@ def write_database(out: Out) -> None:
     temp = out.database.with_name("census.duckdb.tmp")
     for leftover in (temp, temp.with_name(temp.name + ".wal")):
         leftover.unlink(missing_ok=True)
-    reuse = _views_hash() == _stored_views_hash(out)
-    if reuse:
-        shutil.copyfile(out.database, temp)
-    con = duckdb.connect(str(temp), config={"storage_compatibility_version": STORAGE_VERSION})
+    config: dict[str, Any] = {"storage_compatibility_version": STORAGE_VERSION}
+    try:
+        if out.database.is_file():
+            shutil.copyfile(out.database, temp)
+        con = duckdb.connect(str(temp), config=config)
+    except duckdb.Error:  # a damaged census.duckdb is made anew
+        for leftover in (temp, temp.with_name(temp.name + ".wal")):
+            leftover.unlink(missing_ok=True)
+        con = duckdb.connect(str(temp), config=config)
     try:
         # Relative paths resolve against OUT while the views are bound here.
         con.execute(f"SET file_search_path = {quote(out.root)}")
-        statements = table_views(out, relative=True)
-        if not reuse:
-            statements += derived_views()
+        views, bound = _made_with(con)
+        tables = table_views(out, relative=True)
+        if views == _views_hash():
+            statements = [s for s in tables if s not in bound]
+        else:
+            statements = tables + derived_views()
         for statement in statements:
             con.execute(statement)
         # Which manifest and SQL the views were made for: a stale file is never used.
         con.execute(
-            f"CREATE OR REPLACE TABLE _census AS SELECT {quote(stamp(out))} AS stamp, "
-            f"{quote(_views_hash())} AS views"
+            "CREATE OR REPLACE TABLE _census AS SELECT $stamp AS stamp, $views AS views, "
+            "$tables AS tables",
+            {"stamp": stamp(out), "views": _views_hash(), "tables": tables},
         )
         con.execute("CHECKPOINT")
     finally:
@@ -203,21 +212,19 @@ def write_database(out: Out) -> None:
     os.replace(temp, out.database)
 
 
+def _made_with(con: Any) -> tuple[str | None, set[str]]:
+    """The derived views' hash and the table views' statements a census.duckdb records;
+    nothing for a new file or one made otherwise."""
+    import duckdb
+
+    try:
+        row = con.execute("SELECT views, tables FROM _census").fetchone()
+    except duckdb.Error:
+        return None, set()
+    return (str(row[0]), set(row[1] or [])) if row else (None, set())
+
+
 def _views_hash() -> str:
     import hashlib
 
     return hashlib.sha256("\n".join(derived_views()).encode()).hexdigest()
-
-
-def _stored_views_hash(out: Out) -> str | None:
-    """The derived views' hash recorded in the census.duckdb in place, if any."""
-    import duckdb
-
-    if not out.database.is_file():
-        return None
-    try:
-        with duckdb.connect(str(out.database), read_only=True) as con:
-            row = con.execute("SELECT views FROM _census").fetchone()
-    except duckdb.Error:
-        return None
-    return str(row[0]) if row else None
