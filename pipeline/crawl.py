@@ -204,53 +204,55 @@ def _crawl_locked(out: Out, trees: list[Tree], plan: _Plan) -> CrawlSummary:
     now = datetime.now(UTC)
     made = memo.context(READER_VERSION, plan.git_history, plan.shard_name)
     memos, vouched_by = memo.load(_memo_file(out, plan), made)
-    dir_roots = {t.root for t in trees if isinstance(t, DirTree)}
-    # The memos' stats, an unchanged rerun's whole cost, run in workers from here on, while
-    # this process reads OUT and lists the repositories.
-    with _confirming(memos, dir_roots, plan) as confirmed:
-        previous_reader = _previous_reader(out)
-        blocks = [list(t.repo_roots()) if isinstance(t, DirTree) else [] for t in trees]
-        # Rows of memos saved while every snapshot file they name stayed committed need no
-        # look-up in OUT; after a prune or a compaction each row is looked up.
-        vouched = set(vouched_by) <= set(out.manifest()[SNAPSHOTS.name])
-        held = confirmed()
-    if previous_reader:  # other readers made OUT's rows: every session is read again
-        memos, held = {}, set()
-    replay = _replayable(trees, blocks, memos, held)
-    ctx: _Context | None = None
-    if not vouched:
-        ctx = _context(out, trees, plan, run_id, now, fresh=previous_reader is not None)
-        at = _MEMO_COLUMNS.index("snapshot_id")
-        stored = ctx.stored
-        replay = {k: rows for k, rows in replay.items() if all(r[at] in stored for r in rows)}
-    walk = [
-        [rel for rel in rels if _block_key(tree, rel) not in replay]
-        for tree, rels in zip(trees, blocks, strict=True)
-    ]
-    if ctx is None:
-        # What the workers need of OUT is read only when something is walked or read.
-        light = not any(walk) and all(isinstance(t, DirTree) for t in trees)
-        ctx = _context(out, trees, plan, run_id, now, previous_reader is not None, light)
     staging = out.root / "staging" / run_id
     writer = PartitionWriter(staging, [t for t in TABLES.values() if t.writer == "crawl"])
     summary = CrawlSummary(run_id, str(out.root), point, roots=[t.label for t in trees])
-    summary.previous_reader = previous_reader
-    cache, heads = dict(ctx.cache), dict(ctx.heads)
     memos_now: dict[str, memo.Memo] = {}
-    walked = False
     written: set[str] = set()
-    for number, result in enumerate(_results(trees, walk, replay, ctx, plan)):
-        if number == 1:
+    walked = False
+    taken = 0
+
+    def take(result: JobResult) -> None:
+        nonlocal walked, taken
+        taken += 1
+        if taken == 2:
             crash_point("writing")
         _write_result(writer, result, written)
-        cache.update(result.cache)
-        heads.update(result.heads)
         memos_now.update((key, memos[key]) for key in result.kept)
         memos_now.update((key, m) for key, m in result.memos.items() if m is not None)
         walked = walked or bool(result.memos)
         summary.add(result)
         if plan.progress:
             plan.progress(result.sessions)
+
+    # The memos' stats, an unchanged rerun's whole cost, run in workers from here on; this
+    # process reads OUT, lists the repositories and writes the rows of each block that held.
+    with _confirming(memos, {t.root for t in trees if isinstance(t, DirTree)}, plan) as held:
+        summary.previous_reader = _previous_reader(out)
+        if summary.previous_reader:  # other readers made OUT's rows: every session is read
+            memos = {}
+        blocks = [list(t.repo_roots()) if isinstance(t, DirTree) else [] for t in trees]
+        # Rows of memos saved while every snapshot file they name stayed committed need no
+        # look-up in OUT; after a prune or a compaction each row is looked up.
+        vouched = set(vouched_by) <= set(out.manifest()[SNAPSHOTS.name])
+        fresh = summary.previous_reader is not None
+        ctx = _context(out, trees, plan, run_id, now, fresh, light=vouched)
+        listed = {_block_key(t, rel) for t, rels in zip(trees, blocks, strict=True) for rel in rels}
+        stored = None if vouched else ctx.stored
+        for result in _replayed(held, listed, memos, stored, ctx):
+            take(result)
+    walk = [
+        [rel for rel in rels if _block_key(tree, rel) not in memos_now]
+        for tree, rels in zip(trees, blocks, strict=True)
+    ]
+    if vouched and (any(walk) or not all(isinstance(t, DirTree) for t in trees)):
+        # What the workers need of OUT is read only when something is walked or read.
+        ctx = _context(out, trees, plan, run_id, now, fresh)
+    cache, heads = dict(ctx.cache), dict(ctx.heads)
+    for result in _results(trees, walk, ctx, plan):
+        take(result)
+        cache.update(result.cache)
+        heads.update(result.heads)
     for tree in trees:
         for path, code, message in tree.issues:
             writer.write(PARSE_ISSUES.name, [_root_issue(run_id, tree, path, code, message)])
@@ -513,52 +515,30 @@ def _block_key(tree: Tree, rel: str) -> str:
 @contextmanager
 def _confirming(
     memos: dict[str, memo.Memo], roots: set[str], plan: _Plan
-) -> Iterator[Callable[[], set[str]]]:
-    """Start checking the stamps of the memos of these roots' blocks; the call it gives waits
-    for the keys of those that hold. Many blocks are checked in worker processes."""
+) -> Iterator[Iterator[list[str]]]:
+    """Start checking the stamps of the memos of these roots' blocks; what it gives yields the
+    keys of those that hold, a batch at a time as the checks end (in worker processes, when
+    there are many)."""
     keys = [key for key in memos if key.partition("\x1f")[0] in roots]
     items = [(key.partition("\x1f")[0], memos[key]) for key in keys]
     workers = plan.workers or os.cpu_count() or 1
     if len(keys) * REPO_WEIGHT < INLINE_SESSIONS or workers <= 1:
-        yield lambda: {key for key, holds in zip(keys, memo.confirm(items), strict=True) if holds}
+        yield iter([[key for key, holds in zip(keys, memo.confirm(items), strict=True) if holds]])
         return
-    parts = workers * 4
+    size = -(-len(keys) // (workers * 4))  # a few batches per worker, to balance them
+    batches = [(keys[i : i + size], items[i : i + size]) for i in range(0, len(keys), size)]
     # Spawned: fork would copy the locks of threads a caller (pyarrow, DuckDB) may run.
     with ProcessPoolExecutor(workers, get_context("spawn")) as pool:
-        answers = pool.map(memo.confirm, [items[i::parts] for i in range(parts)])
-
-        def held() -> set[str]:
-            found = [False] * len(keys)
-            for i, answer in enumerate(answers):
-                found[i::parts] = answer
-            return {key for key, holds in zip(keys, found, strict=True) if holds}
-
-        yield held
-
-
-def _replayable(
-    trees: list[Tree], blocks: list[list[str]], memos: dict[str, memo.Memo], held: set[str]
-) -> dict[str, list[list[Any]]]:
-    """Block key → its memo's rows, for each block listed now whose stamps all held."""
-    replay = {}
-    for tree, rels in zip(trees, blocks, strict=True):
-        for rel in rels:
-            key = _block_key(tree, rel)
-            if key in held:
-                rows = memo.unpack_rows(memos[key], len(_MEMO_COLUMNS))
-                if rows is not None:
-                    replay[key] = rows
-    return replay
+        answers = pool.map(memo.confirm, [batch for _, batch in batches])
+        yield (
+            [key for key, holds in zip(batch_keys, answer, strict=True) if holds]
+            for (batch_keys, _), answer in zip(batches, answers, strict=True)
+        )
 
 
 def _results(
-    trees: list[Tree],
-    walk: list[list[str]],
-    replay: dict[str, list[list[Any]]],
-    ctx: _Context,
-    plan: _Plan,
+    trees: list[Tree], walk: list[list[str]], ctx: _Context, plan: _Plan
 ) -> Iterator[JobResult]:
-    yield from _replayed(replay, ctx)
     jobs = _jobs(trees, walk, plan.shard)
     if plan.scheduler:
         yield from _dask_results(jobs, ctx, plan.scheduler)
@@ -689,22 +669,35 @@ def _crawl_block(batch: _JobBatch, job: Job, walker: DirTree, rel: str) -> None:
 _MEMO_COLUMNS = tuple(n for n in OBSERVATIONS.names if n not in ("run_id", "observed_at"))
 
 
-def _replayed(replay: dict[str, list[list[Any]]], ctx: _Context) -> Iterator[JobResult]:
-    """The replayed blocks' rows again, as this run's observations, in job-sized results."""
-    keys = sorted(replay)
+def _replayed(
+    held: Iterator[list[str]],
+    listed: set[str],
+    memos: dict[str, memo.Memo],
+    stored: set[str] | None,
+    ctx: _Context,
+) -> Iterator[JobResult]:
+    """The rows of each block listed now whose stamps held, again, as this run's observations,
+    in job-sized results. `stored`: the snapshots OUT holds, when the memos' rows need looking
+    up (a block with a row naming another is walked instead)."""
+    at = _MEMO_COLUMNS.index("snapshot_id")
     step = _blocks_per_job()
-    for start in range(0, len(keys), step):
-        result = JobResult({}, [], {}, [])
-        for key in keys[start : start + step]:
-            for row in replay[key]:
-                observation = dict(zip(_MEMO_COLUMNS, row, strict=True))
-                observation["run_id"] = ctx.run_id
-                observation["observed_at"] = ctx.observed_at
-                result.observations.append(observation)
-            result.kept.append(key)
-            result.sessions += len(replay[key])
-            result.replayed += len(replay[key])
-        yield result
+    for keys in held:
+        keys = sorted(k for k in keys if k in listed and k in memos)
+        for start in range(0, len(keys), step):
+            result = JobResult({}, [], {}, [])
+            for key in keys[start : start + step]:
+                rows = memo.unpack_rows(memos[key], len(_MEMO_COLUMNS))
+                if rows is None or (stored is not None and any(r[at] not in stored for r in rows)):
+                    continue
+                for row in rows:
+                    observation = dict(zip(_MEMO_COLUMNS, row, strict=True))
+                    observation["run_id"] = ctx.run_id
+                    observation["observed_at"] = ctx.observed_at
+                    result.observations.append(observation)
+                result.kept.append(key)
+                result.sessions += len(rows)
+                result.replayed += len(rows)
+            yield result
 
 
 def _crawl_repo(batch: _JobBatch, job: Job, repo: RepoRef, tree: Tree | None) -> None:
