@@ -369,7 +369,8 @@ def _root_key(tree: Tree) -> str:
 def _refuse_checked_point(out: Out, point: str) -> None:
     """A checked census point is final: a crawl adds a point, never rewrites one."""
     files = out.files(CHECKS.name)
-    if files and _query(f"SELECT 1 FROM {_files(files)} WHERE point = ? LIMIT 1", [point]):
+    query = f"SELECT 1 FROM {_files(files, union=True)} WHERE point = ? LIMIT 1"
+    if files and _query(query, [point]):
         raise OutError(
             f"census point {point!r} is already checked and its results are final; "
             "crawl into a new --point"

@@ -37,6 +37,8 @@ from pipeline.schema import (
 
 # Rows buffered per table before a row group is written: bounds memory, keeps groups large.
 BATCH_ROWS = 65_536
+# Row dicts held per table before DuckDB takes them: a dict costs many times its row in DuckDB.
+PENDING_ROWS = 10_000
 PARTITION = "written_by"
 MANIFEST_FORMAT = 2
 
@@ -281,9 +283,9 @@ class QueryWriter:
         return count
 
     def add_rows(self, name: str, rows: list[dict[str, Any]]) -> None:
-        """Row dicts for table `name`, added in batches of BATCH_ROWS and by close()."""
+        """Row dicts for table `name`, added in batches of PENDING_ROWS and by close()."""
         self._pending[name].extend(rows)
-        if len(self._pending[name]) >= BATCH_ROWS:
+        if len(self._pending[name]) >= PENDING_ROWS:
             self._insert(name)
 
     def _insert(self, name: str) -> None:
