@@ -207,30 +207,13 @@ def _crawl_locked(out: Out, trees: list[Tree], plan: _Plan) -> CrawlSummary:
     staging = out.root / "staging" / run_id
     writer = PartitionWriter(staging, [t for t in TABLES.values() if t.writer == "crawl"])
     summary = CrawlSummary(run_id, str(out.root), point, roots=[t.label for t in trees])
-    memos_now: dict[str, memo.Memo] = {}
-    written: set[str] = set()
-    walked = False
-    taken = 0
-
-    def take(result: JobResult) -> None:
-        nonlocal walked, taken
-        taken += 1
-        if taken == 2:
-            crash_point("writing")
-        _write_result(writer, result, written)
-        memos_now.update((key, memos[key]) for key in result.kept)
-        memos_now.update((key, m) for key, m in result.memos.items() if m is not None)
-        walked = walked or bool(result.memos)
-        summary.add(result)
-        if plan.progress:
-            plan.progress(result.sessions)
-
+    run = _RunRows(writer, summary, memos, plan.progress)
     # The memos' stats, an unchanged rerun's whole cost, run in workers from here on; this
     # process reads OUT, lists the repositories and writes the rows of each block that held.
     with _confirming(memos, {t.root for t in trees if isinstance(t, DirTree)}, plan) as held:
         summary.previous_reader = _previous_reader(out)
         if summary.previous_reader:  # other readers made OUT's rows: every session is read
-            memos = {}
+            memos = run.memos = {}
         blocks = [list(t.repo_roots()) if isinstance(t, DirTree) else [] for t in trees]
         # Rows of memos saved while every snapshot file they name stayed committed need no
         # look-up in OUT; after a prune or a compaction each row is looked up.
@@ -238,11 +221,10 @@ def _crawl_locked(out: Out, trees: list[Tree], plan: _Plan) -> CrawlSummary:
         fresh = summary.previous_reader is not None
         ctx = _context(out, trees, plan, run_id, now, fresh, light=vouched)
         listed = {_block_key(t, rel) for t, rels in zip(trees, blocks, strict=True) for rel in rels}
-        stored = None if vouched else ctx.stored
-        for result in _replayed(held, listed, memos, stored, ctx):
-            take(result)
+        for result in _replayed(held, listed, memos, None if vouched else ctx.stored, ctx):
+            run.take(result)
     walk = [
-        [rel for rel in rels if _block_key(tree, rel) not in memos_now]
+        [rel for rel in rels if _block_key(tree, rel) not in run.memos_now]
         for tree, rels in zip(trees, blocks, strict=True)
     ]
     if vouched and (any(walk) or not all(isinstance(t, DirTree) for t in trees)):
@@ -250,22 +232,54 @@ def _crawl_locked(out: Out, trees: list[Tree], plan: _Plan) -> CrawlSummary:
         ctx = _context(out, trees, plan, run_id, now, fresh)
     cache, heads = dict(ctx.cache), dict(ctx.heads)
     for result in _results(trees, walk, ctx, plan):
-        take(result)
+        run.take(result)
         cache.update(result.cache)
         heads.update(result.heads)
     for tree in trees:
         for path, code, message in tree.issues:
             writer.write(PARSE_ISSUES.name, [_root_issue(run_id, tree, path, code, message)])
             summary.parse_issues += 1
-    summary.new_snapshots = len(written)
+    summary.new_snapshots = len(run.written)
     writer.write(RUNS.name, [_runs_row(summary, plan, ctx.observed_at)])
     writer.close()
     # An unchanged rerun rewrites none of the caches: they are what it read.
-    memos_changed = walked or memos_now.keys() != memos.keys() or not vouched
-    saved = _Saved(cache != ctx.cache, heads != ctx.heads, memos_changed, memos_now, made)
+    memos_changed = run.walked or run.memos_now.keys() != memos.keys() or not vouched
+    saved = _Saved(cache != ctx.cache, heads != ctx.heads, memos_changed, run.memos_now, made)
     _commit(out, staging, summary, plan, cache, heads, saved)
     summary.seconds = time.perf_counter() - plan.started
     return summary
+
+
+class _RunRows:
+    """A run's results as they come in: written, counted, and their blocks' memos kept."""
+
+    def __init__(
+        self,
+        writer: PartitionWriter,
+        summary: CrawlSummary,
+        memos: dict[str, memo.Memo],
+        progress: Callable[[int], None] | None,
+    ) -> None:
+        self.writer = writer
+        self.summary = summary
+        self.memos = memos  # the memos loaded, which replayed blocks keep
+        self.progress = progress
+        self.memos_now: dict[str, memo.Memo] = {}
+        self.written: set[str] = set()  # snapshot ids this run stored
+        self.walked = False
+        self.taken = 0
+
+    def take(self, result: JobResult) -> None:
+        self.taken += 1
+        if self.taken == 2:
+            crash_point("writing")
+        _write_result(self.writer, result, self.written)
+        self.memos_now.update((key, self.memos[key]) for key in result.kept)
+        self.memos_now.update((key, m) for key, m in result.memos.items() if m is not None)
+        self.walked = self.walked or bool(result.memos)
+        self.summary.add(result)
+        if self.progress:
+            self.progress(result.sessions)
 
 
 def _heads_file(plan: _Plan) -> str:
