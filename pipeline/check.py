@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from pipeline import __version__
-from pipeline.engine import connect, out_view, quote
+from pipeline.engine import connect, out_view, parquet_scan
 from pipeline.rules import results_sql, ruleset, series_sql
 from pipeline.schema import (
     CHECKS,
@@ -171,8 +171,8 @@ def _freeze_results(con: Any, staging: Any, check_id: str, points: list[str], cu
     names, which DuckDB reads before OUT's."""
     decided = [RULE_RESULTS, SERIES_FINDINGS, CHECKS]
     for table in decided:
-        files = ", ".join(quote(f) for f in sorted((staging / table.name).glob("*.parquet")))
-        staged = f" UNION ALL BY NAME SELECT * FROM read_parquet([{files}])" if files else ""
+        files = sorted((staging / table.name).glob("*.parquet"))
+        staged = f" UNION ALL BY NAME SELECT * FROM {parquet_scan(files)}" if files else ""
         con.execute(
             f'CREATE OR REPLACE TEMP VIEW "{table.name}" AS '
             f"SELECT * FROM {out_view(con, table.name)}{staged}"

@@ -220,11 +220,18 @@ def _crawl_locked(out: Out, trees: list[Tree], plan: _Plan) -> CrawlSummary:
         vouched = set(vouched_by) <= set(out.manifest()[SNAPSHOTS.name])
         fresh = summary.previous_reader is not None
         ctx = _context(out, trees, plan, run_id, now, fresh, light=vouched)
-        listed = {_block_key(t, rel) for t, rels in zip(trees, blocks, strict=True) for rel in rels}
+        listed = {
+            _block_key(t.root, rel)
+            for t, rels in zip(trees, blocks, strict=True)
+            if isinstance(t, DirTree)
+            for rel in rels
+        }
         for result in _replayed(held, listed, memos, None if vouched else ctx.stored, ctx):
             run.take(result)
     walk = [
-        [rel for rel in rels if _block_key(tree, rel) not in run.memos_now]
+        [rel for rel in rels if _block_key(tree.root, rel) not in run.memos_now]
+        if isinstance(tree, DirTree)
+        else []
         for tree, rels in zip(trees, blocks, strict=True)
     ]
     if vouched and (any(walk) or not all(isinstance(t, DirTree) for t in trees)):
@@ -382,8 +389,10 @@ def _root_key(tree: Tree) -> str:
 
 def _refuse_checked_point(out: Out, point: str) -> None:
     """A checked census point is final: a crawl adds a point, never rewrites one."""
+    from pipeline.engine import parquet_scan
+
     files = out.files(CHECKS.name)
-    query = f"SELECT 1 FROM {_files(files, union=True)} WHERE point = ? LIMIT 1"
+    query = f"SELECT 1 FROM {parquet_scan(files)} WHERE point = ? LIMIT 1"
     if files and _query(query, [point]):
         raise OutError(
             f"census point {point!r} is already checked and its results are final; "
@@ -398,11 +407,13 @@ def _previous_reader(out: Out) -> str | None:
         return None
     import duckdb
 
+    from pipeline.engine import parquet_scan
+
     # Runs written before the reader had a version lack the column: NULL, read as "before 2".
     try:
         found = _query(
             "SELECT bool_or(reader_version IS NULL), arg_max(reader_version, started_at) "
-            f"FROM {_files(files, union=True)}"
+            f"FROM {parquet_scan(files)}"
         )
     except duckdb.BinderException:  # no run has the column at all
         return "before 2"
@@ -410,13 +421,6 @@ def _previous_reader(out: Out) -> str | None:
     if legacy:
         return "before 2"
     return None if latest in (None, READER_VERSION) else str(latest)
-
-
-def _files(files: list[Any], union: bool = False) -> str:
-    from pipeline.engine import quote
-
-    listed = ", ".join(quote(f) for f in files)
-    return f"read_parquet([{listed}]{', union_by_name = true' if union else ''})"
 
 
 def _query(sql: str, params: list[Any] | None = None) -> list[tuple[Any, ...]]:
@@ -500,8 +504,9 @@ def _jobs(
     its workers walk and discover themselves; archives are read whole."""
     for tree, rels in zip(trees, walk, strict=True):
         if isinstance(tree, DirTree):
-            for start in range(0, len(rels), _blocks_per_job()):
-                roots = rels[start : start + _blocks_per_job()]
+            per_job = _blocks_per_job()
+            for start in range(0, len(rels), per_job):
+                roots = rels[start : start + per_job]
                 yield tree, Job(tree.label, tree.root, "", [], roots, shard)
             continue
         root_abs = _root_key(tree)
@@ -522,9 +527,14 @@ def _blocks_per_job() -> int:
     return max(1, JOB_SESSIONS // REPO_WEIGHT)
 
 
-def _block_key(tree: Tree, rel: str) -> str:
-    """A block (a repository root under a directory root) as its memo is keyed."""
-    return f"{tree.root}\x1f{rel}" if isinstance(tree, DirTree) else ""
+def _block_key(root: str, rel: str) -> str:
+    """A block (a repository root `rel` under the directory root `root`) as its memo is
+    keyed; _block_root gives the root back."""
+    return f"{root}\x1f{rel}"
+
+
+def _block_root(key: str) -> str:
+    return key.partition("\x1f")[0]
 
 
 @contextmanager
@@ -534,8 +544,8 @@ def _confirming(
     """Start checking the stamps of the memos of these roots' blocks; what it gives yields the
     keys of those that hold, a batch at a time as the checks end (in worker processes, when
     there are many)."""
-    keys = [key for key in memos if key.partition("\x1f")[0] in roots]
-    items = [(key.partition("\x1f")[0], memos[key]) for key in keys]
+    keys = [key for key in memos if _block_root(key) in roots]
+    items = [(_block_root(key), memos[key]) for key in keys]
     workers = plan.workers or os.cpu_count() or 1
     if len(keys) * REPO_WEIGHT < INLINE_SESSIONS or workers <= 1:
         yield iter([[key for key, holds in zip(keys, memo.confirm(items), strict=True) if holds]])
@@ -654,7 +664,7 @@ def run_job(job: Job, tree: Tree | None) -> JobResult:
 def _crawl_block(batch: _JobBatch, job: Job, walker: DirTree, rel: str) -> None:
     """One repository root under a directory root, walked, discovered and crawled, and
     memoised when nothing in it was amiss."""
-    key = f"{job.root_abs}\x1f{rel}"
+    key = _block_key(job.root_abs, rel)
     started = time.time_ns()
     seen = len(walker.issues)
     entries = list(walker.walk_block(rel))
@@ -807,9 +817,6 @@ class _JobBatch:
         commit: str | None,
         parents: list[str] | None = None,
     ) -> None:
-        from pipeline.gather import session_input
-        from pipeline.parse.session import parse_session, snapshot_row
-
         ctx, result = self.ctx, self.result
         if commit is None:
             result.sessions += 1
@@ -819,6 +826,9 @@ class _JobBatch:
         if cached and cached[0] == signature and cached[1] in ctx.stored:
             snapshot_id = cached[1]
         else:
+            from pipeline.gather import session_input
+            from pipeline.parse.session import parse_session, snapshot_row
+
             inp = session_input(repo_ctx, session)
             result.read += 1
             snapshot_id = inp.snapshot_id()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,13 @@ STORAGE_VERSION = "v1.1.0"
 
 def quote(path: Path | str) -> str:
     return "'" + str(path).replace("'", "''") + "'"
+
+
+def parquet_scan(paths: Iterable[Path | str]) -> str:
+    """A scan of these Parquet files, columns matched by name: files an older census wrote
+    may lack a column, which reads as NULL."""
+    listed = ", ".join(quote(p) for p in paths)
+    return f"read_parquet([{listed}], union_by_name = true)"
 
 
 def _empty(table: Table) -> str:
@@ -48,11 +56,10 @@ def table_views(out: Out, relative: bool = False) -> list[str]:
         files = manifest[table.name]
         body = _empty(table)
         if files:
-            paths = [f"tables/{rel}" if relative else str(out.tables / rel) for rel in files]
-            listed = "[" + ", ".join(quote(p) for p in paths) + "]"
+            paths = [f"tables/{rel}" if relative else out.tables / rel for rel in files]
             body = (
                 f"SELECT {_columns(table)} FROM ({body} UNION ALL BY NAME "
-                f"SELECT * FROM read_parquet({listed}, union_by_name = true))"
+                f"SELECT * FROM {parquet_scan(paths)})"
             )
         statements.append(f'CREATE OR REPLACE VIEW "{table.name}" AS {body}')
     return statements
