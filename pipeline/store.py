@@ -1,6 +1,6 @@
 """OUT's layout, Parquet writing, and the atomic commit of everything a command writes.
 
-    OUT/tables/{table}/written_by={writer}/part-0.parquet   one Parquet dataset per table
+    OUT/tables/{table}/written_by={writer}/part-*.parquet   one Parquet dataset per table
     OUT/manifest.json                                        the files that are committed
     OUT/staging/{writer}/                                    what a writer is still writing
     OUT/state/                               crawl caches (file metadata, git HEADs, tree memos)
