@@ -31,13 +31,22 @@
 --              censoring), read from the sync log of that closing (censoring) snapshot; null
 --              when hours is null or that snapshot has no ops/sync-log.md.
 CREATE OR REPLACE MACRO fork_lifetimes_of(run_ids, session_keys) AS TABLE
-WITH obs AS (
-    SELECT o.session_key, o.root, o.snapshot_id, o.run_id, o.observed_at, o."commit", o.repo,
-        o.topic, s.content_time, s.sync_log_exists, stage_rank(s.stage) AS stage_rank
-    FROM observations o
+WITH asked AS (
+    -- Every session, or those asked for: two branches, so that a list of sessions filters the
+    -- observations before anything is joined (an OR of both would filter them after).
+    SELECT session_key, root, snapshot_id, run_id, observed_at, "commit", repo, topic
+    FROM observations
+    WHERE session_keys IS NULL AND (run_ids IS NULL OR list_contains(run_ids, run_id))
+    UNION ALL
+    SELECT session_key, root, snapshot_id, run_id, observed_at, "commit", repo, topic
+    FROM observations
+    SEMI JOIN (SELECT unnest(session_keys) AS session_key) USING (session_key)
+    WHERE run_ids IS NULL OR list_contains(run_ids, run_id)
+),
+obs AS (
+    SELECT o.*, s.content_time, s.sync_log_exists, stage_rank(s.stage) AS stage_rank
+    FROM asked o
     JOIN snapshots s USING (snapshot_id)
-    WHERE (run_ids IS NULL OR list_contains(run_ids, o.run_id))
-        AND (session_keys IS NULL OR list_contains(session_keys, o.session_key))
 ),
 ordered AS (
     SELECT *, lag(snapshot_id) OVER (
