@@ -9,12 +9,14 @@ figures are facts: later crawls add points, never rewrite one (docs/time-model.m
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pipeline import __version__
-from pipeline.engine import connect, out_view, parquet_scan
+from pipeline.engine import connect, out_view, parquet_scan, table_scan
 from pipeline.rules import results_sql, ruleset, series_sql
 from pipeline.schema import (
     CHECKS,
@@ -26,8 +28,9 @@ from pipeline.schema import (
     RULE_RESULTS,
     SERIES_FINDINGS,
     SESSION_VERDICTS,
+    SNAPSHOTS,
 )
-from pipeline.store import Out, QueryWriter, new_run_id, publish
+from pipeline.store import PARTITION, Out, QueryWriter, new_run_id, publish
 
 if TYPE_CHECKING:
     from pipeline.select import Point
@@ -91,8 +94,9 @@ def _decide(out: Out, con: Any, points: list[str], current: str, summary: CheckS
         "SEMI JOIN (SELECT unnest($ids) AS snapshot_id) USING (snapshot_id)",
         {"ids": todo},
     ).fetchall()[0]
+    sources = _fresh_sources(out, con, points)
     for start in range(0, len(todo), BATCH_SNAPSHOTS):
-        evaluated = evaluate(con, todo[start : start + BATCH_SNAPSHOTS], current)
+        evaluated = evaluate(con, todo[start : start + BATCH_SNAPSHOTS], current, sources)
         writer.write(RULE_RESULTS.name, f"SELECT * FROM {evaluated}")
     from pipeline.select import all_points
 
@@ -214,13 +218,57 @@ def _unevaluated(con: Any, points: list[str], current: str) -> list[str]:
     return [r[0] for r in rows]
 
 
-def evaluate(con: Any, snapshot_ids: list[str], current: str) -> str:
+def _fresh_sources(out: Out, con: Any, points: list[str]) -> dict[str, list[Path]] | None:
+    """Per content table, the files the points' own runs wrote: where a night's new snapshots
+    are, so a check need not scan every night's files for them. None when some file was
+    written since those runs started by another writer (a compaction may have moved their
+    rows), or by one whose time is unknown: then every file is read."""
+    runs = {
+        r
+        for (listed,) in con.execute(
+            "SELECT runs FROM points WHERE list_contains($points, point)", {"points": points}
+        ).fetchall()
+        for r in listed
+    }
+    if not runs:
+        return None
+    first = min(_written_at(r) or "" for r in runs)
+    manifest = out.manifest()
+    sources: dict[str, list[Path]] = {}
+    for table in CONTENT_TABLES:
+        sources[table.name] = []
+        for rel in manifest[table.name]:
+            writer = _writer(rel)
+            if writer in runs:
+                sources[table.name].append(out.tables / rel)
+                continue
+            written = _written_at(writer)
+            if written is None or written >= first:
+                return None
+    return sources
+
+
+def _writer(rel: str) -> str:
+    """The writer of a committed file, from its partition folder (table/written_by=id/…)."""
+    return next(part.split("=", 1)[1] for part in rel.split("/") if part.startswith(PARTITION))
+
+
+def _written_at(writer: str) -> str | None:
+    """When a writer (a run, check-… or compact-…) started, as its id spells it (they sort)."""
+    found = re.search(r"\d{8}T\d{6}\.\d{6}Z", writer)
+    return found.group(0) if found else None
+
+
+def evaluate(
+    con: Any, snapshot_ids: list[str], current: str, sources: dict[str, list[Path]] | None = None
+) -> str:
     """Every rule's result for the given snapshots, shaped like rule_results, in a temp table
     whose name it returns (replaced by the next call).
 
     The snapshots' rows are copied into a schema of their own and the rules run there, so a
     night's check reads only that night's new content (the same way `census detect` runs the
-    rules on one folder's rows).
+    rules on one folder's rows). `sources`: the files to copy them from (_fresh_sources); when
+    some snapshot is not in them, every file is read.
     """
     con.execute(
         "CREATE OR REPLACE TEMP TABLE todo AS SELECT unnest($ids) AS snapshot_id",
@@ -228,12 +276,8 @@ def evaluate(con: Any, snapshot_ids: list[str], current: str) -> str:
     )
     views = con.execute("SELECT current_database()").fetchone()[0]
     con.execute("CREATE SCHEMA IF NOT EXISTS memory.batch")
-    for table in CONTENT_TABLES:
-        con.execute(
-            f'CREATE OR REPLACE TABLE memory.batch."{table.name}" AS '
-            f"SELECT * FROM {out_view(con, table.name)} "
-            "WHERE snapshot_id IN (SELECT snapshot_id FROM todo)"
-        )
+    if sources is None or not _copy_batch(con, sources):
+        _copy_batch(con, None)
     con.execute(f"SET search_path = 'memory.batch,{views}.main'")
     try:
         con.execute(
@@ -245,3 +289,27 @@ def evaluate(con: Any, snapshot_ids: list[str], current: str) -> str:
         return "temp.main.evaluated"
     finally:
         con.execute(f"SET search_path = '{views}.main'")
+
+
+def _copy_batch(con: Any, sources: dict[str, list[Path]] | None) -> bool:
+    """Copy the todo snapshots' rows of every content table into memory.batch, from the given
+    files (None: every committed file). False, having stopped, when a snapshot of todo is not
+    in the given files' snapshots table (then its rows may be anywhere)."""
+    for table in CONTENT_TABLES:
+        scan = (
+            table_scan(table, sources[table.name])
+            if sources is not None
+            else f"SELECT * FROM {out_view(con, table.name)}"
+        )
+        con.execute(
+            f'CREATE OR REPLACE TABLE memory.batch."{table.name}" AS '
+            f"SELECT * FROM ({scan}) WHERE snapshot_id IN (SELECT snapshot_id FROM todo)"
+        )
+        if table is SNAPSHOTS and sources is not None:
+            found, wanted = con.execute(
+                "SELECT (SELECT count(DISTINCT snapshot_id) FROM memory.batch.snapshots), "
+                "(SELECT count(*) FROM todo)"
+            ).fetchone()
+            if found != wanted:
+                return False
+    return True

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -53,16 +53,21 @@ def table_views(out: Out, relative: bool = False) -> list[str]:
     statements = []
     manifest = out.manifest()
     for table in TABLES.values():
-        files = manifest[table.name]
-        body = _empty(table)
-        if files:
-            paths = [f"tables/{rel}" if relative else out.tables / rel for rel in files]
-            body = (
-                f"SELECT {_columns(table)} FROM ({body} UNION ALL BY NAME "
-                f"SELECT * FROM {parquet_scan(paths)})"
-            )
-        statements.append(f'CREATE OR REPLACE VIEW "{table.name}" AS {body}')
+        paths = [f"tables/{rel}" if relative else out.tables / rel for rel in manifest[table.name]]
+        statements.append(f'CREATE OR REPLACE VIEW "{table.name}" AS {table_scan(table, paths)}')
     return statements
+
+
+def table_scan(table: Table, paths: Sequence[Path | str]) -> str:
+    """A SELECT of the table's rows in these files, every column of the schema in its declared
+    type (none at all: no rows)."""
+    body = _empty(table)
+    if not paths:
+        return body
+    return (
+        f"SELECT {_columns(table)} FROM ({body} UNION ALL BY NAME "
+        f"SELECT * FROM {parquet_scan(paths)})"
+    )
 
 
 def derived_views() -> list[str]:

@@ -308,3 +308,86 @@ def test_findings_against_baseline_marks_new_unchanged_and_absent(checked: Path)
     assert ("BS-FORK-03", "absent") in sorted(
         (r["rule_id"], r["baselineState"]) for r in back if r["status"] == "fail"
     )
+
+
+# ─────────────── where check reads a night's new snapshots from ───────────────
+
+
+def _night_one(base: Path) -> tuple[Path, Path]:
+    """Two sessions crawled as night 1; returns OUT and the forks.md that night 2 edits."""
+    from pipeline.crawl import crawl
+
+    root = base / "root"
+    build_case(CASES["healthy-open"], root / "edited")
+    build_case(CASES["healthy-converging"], root / "kept")
+    out = base / "out"
+    crawl([str(root)], str(out), workers=1)
+    return out, root / "edited" / "docs" / "research" / "demo-brainstorm" / "forks.md"
+
+
+def _night_two(out: Path, forks: Path) -> None:
+    """One session gains a fork; the other is unchanged (its snapshot is night 1's)."""
+    from pipeline.crawl import crawl
+
+    forks.write_text(forks.read_text() + "\n## F9 — Raised tonight [open]\n- Raised by: user\n")
+    crawl([str(forks.parents[4])], str(out), workers=1)
+
+
+def _decided(out: Path) -> list[tuple[object, ...]]:
+    con = connect(Out(out))
+    found = con.execute(
+        "SELECT point, rule_id, evaluated, failed, info, skipped FROM rule_counts "
+        "UNION ALL SELECT point, session_key, root, clean::VARCHAR, failing_rules, NULL "
+        "FROM session_verdicts ORDER BY ALL"
+    ).fetchall()
+    return [*found, *con.execute("SELECT * FROM rule_results ORDER BY ALL").fetchall()]
+
+
+def test_a_nights_new_snapshots_are_read_from_its_own_runs_files(tmp_path: Path) -> None:
+    out, forks = _night_one(tmp_path)
+    check(str(out))
+    _night_two(out, forks)
+    con = connect(Out(out))
+    night2 = con.execute("SELECT point, runs FROM points ORDER BY position DESC").fetchone()
+    sources = check_module._fresh_sources(Out(out), con, [night2[0]])
+    assert sources is not None
+    written = {str(p) for files in sources.values() for p in files}
+    assert written and all(f"written_by={night2[1][0]}" in p for p in written)
+    # A compaction since the night's crawl may have moved its rows: every file is read then,
+    # and the check decides the same.
+    compacted = tmp_path / "compacted"
+    shutil.copytree(out, compacted)
+    from pipeline.maintain import compact
+
+    compact(str(compacted))
+    assert check_module._fresh_sources(Out(compacted), connect(Out(compacted)), [night2[0]]) is None
+    check(str(out))
+    check(str(compacted))
+    assert _decided(out) == _decided(compacted)
+
+
+def test_a_snapshot_stored_by_an_earlier_night_is_still_evaluated(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Under a new rule set, night 2's unchanged session has a snapshot night 1 stored and no
+    result yet: it is not in night 2's files, so check must read it from night 1's."""
+    out, forks = _night_one(tmp_path)
+    with monkeypatch.context() as patched:
+        patched.setattr(check_module, "ruleset", lambda: "an-older-rule-set")
+        check(str(out))
+    _night_two(out, forks)
+    summary = check(str(out))
+    assert summary.snapshots == 2
+    con = connect(Out(out))
+    night2 = summary.points[0]
+    per_session = con.execute(
+        "SELECT s.session_key, count(r.rule_id) FROM point_sessions s "
+        "JOIN rule_results r ON r.snapshot_id = s.snapshot_id AND r.ruleset = $rs "
+        "WHERE s.point = $point GROUP BY ALL",
+        {"rs": ruleset(), "point": night2},
+    ).fetchall()
+    assert len(per_session) == 2 and all(n >= RULES for _, n in per_session)
+    verdicts = con.execute(
+        "SELECT count(*) FROM session_verdicts WHERE point = $point", {"point": night2}
+    ).fetchone()
+    assert verdicts == (2,)
