@@ -22,6 +22,7 @@ from pipeline.schema import (
     CHECKS,
     CONTENT_TABLES,
     LIFETIME_CURVES,
+    LIFETIME_FORKS,
     LIFETIME_SUMMARIES,
     LONGEST_OPEN,
     RULE_COUNTS,
@@ -126,7 +127,9 @@ def _decide(out: Out, con: Any, points: list[str], current: str, summary: CheckS
     from pipeline.aftercommit import after_commit
 
     with out.commit_lock():
-        publish(out, staging, f"check-{check_id}")
+        # lifetime_forks is what the next check carries forward: the last point's rows only.
+        stale = {LIFETIME_FORKS.name: out.manifest()[LIFETIME_FORKS.name]} if frozen else None
+        publish(out, staging, f"check-{check_id}", replace=stale)
         # From here the check is in OUT: compaction or census.duckdb failing is a warning.
         summary.warnings = after_commit(out, f"check {check_id}")
 
@@ -134,33 +137,74 @@ def _decide(out: Out, con: Any, points: list[str], current: str, summary: CheckS
 def _freeze_lifetimes(
     con: Any, staging: Any, check_id: str, points: list[str], history: list[Point]
 ) -> set[str]:
-    """Each point's fork lifetimes (summaries, curves, longest-open forks), staged with the
-    check: they depend on the crawled history alone, which later crawls never add to, so
-    stats and the report read them instead of walking every fork's history again. A point
-    whose lifetimes an earlier check froze (a re-check) keeps them. `history`: every point of
-    OUT, oldest first. The points frozen here."""
-    from pipeline.stats import OPEN_FORKS, history_runs, lifetime_rows, lifetimes_check, query_sql
+    """Each point's fork lifetimes (summaries, curves, longest-open forks, and the forks
+    themselves), staged with the check: they depend on the crawled history alone, which later
+    crawls never add to, so stats and the report read them instead of walking every fork's
+    history again. A point whose lifetimes an earlier check froze (a re-check) keeps them.
+    `history`: every point of OUT, oldest first. The points frozen here."""
+    from pipeline.stats import lifetimes_check
 
-    writer = QueryWriter(con, staging, [LIFETIME_SUMMARIES, LIFETIME_CURVES, LONGEST_OPEN])
+    tables = [LIFETIME_FORKS, LIFETIME_SUMMARIES, LIFETIME_CURVES, LONGEST_OPEN]
+    writer = QueryWriter(con, staging, tables)
     frozen: set[str] = set()
+    previous: Point | None = None
     for point in history:
-        if point.name not in points or lifetimes_check(con, point.name) is not None:
-            continue
-        runs, _ = history_runs([p for p in history if p.position <= point.position])
-        summaries, curves = lifetime_rows(con, runs, list(point.runs))
-        tag = {"check_id": check_id, "point": point.name}
-        writer.add_rows(LIFETIME_SUMMARIES.name, [{**tag, **row} for row in summaries])
-        writer.add_rows(LIFETIME_CURVES.name, [{**tag, **row} for row in curves])
-        # point_forks is the point's own: its longest-open forks are written before the next.
-        writer.write(
-            LONGEST_OPEN.name,
-            f"SELECT $check_id AS check_id, $point AS point, * FROM ({query_sql('longest_open')})",
-            {**tag, "limit": OPEN_FORKS},
-        )
-        frozen.add(point.name)
-    con.execute("DROP TABLE IF EXISTS point_forks")
+        if point.name in points and lifetimes_check(con, point.name) is None:
+            just_frozen = previous is not None and previous.name in frozen
+            _point_forks(con, point, previous, history, just_frozen)
+            _stage_lifetimes(writer, {"check_id": check_id, "point": point.name})
+            frozen.add(point.name)
+        previous = point
+    for table in ("point_forks", "frozen_forks", "basis_forks"):
+        con.execute(f"DROP TABLE IF EXISTS {table}")
     writer.close()
     return frozen
+
+
+def _stage_lifetimes(writer: QueryWriter, tag: dict[str, str]) -> None:
+    """The point's frozen_forks and what point_forks gives: summaries, curves and its
+    longest-open forks (point_forks is the point's own, so they are written before the next)."""
+    from pipeline.stats import OPEN_FORKS, lifetime_rows, query_sql
+
+    tagged = "SELECT $check_id AS check_id, $point AS point, *"
+    writer.write(LIFETIME_FORKS.name, f"{tagged} FROM frozen_forks", tag)
+    summaries, curves = lifetime_rows(writer.con)
+    writer.add_rows(LIFETIME_SUMMARIES.name, [{**tag, **row} for row in summaries])
+    writer.add_rows(LIFETIME_CURVES.name, [{**tag, **row} for row in curves])
+    query = f"{tagged} FROM ({query_sql('longest_open')})"
+    writer.write(LONGEST_OPEN.name, query, {**tag, "limit": OPEN_FORKS})
+
+
+def _point_forks(
+    con: Any, point: Point, previous: Point | None, history: list[Point], just_frozen: bool
+) -> None:
+    """frozen_forks (the point's lifetime_forks rows) and point_forks over them, carrying
+    forward from the previous point's rows what cannot have changed (lifetime_forks.sql): the
+    rows this check just computed for it, else those its own check froze."""
+    from pipeline.stats import lifetimes_check, query_sql
+
+    if just_frozen:
+        con.execute("CREATE OR REPLACE TEMP TABLE basis_forks AS SELECT * FROM frozen_forks")
+    else:
+        stored = lifetimes_check(con, previous.name) if previous is not None else None
+        con.execute(
+            "CREATE OR REPLACE TEMP TABLE basis_forks AS SELECT * EXCLUDE (check_id, point) "
+            "FROM lifetime_forks WHERE point = $point AND check_id = $check_id",
+            {"point": previous.name if previous else None, "check_id": stored},
+        )
+    earlier = [r for p in history if p.position < point.position for r in p.runs]
+    con.execute(
+        f"CREATE OR REPLACE TEMP TABLE frozen_forks AS {query_sql('lifetime_forks')}",
+        {"runs": [*earlier, *point.runs], "point_runs": list(point.runs)},
+    )
+    con.execute(
+        "CREATE OR REPLACE TEMP TABLE point_forks AS "
+        "SELECT hours, syncs, close_kind, raised_by, "
+        "CASE WHEN still_open THEN session_key END AS open_session_key, "
+        "CASE WHEN still_open THEN root END AS open_root, "
+        "CASE WHEN still_open THEN fork_id END AS open_fork_id "
+        "FROM frozen_forks WHERE fork_id IS NOT NULL"
+    )
 
 
 # What check freezes of each point it decides: the table and the view that defines it.

@@ -142,6 +142,9 @@ def _keep(runs: list[str], points: list[str]) -> dict[str, str]:
     for table in TABLES.values():
         if table.name in ("runs", "observations"):
             kept[table.name] = f"list_contains({run_list}, run_id)"
+        elif table.name == "lifetime_forks":
+            # Computed over the dropped runs too: the next check must not carry them forward.
+            kept[table.name] = "false"
         elif "point" in table.names:  # what check decided or froze for a point
             kept[table.name] = f"list_contains({point_list}, point)"
         elif table.name == "parse_issues":

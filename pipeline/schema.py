@@ -538,6 +538,31 @@ LONGEST_OPEN = _table(
     writer="check",
 )
 
+LIFETIME_FORKS = _table(
+    "lifetime_forks",
+    "The last checked census point's forks with their lifetimes, and one row per session: "
+    "what the next check carries forward for the sessions whose history did not change since "
+    "(docs/stats.md). Each check that freezes lifetimes replaces it; a prune empties it, and "
+    "the next check then computes every lifetime again.",
+    *_FROZEN,
+    _c("session_key", "string", "The session."),
+    _c("root", "string", "The crawl root of its series."),
+    _c("fork_id", "string", "The fork (F#); null on the one row every session of the point has."),
+    _c("hours", "double", "Raise to close (or censoring) in hours; null when unknown."),
+    _c("syncs", "int64", "Reconciled syncs over that span; null when unknown."),
+    _c("close_kind", "string", "resolved or parked; null when censored."),
+    _c("raised_by", "string", "Raised by kind; null when unknown."),
+    _c("still_open", "bool", "Open at the point (censored, not vanished)."),
+    _c("last_at", "timestamp", "On the session's row: its latest observation's time so far."),
+    _c(
+        "last_snapshot",
+        "string",
+        "On the session's row: the snapshot seen then (null when several were).",
+    ),
+    per_snapshot=False,
+    writer="check",
+)
+
 # Views in census.duckdb (queries/views/*.sql and the generated vocabulary) that users query by
 # name: name → (doc, columns). A test checks every view's columns against this list.
 _POINT = ("point", "The census point (docs/time-model.md).")

@@ -369,6 +369,11 @@ def _prepare(con: Any, runs: list[str], population: list[str], columns: str = "*
         f"SELECT {columns} FROM ({query_sql('point_forks')})",
         {"runs": runs, "population": population},
     )
+    _lifetime_views(con)
+
+
+def _lifetime_views(con: Any) -> None:
+    """The views over point_forks that km_curve and km_summary read (lifetimes_units)."""
     con.execute(f"CREATE OR REPLACE TEMP VIEW lifetimes_input AS {query_sql('lifetimes_input')}")
     for unit in UNITS:
         con.execute(
@@ -420,13 +425,11 @@ def _groups(
     return found
 
 
-def lifetime_rows(
-    con: Any, runs: list[str], population: list[str]
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """One pass for a point (its sessions over the history in `runs`), as the rows check
-    freezes: lifetime_summaries and lifetime_curves, without check_id and point. Leaves
-    point_forks for the point's longest-open forks."""
-    _prepare(con, runs, population)
+def lifetime_rows(con: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The summaries and curves of the forks in point_forks (a point's, as check keeps them),
+    as the rows check freezes: lifetime_summaries and lifetime_curves, without check_id and
+    point."""
+    _lifetime_views(con)
     summaries, curves = _estimates(con)
     summary_rows = []
     for row in summaries:

@@ -155,6 +155,24 @@ def test_prune_keeps_the_latest_rates_and_reads_like_a_fresh_crawl(
     assert sum(len(f) for f in Out(out).manifest().values()) <= len(Out(out).manifest())
 
 
+def test_after_a_prune_the_next_check_counts_every_lifetime_again(
+    nights: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """The forks check carries from night to night were counted over the dropped nights too:
+    a prune empties them, and the next night's lifetimes are those its kept history gives."""
+    from tests.test_nightly import lifetimes_of
+
+    corpus, source = nights
+    out = tmp_path / "out"
+    shutil.copytree(source, out)
+    assert connect(Out(out)).execute("SELECT count(*) FROM lifetime_forks").fetchone()[0] > 0
+    assert runner.invoke(app, ["prune", "--out", str(out), "--keep-last", "2"]).exit_code == 0
+    assert connect(Out(out)).execute("SELECT count(*) FROM lifetime_forks").fetchone()[0] == 0
+    crawl([str(corpus)], str(out), point="night-5")
+    check(str(out))
+    assert lifetimes_of(out, "night-5") == lifetimes_of(out, "night-5", live=True)
+
+
 def test_prune_needs_one_way_to_choose(nights: tuple[Path, Path]) -> None:
     _, out = nights
     assert runner.invoke(app, ["prune", "--out", str(out)]).exit_code == 2
