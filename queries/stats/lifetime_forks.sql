@@ -73,7 +73,10 @@ SELECT l.session_key, l.root, l.fork_id, l.hours, l.syncs, l.close_kind, l.raise
     l.censored AND NOT l.vanished, NULL, NULL
 FROM fork_lifetimes_of(
     $runs,
-    -- Every session when nothing is carried (a first check): the plain pass, no key filter.
-    CASE WHEN EXISTS (SELECT 1 FROM unchanged) THEN (SELECT list(session_key) FROM changed) END
+    -- Every session when nothing is carried (a first check): the plain pass, no key filter;
+    -- none at all when every session is (list() of no rows is null, which means every one).
+    CASE WHEN EXISTS (SELECT 1 FROM unchanged)
+        THEN coalesce((SELECT list(session_key) FROM changed), [])
+    END
 ) l
 SEMI JOIN changed USING (session_key, root)
