@@ -9,7 +9,6 @@ figures are facts: later crawls add points, never rewrite one (docs/time-model.m
 
 from __future__ import annotations
 
-import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,7 +30,7 @@ from pipeline.schema import (
     SESSION_VERDICTS,
     SNAPSHOTS,
 )
-from pipeline.store import PARTITION, Out, QueryWriter, new_run_id, publish
+from pipeline.store import Out, QueryWriter, new_run_id, publish, started_at, written_by
 
 if TYPE_CHECKING:
     from pipeline.select import Point
@@ -95,13 +94,13 @@ def _decide(out: Out, con: Any, points: list[str], current: str, summary: CheckS
         "SEMI JOIN (SELECT unnest($ids) AS snapshot_id) USING (snapshot_id)",
         {"ids": todo},
     ).fetchall()[0]
-    sources = _fresh_sources(out, con, points)
-    for start in range(0, len(todo), BATCH_SNAPSHOTS):
-        evaluated = evaluate(con, todo[start : start + BATCH_SNAPSHOTS], current, sources)
-        writer.write(RULE_RESULTS.name, f"SELECT * FROM {evaluated}")
     from pipeline.select import all_points
 
     history = all_points(con)
+    sources = _fresh_sources(out, {r for p in history if p.name in points for r in p.runs})
+    for start in range(0, len(todo), BATCH_SNAPSHOTS):
+        evaluated = evaluate(con, todo[start : start + BATCH_SNAPSHOTS], current, sources)
+        writer.write(RULE_RESULTS.name, f"SELECT * FROM {evaluated}")
     frozen = _freeze_lifetimes(con, staging, check_id, points, history)
     positions = {p.name: p.position for p in history}
     for point in points:
@@ -197,6 +196,7 @@ def _point_forks(
         f"CREATE OR REPLACE TEMP TABLE frozen_forks AS {query_sql('lifetime_forks')}",
         {"runs": [*earlier, *point.runs], "point_runs": list(point.runs)},
     )
+    # point_forks.sql's columns (stats' live passes make them from the history directly).
     con.execute(
         "CREATE OR REPLACE TEMP TABLE point_forks AS "
         "SELECT hours, syncs, close_kind, raised_by, "
@@ -262,45 +262,27 @@ def _unevaluated(con: Any, points: list[str], current: str) -> list[str]:
     return [r[0] for r in rows]
 
 
-def _fresh_sources(out: Out, con: Any, points: list[str]) -> dict[str, list[Path]] | None:
-    """Per content table, the files the points' own runs wrote: where a night's new snapshots
-    are, so a check need not scan every night's files for them. None when some file was
-    written since those runs started by another writer (a compaction may have moved their
-    rows), or by one whose time is unknown: then every file is read."""
-    runs = {
-        r
-        for (listed,) in con.execute(
-            "SELECT runs FROM points WHERE list_contains($points, point)", {"points": points}
-        ).fetchall()
-        for r in listed
-    }
-    if not runs:
+def _fresh_sources(out: Out, runs: set[str]) -> dict[str, list[Path]] | None:
+    """Per content table, the files these runs (the pending points') wrote: where a night's
+    new snapshots are, so a check need not scan every night's files for them. None when some
+    file was written since those runs started by another writer (a compaction may have moved
+    their rows), or by one whose time is unknown: then every file is read."""
+    first = min((started_at(r) or "" for r in runs), default=None)
+    if first is None:
         return None
-    first = min(_written_at(r) or "" for r in runs)
     manifest = out.manifest()
     sources: dict[str, list[Path]] = {}
     for table in CONTENT_TABLES:
         sources[table.name] = []
         for rel in manifest[table.name]:
-            writer = _writer(rel)
+            writer = written_by(rel)
             if writer in runs:
                 sources[table.name].append(out.tables / rel)
                 continue
-            written = _written_at(writer)
+            written = started_at(writer)
             if written is None or written >= first:
                 return None
     return sources
-
-
-def _writer(rel: str) -> str:
-    """The writer of a committed file, from its partition folder (table/written_by=id/…)."""
-    return next(part.split("=", 1)[1] for part in rel.split("/") if part.startswith(PARTITION))
-
-
-def _written_at(writer: str) -> str | None:
-    """When a writer (a run, check-… or compact-…) started, as its id spells it (they sort)."""
-    found = re.search(r"\d{8}T\d{6}\.\d{6}Z", writer)
-    return found.group(0) if found else None
 
 
 def evaluate(

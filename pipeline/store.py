@@ -18,6 +18,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import re
 import shutil
 import signal
 from collections.abc import Iterable
@@ -138,14 +139,14 @@ def _legacy_manifest(out: Out) -> dict[str, list[str]]:
     Its rule_results had another shape (one row per gate); they are left out and re-checked.
     """
     runs = out.tables / RUNS.name
-    committed = {p.name.split("=", 1)[1] for p in runs.glob(f"{PARTITION}=*") if p.is_dir()}
+    committed = {written_by(p.name) for p in runs.glob(f"{PARTITION}=*") if p.is_dir()}
     found: dict[str, list[str]] = {}
     for table in TABLES.values():
         found[table.name] = []
         if table is RULE_RESULTS or table.writer != "crawl":
             continue
         for part in sorted((out.tables / table.name).glob(f"{PARTITION}=*")):
-            if part.name.split("=", 1)[1] in committed:
+            if written_by(part.name) in committed:
                 found[table.name] += [
                     f"{table.name}/{part.name}/{f.name}" for f in part.glob("*.parquet")
                 ]
@@ -335,6 +336,20 @@ def new_run_id() -> str:
     even for runs that start within one second (a replay's two arms, a test's reruns)."""
     now = datetime.now(UTC)
     return f"{now:%Y%m%dT%H%M%S}.{now:%f}Z-{os.urandom(3).hex()}"
+
+
+def started_at(writer_id: str) -> str | None:
+    """When a writer (a run, check-… or compact-…) started, as new_run_id spelt it (such
+    times sort); None for an id without one."""
+    found = re.search(r"\d{8}T\d{6}\.\d{6}Z", writer_id)
+    return found.group(0) if found else None
+
+
+def written_by(partition: str) -> str:
+    """The writer of a partition, from its folder name or a path through it
+    (table/written_by=id/part-0.parquet)."""
+    folder = next(part for part in partition.split("/") if part.startswith(f"{PARTITION}="))
+    return folder.split("=", 1)[1]
 
 
 def crash_point(name: str) -> None:

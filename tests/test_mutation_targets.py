@@ -349,7 +349,7 @@ def test_a_nights_new_snapshots_are_read_from_its_own_runs_files(tmp_path: Path)
     _night_two(out, forks)
     con = connect(Out(out))
     night2 = con.execute("SELECT point, runs FROM points ORDER BY position DESC").fetchone()
-    sources = check_module._fresh_sources(Out(out), con, [night2[0]])
+    sources = check_module._fresh_sources(Out(out), set(night2[1]))
     assert sources is not None
     written = {str(p) for files in sources.values() for p in files}
     assert written and all(f"written_by={night2[1][0]}" in p for p in written)
@@ -360,7 +360,7 @@ def test_a_nights_new_snapshots_are_read_from_its_own_runs_files(tmp_path: Path)
     from pipeline.maintain import compact
 
     compact(str(compacted))
-    assert check_module._fresh_sources(Out(compacted), connect(Out(compacted)), [night2[0]]) is None
+    assert check_module._fresh_sources(Out(compacted), set(night2[1])) is None
     check(str(out))
     check(str(compacted))
     assert _decided(out) == _decided(compacted)
