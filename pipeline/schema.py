@@ -797,7 +797,9 @@ VIEWS: dict[str, tuple[str, list[tuple[str, str]]]] = {
     ),
     "sync_pairs": (
         "One row per snapshot and sync ID of ops/sync-log.md: the dispatch paired with its "
-        "result (the first of each in file order when a sync ID has several).",
+        "result (the first of each in file order when a sync ID has several). The table macro "
+        "sync_pairs_of(snapshot_ids) gives the same for the given snapshots only (NULL: every "
+        "one).",
         [
             ("snapshot_id", "The snapshot."),
             ("sync_id", "S# ID."),

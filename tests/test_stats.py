@@ -490,6 +490,10 @@ def test_sync_pairs_unpaired_orphaned_and_health(tmp_path: Path) -> None:
         ("S4", None, None, 5, True),
     ]
     assert rows[2]["result_at"] == ts("2026-07-06T10:00Z")
+    # The macro for some snapshots gives their rows of the view, and nothing for others.
+    asked = "SELECT * FROM sync_pairs_of(?::VARCHAR[]) ORDER BY sync_num"
+    assert _dicts(con, asked, [[rows[0]["snapshot_id"], "another"]]) == rows
+    assert _dicts(con, asked, [["another"]]) == []
     check(out)
     health = compute(out).sync_health[0]
     assert health.gate == "all"
@@ -623,6 +627,8 @@ def test_fork_lifetimes_of_some_sessions_are_their_rows_of_every_session(
         [keys],
     )
     assert some == every and len(some) > 7
+    # Reconciled syncs are counted, so the sessions' sync pairs were read (sync_pairs_of).
+    assert any(r["syncs"] for r in some)
 
 
 def test_hours_lifetime_is_the_overall_of_the_full_pass(git_census: Path) -> None:

@@ -2,8 +2,19 @@
 -- A dispatch with no result is in flight (result null); a result with no dispatch keeps its
 -- row with the dispatch columns null. Where a sync ID has several dispatch or result lines
 -- (BS-SYNC-01 fails), the first of each in file order is used and the counts say how many.
-CREATE OR REPLACE VIEW sync_pairs AS
-WITH dispatches AS (
+--
+-- sync_pairs_of(snapshot_ids) pairs them for those snapshots only (NULL: every one), so that
+-- a pass over a few sessions (fork_lifetimes_of) does not pair every snapshot's syncs; the view
+-- sync_pairs is the every-snapshot case. A snapshot's pairs depend on its own events alone.
+CREATE OR REPLACE MACRO sync_pairs_of(snapshot_ids) AS TABLE
+WITH events AS (
+    -- Two branches, so that a list of snapshots filters the events before they are grouped.
+    SELECT * FROM sync_events WHERE snapshot_ids IS NULL
+    UNION ALL
+    SELECT * FROM sync_events
+    SEMI JOIN (SELECT unnest(snapshot_ids) AS snapshot_id) USING (snapshot_id)
+),
+dispatches AS (
     SELECT snapshot_id, sync_id,
         min(sync_num) AS sync_num,
         arg_min(gate, line) AS gate,
@@ -12,7 +23,7 @@ WITH dispatches AS (
         min(line) AS dispatch_line,
         max(line) AS last_dispatch_line,
         count(*) AS dispatches
-    FROM sync_events
+    FROM events
     WHERE kind = 'dispatch'
     GROUP BY snapshot_id, sync_id
 ),
@@ -27,7 +38,7 @@ results AS (
         arg_min(summary, line) AS summary,
         min(line) AS result_line,
         count(*) AS results
-    FROM sync_events
+    FROM events
     WHERE kind = 'result'
     GROUP BY snapshot_id, sync_id
 )
@@ -55,3 +66,5 @@ SELECT
     ) AS newest
 FROM dispatches d
 FULL JOIN results r USING (snapshot_id, sync_id);
+
+CREATE OR REPLACE VIEW sync_pairs AS FROM sync_pairs_of(NULL);

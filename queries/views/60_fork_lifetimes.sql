@@ -110,10 +110,15 @@ per_fork AS (
     FROM timeline
     GROUP BY session_key, root, fork_id
 ),
+syncs AS (
+    -- The syncs of the asked sessions' snapshots (of every snapshot when all are asked).
+    FROM sync_pairs_of(
+        CASE WHEN session_keys IS NOT NULL THEN (SELECT list(DISTINCT snapshot_id) FROM seq) END)
+),
 dispatched AS (
     SELECT q.session_key, q.root, p.sync_id, min(p.dispatched_at) AS dispatched_at
     FROM seq q
-    JOIN sync_pairs p USING (snapshot_id)
+    JOIN syncs p USING (snapshot_id)
     WHERE p.dispatch_line IS NOT NULL
     GROUP BY q.session_key, q.root, p.sync_id
 ),
@@ -166,7 +171,7 @@ lived AS (
 sync_counts AS (
     SELECT l.session_key, l.root, l.fork_id, count(*) AS syncs
     FROM lived l
-    JOIN sync_pairs p ON p.snapshot_id = l.end_snapshot
+    JOIN syncs p ON p.snapshot_id = l.end_snapshot
     WHERE l.hours IS NOT NULL
         AND p.result = 'reconciled'
         AND p.dispatched_at > l.raised_at
