@@ -385,3 +385,31 @@ def test_an_id_listed_twice_is_not_retitled_or_rewritten_at_every_change(tmp_pat
     assert messages[0].startswith("F2 was retitled: 'A second F2' or 'Whose clock decides")
     assert "became 'A new title'" in messages[0]
     assert messages[1].startswith("D2 was rewritten") and "(Why changed)" in messages[1]
+
+
+def test_a_session_missing_for_a_night_is_compared_with_its_last_seen_tree(
+    tmp_path: Path,
+) -> None:
+    """Night 1 sees the session stopping, night 2 does not see it at all, night 3 sees it open
+    again: the step back is between night 1 and night 3 (the session's previous point is the
+    last that saw it, however far back), and fails night 3."""
+    repo = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", tmp_path / "root" / "repo")
+    edit(repo, "state.md", "Status: open", "Status: stopping")
+    out = tmp_path / "out"
+    aside = tmp_path / "aside"
+
+    def night(number: int) -> None:
+        crawl([str(repo.parent)], str(out), workers=1, point=f"night-{number}")
+        check(str(out))
+
+    night(1)
+    (repo / SESSION).rename(aside)
+    night(2)
+    aside.rename(repo / SESSION)
+    edit(repo, "state.md", "Status: stopping", "Status: open")
+    night(3)
+    found = _series(out)
+    assert [(p, r) for p, r, _ in found] == [("night-3", "BS-STATE-01")]
+    con = connect(Out(out))
+    first_run = con.execute("SELECT runs[1] FROM points WHERE point = 'night-1'").fetchone()[0]
+    assert f"(run {first_run})" in found[0][2], found[0][2]

@@ -52,15 +52,35 @@ FROM working_nodes;
 -- A pair belongs to the census point of its later node; pairs of identical content are left
 -- out (nothing can have changed).
 CREATE OR REPLACE MACRO history_pairs_in(after, upto) AS TABLE
-WITH earlier AS (
+WITH missing AS (
+    -- The range's series that the point at `after` did not see as a working tree: only these
+    -- are looked for further back, so a night's pairs do not group every earlier observation.
+    SELECT session_key, root FROM working_nodes_in(after, upto)
+    EXCEPT
+    SELECT session_key, root FROM observations_in(after - 1, after) WHERE "commit" IS NULL
+),
+last_seen AS (
+    SELECT session_key, root, snapshot_id, parents, position, started_at, run_id
+    FROM observations_in(after - 1, after)
+    WHERE "commit" IS NULL
+    UNION ALL
+    -- Joined from the few missing series to the observations, so that DuckDB builds its hash
+    -- table on them (a semi-join of the observations built it on every observation).
+    SELECT o.session_key, o.root, o.snapshot_id, o.parents, p.position, r.started_at, o.run_id
+    FROM missing m
+    JOIN observations o ON o.session_key = m.session_key AND o.root = m.root
+    JOIN run_points r ON r.run_id = o.run_id
+    JOIN points p ON p.point = r.point
+    WHERE o."commit" IS NULL AND p.position < after
+),
+earlier AS (
     -- Each session's working tree at its latest point up to `after`: the one before the
     -- first of the range (its latest observation, by point, then as working nodes pick).
     SELECT session_key, root, arg_max(
             {snapshot_id: snapshot_id, parents: parents, position: position,
                 seen_in: 'run ' || run_id},
             {position: position, started_at: started_at, run_id: run_id}) AS node
-    FROM observations_in(0, after)
-    WHERE "commit" IS NULL
+    FROM last_seen
     GROUP BY session_key, root
 ),
 working AS (
