@@ -154,7 +154,7 @@ def _freeze_lifetimes(
             _stage_lifetimes(writer, {"check_id": check_id, "point": point.name})
             frozen.add(point.name)
         previous = point
-    for table in ("point_forks", "frozen_forks", "basis_forks"):
+    for table in ("point_forks", "frozen_forks", "basis_forks", "lifetime_series"):
         con.execute(f"DROP TABLE IF EXISTS {table}")
     writer.close()
     return frozen
@@ -178,8 +178,9 @@ def _point_forks(
     con: Any, point: Point, previous: Point | None, history: list[Point], just_frozen: bool
 ) -> None:
     """frozen_forks (the point's lifetime_forks rows) and point_forks over them, carrying
-    forward from the previous point's rows what cannot have changed (lifetime_forks.sql): the
-    rows this check just computed for it, else those its own check froze."""
+    forward from the previous point's rows what cannot have changed (lifetime_series.sql, then
+    lifetime_forks.sql): the rows this check just computed for it, else those its own check
+    froze."""
     from pipeline.stats import lifetimes_check, query_sql
 
     if just_frozen:
@@ -191,10 +192,19 @@ def _point_forks(
             "FROM lifetime_forks WHERE point = $point AND check_id = $check_id",
             {"point": previous.name if previous else None, "check_id": stored},
         )
+    con.execute(
+        f"CREATE OR REPLACE TEMP TABLE lifetime_series AS {query_sql('lifetime_series')}",
+        {"point_runs": list(point.runs)},
+    )
+    carried, changed = con.execute(
+        "SELECT count(*) FILTER (WHERE carried), list(session_key) FILTER (WHERE NOT carried) "
+        "FROM lifetime_series"
+    ).fetchone()
     earlier = [r for p in history if p.position < point.position for r in p.runs]
     con.execute(
         f"CREATE OR REPLACE TEMP TABLE frozen_forks AS {query_sql('lifetime_forks')}",
-        {"runs": [*earlier, *point.runs], "point_runs": list(point.runs)},
+        # None when nothing is carried (a first check): the plain pass over every session.
+        {"runs": [*earlier, *point.runs], "changed": (changed or []) if carried else None},
     )
     # point_forks.sql's columns (stats' live passes make them from the history directly).
     con.execute(

@@ -1,51 +1,34 @@
 -- The forks of a census point's sessions with their lifetimes, as check freezes them
--- (lifetime_forks): for every series the point's runs ($point_runs) saw as a working tree, one
--- row with fork_id null (the series' row: when it was last observed, and as which snapshot)
--- and one per fork, over the history in $runs (the point's runs and every earlier point's).
+-- (lifetime_forks): for every series of lifetime_series (the point's, from
+-- lifetime_series.sql) one row with fork_id null (the series' row: when it was last observed,
+-- and as which snapshot) and one per fork, over the history in $runs (the point's runs and
+-- every earlier one's).
 --
--- basis_forks holds the previous point's rows (empty when it has none). A series whose
--- lifetimes cannot have changed is carried from there instead of computed again: the point's
--- runs saw it only as a working tree, always as the snapshot of its latest earlier
--- observation, and after it in time. Its new observations are then repeats of its last
--- snapshot, which fork_lifetimes counts once, so they change nothing; the series' row moves
--- its time on. Every other series is computed by fork_lifetimes_of, the one definition.
-WITH now AS (
-    SELECT session_key, root,
-        min(snapshot_id) AS lo, max(snapshot_id) AS hi,
-        min(observed_at) AS first_at, max(observed_at) AS last_at,
-        count(observed_at) = count(*) AS timed,
-        bool_or("commit" IS NOT NULL) AS commits,
-        bool_or("commit" IS NULL) AS working
-    FROM observations
-    WHERE list_contains($point_runs, run_id)
-    GROUP BY session_key, root
-),
-unchanged AS (
-    SELECT n.session_key, n.root, n.last_at
-    FROM now n
-    JOIN basis_forks b
-        ON b.session_key = n.session_key AND b.root = n.root AND b.fork_id IS NULL
-    WHERE n.working AND NOT n.commits AND n.timed
-        AND n.lo = n.hi AND b.last_snapshot = n.lo AND b.last_at < n.first_at
-),
-carried AS (
+-- A carried series' rows are the previous point's (basis_forks), its series' row moved on to
+-- its latest time. Every other series ($changed: their keys; null when none is carried, a
+-- first check, which is the plain pass over every session) is computed by fork_lifetimes_of,
+-- the one definition.
+WITH carried AS (
     SELECT b.session_key, b.root, b.fork_id, b.hours, b.syncs, b.close_kind, b.raised_by,
         b.still_open,
-        CASE WHEN b.fork_id IS NULL THEN u.last_at END AS last_at,
+        CASE WHEN b.fork_id IS NULL THEN s.last_at END AS last_at,
         b.last_snapshot
     FROM basis_forks b
-    JOIN unchanged u USING (session_key, root)
+    JOIN lifetime_series s USING (session_key, root)
+    WHERE s.carried
 ),
 changed AS (
-    SELECT session_key, root
-    FROM now
-    ANTI JOIN unchanged USING (session_key, root)
-    WHERE working
+    SELECT session_key, root FROM lifetime_series WHERE NOT carried
 ),
 seen AS (
     -- The changed series' observations over the history, for their rows' latest time.
+    -- Two branches, as in fork_lifetimes_of: a list of keys filters before anything is joined.
     SELECT o.session_key, o.root, o.observed_at, o.snapshot_id
-    FROM observations o
+    FROM (
+        FROM observations WHERE $changed IS NULL
+        UNION ALL
+        FROM observations SEMI JOIN (SELECT unnest($changed) AS session_key) USING (session_key)
+    ) o
     SEMI JOIN changed USING (session_key, root)
     WHERE list_contains($runs, o.run_id)
 ),
@@ -71,12 +54,5 @@ FROM series
 UNION ALL
 SELECT l.session_key, l.root, l.fork_id, l.hours, l.syncs, l.close_kind, l.raised_by,
     l.censored AND NOT l.vanished, NULL, NULL
-FROM fork_lifetimes_of(
-    $runs,
-    -- Every session when nothing is carried (a first check): the plain pass, no key filter;
-    -- none at all when every session is (list() of no rows is null, which means every one).
-    CASE WHEN EXISTS (SELECT 1 FROM unchanged)
-        THEN coalesce((SELECT list(session_key) FROM changed), [])
-    END
-) l
+FROM fork_lifetimes_of($runs, $changed) l
 SEMI JOIN changed USING (session_key, root)
