@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from itertools import pairwise
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -101,7 +102,7 @@ def _decide(out: Out, con: Any, points: list[str], current: str, summary: CheckS
     for start in range(0, len(todo), BATCH_SNAPSHOTS):
         evaluated = evaluate(con, todo[start : start + BATCH_SNAPSHOTS], current, sources)
         writer.write(RULE_RESULTS.name, f"SELECT * FROM {evaluated}")
-    frozen = _freeze_lifetimes(con, staging, check_id, points, history)
+    frozen, repeated = _freeze_lifetimes(con, staging, check_id, points, history)
     positions = {p.name: p.position for p in history}
     for point in points:
         found = writer.write(SERIES_FINDINGS.name, series_sql(), {"position": positions[point]})
@@ -122,7 +123,11 @@ def _decide(out: Out, con: Any, points: list[str], current: str, summary: CheckS
             ],
         )
     writer.close()
-    _freeze_results(con, staging, check_id, points, current)
+    # A point whose forks repeat the previous point's may repeat its results too (when that
+    # point was checked before, under the same rules): _freeze_results decides.
+    before = {later.name: earlier.name for earlier, later in pairwise(history)}
+    repeats = {p: before[p] for p in sorted(repeated) if before[p] not in points}
+    _freeze_results(con, staging, check_id, points, current, repeats)
     from pipeline.aftercommit import after_commit
 
     with out.commit_lock():
@@ -135,38 +140,47 @@ def _decide(out: Out, con: Any, points: list[str], current: str, summary: CheckS
 
 def _freeze_lifetimes(
     con: Any, staging: Any, check_id: str, points: list[str], history: list[Point]
-) -> set[str]:
+) -> tuple[set[str], set[str]]:
     """Each point's fork lifetimes (summaries, curves, longest-open forks, and the forks
     themselves), staged with the check: they depend on the crawled history alone, which later
     crawls never add to, so stats and the report read them instead of walking every fork's
     history again. A point whose lifetimes an earlier check froze (a re-check) keeps them.
-    `history`: every point of OUT, oldest first. The points frozen here."""
+    `history`: every point of OUT, oldest first. The points frozen here, and those of them
+    whose forks are the previous point's rows (nothing changed since it)."""
     from pipeline.stats import lifetimes_check
 
     tables = [LIFETIME_FORKS, LIFETIME_SUMMARIES, LIFETIME_CURVES, LONGEST_OPEN]
     writer = QueryWriter(con, staging, tables)
     frozen: set[str] = set()
+    repeated: set[str] = set()
     previous: Point | None = None
     for point in history:
         if point.name in points and lifetimes_check(con, point.name) is None:
             just_frozen = previous is not None and previous.name in frozen
-            _point_forks(con, point, previous, history, just_frozen)
-            _stage_lifetimes(writer, {"check_id": check_id, "point": point.name})
+            tag = {"check_id": check_id, "point": point.name}
+            tagged = "SELECT $check_id AS check_id, $point AS point, *"
+            if _point_forks(con, point, previous, history, just_frozen) and previous is not None:
+                # The previous point's rows: this check's, or those its own check froze.
+                source = check_id if just_frozen else lifetimes_check(con, previous.name)
+                _repeat_lifetimes(writer, tag, previous.name, str(source), just_frozen)
+                repeated.add(point.name)
+            else:
+                _stage_lifetimes(writer, tag)
+            writer.write(LIFETIME_FORKS.name, f"{tagged} FROM frozen_forks", tag)
             frozen.add(point.name)
         previous = point
     for table in ("point_forks", "frozen_forks", "basis_forks", "lifetime_series"):
         con.execute(f"DROP TABLE IF EXISTS {table}")
     writer.close()
-    return frozen
+    return frozen, repeated
 
 
 def _stage_lifetimes(writer: QueryWriter, tag: dict[str, str]) -> None:
-    """The point's frozen_forks and what point_forks gives: summaries, curves and its
-    longest-open forks (point_forks is the point's own, so they are written before the next)."""
+    """What point_forks gives: summaries, curves and its longest-open forks (point_forks is
+    the point's own, so they are written before the next)."""
     from pipeline.stats import OPEN_FORKS, lifetime_rows, query_sql
 
     tagged = "SELECT $check_id AS check_id, $point AS point, *"
-    writer.write(LIFETIME_FORKS.name, f"{tagged} FROM frozen_forks", tag)
     summaries, curves = lifetime_rows(writer.con)
     writer.add_rows(LIFETIME_SUMMARIES.name, [{**tag, **row} for row in summaries])
     writer.add_rows(LIFETIME_CURVES.name, [{**tag, **row} for row in curves])
@@ -174,13 +188,28 @@ def _stage_lifetimes(writer: QueryWriter, tag: dict[str, str]) -> None:
     writer.write(LONGEST_OPEN.name, query, {**tag, "limit": OPEN_FORKS})
 
 
+def _repeat_lifetimes(
+    writer: QueryWriter, tag: dict[str, str], previous: str, source: str, staged: bool
+) -> None:
+    """The previous point's summaries, curves and longest-open forks as this point's, whose
+    forks are the same rows: estimated once, not again (`source`: the check that froze them;
+    `staged`: this one, whose rows are not committed yet)."""
+    tagged = "SELECT $check_id AS check_id, $point AS point, * EXCLUDE (check_id, point)"
+    where = "WHERE point = $previous AND check_id = $source"
+    for table in (LIFETIME_SUMMARIES, LIFETIME_CURVES, LONGEST_OPEN):
+        rows = writer.rows_so_far(table.name) if staged else f'"{table.name}"'
+        query = f"{tagged} FROM {rows} {where}"
+        writer.write(table.name, query, {**tag, "previous": previous, "source": source})
+
+
 def _point_forks(
     con: Any, point: Point, previous: Point | None, history: list[Point], just_frozen: bool
-) -> None:
+) -> bool:
     """frozen_forks (the point's lifetime_forks rows) and point_forks over them, carrying
     forward from the previous point's rows what cannot have changed (lifetime_series.sql, then
     lifetime_forks.sql): the rows this check just computed for it, else those its own check
-    froze."""
+    froze. True when every series was carried and every series of the previous point is among
+    them: the point's forks are then the previous point's, row for row."""
     from pipeline.stats import lifetimes_check, query_sql
 
     if just_frozen:
@@ -196,9 +225,9 @@ def _point_forks(
         f"CREATE OR REPLACE TEMP TABLE lifetime_series AS {query_sql('lifetime_series')}",
         {"point_runs": list(point.runs)},
     )
-    carried, changed = con.execute(
-        "SELECT count(*) FILTER (WHERE carried), list(session_key) FILTER (WHERE NOT carried) "
-        "FROM lifetime_series"
+    carried, changed, kept = con.execute(
+        "SELECT count(*) FILTER (WHERE carried), list(session_key) FILTER (WHERE NOT carried), "
+        "(SELECT count(*) FROM basis_forks WHERE fork_id IS NULL) FROM lifetime_series"
     ).fetchone()
     earlier = [r for p in history if p.position < point.position for r in p.runs]
     con.execute(
@@ -215,18 +244,50 @@ def _point_forks(
         "CASE WHEN still_open THEN fork_id END AS open_fork_id "
         "FROM frozen_forks WHERE fork_id IS NOT NULL"
     )
+    return bool(carried) and not changed and carried == kept
 
 
-# What check freezes of each point it decides: the table and the view that defines it.
-FROZEN_RESULTS = ((RULE_COUNTS, "rule_counts_live"), (SESSION_VERDICTS, "session_verdicts_live"))
+# What check freezes of each point it decides: the table, the view that defines it, and the
+# view of what an earlier check froze.
+FROZEN_RESULTS = (
+    (RULE_COUNTS, "rule_counts_live", "rule_counts_frozen"),
+    (SESSION_VERDICTS, "session_verdicts_live", "session_verdicts_frozen"),
+)
+
+# Whether a point's statuses are the previous point's, row for row: each session is seen as the
+# same snapshot at both, neither point has a finding along a history, and the previous point's
+# counts and verdicts were frozen for every one of its sessions under the current rule set
+# (statuses depend on the snapshot, its rule results and the point's history findings alone).
+REPEATS_STATUSES = """
+SELECT (SELECT count(*) FROM (
+            SELECT session_key, root, snapshot_id FROM working_nodes WHERE point = $point
+            EXCEPT
+            SELECT session_key, root, snapshot_id FROM working_nodes WHERE point = $previous
+        )) = 0
+    AND (SELECT count(*) FROM working_nodes WHERE point = $point)
+        = (SELECT count(*) FROM working_nodes WHERE point = $previous)
+    AND (SELECT count(*) FROM working_nodes WHERE point = $previous)
+        = (SELECT count(*) FROM session_verdicts_frozen WHERE point = $previous)
+    AND NOT EXISTS (SELECT 1 FROM series_findings WHERE point IN ($point, $previous))
+    AND (SELECT ruleset FROM points WHERE point = $previous) IS NOT DISTINCT FROM $ruleset
+"""
 
 
-def _freeze_results(con: Any, staging: Any, check_id: str, points: list[str], current: str) -> None:
+def _freeze_results(
+    con: Any,
+    staging: Any,
+    check_id: str,
+    points: list[str],
+    current: str,
+    repeats: dict[str, str],
+) -> None:
     """Count each rule's rate and judge each session for the points just decided, as they will
     read once committed, and stage them with the check: a night's rates and verdicts are then
     read, never computed again (the trend reads every point's rates; the report, two points'
     sessions). The staged results are shown to the views through temp views of the same
-    names, which DuckDB reads before OUT's."""
+    names, which DuckDB reads before OUT's. `repeats`: points whose forks are the previous
+    point's (point → previous, checked before): where their statuses are too, the previous
+    point's counts and verdicts are theirs, copied rather than counted again."""
     decided = [RULE_RESULTS, SERIES_FINDINGS, CHECKS]
     for table in decided:
         files = sorted((staging / table.name).glob("*.parquet"))
@@ -235,14 +296,27 @@ def _freeze_results(con: Any, staging: Any, check_id: str, points: list[str], cu
             f'CREATE OR REPLACE TEMP VIEW "{table.name}" AS '
             f"SELECT * FROM {out_view(con, table.name)}{staged}"
         )
-    writer = QueryWriter(con, staging, [table for table, _ in FROZEN_RESULTS])
-    params = {"check_id": check_id, "ruleset": current, "points": points}
+    writer = QueryWriter(con, staging, [table for table, _, _ in FROZEN_RESULTS])
     given = {"check_id": "$check_id", "ruleset": "$ruleset"}
     try:
-        for table, view in FROZEN_RESULTS:
+        copied = {
+            point: previous
+            for point, previous in repeats.items()
+            if con.execute(
+                REPEATS_STATUSES, {"point": point, "previous": previous, "ruleset": current}
+            ).fetchone()[0]
+        }
+        counted = [p for p in points if p not in copied]
+        tag = {"check_id": check_id, "ruleset": current}
+        for table, live, frozen in FROZEN_RESULTS:
             columns = ", ".join(f"{given.get(c.name, c.name)} AS {c.name}" for c in table.columns)
-            query = f"SELECT {columns} FROM {view} WHERE list_contains($points, point)"
-            writer.write(table.name, query, params)
+            if counted:
+                query = f"SELECT {columns} FROM {live} WHERE list_contains($points, point)"
+                writer.write(table.name, query, {**tag, "points": counted})
+            for point, previous in copied.items():
+                rows = f"SELECT $point AS point, f.* EXCLUDE (point) FROM {frozen} f"
+                query = f"SELECT {columns} FROM ({rows} WHERE f.point = $previous)"
+                writer.write(table.name, query, {**tag, "point": point, "previous": previous})
     finally:
         for table in decided:
             con.execute(f'DROP VIEW IF EXISTS temp.main."{table.name}"')

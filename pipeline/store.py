@@ -283,6 +283,12 @@ class QueryWriter:
         self.rows[name] += count
         return count
 
+    def rows_so_far(self, name: str) -> str:
+        """The temp table of table `name`'s rows written so far (added row dicts included),
+        for a query that reads them back."""
+        self._insert(name)
+        return self._staged(name)
+
     def add_rows(self, name: str, rows: list[dict[str, Any]]) -> None:
         """Row dicts for table `name`, added in batches of PENDING_ROWS and by close()."""
         self._pending[name].extend(rows)

@@ -340,6 +340,15 @@ def test_an_uncommitted_step_back_is_counted_once(tmp_path: Path) -> None:
         .fetchall()
     )
     assert failing == [("night-2",)]
+    # Night 3 repeats night 2's trees but not its finding: its frozen rate has no failure.
+    rates = (
+        connect(Out(out))
+        .execute(
+            "SELECT point, failed FROM rule_rates WHERE rule_id = 'BS-STATE-01' ORDER BY point"
+        )
+        .fetchall()
+    )
+    assert rates == [("night-1", 0), ("night-2", 1), ("night-3", 0)]
 
 
 def test_credentials_in_the_origin_url_never_reach_the_tables_or_the_report(

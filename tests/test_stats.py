@@ -442,6 +442,55 @@ def test_vanished_reopened_and_still_listed_forks(tmp_path: Path) -> None:
     assert tuple(rows["F4"][f] for f in fields) == (False, False, "resolved", a, 6.0)
 
 
+def test_an_unchanged_night_repeats_the_figures_of_the_night_before(tmp_path: Path) -> None:
+    """Nothing changed between nights 2 and 3: check gives night 3 night 2's lifetimes, counts
+    and verdicts (copied, not estimated again), and each equals what is counted live."""
+    from pipeline.bench import touch_share
+    from pipeline.select import resolve
+    from pipeline.stats import longest_open
+    from tests.conftest import generate_corpus, show_lifetimes_unfrozen
+
+    root = generate_corpus(tmp_path / "corpus", 60, 3, 0.3)
+    out = tmp_path / "out"
+    for night in (1, 2, 3):
+        if night == 2:
+            touch_share(root, 0.2, 3)  # a fork raised in a fifth of the sessions
+        crawl([str(root)], str(out), point=f"night-{night}", workers=1)
+        check(str(out))
+    con = connect(Out(out))
+
+    def rows(table: str, night: int) -> list[Any]:
+        query = f"SELECT * EXCLUDE (check_id, point) FROM {table} WHERE point = ? ORDER BY ALL"
+        return con.execute(query, [f"night-{night}"]).fetchall()
+
+    for table in ("lifetime_summaries", "lifetime_curves", "longest_open"):
+        assert rows(table, 3) == rows(table, 2) != [], table
+    assert rows("lifetime_summaries", 2) != rows("lifetime_summaries", 1)
+    for table in ("rule_counts", "session_verdicts"):
+        frozen = f"SELECT * EXCLUDE (check_id, ruleset) FROM {table} ORDER BY ALL"
+        counted = f"FROM {table}_live ORDER BY ALL"
+        assert con.execute(frozen).fetchall() == con.execute(counted).fetchall(), table
+    assert rows("rule_counts", 3) == rows("rule_counts", 2) != rows("rule_counts", 1)
+    # The lifetimes and longest-open forks stats reads equal those counted from the history.
+    night3 = resolve(con, "night-3")
+    frozen_stats = compute(str(out), "night-3", label_keys=set(), con=con)
+    frozen_open = longest_open(con, night3)
+    live = connect(Out(out))
+    show_lifetimes_unfrozen(live)
+    live_stats = compute(str(out), "night-3", label_keys=set(), con=live)
+    assert frozen_stats.fork_lifetimes == live_stats.fork_lifetimes
+    assert frozen_stats.fork_syncs == live_stats.fork_syncs
+    assert frozen_open == longest_open(live, night3) != []
+    # Two more unchanged nights checked at once: the second repeats what the same check froze
+    # for the first, before either is committed.
+    for night in (4, 5):
+        crawl([str(root)], str(out), point=f"night-{night}", workers=1)
+    check(str(out))
+    con = connect(Out(out))
+    for table in ("lifetime_summaries", "lifetime_curves", "longest_open", "rule_counts"):
+        assert rows(table, 5) == rows(table, 4) == rows(table, 2), table
+
+
 def test_sync_pairs_pair_dispatches_with_results(history: Path) -> None:
     con = connect(Out(history))
     rows = _dicts(
