@@ -8,7 +8,8 @@
 Each stage runs in a child process that reports its own wall time and peak memory
 (resident set, self and its workers), so one stage's memory never hides another's.
 The floor is `find ROOT -type f -exec cat {} + > /dev/null` with the page cache warm,
-as the census's own reads are. A command, not a timed test: figures vary by machine.
+as the census's own reads are (the best of FLOOR_RUNS runs). A command, not a timed test:
+figures vary by machine.
 """
 
 from __future__ import annotations
@@ -66,12 +67,24 @@ def step(name: str, root: Path, out: Path, git: bool = False) -> dict[str, float
     return result
 
 
+# Each floor is the best of this many timed runs: a stall of the machine's disk makes one run
+# slow, and a slow floor would mark a target met that is not.
+FLOOR_RUNS = 3
+
+
 def floor(root: Path) -> float:
     command = f"find '{root}' -type f -exec cat {{}} + > /dev/null"
     subprocess.run(command, shell=True, check=True)  # warm the cache as the census finds it
-    started = time.perf_counter()
-    subprocess.run(command, shell=True, check=True)
-    return time.perf_counter() - started
+    return _best_of(command)
+
+
+def _best_of(command: str) -> float:
+    best = float("inf")
+    for _ in range(FLOOR_RUNS):
+        started = time.perf_counter()
+        subprocess.run(command, shell=True, check=True)
+        best = min(best, time.perf_counter() - started)
+    return best
 
 
 def stat_floor(root: Path) -> float:
@@ -79,9 +92,7 @@ def stat_floor(root: Path) -> float:
     every entry once (in C, one process), as the crawl's walk must; `.git` is not walked."""
     command = f"find '{root}' -name .git -prune -o -printf '%y %s %T@ %p\\n' > /dev/null"
     subprocess.run(command, shell=True, check=True)
-    started = time.perf_counter()
-    subprocess.run(command, shell=True, check=True)
-    return time.perf_counter() - started
+    return _best_of(command)
 
 
 def detect_seconds(session: Path, repeats: int = 5) -> float:
