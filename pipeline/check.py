@@ -38,6 +38,8 @@ if TYPE_CHECKING:
 
 # Snapshots evaluated per batch: bounds memory on a first check of a large OUT.
 BATCH_SNAPSHOTS = 5_000
+# The columns that tag a frozen lifetime row with its check and point ($check_id, $point).
+TAGGED = "SELECT $check_id AS check_id, $point AS point"
 
 
 @dataclass
@@ -158,7 +160,6 @@ def _freeze_lifetimes(
         if point.name in points and lifetimes_check(con, point.name) is None:
             just_frozen = previous is not None and previous.name in frozen
             tag = {"check_id": check_id, "point": point.name}
-            tagged = "SELECT $check_id AS check_id, $point AS point, *"
             if _point_forks(con, point, previous, history, just_frozen) and previous is not None:
                 # The previous point's rows: this check's, or those its own check froze.
                 source = check_id if just_frozen else lifetimes_check(con, previous.name)
@@ -166,7 +167,7 @@ def _freeze_lifetimes(
                 repeated.add(point.name)
             else:
                 _stage_lifetimes(writer, tag)
-            writer.write(LIFETIME_FORKS.name, f"{tagged} FROM frozen_forks", tag)
+            writer.write(LIFETIME_FORKS.name, f"{TAGGED}, * FROM frozen_forks", tag)
             frozen.add(point.name)
         previous = point
     for table in ("point_forks", "frozen_forks", "basis_forks", "lifetime_series"):
@@ -180,11 +181,10 @@ def _stage_lifetimes(writer: QueryWriter, tag: dict[str, str]) -> None:
     the point's own, so they are written before the next)."""
     from pipeline.stats import OPEN_FORKS, lifetime_rows, query_sql
 
-    tagged = "SELECT $check_id AS check_id, $point AS point, *"
     summaries, curves = lifetime_rows(writer.con)
     writer.add_rows(LIFETIME_SUMMARIES.name, [{**tag, **row} for row in summaries])
     writer.add_rows(LIFETIME_CURVES.name, [{**tag, **row} for row in curves])
-    query = f"{tagged} FROM ({query_sql('longest_open')})"
+    query = f"{TAGGED}, * FROM ({query_sql('longest_open')})"
     writer.write(LONGEST_OPEN.name, query, {**tag, "limit": OPEN_FORKS})
 
 
@@ -194,11 +194,10 @@ def _repeat_lifetimes(
     """The previous point's summaries, curves and longest-open forks as this point's, whose
     forks are the same rows: estimated once, not again (`source`: the check that froze them;
     `staged`: this one, whose rows are not committed yet)."""
-    tagged = "SELECT $check_id AS check_id, $point AS point, * EXCLUDE (check_id, point)"
     where = "WHERE point = $previous AND check_id = $source"
     for table in (LIFETIME_SUMMARIES, LIFETIME_CURVES, LONGEST_OPEN):
         rows = writer.rows_so_far(table.name) if staged else f'"{table.name}"'
-        query = f"{tagged} FROM {rows} {where}"
+        query = f"{TAGGED}, * EXCLUDE (check_id, point) FROM {rows} {where}"
         writer.write(table.name, query, {**tag, "previous": previous, "source": source})
 
 
@@ -259,14 +258,15 @@ FROZEN_RESULTS = (
 # counts and verdicts were frozen for every one of its sessions under the current rule set
 # (statuses depend on the snapshot, its rule results and the point's history findings alone).
 REPEATS_STATUSES = """
-SELECT (SELECT count(*) FROM (
-            SELECT session_key, root, snapshot_id FROM working_nodes WHERE point = $point
-            EXCEPT
-            SELECT session_key, root, snapshot_id FROM working_nodes WHERE point = $previous
-        )) = 0
-    AND (SELECT count(*) FROM working_nodes WHERE point = $point)
-        = (SELECT count(*) FROM working_nodes WHERE point = $previous)
-    AND (SELECT count(*) FROM working_nodes WHERE point = $previous)
+WITH now AS (
+    SELECT session_key, root, snapshot_id FROM working_nodes WHERE point = $point
+),
+before AS (
+    SELECT session_key, root, snapshot_id FROM working_nodes WHERE point = $previous
+)
+SELECT NOT EXISTS (FROM now EXCEPT FROM before)
+    AND (SELECT count(*) FROM now) = (SELECT count(*) FROM before)
+    AND (SELECT count(*) FROM before)
         = (SELECT count(*) FROM session_verdicts_frozen WHERE point = $previous)
     AND NOT EXISTS (SELECT 1 FROM series_findings WHERE point IN ($point, $previous))
     AND (SELECT ruleset FROM points WHERE point = $previous) IS NOT DISTINCT FROM $ruleset
