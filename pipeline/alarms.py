@@ -21,7 +21,7 @@ from pipeline.rules import load_rules
 from pipeline.select import Point, previous, resolve
 from pipeline.stats import RuleRate, keep_rule_rates, records, rule_rates
 from pipeline.store import Out
-from pipeline.textout import interval, num, pct
+from pipeline.textout import difference_interval, num, pct
 
 
 def parse_metrics(values: list[str]) -> list[str]:
@@ -70,7 +70,7 @@ class AlarmReport:
     def _regression_line(self, row: Row) -> str:
         hours = row.metric == MEDIAN
         value = (lambda v: num(v, unit="h")) if hours else pct
-        span = "" if hours else f" ({interval(row.lower, row.upper, signed=True)})"
+        span = f" ({difference_interval(row.lower, row.upper, hours)})"
         assert self.baseline is not None
         return (
             f"{row.metric} regressed from {value(row.baseline.value)} at {self.baseline.name} "

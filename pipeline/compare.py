@@ -5,8 +5,9 @@ For every rule, and for the share of sessions clean at their own gate, queries/s
 compare.sql gives each arm's failed/evaluated exactly as rule_rates counts them, and the
 difference (candidate − baseline) with Newcombe's interval: paired, when both arms evaluate
 the metric on the same sessions (the replay design; McNemar's exact test on the discordant
-pairs), two-sample otherwise. A row regresses when the candidate is worse and the interval
-excludes zero, and improves when it is better and the interval excludes zero.
+pairs), two-sample otherwise. The fork-lifetime median's difference has an interval built
+from the two arms' median intervals (median_row). A row regresses when the candidate is worse
+and the interval excludes zero, and improves when it is better and the interval excludes zero.
 
 The 19 rules, the clean share and the fork-lifetime median are a family of m comparisons;
 intervals are Bonferroni-simultaneous at 95% (each at 1 − 0.05/m), so a candidate drawn
@@ -24,6 +25,7 @@ from pipeline.engine import connect, fetch_dicts
 from pipeline.rules import load_rules
 from pipeline.select import Point, resolve
 from pipeline.stats import (
+    CurvePoint,
     Lifetime,
     history_runs,
     hours_lifetime,
@@ -31,7 +33,7 @@ from pipeline.stats import (
     query_sql,
 )
 from pipeline.store import Out
-from pipeline.vocabulary import GATES
+from pipeline.vocabulary import GATES, Z95
 
 FAMILY_ALPHA = 0.05
 MEDIAN = "fork-median-hours"
@@ -116,14 +118,16 @@ def mcnemar_exact(only_base: int, only_cand: int) -> float:
 
 
 def verdict(row: Row) -> str:
+    """Regression or improvement when the difference's interval excludes zero (a side left
+    unbounded, None, excludes nothing); which of the two, by the metric's worse direction."""
     if not row.baseline.evaluated or not row.candidate.evaluated:
         return "no sessions"
-    if row.difference is None or row.lower is None or row.upper is None:
+    above = row.lower is not None and row.lower > 0
+    below = row.upper is not None and row.upper < 0
+    if not above and not below:
         return "unchanged"
-    worse = row.difference > 0 if row.worse_when == "higher" else row.difference < 0
-    if row.lower > 0 or row.upper < 0:
-        return "regression" if worse else "improvement"
-    return "unchanged"
+    worse = above if row.worse_when == "higher" else below
+    return "regression" if worse else "improvement"
 
 
 def compare(out_path: str, baseline: Selector, candidate: Selector) -> Comparison:
@@ -162,7 +166,7 @@ def between(
         row.verdict = verdict(row)
         result.rows.append(row)
     base_life, cand_life = (known.get(p.name) or point_lifetime(con, p) for p in (base, cand))
-    result.rows.append(median_row(base_life, cand_life))
+    result.rows.append(median_row(base_life, cand_life, z))
     return result
 
 
@@ -175,31 +179,65 @@ def point_lifetime(con: Any, point: Point) -> Lifetime:
     return hours_lifetime(con, point, runs)
 
 
-def median_row(base: Lifetime, cand: Lifetime) -> Row:
-    """Fork-lifetime medians: a regression when the candidate's interval lies wholly above."""
+def median_row(base: Lifetime, cand: Lifetime, z: float = Z95) -> Row:
+    """Fork-lifetime medians in hours: the difference (candidate − baseline) with its interval
+    at the family's level `z`, judged as a rate's (a regression when it lies wholly above zero).
+
+    Each arm's median interval is the Brookmeyer–Crowley one of stats, taken at `z`
+    (median_interval); the difference's interval combines the two by MOVER (Zou and Donner,
+    2008), the arms being independent sets of forks. An end never reached leaves its side of
+    the difference unbounded (None); when a median itself is not reached, the other side is
+    the gap between the arms' intervals (each inside its own, the difference is at least it).
+    """
     row = Row(
         MEDIAN,
         "own",
         "medians",
         Arm(base.closes, base.estimated, base.median),
         Arm(cand.closes, cand.estimated, cand.median),
-        None if base.median is None or cand.median is None else cand.median - base.median,
     )
-    if not base.estimated or not cand.estimated:
-        row.verdict = "no sessions"
-    elif (
-        base.median_upper is not None
-        and cand.median_lower is not None
-        and cand.median_lower > base.median_upper
-    ):
-        row.verdict = "regression"
-    elif (
-        cand.median_upper is not None
-        and base.median_lower is not None
-        and cand.median_upper < base.median_lower
-    ):
-        row.verdict = "improvement"
+    b_low, b_up = median_interval(base, z)
+    c_low, c_up = median_interval(cand, z)
+    if base.median is not None and cand.median is not None:
+        row.difference = cand.median - base.median
+        if c_low is not None and b_up is not None:
+            row.lower = row.difference - math.hypot(cand.median - c_low, b_up - base.median)
+        if c_up is not None and b_low is not None:
+            row.upper = row.difference + math.hypot(c_up - cand.median, base.median - b_low)
+    else:
+        row.lower = None if c_low is None or b_up is None else c_low - b_up
+        row.upper = None if c_up is None or b_low is None else c_up - b_low
+    row.verdict = verdict(row)
     return row
+
+
+def median_interval(life: Lifetime, z: float) -> tuple[float | None, float | None]:
+    """The median's Brookmeyer–Crowley interval at level `z` (its 95% one at Z95, or without
+    a curve to widen: the summary's own)."""
+    if z == Z95 or not life.curve:
+        return life.median_lower, life.median_upper
+    return band_median(life.curve, z)
+
+
+def band_median(curve: tuple[CurvePoint, ...], z: float) -> tuple[float | None, float | None]:
+    """The first times the curve's log-log band at level `z` drops to 0.5 (km_summary's rule).
+    Each step's standard error is read back from its 95% band, so this is the band km_curve
+    would draw at z, on the curve as stored: thinned to at most stats.CURVE_POINTS steps, an
+    end may fall on the next kept step."""
+    lower = upper = None
+    for step in curve:
+        band_low = band_up = step.survival
+        if 0 < step.survival < 1 and 0 < step.lower < 1:
+            centre = math.log(-math.log(step.survival))
+            spread = (math.log(-math.log(step.lower)) - centre) * z / Z95
+            band_low = math.exp(-math.exp(centre + spread))
+            band_up = math.exp(-math.exp(centre - spread))
+        if lower is None and band_low <= 0.5 + 1e-9:
+            lower = step.time
+        if band_up <= 0.5 + 1e-9:
+            upper = step.time
+            break
+    return lower, upper
 
 
 def findings_against_baseline(out_path: str, comparison: Comparison) -> list[dict[str, Any]]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from pipeline.compare import MEDIAN, Comparison, Row, ordered
-from pipeline.textout import count_rate, interval, num, pct, plural, table
+from pipeline.textout import count_rate, difference_interval, num, pct, plural, table
 
 
 def _arm(row: Row, which: str) -> str:
@@ -31,7 +31,7 @@ def comparison_table(result: Comparison) -> Any:
                 _arm(r, "baseline"),
                 _arm(r, "candidate"),
                 diff,
-                "–" if hours else interval(r.lower, r.upper, signed=True),
+                difference_interval(r.lower, r.upper, hours),
             ]
         )
     title = (

@@ -38,7 +38,7 @@ from pipeline.rules import load_rules
 from pipeline.select import Point, all_points, previous, resolve
 from pipeline.stats import Lifetime, Stats, compute, keep_session_verdicts, longest_open
 from pipeline.store import Out
-from pipeline.textout import count_rate, interval, num, pct, plural
+from pipeline.textout import count_rate, difference_interval, interval, num, pct, plural
 
 WORST_QUERY = (
     "SELECT repo, path, stage, failing_rules FROM sessions "
@@ -387,6 +387,7 @@ def render(data: ReportData) -> str:
         pct=pct,
         num=num,
         interval=interval,
+        difference_interval=difference_interval,
         count_rate=count_rate,
         plural=plural,
         point_label=charts.point_label,

@@ -47,6 +47,21 @@ def interval(lower: float | None, upper: float | None, signed: bool = False) -> 
     return f"{pct(lower, signed=signed)}{joint}{pct(upper, signed=signed)}"
 
 
+def difference_interval(lower: float | None, upper: float | None, hours: bool = False) -> str:
+    """A compared metric's interval for its difference: '+1.2% … +7.9%' for a rate,
+    '+2.2 h … +20.2 h' for the fork-lifetime median, whose ends may be unbounded (a median
+    never reached): '+0.5 h … +∞'."""
+    if lower is None and upper is None:
+        return DASH
+
+    def end(value: float | None, unbounded: str) -> str:
+        if value is None:
+            return unbounded
+        return num(value, signed=True, unit="h") if hours else pct(value, signed=True)
+
+    return f"{end(lower, '-∞')} … {end(upper, '+∞')}"
+
+
 def count_rate(failed: int, evaluated: int, rate: float | None) -> str:
     """'3/25 12.0%', or 'no sessions' when nothing was evaluated."""
     if not evaluated:

@@ -14,9 +14,19 @@ from typer.testing import CliRunner
 
 from pipeline.check import check
 from pipeline.cli import app
-from pipeline.compare import Selector, compare, mcnemar_exact
+from pipeline.compare import (
+    MEDIAN,
+    Selector,
+    band_median,
+    compare,
+    mcnemar_exact,
+    median_interval,
+    point_lifetime,
+)
 from pipeline.crawl import crawl
 from pipeline.engine import connect
+from pipeline.select import resolve
+from pipeline.stats import CURVE_POINTS
 from pipeline.store import Out
 from tests.conftest import generate_corpus
 
@@ -150,6 +160,37 @@ def test_a_raised_rule_is_the_only_regression(replay: Path) -> None:
     )
     ops = next(r for r in result.rows if r.metric == "BS-OPS-02")
     assert ops.verdict == "no sessions", "no git context: skipped everywhere, never 'unchanged'"
+
+
+def test_the_median_difference_has_an_interval_at_the_family_level(replay: Path) -> None:
+    result = compare(str(replay), BASELINE, CANDIDATE)
+    row = next(r for r in result.rows if r.metric == MEDIAN)
+    con = connect(Out(str(replay)))
+    base, cand = (
+        point_lifetime(con, resolve(con, None, arm.labels, checked=True))
+        for arm in (BASELINE, CANDIDATE)
+    )
+    assert base.median is not None and cand.median is not None
+    z = NormalDist().inv_cdf(1 - 0.05 / result.family_size / 2)
+    for arm in (base, cand):
+        # The stored band gives the summary's own 95% ends back (the curves are not thinned
+        # here), and the family's level widens them.
+        assert len(arm.curve) < CURVE_POINTS
+        assert band_median(arm.curve, Z95) == (arm.median_lower, arm.median_upper)
+        low, up = median_interval(arm, z)
+        assert low is not None and arm.median_lower is not None and low <= arm.median_lower
+        assert up is not None and arm.median_upper is not None and up >= arm.median_upper
+    b_low, b_up = median_interval(base, z)
+    c_low, c_up = median_interval(cand, z)
+    assert b_low is not None and b_up is not None and c_low is not None and c_up is not None
+    # The same forks in both arms (only Closes when lines were dropped): MOVER around d.
+    difference = cand.median - base.median
+    assert row.difference == pytest.approx(difference)
+    below = math.hypot(cand.median - c_low, b_up - base.median)
+    above = math.hypot(c_up - cand.median, base.median - b_low)
+    assert (row.lower, row.upper) == pytest.approx((difference - below, difference + above))
+    assert row.lower is not None and row.upper is not None and row.lower < 0 < row.upper
+    assert row.verdict == "unchanged"
 
 
 def test_same_runs_compared_flag_nothing(replay: Path) -> None:

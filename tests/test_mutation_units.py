@@ -21,7 +21,9 @@ from pipeline.compare import (
     Arm,
     Comparison,
     Row,
+    band_median,
     mcnemar_exact,
+    median_interval,
     median_row,
     ordered,
     verdict,
@@ -41,6 +43,7 @@ from pipeline.stats import (
     query_sql,
     records,
 )
+from pipeline.vocabulary import Z95
 
 WHEN = datetime(2026, 7, 1, 12, 0, tzinfo=UTC)
 
@@ -142,9 +145,12 @@ def test_verdict_at_its_boundaries() -> None:
     assert verdict(row(-0.2, -0.01, -0.1, "lower")) == "regression"
     assert verdict(row(0.0, 0.2, 0.1, "higher")) == "unchanged", "an interval touching 0"
     assert verdict(row(-0.2, 0.0, -0.1, "higher")) == "unchanged"
-    assert verdict(row(None, 0.2, 0.1, "higher")) == "unchanged"
-    assert verdict(row(0.1, None, 0.1, "higher")) == "unchanged"
-    assert verdict(row(0.1, 0.2, None, "higher")) == "unchanged"
+    assert verdict(row(None, 0.2, 0.1, "higher")) == "unchanged", "unbounded below"
+    # An unbounded side (a median never reached) excludes nothing; the bounded side decides.
+    assert verdict(row(0.1, None, 0.1, "higher")) == "regression"
+    assert verdict(row(None, -0.1, None, "higher")) == "improvement"
+    assert verdict(row(None, None, None, "higher")) == "unchanged"
+    assert verdict(row(0.1, 0.2, None, "higher")) == "regression", "the interval, not the sign"
     empty = row(0.1, 0.2, 0.1, "higher")
     empty.baseline = Arm(0, 0, None)
     assert verdict(empty) == "no sessions"
@@ -159,30 +165,83 @@ def lifetime(median: float | None, lower: float | None, upper: float | None) -> 
 
 
 def test_median_row_at_its_boundaries() -> None:
-    base = lifetime(10.0, 8.0, 12.0)
-    worse = median_row(base, lifetime(20.0, 12.5, 30.0))
+    # MOVER at 95% (z = Z95, no rescaling): d = 15 − 10 = 5, lower = d − hypot(15 − 11.5, 13 − 10)
+    # = 5 − 4.61 > 0; upper = d + hypot(20 − 15, 10 − 7) = 5 + sqrt(34).
+    base = lifetime(10.0, 7.0, 13.0)
+    worse = median_row(base, lifetime(15.0, 11.5, 20.0))
     assert (worse.metric, worse.gate, worse.design, worse.verdict) == (
         MEDIAN,
         "own",
         "medians",
         "regression",
     )
-    assert worse.difference == 10.0
+    assert worse.difference == 5.0
+    assert worse.lower == pytest.approx(5 - (3.5**2 + 3**2) ** 0.5)
+    assert worse.upper == pytest.approx(5 + 34**0.5)
     assert (worse.baseline.failed, worse.baseline.evaluated, worse.baseline.value) == (3, 4, 10.0)
     cand = worse.candidate
-    assert (cand.failed, cand.evaluated, cand.value) == (3, 4, 20.0)
-    assert median_row(base, lifetime(20.0, 12.0, 30.0)).verdict == "unchanged", "touching"
-    assert median_row(base, lifetime(5.0, 2.0, 7.5)).verdict == "improvement"
-    assert median_row(base, lifetime(5.0, 2.0, 8.0)).verdict == "unchanged", "touching"
-    assert median_row(base, lifetime(None, 12.5, None)).difference is None
-    assert median_row(base, lifetime(None, 12.5, None)).verdict == "regression"
-    assert median_row(base, lifetime(9.0, None, None)).verdict == "unchanged"
-    assert median_row(lifetime(10.0, 8.0, None), lifetime(20.0, 12.5, 30.0)).verdict == (
-        "unchanged"
-    )
-    assert median_row(lifetime(10.0, None, 12.0), lifetime(5.0, 2.0, 7.5)).verdict == "unchanged"
+    assert (cand.failed, cand.evaluated, cand.value) == (3, 4, 15.0)
+    # hypot(15 − 11, 13 − 10) = 5 = d: the interval touches zero.
+    assert median_row(base, lifetime(15.0, 11.0, 20.0)).lower == 0.0
+    assert median_row(base, lifetime(15.0, 11.0, 20.0)).verdict == "unchanged", "touching"
+    # Overlapping arm intervals (12 < 13) still differ: 5 − hypot(3, 3) > 0. The difference's
+    # test, not the arms' overlap (which would call it unchanged).
+    assert median_row(base, lifetime(15.0, 12.0, 20.0)).verdict == "regression"
+    # d = −5, upper = −5 + hypot(6 − 5, 10 − 7) < 0; with (5, 1, 9): −5 + hypot(4, 3) = 0.
+    assert median_row(base, lifetime(5.0, 2.0, 6.0)).verdict == "improvement"
+    assert median_row(base, lifetime(5.0, 1.0, 9.0)).upper == 0.0
+    assert median_row(base, lifetime(5.0, 1.0, 9.0)).verdict == "unchanged", "touching"
+    # A candidate median never reached: no difference; at least 13.5 − 13 hours longer.
+    unreached = median_row(base, lifetime(None, 13.5, None))
+    assert (unreached.difference, unreached.upper, unreached.verdict) == (None, None, "regression")
+    assert unreached.lower == pytest.approx(0.5)
+    assert median_row(base, lifetime(None, 13.0, None)).verdict == "unchanged", "touching"
+    # A baseline never reached: the candidate's upper 6 below its lower 8.
+    improved = median_row(lifetime(None, 8.0, None), lifetime(5.0, 2.0, 6.0))
+    assert (improved.lower, improved.upper, improved.verdict) == (None, -2.0, "improvement")
+    # The baseline's upper end not reached leaves the difference unbounded below.
+    open_base = median_row(lifetime(10.0, 8.0, None), lifetime(20.0, 12.5, 30.0))
+    assert open_base.lower is None and open_base.verdict == "unchanged"
+    assert open_base.upper == pytest.approx(10 + (10**2 + 2**2) ** 0.5)
     assert median_row(Lifetime(), base).verdict == "no sessions"
     assert median_row(base, Lifetime()).verdict == "no sessions"
+
+
+def stored_curve(steps: list[tuple[float, float, float]]) -> tuple[CurvePoint, ...]:
+    """(time, S, se) as km_curve stores them: the log-log band at Z95 around S."""
+    import math
+
+    def band(survival: float, shift: float) -> float:
+        if survival in (0.0, 1.0):
+            return survival
+        return math.exp(-math.exp(math.log(-math.log(survival)) + shift))
+
+    return tuple(
+        CurvePoint(t, 10, 1, 0, s_, band(s_, Z95 * se), band(s_, -Z95 * se)) for t, s_, se in steps
+    )
+
+
+# By hand, c = log(−log S): at t=1 (S 0.8, se 0.3) c + 1.96·0.3 gives a lower band of 0.669,
+# c + 2·1.96·0.3 one of 0.485; at t=2 (0.55, 0.2) the lower band is 0.413; the upper band at
+# t=4 (0.3, 0.25) is 0.478 at Z95 and 0.636 at 2·Z95, at t=5 (0.1, 0.3) 0.492 at 2·Z95.
+CURVE = stored_curve([(0, 1.0, 0), (1, 0.8, 0.3), (2, 0.55, 0.2), (3, 0.45, 0.2), (4, 0.3, 0.25),
+                      (5, 0.1, 0.3)])  # fmt: skip
+
+
+def test_the_median_interval_is_widened_along_the_stored_band() -> None:
+    assert band_median(CURVE, Z95) == (2, 4), "the 95% interval km_summary gives"
+    assert band_median(CURVE, 2 * Z95) == (1, 5)
+    assert band_median(CURVE, 9 * Z95)[1] is None, "an upper end never reached"
+    arm = Lifetime(forks=6, estimated=6, closes=5, median=3, median_lower=2, median_upper=4,
+                   curve=CURVE)  # fmt: skip
+    assert median_interval(arm, Z95) == (2, 4)
+    assert median_interval(arm, 2 * Z95) == (1, 5)
+    # Both arms so at the family level: d = 0 ± hypot(3 − 1, 5 − 3).
+    wide = median_row(arm, arm, 2 * Z95)
+    assert (wide.difference, wide.verdict) == (0, "unchanged")
+    assert (wide.lower, wide.upper) == (pytest.approx(-(8**0.5)), pytest.approx(8**0.5))
+    # Without a curve to widen, the summary's own ends.
+    assert median_interval(lifetime(3.0, 2.0, 4.0), 2 * Z95) == (2.0, 4.0)
 
 
 def test_rows_are_ordered_by_verdict_metric_and_gate() -> None:
