@@ -39,12 +39,11 @@ def num(value: float | None, digits: int = 1, signed: bool = False, unit: str = 
     return f"{text} {unit}" if unit else text
 
 
-def interval(lower: float | None, upper: float | None, signed: bool = False) -> str:
-    """A percentage interval: '3.6% – 62.4%', or '+1.2% … +7.9%' for a difference."""
+def interval(lower: float | None, upper: float | None) -> str:
+    """A percentage interval: '3.6% – 62.4%' (a difference's: difference_interval)."""
     if lower is None or upper is None:
         return DASH
-    joint = " … " if signed else " – "
-    return f"{pct(lower, signed=signed)}{joint}{pct(upper, signed=signed)}"
+    return f"{pct(lower)} – {pct(upper)}"
 
 
 def difference_interval(lower: float | None, upper: float | None, hours: bool = False) -> str:
