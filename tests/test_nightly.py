@@ -186,6 +186,7 @@ def test_a_simulated_week_every_night_right_and_never_changed(tmp_path: Path) ->
             assert got[key] == want[key], (night, key)
         assert_rates(con, truth)
         assert_findings(con, truth)
+        assert_frozen(con, point(night))
         kept[night] = rate_rows(con, point(night))
         assert kept[night], f"night {night}: no rates"
         lived[night] = lifetimes_of(out, point(night))
@@ -205,6 +206,19 @@ def test_a_simulated_week_every_night_right_and_never_changed(tmp_path: Path) ->
     keys = con.execute("SELECT count(DISTINCT session_key) FROM statuses").fetchone()[0]
     assert keys == len(sessions)
     con.close()
+
+
+def assert_frozen(con: Any, name: str) -> None:
+    """The night's counts and verdicts are what check froze, one verdict per session: rates
+    read live instead (a check that froze none) would look the same, so it is asked here."""
+    counts, verdicts, sessions, live = con.execute(
+        "SELECT (SELECT count(*) FROM rule_counts_frozen WHERE point = $p), "
+        "(SELECT count(*) FROM session_verdicts_frozen WHERE point = $p), "
+        "(SELECT count(*) FROM point_sessions WHERE point = $p), "
+        "(SELECT count(*) FROM points_counted_live) + (SELECT count(*) FROM points_judged_live)",
+        {"p": name},
+    ).fetchone()
+    assert counts > 0 and verdicts == sessions > 0 and live == 0, (name, counts, verdicts, live)
 
 
 def assert_series_events(con: Any, truths: list[NightTruth]) -> None:
