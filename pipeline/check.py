@@ -85,7 +85,7 @@ def check(out_path: str, recheck: bool = False) -> CheckSummary:
 def _pin_points(con: Any) -> None:
     """Read the census points and their runs once, into temp tables of the same names: every
     history macro and view joins them, and each binding of their views is a Parquet scan and
-    a window (5–10 ms, several times per query)."""
+    a window (2.5–6.5 ms, several times per query)."""
     for view in ("run_points", "points"):
         con.execute(f'CREATE OR REPLACE TEMP TABLE "{view}" AS SELECT * FROM {out_view(con, view)}')
 
