@@ -21,6 +21,7 @@ from pipeline.maintain import COMPACT_AT
 from pipeline.store import Out
 from pipeline.textout import interval, num, pct
 from tests.conftest import base_corpus
+from tests.test_nightly import assert_frozen
 
 runner = CliRunner()
 CENSUS = Path(sys.executable).with_name("census")
@@ -140,6 +141,9 @@ def test_prune_keeps_the_latest_rates_and_reads_like_a_fresh_crawl(
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["points_dropped"] == ["night-1", "night-2"]
     assert {p: _rates_text(out, p) for p in latest} == latest, "kept points are unchanged"
+    # Rates counted live would read the same: the kept points must still be the frozen ones.
+    for name in latest:
+        assert_frozen(connect(Out(out)), name)
     assert runner.invoke(app, ["check", "--out", str(out)]).exit_code == 0
     assert {p: _rates_text(out, p) for p in latest} == latest
     # The snapshots left are exactly those the kept nights observe: what a crawl of those
