@@ -94,7 +94,9 @@ def detect(path: str, gate: str = "session") -> Detection:
         _add_repo_documents(repo, repo_root)
     ctx = RepoContext(repo, lambda p: read_file(os.path.join(repo_root, p)))
     git = enclosing_repo(folder)
-    if git is not None:
+    # As in the crawl, git context comes from a working tree at or above the repository root:
+    # one that starts inside it (at its docs/, or in the session folder) gives none.
+    if git is not None and (git[1] == session_path or git[1].endswith("/" + session_path)):
         ctx.git, inside = git
         ctx.git_prefix = inside.removesuffix(session_path).strip("/")
     rec = parse_session(session_input(ctx, session))

@@ -10,7 +10,9 @@ import pytest
 from typer.testing import CliRunner
 
 from pipeline.cli import app
-from tests.conftest import FIXTURES, copy_tree
+from pipeline.engine import connect
+from pipeline.store import Out
+from tests.conftest import FIXTURES, copy_tree, make_git_repo
 
 runner = CliRunner()
 BASE = FIXTURES / "cases" / "base"
@@ -117,6 +119,27 @@ def test_detect_clean_session_exit_0(open_session: Path) -> None:
     assert not any(line.startswith("BS-FORK-03") for line in lines), (
         "manifest-gate rule at session gate"
     )
+
+
+@pytest.mark.parametrize("git_top", ["repo", "docs", "session"])
+def test_detect_and_check_agree_on_where_git_starts(open_session: Path, git_top: str) -> None:
+    """A tracked ops/ file fails BS-OPS-02 when git's working tree holds the repository; one
+    that starts inside it (at docs/, or in the session folder) gives no git context, in detect
+    as in check, and never a pass."""
+    repo = open_session.parents[2]
+    top = {"repo": repo, "docs": repo / "docs", "session": open_session}[git_top]
+    make_git_repo(top, force_add=[str(open_session / "ops" / "capture.md")])
+    expected = "fail" if git_top == "repo" else "skipped"
+    detected = runner.invoke(app, ["detect", str(open_session), "--json"])
+    found = {r["rule"]: r["status"] for r in json.loads(detected.stdout)["rules"]}
+    assert found["BS-OPS-02"] == expected, detected.output
+    out = open_session.parents[4] / "out"
+    assert runner.invoke(app, ["crawl", str(repo), "--out", str(out)]).exit_code == 0
+    assert runner.invoke(app, ["check", "--out", str(out)]).exit_code == 0
+    status = connect(Out(out)).execute(
+        "SELECT status FROM statuses WHERE rule_id = 'BS-OPS-02'"
+    ).fetchall()
+    assert status == [(expected,)]
 
 
 def test_detect_violations_exit_1_with_file_and_line(open_session: Path) -> None:
