@@ -59,7 +59,7 @@ def _one_line(err: Exception) -> str:
 def _select_point(con: Any, run: str | None, labels: dict[str, str]) -> None:
     """selected_point(): the census point --run/--label name (the latest checked by default)."""
     try:
-        name = resolve(con, run, labels, checked=True).name
+        name = resolve(con, run, labels, checked=True, unchecked_ok=True).name
     except CensusError:
         if run or labels:
             raise

@@ -59,8 +59,13 @@ def resolve(
     run: str | None = None,
     labels: dict[str, str] | None = None,
     checked: bool = False,
+    unchecked_ok: bool = False,
 ) -> Point:
-    """The census point a selector names; SelectorError (one line, what exists) when none."""
+    """The census point a selector names; SelectorError (one line, what exists) when none.
+
+    `checked`: `latest` and `previous` count checked points only, and a point not checked yet
+    is refused, since its rates and verdicts do not exist (an eval would read "no sessions"
+    and pass); with `unchecked_ok` it is taken when no point is checked (ad hoc SQL)."""
     points = all_points(con)
     if not points:
         raise SelectorError("OUT has no census point yet; run 'census crawl ROOT' first")
@@ -78,9 +83,16 @@ def resolve(
                 f"no run carries the labels {_text(wanted)}; labels in OUT: "
                 f"{', '.join(known) or 'none'}"
             )
-    if checked:
-        points = [p for p in points if p.checked] or points
-    return _pick(points, run or "latest", wanted)
+    done = [p for p in points if p.checked] if checked else points
+    if unchecked_ok:
+        return _pick(done or points, run or "latest", wanted)
+    named = run not in (None, "latest", "previous")
+    picked = _pick(points if named or not done else done, run or "latest", wanted)
+    if not picked.checked and checked:
+        raise SelectorError(
+            f"census point {picked.name!r} is not checked yet; run 'census check' on this OUT first"
+        )
+    return picked
 
 
 def _pick(points: list[Point], run: str, wanted: dict[str, str]) -> Point:

@@ -136,9 +136,11 @@ def test_detect_and_check_agree_on_where_git_starts(open_session: Path, git_top:
     out = open_session.parents[4] / "out"
     assert runner.invoke(app, ["crawl", str(repo), "--out", str(out)]).exit_code == 0
     assert runner.invoke(app, ["check", "--out", str(out)]).exit_code == 0
-    status = connect(Out(out)).execute(
-        "SELECT status FROM statuses WHERE rule_id = 'BS-OPS-02'"
-    ).fetchall()
+    status = (
+        connect(Out(out))
+        .execute("SELECT status FROM statuses WHERE rule_id = 'BS-OPS-02'")
+        .fetchall()
+    )
     assert status == [(expected,)]
 
 

@@ -252,6 +252,27 @@ def test_compare_cli_exit_codes_and_json(replay: Path, tmp_path: Path) -> None:
     )
 
 
+def test_an_arm_not_checked_yet_is_refused_never_read_as_no_sessions(
+    replay: Path, tmp_path: Path
+) -> None:
+    """Its rates do not exist yet: read as "no sessions", a regression would pass the gate."""
+    out = tmp_path / "out"
+    shutil.copytree(replay, out)
+    crawled = Path(str(connect(Out(out)).execute("SELECT roots[1] FROM runs").fetchone()[0]))
+    crawl([str(crawled)], str(out), {"run": "late"}, workers=1)
+    runner = CliRunner()
+    args = ["--out", str(out), "--baseline", "run=baseline", "--candidate", "run=late"]
+    refused = runner.invoke(app, ["compare", *args])
+    assert refused.exit_code == 2, refused.output
+    assert "not checked yet" in refused.output and len(refused.output.strip().splitlines()) == 1
+    late = resolve(connect(Out(out))).name
+    for command in (["stats"], ["report", "--html", str(tmp_path / "r.html")]):
+        named = runner.invoke(app, [*command, "--out", str(out), "--run", late])
+        assert named.exit_code == 2 and "not checked yet" in named.output, named.output
+    assert runner.invoke(app, ["check", "--out", str(out)]).exit_code == 0
+    assert runner.invoke(app, ["compare", *args]).exit_code in (0, 1)
+
+
 def test_fail_on_regression_and_the_trend(replay: Path, tmp_path: Path) -> None:
     from pipeline.stats import compute
 
