@@ -116,7 +116,11 @@ def _decide(out: Out, con: Any, points: list[str], current: str, summary: CheckS
     frozen, repeated = _freeze_lifetimes(con, staging, check_id, points, history)
     positions = {p.name: p.position for p in history}
     for point in points:
-        found = writer.write(SERIES_FINDINGS.name, series_sql(), {"position": positions[point]})
+        found = writer.write(
+            SERIES_FINDINGS.name,
+            f"SELECT $check_id AS check_id, * FROM ({series_sql()})",
+            {"position": positions[point], "check_id": check_id},
+        )
         summary.series_findings += found
         writer.add_rows(
             CHECKS.name,
@@ -277,7 +281,7 @@ SELECT NOT EXISTS (FROM now EXCEPT FROM before)
     AND (SELECT count(*) FROM now) = (SELECT count(*) FROM before)
     AND (SELECT count(*) FROM before)
         = (SELECT count(*) FROM session_verdicts_frozen WHERE point = $previous)
-    AND NOT EXISTS (SELECT 1 FROM series_findings WHERE point IN ($point, $previous))
+    AND NOT EXISTS (SELECT 1 FROM point_series_findings WHERE point IN ($point, $previous))
     AND (SELECT ruleset FROM points WHERE point = $previous) IS NOT DISTINCT FROM $ruleset
 """
 

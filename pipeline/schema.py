@@ -405,6 +405,12 @@ SERIES_FINDINGS = _table(
     "Findings of the rules that compare a session's snapshots along its history (Status "
     "backward, a fork retitled or reused, a ledger entry removed or rewritten), frozen with "
     "the census point at which the later snapshot was first seen.",
+    _c(
+        "check_id",
+        "string",
+        "The check that found it; a point's findings are its latest check's "
+        "(point_series_findings).",
+    ),
     _c("point", "string", "The census point the finding belongs to."),
     _c("session_key", "string", "The session."),
     _c("root", "string", "The crawl root (absolute) of the session's series."),
@@ -650,6 +656,8 @@ VIEWS: dict[str, tuple[str, list[tuple[str, str]]]] = {
             ("checked", "Its results are decided and final."),
             ("ruleset", "The rule set it was checked with."),
             ("checked_at", "When it was checked."),
+            ("check_id", "The check that decided it (its latest)."),
+            ("check_series", "The history findings that check found at it."),
         ],
     ),
     "working_nodes": (
@@ -689,6 +697,21 @@ VIEWS: dict[str, tuple[str, list[tuple[str, str]]]] = {
             ("observed_at", "When."),
             ("stage", "open, converging, applied or harvested."),
             ("gate", "Its own gate (the stage's)."),
+        ],
+    ),
+    "point_series_findings": (
+        "The history findings of each checked census point, as its rates count them: those of "
+        "the point's latest check (series_findings keeps every check's).",
+        [
+            _POINT,
+            ("session_key", "The session."),
+            ("root", "The crawl root of its series."),
+            ("snapshot_id", "The later snapshot of the pair."),
+            ("rule_id", "BS-STATE-01, BS-FORK-01 or BS-LEDGER-01."),
+            ("gate", "The rule's own gate."),
+            ("file", "File of the finding, relative to the session folder."),
+            ("line", "1-based line, where there is one."),
+            ("message", "The finding, naming both commits or runs."),
         ],
     ),
     "statuses": (

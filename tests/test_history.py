@@ -128,6 +128,48 @@ def test_series_findings_fail_the_session_at_its_census_point(
     assert rates["BS-STATE-01"] == rates["BS-LEDGER-01"] == rates["BS-FORK-01"] == 1
 
 
+def test_a_recheck_repeats_the_findings_never_adds_to_them(
+    checked: tuple[dict[str, str], Any], tmp_path: Path
+) -> None:
+    """Each check writes its findings again: a point counts those of its latest check."""
+    out = Out(tmp_path / "out")  # the fixture's OUT
+
+    def seen() -> tuple[Any, ...]:
+        fresh = connect(out)
+        return (
+            fresh.execute("SELECT count(*) FROM findings").fetchone(),
+            fresh.execute("SELECT sum(findings) FROM statuses").fetchone(),
+            fresh.execute("SELECT count(*) FROM point_series_findings").fetchone(),
+        )
+
+    before = seen()
+    assert before[2][0] == 3
+    check(str(out.root), recheck=True)
+    check(str(out.root), recheck=True)
+    assert seen() == before
+    assert connect(out).execute("SELECT count(*) FROM series_findings").fetchone() == (9,)
+
+
+def test_findings_written_before_they_named_their_check_count_until_a_recheck(
+    checked: tuple[dict[str, str], Any], tmp_path: Path
+) -> None:
+    """An OUT of an older census has findings without check_id: they are the point's until a
+    check of this census writes its own, never both."""
+    out = Out(tmp_path / "out")
+    for part in (out.tables / "series_findings").rglob("*.parquet"):
+        legacy = connect(None)
+        legacy.execute(
+            f"COPY (SELECT * EXCLUDE (check_id) FROM read_parquet('{part}')) "
+            f"TO '{part}.old' (FORMAT parquet)"
+        )
+        Path(f"{part}.old").replace(part)
+    assert connect(out).execute("SELECT count(*) FROM point_series_findings").fetchone() == (3,)
+    check(str(out.root), recheck=True)
+    fresh = connect(out)
+    assert fresh.execute("SELECT count(*) FROM point_series_findings").fetchone() == (3,)
+    assert fresh.execute("SELECT count(*) FROM series_findings").fetchone() == (6,)
+
+
 def test_working_tree_fails_ops_02_for_an_ops_file_any_commit_tracked(
     checked: tuple[dict[str, str], Any],
 ) -> None:
@@ -422,3 +464,4 @@ def test_a_session_missing_for_a_night_is_compared_with_its_last_seen_tree(
     con = connect(Out(out))
     first_run = con.execute("SELECT runs[1] FROM points WHERE point = 'night-1'").fetchone()[0]
     assert f"(run {first_run})" in found[0][2], found[0][2]
+

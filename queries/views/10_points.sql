@@ -18,13 +18,14 @@ WITH grouped AS (
     GROUP BY point
 ),
 checked AS (
-    SELECT point, arg_max(ruleset, check_id) AS ruleset, max(checked_at) AS checked_at
+    SELECT point, arg_max(ruleset, check_id) AS ruleset, max(checked_at) AS checked_at,
+        max(check_id) AS check_id, arg_max(series_findings, check_id) AS check_series
     FROM checks
     GROUP BY point
 )
 SELECT g.point,
     CAST(row_number() OVER (ORDER BY g.started_at, g.point) AS INTEGER) AS position,
     g.started_at, g.finished_at, g.runs, g.labels,
-    c.point IS NOT NULL AS checked, c.ruleset, c.checked_at
+    c.point IS NOT NULL AS checked, c.ruleset, c.checked_at, c.check_id, c.check_series
 FROM grouped g
 LEFT JOIN checked c USING (point);

@@ -7,6 +7,17 @@ SELECT n.point, n.position, n.session_key, n.root, n.repo, n.repo_path, n.path, 
 FROM working_nodes n
 JOIN snapshots s ON s.snapshot_id = n.snapshot_id;
 
+-- The history findings of each checked point: its latest check's, since a re-check writes
+-- them again. Rows from before findings carried their check count only where a check of
+-- that era was the point's last (it found some, and no later check wrote any).
+CREATE OR REPLACE VIEW point_series_findings AS
+SELECT f.* EXCLUDE (check_id)
+FROM series_findings f
+JOIN points p ON p.point = f.point
+WHERE f.check_id = p.check_id
+    OR (f.check_id IS NULL AND p.check_series > 0 AND f.point NOT IN (
+        SELECT point FROM series_findings WHERE check_id IS NOT NULL));
+
 -- One status per census point, session and rule: the rule's result on the session's snapshot
 -- (under the rule set the point was checked with), failed when the rule also found something
 -- along the session's history at that point. `own`: the rule is evaluated at the session's
@@ -26,7 +37,7 @@ WITH results AS (
 ),
 series AS (
     SELECT point, session_key, root, rule_id, count(*) AS findings
-    FROM series_findings
+    FROM point_series_findings
     GROUP BY point, session_key, root, rule_id
 )
 SELECT ps.point, ps.position, ps.session_key, ps.root, ps.repo, ps.repo_path, ps.path,
@@ -54,7 +65,7 @@ UNION ALL
 SELECT ps.point, ps.position, ps.session_key, ps.root, ps.repo, ps.repo_path, ps.path,
     ps.topic, ps.stage, f.snapshot_id, f.rule_id, f.gate, 'fail', f.file, f.line, f.message,
     'history'
-FROM series_findings f
+FROM point_series_findings f
 JOIN point_sessions ps
     ON ps.point = f.point AND ps.session_key = f.session_key AND ps.root = f.root
 WHERE gate_includes(ps.gate, f.gate);
