@@ -65,6 +65,7 @@ class Job:
     # Repository roots (under a directory root) the worker walks and discovers itself.
     walk: list[str] = field(default_factory=list)
     shard: tuple[int, int] | None = None
+    skip: str | None = None  # OUT, when it lies inside a directory root (DirTree.skip)
 
     @property
     def weight(self) -> int:
@@ -168,7 +169,7 @@ def crawl(
             "--shard needs --point NAME, the census point the shards of one night share "
             "(e.g. --point $(date -u +%F))"
         )
-    trees = [open_root(r) for r in roots]  # a bad root fails before anything is written
+    trees = [open_root(r, out_path) for r in roots]  # a bad root fails before any write
     out.root.mkdir(parents=True, exist_ok=True)
     plan = _Plan(labels or {}, workers, progress, started, git_history, shard, scheduler, point)
     if shard is None:
@@ -507,7 +508,7 @@ def _jobs(
             per_job = _blocks_per_job()
             for start in range(0, len(rels), per_job):
                 roots = rels[start : start + per_job]
-                yield tree, Job(tree.label, tree.root, "", [], roots, shard)
+                yield tree, Job(tree.label, tree.root, "", [], roots, shard, tree.skip)
             continue
         root_abs = _root_key(tree)
         pending: list[RepoRef] = []
@@ -650,7 +651,7 @@ def run_job(job: Job, tree: Tree | None) -> JobResult:
     assert ctx is not None, "run_job needs _init_worker first"
     batch = _JobBatch(job, ctx)
     if job.walk:
-        walker = DirTree(job.root_abs)
+        walker = DirTree(job.root_abs, job.skip)
         for rel in job.walk:
             _crawl_block(batch, job, walker, rel)
     for repo in job.repos:

@@ -311,3 +311,20 @@ def test_a_memo_row_naming_a_snapshot_out_no_longer_holds_walks_its_repository(
     summary = crawl([str(corpus)], str(out))
     assert 0 < summary.replayed < summary.sessions
     assert rows(out, summary.run_id) == fresh_rows(corpus, tmp_path)
+
+
+@pytest.mark.parametrize("where", ["corpus/census-out", "corpus/repo-01/census-out"])
+def test_an_out_inside_the_root_is_never_read_and_an_unchanged_night_replays(
+    corpus: Path, tmp_path: Path, where: str
+) -> None:
+    """A nightly job that crawls `.` into ./census-out: OUT's own files, new every night, must
+    not make a repository look changed (nor be read as part of it)."""
+    out = tmp_path / where
+    first = crawl([str(corpus)], str(out), git_history=True)
+    age(corpus)  # making OUT changed its folder's mtime, racily new for the next walk
+    again = memoised(corpus, out, git_history=True)
+    assert rows(out, again.run_id) == rows(out, first.run_id) != []
+    files = connect(Out(out)).execute(
+        "SELECT count(*) FROM files WHERE file LIKE '%census-out%'"
+    ).fetchone()
+    assert files == (0,)

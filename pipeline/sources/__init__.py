@@ -9,14 +9,15 @@ from pipeline.sources.archive import ARCHIVE_SUFFIXES, ArchiveTree
 from pipeline.sources.tree import DirTree, Tree
 
 
-def open_root(root: str) -> Tree:
+def open_root(root: str, out: str | None = None) -> Tree:
+    """The root as a tree; a directory root leaves OUT out when OUT lies inside it."""
     path = Path(root)
     if not path.exists():
         raise RootError(
             f"root {root!r} does not exist; give a directory, git repository or archive"
         )
     if path.is_dir():
-        return DirTree(root)
+        return DirTree(root, out)
     if path.name.lower().endswith(ARCHIVE_SUFFIXES):
         return ArchiveTree(root)
     raise RootError(

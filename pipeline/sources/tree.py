@@ -106,9 +106,13 @@ def is_repo_root(path: str) -> bool:
 class DirTree(Tree):
     is_directory = True
 
-    def __init__(self, root: str) -> None:
+    def __init__(self, root: str, skip: str | None = None) -> None:
         super().__init__(root)
         self.root = os.path.realpath(root)
+        # OUT, when it lies inside the root: the crawl never reads what it writes (else each
+        # night's new files would make every repository look changed).
+        inside = skip is not None and os.path.realpath(skip).startswith(self.root + os.sep)
+        self.skip = os.path.realpath(skip) if skip is not None and inside else None
 
     def blocks(self) -> Iterator[list[Entry]]:
         for rel in self.repo_roots():
@@ -144,6 +148,8 @@ class DirTree(Tree):
         entries = []
         for item in raw:
             path = f"{rel}/{item.name}" if rel else item.name
+            if self.skip is not None and os.path.join(full, item.name) == self.skip:
+                continue
             if item.name == ".git":
                 entries.append(Entry(path, True, 0, 0, "git"))
                 continue
