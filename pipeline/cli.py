@@ -542,7 +542,8 @@ def report(
         Path | None, typer.Option(help="Where to write the report (default OUT/report.html).")
     ] = None,
     worst: Annotated[
-        int, typer.Option(help="Sessions shown in detail (the rest are one query away).")
+        int,
+        typer.Option(min=0, help="Sessions shown in detail (the rest are one query away)."),
     ] = 25,
     baseline: Annotated[
         list[str], typer.Option(help="With --candidate: add the comparison view (k=v).")

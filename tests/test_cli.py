@@ -247,3 +247,9 @@ def test_every_command_has_help() -> None:
     for command in ("run", "crawl", "check", "detect", "sql"):
         result = runner.invoke(app, [command, "--help"])
         assert result.exit_code == 0 and "Example:" in result.output, command
+
+
+def test_a_negative_count_of_worst_sessions_is_a_usage_error(crawled: Path) -> None:
+    assert runner.invoke(app, ["check", "--out", str(crawled)]).exit_code == 0
+    result = runner.invoke(app, ["report", "--out", str(crawled), "--worst", "-1"])
+    assert result.exit_code == 2 and "'--worst'" in result.output, result.output

@@ -117,6 +117,9 @@ def test_wilson_hand_worked() -> None:
     z90 = NormalDist().inv_cdf(0.95)
     lower, upper = sql("wilson_lo(1, 5, ?), wilson_hi(1, 5, ?)", z90, z90)
     assert (round(lower, 4), round(upper, 4)) == (0.0460, 0.5647)
+    # No failure (or all): the bound is exactly 0 (or 1), so `WHERE rate_lo > 0` finds none.
+    for n in range(1, 200):
+        assert sql("wilson_lo(0, ?, ?), wilson_hi(?, ?, ?)", n, Z95, n, n, Z95) == (0.0, 1.0)
 
 
 def _drop_closes_when(corpus: Path, share: float) -> int:

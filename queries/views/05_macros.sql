@@ -1,12 +1,14 @@
 -- The Wilson score interval for k failures out of n at normal quantile z (null when n is 0):
 -- the one definition every rate's interval and every comparison in census uses.
+-- At k = 0 (k = n) the bound is exactly 0 (1), never a rounding error that WHERE rate_lo > 0
+-- would take for a failure.
 CREATE OR REPLACE MACRO wilson_lo(k, n, z) AS
-    CASE WHEN n > 0 THEN greatest(0.0,
+    CASE WHEN n > 0 AND k = 0 THEN 0.0 WHEN n > 0 THEN greatest(0.0,
         (k / n + z * z / (2 * n) - z * sqrt(k / n * (1 - k / n) / n + z * z / (4 * n * n)))
         / (1 + z * z / n))
     END;
 CREATE OR REPLACE MACRO wilson_hi(k, n, z) AS
-    CASE WHEN n > 0 THEN least(1.0,
+    CASE WHEN n > 0 AND k = n THEN 1.0 WHEN n > 0 THEN least(1.0,
         (k / n + z * z / (2 * n) + z * sqrt(k / n * (1 - k / n) / n + z * z / (4 * n * n)))
         / (1 + z * z / n))
     END;
