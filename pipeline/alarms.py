@@ -53,10 +53,13 @@ class AlarmReport:
     baseline: Point | None = None
     regressions: list[Row] = field(default_factory=list)
     comparison: Comparison | None = None
+    # Sessions at the baseline, when the point saw none of them (a checkout gone, a wrong
+    # root): every rate is then "no sessions", which no regression test can flag.
+    emptied: int = 0
 
     @property
     def tripped(self) -> bool:
-        return bool(self.above or self.regressions)
+        return bool(self.above or self.regressions or self.emptied)
 
     def alarm_lines(self) -> list[str]:
         assert self.threshold is not None or not self.above
@@ -65,7 +68,14 @@ class AlarmReport:
             f"above {pct(self.threshold)}"
             for r in self.above
         ]
-        return lines + [self._regression_line(r) for r in self.regressions]
+        lines += [self._regression_line(r) for r in self.regressions]
+        if self.emptied:
+            assert self.baseline is not None
+            lines.append(
+                f"census point {self.point.name} saw no session, where {self.baseline.name} "
+                f"saw {self.emptied}"
+            )
+        return lines
 
     def _regression_line(self, row: Row) -> str:
         hours = row.metric == MEDIAN
@@ -86,7 +96,8 @@ class AlarmReport:
             if self.baseline is None:
                 parts.append("regressions: no previous census point to compare with")
             else:
-                names = ", ".join(r.metric for r in self.regressions) or "none"
+                gone = ["every session"] if self.emptied else []
+                names = ", ".join([*gone, *(r.metric for r in self.regressions)]) or "none"
                 parts.append(f"regressed since {self.baseline.name}: {names}")
         if not parts:
             return f"census point {self.point.name}: no alarm asked for"
@@ -153,4 +164,16 @@ def evaluate(
             report.comparison = comparison or between(con, report.baseline, point)
             wanted = set(metrics)
             report.regressions = [r for r in report.comparison.regressions if r.metric in wanted]
+            report.emptied = _emptied(con, report.baseline, point)
     return report
+
+
+def _emptied(con: Any, baseline: Point, point: Point) -> int:
+    """The baseline's sessions when the point has none, else 0."""
+    counts = dict(
+        con.execute(
+            "SELECT point, count(*) FROM point_sessions WHERE point IN ($b, $p) GROUP BY point",
+            {"b": baseline.name, "p": point.name},
+        ).fetchall()
+    )
+    return int(counts.get(baseline.name, 0)) if not counts.get(point.name) else 0

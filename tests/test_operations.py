@@ -106,6 +106,25 @@ def test_alarm_lines_name_the_rule_on_stderr(nights: tuple[Path, Path]) -> None:
     assert "BS-FORK-01" in result.stdout.strip().splitlines()[-1]
 
 
+def test_a_night_that_saw_no_session_trips_the_regression_alarm(
+    nights: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """A checkout gone or a wrong root gives every rate "no sessions", which no interval can
+    call worse: the scheduled census says so instead of passing."""
+    _, source = nights
+    out = tmp_path / "out"
+    shutil.copytree(source, out)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    crawl([str(empty)], str(out), point="night-5")
+    watched = runner.invoke(app, ["check", "--out", str(out), "--fail-on-regression", "BS-SYNC-01"])
+    assert watched.exit_code == 1, watched.output
+    assert "census: census point night-5 saw no session, where night-4 saw" in watched.stderr
+    assert "regressed since night-4: every session" in watched.stdout.strip().splitlines()[-1]
+    unwatched = runner.invoke(app, ["check", "--out", str(out)])
+    assert unwatched.exit_code == 0
+
+
 def test_regression_alarm_watches_rules_unless_told(nights: tuple[Path, Path]) -> None:
     _, out = nights
     median = runner.invoke(
