@@ -170,6 +170,7 @@ def crawl(
             "(e.g. --point $(date -u +%F))"
         )
     trees = [open_root(r, out_path) for r in roots]  # a bad root fails before any write
+    _refuse_overlapping(roots)
     out.root.mkdir(parents=True, exist_ok=True)
     plan = _Plan(labels or {}, workers, progress, started, git_history, shard, scheduler, point)
     if shard is None:
@@ -307,6 +308,23 @@ class _Saved:
     memos_changed: bool
     memos: dict[str, memo.Memo]
     made: list[Any]  # the context the memos were made under
+
+
+def _refuse_overlapping(roots: list[str]) -> None:
+    """Each session is seen once per run: a root given twice, or inside another, would count
+    its sessions twice (once per root)."""
+    real = [(os.path.realpath(r), r) for r in roots]
+    for i, (outer, outer_name) in enumerate(real):
+        for inner, inner_name in real[i + 1 :]:
+            if inner == outer or outer.startswith(inner.rstrip(os.sep) + os.sep):
+                inner, inner_name, outer, outer_name = outer, outer_name, inner, inner_name
+            # An archive inside a directory root is not read by its walk: no overlap.
+            nested = os.path.isdir(inner) and inner.startswith(outer.rstrip(os.sep) + os.sep)
+            if inner == outer or nested:
+                where = "is the same folder as" if inner == outer else "lies inside"
+                raise UsageError(
+                    f"root {inner_name!r} {where} root {outer_name!r}; give each folder once"
+                )
 
 
 def _context(

@@ -253,3 +253,12 @@ def test_a_negative_count_of_worst_sessions_is_a_usage_error(crawled: Path) -> N
     assert runner.invoke(app, ["check", "--out", str(crawled)]).exit_code == 0
     result = runner.invoke(app, ["report", "--out", str(crawled), "--worst", "-1"])
     assert result.exit_code == 2 and "'--worst'" in result.output, result.output
+
+
+@pytest.mark.parametrize("second", ["same", "inside", "outside"])
+def test_overlapping_roots_are_a_usage_error(corpus: Path, tmp_path: Path, second: str) -> None:
+    """A session seen under two roots would count twice in the run's rates."""
+    other = {"same": corpus, "inside": corpus / "team-open", "outside": corpus.parent}[second]
+    result = runner.invoke(app, ["crawl", str(other), str(corpus), "--out", str(tmp_path / "o")])
+    assert result.exit_code == 2 and "give each folder once" in result.output, result.output
+    assert len(result.output.strip().splitlines()) == 1 and not (tmp_path / "o").exists()
