@@ -465,3 +465,42 @@ def test_a_session_missing_for_a_night_is_compared_with_its_last_seen_tree(
     first_run = con.execute("SELECT runs[1] FROM points WHERE point = 'night-1'").fetchone()[0]
     assert f"(run {first_run})" in found[0][2], found[0][2]
 
+
+def test_a_step_back_or_a_reused_id_is_seen_past_a_night_that_hid_it(tmp_path: Path) -> None:
+    """Night 2 shows no Status to rank (a typo) and no F2 (deleted); night 3 is open again,
+    with a new question under F2. Both are measured from night 1, the last that showed them,
+    and fail night 3; night 2 fails only for its own unreadable Status."""
+    repo = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", tmp_path / "root" / "repo")
+    forks = repo / SESSION / "forks.md"
+    original = forks.read_text()
+    edit(repo, "state.md", "Status: open", "Status: stopping")
+    out = tmp_path / "out"
+
+    def night(number: int) -> None:
+        crawl([str(repo.parent)], str(out), workers=1, point=f"night-{number}")
+        check(str(out))
+
+    night(1)
+    edit(repo, "state.md", "Status: stopping", "Status: stoping")
+    head, f2 = original.split("## F2", 1)
+    forks.write_text(head)
+    night(2)
+    edit(repo, "state.md", "Status: stoping", "Status: open")
+    forks.write_text(
+        head + "## F2" + f2.replace("Whose clock decides the send window?", "Who pays?")
+    )
+    night(3)
+    found = _series(out)
+    assert sorted((p, r) for p, r, _ in found) == [
+        ("night-3", "BS-FORK-01"),
+        ("night-3", "BS-STATE-01"),
+    ], found
+    first_run = (
+        connect(Out(out))
+        .execute("SELECT runs[1] FROM points WHERE point = 'night-1'")
+        .fetchone()[0]
+    )
+    messages = {r: m for _, r, m in found}
+    assert "moved backward from stopping" in messages["BS-STATE-01"]
+    assert "F2 was retitled" in messages["BS-FORK-01"] and "Who pays?" in messages["BS-FORK-01"]
+    assert all(f"(run {first_run})" in m for m in messages.values()), messages

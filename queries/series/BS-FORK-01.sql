@@ -3,6 +3,35 @@
 -- ledger entry resolved never comes back. An ID listed twice (itself a BS-FORK-01 failure in
 -- each snapshot) is retitled only when a title appears under it that it never had before:
 -- pairing each of its entries with each earlier one would call it retitled at every change.
+-- An ID missing from the earlier side of a step keeps the titles it had where the session
+-- last listed it at an earlier census point: deleting a fork and giving its ID to a new
+-- question later is a reuse too (one resolved in between is the 'reappears' case below).
+with gone as (
+    select p.pair_id, p.session_key, p.root, p.point, p.after_seen, a.fork_id, a.title,
+        a.file, a.line
+    from pairs p
+    join forks a on a.snapshot_id = p.after_id
+    where a.fork_id is not null and a.title is not null
+        and not exists (
+            select 1 from forks x where x.snapshot_id = p.before_id and x.fork_id = a.fork_id)
+        and not exists (
+            select 1 from ledger_resolves r
+            where r.snapshot_id = p.before_id and r.fork_id = a.fork_id)
+),
+last_listed as (
+    select g.pair_id, g.fork_id,
+        arg_max(o.snapshot_id, {position: e.position, working: o."commit" is null,
+            observed: o.observed_at}) as snapshot_id,
+        arg_max(seen_in(o.run_id, o."commit"), {position: e.position,
+            working: o."commit" is null, observed: o.observed_at}) as seen
+    from (select distinct pair_id, session_key, root, point, fork_id from gone) g
+    join points now on now.point = g.point
+    join observations o on o.session_key = g.session_key and o.root = g.root
+    join run_points r on r.run_id = o.run_id
+    join points e on e.point = r.point and e.position < now.position
+    semi join forks f on f.snapshot_id = o.snapshot_id and f.fork_id = g.fork_id
+    group by g.pair_id, g.fork_id
+)
 select p.pair_id, a.fork_id as element, 'retitled: ' || b.title || ' → ' || a.title as detail,
     a.file, a.line,
     a.fork_id || ' was retitled: ''' || b.title || ''' (' || p.before_seen || ') became '''
@@ -30,3 +59,18 @@ where not exists (
     select 1 from forks x where x.snapshot_id = p.before_id and x.fork_id = a.fork_id
 )
 group by p.pair_id, a.fork_id, a.file, a.line, p.before_seen
+union all
+select g.pair_id, g.fork_id, 'retitled: ' || k.title || ' → ' || g.title, g.file, g.line,
+    g.fork_id || ' was retitled: ''' || k.title || ''' (' || l.seen || ') became '''
+        || g.title || ''' (' || g.after_seen || '); a new question takes a new ID'
+from gone g
+join last_listed l on l.pair_id = g.pair_id and l.fork_id = g.fork_id
+join (
+    select snapshot_id, fork_id, string_agg(distinct title, ''' or ''' order by title) as title,
+        list(title) as titles
+    from forks
+    where fork_id is not null and title is not null
+        and snapshot_id in (select snapshot_id from last_listed)
+    group by snapshot_id, fork_id
+) k on k.snapshot_id = l.snapshot_id and k.fork_id = l.fork_id
+where not list_contains(k.titles, g.title)

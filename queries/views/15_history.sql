@@ -6,6 +6,10 @@
 -- the view of the same name is the macro over every point: check reads one night's pairs
 -- without numbering every pair of every earlier night.
 
+-- How a finding names a node: the run that saw a working tree, or the commit.
+CREATE OR REPLACE MACRO seen_in(run_id, "commit") AS
+    CASE WHEN "commit" IS NULL THEN 'run ' || run_id ELSE 'commit ' || left("commit", 12) END;
+
 -- The observations of the runs of the points at positions (after, upto].
 CREATE OR REPLACE MACRO observations_in(after, upto) AS TABLE
 SELECT o.*, r.point, p.position, r.started_at
@@ -18,7 +22,7 @@ WHERE p.position > after AND p.position <= upto;
 -- the point's runs).
 CREATE OR REPLACE MACRO working_nodes_in(after, upto) AS TABLE
 SELECT session_key, root, snapshot_id, "commit", parents, observed_at, point, position, run_id,
-    repo, repo_path, path, topic, location, 'run ' || run_id AS seen_in
+    repo, repo_path, path, topic, location, seen_in(run_id, NULL) AS seen_in
 FROM observations_in(after, upto)
 WHERE "commit" IS NULL
 QUALIFY row_number() OVER (
@@ -29,7 +33,7 @@ QUALIFY row_number() OVER (
 CREATE OR REPLACE MACRO commit_nodes_in(after, upto) AS TABLE
 SELECT * FROM (
     SELECT session_key, root, snapshot_id, "commit", parents, observed_at, point, position,
-        run_id, repo, repo_path, path, topic, location, 'commit ' || left("commit", 12) AS seen_in
+        run_id, repo, repo_path, path, topic, location, seen_in(run_id, "commit") AS seen_in
     FROM observations_in(0, upto)
     WHERE "commit" IS NOT NULL
     QUALIFY row_number() OVER (
@@ -78,7 +82,7 @@ earlier AS (
     -- first of the range (its latest observation, by point, then as working nodes pick).
     SELECT session_key, root, arg_max(
             {snapshot_id: snapshot_id, parents: parents, position: position,
-                seen_in: 'run ' || run_id},
+                seen_in: seen_in(run_id, NULL)},
             {position: position, started_at: started_at, run_id: run_id}) AS node
     FROM last_seen
     GROUP BY session_key, root
