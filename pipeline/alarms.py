@@ -53,6 +53,7 @@ class AlarmReport:
     baseline: Point | None = None
     regressions: list[Row] = field(default_factory=list)
     comparison: Comparison | None = None
+    gate: str | None = None  # the rates shown are every session's at this gate
     # Sessions at the baseline, when the point saw none of them (a checkout gone, a wrong
     # root): every rate is then "no sessions", which no regression test can flag.
     emptied: int = 0
@@ -63,9 +64,10 @@ class AlarmReport:
 
     def alarm_lines(self) -> list[str]:
         assert self.threshold is not None or not self.above
+        where = f" (every session at the {self.gate} gate)" if self.gate else ""
         lines = [
-            f"{r.rule_id} at {self.point.name} is {pct(r.rate)} ({r.failed}/{r.evaluated}), "
-            f"above {pct(self.threshold)}"
+            f"{r.rule_id} at {self.point.name}{where} is {pct(r.rate)} "
+            f"({r.failed}/{r.evaluated}), above {pct(self.threshold)}"
             for r in self.above
         ]
         lines += [self._regression_line(r) for r in self.regressions]
@@ -139,7 +141,8 @@ def evaluate(
     con: Any = None,
 ) -> AlarmReport:
     """The selected point's rates (each session at its own gate, or all at `gate`) and the
-    alarms asked for. Thresholds and regressions always use the own-gate rate. `comparison`,
+    alarms asked for. A threshold reads the rates shown (with `gate`, those at that gate: a
+    shown 70% never passes --fail-above 0.5); regressions, the own-gate rate. `comparison`,
     when the caller has already compared the previous point with this one, is used as is;
     `con`, a connection to OUT the caller holds (the report's)."""
     con = con or connect(Out(out_path))
@@ -155,9 +158,9 @@ def evaluate(
             "ORDER BY rule_id",
             {"point": point.name, "gate": gate},
         )
-    report = AlarmReport(out_path, point, rates, threshold, watched=metrics)
+    report = AlarmReport(out_path, point, rates, threshold, watched=metrics, gate=gate)
     if threshold is not None:
-        report.above = [r for r in own if r.rate is not None and r.rate > threshold]
+        report.above = [r for r in rates if r.rate is not None and r.rate > threshold]
     if metrics:
         report.baseline = previous(con, point)
         if report.baseline is not None:

@@ -354,7 +354,11 @@ def check(
     run: RunSelector = None,
     label: LabelSelector = [],  # noqa: B006
     gate: Annotated[
-        Gate | None, typer.Option(help="Rates at this gate for every session, not each at its own.")
+        Gate | None,
+        typer.Option(
+            help="Rates at this gate for every session, not each at its own (--fail-above "
+            "reads them)."
+        ),
     ] = None,
     sarif: Annotated[
         Path | None, typer.Option(help="Write the point's findings as SARIF 2.1.0 here.")

@@ -262,3 +262,13 @@ def test_overlapping_roots_are_a_usage_error(corpus: Path, tmp_path: Path, secon
     result = runner.invoke(app, ["crawl", str(other), str(corpus), "--out", str(tmp_path / "o")])
     assert result.exit_code == 2 and "give each folder once" in result.output, result.output
     assert len(result.output.strip().splitlines()) == 1 and not (tmp_path / "o").exists()
+
+
+def test_fail_above_reads_the_rates_shown_at_the_gate_asked_for(crawled: Path) -> None:
+    """Every session at the move gate fails CENSUS-MOVE-01 2/3; at their own gates, none."""
+    own = runner.invoke(app, ["check", "--out", str(crawled), "--fail-above", "0.5"])
+    assert own.exit_code == 0, own.output
+    at_move = ["check", "--out", str(crawled), "--gate", "move", "--fail-above", "0.5"]
+    moved = runner.invoke(app, at_move)
+    assert moved.exit_code == 1, moved.output
+    assert "CENSUS-MOVE-01" in moved.stderr and "every session at the move gate" in moved.stderr
