@@ -348,18 +348,20 @@ def _rates_table(point: Any, rates: list[Any], gate: str | None = None) -> Any:
     )
 
 
+RatesGateOption = Annotated[
+    Gate | None,
+    typer.Option(
+        help="Rates at this gate for every session, not each at its own (--fail-above reads them)."
+    ),
+]
+
+
 @app.command()
 def check(
     out: OutOption = Path(DEFAULT_OUT),
     run: RunSelector = None,
     label: LabelSelector = [],  # noqa: B006
-    gate: Annotated[
-        Gate | None,
-        typer.Option(
-            help="Rates at this gate for every session, not each at its own (--fail-above "
-            "reads them)."
-        ),
-    ] = None,
+    gate: RatesGateOption = None,
     sarif: Annotated[
         Path | None, typer.Option(help="Write the point's findings as SARIF 2.1.0 here.")
     ] = None,
