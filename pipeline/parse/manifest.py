@@ -7,9 +7,9 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from pipeline.parse.blocks import Heading, Table, parse
+from pipeline.parse.blocks import Block, Heading, Table, parse
 from pipeline.parse.lexical import bare, token
-from pipeline.parse.reading import fields, number, section
+from pipeline.parse.reading import as_fields, fields, number, repeated, section
 from pipeline.parse.records import Records
 
 FILE = "ops/manifest.md"
@@ -20,11 +20,24 @@ _FIELDS = {
     "cold-reader allowed paths": "cold_reader_paths",
     "gaps": "gaps",
 }
+_NAMES = {key: name.capitalize() for name, key in _FIELDS.items()}
+_STATUSES = ("proposed", "approved", "applied")
 _USELESS = ("useless_result", "cold_reader_paths", "gaps")
+# The rule that cannot be shown to hold when a field is given twice in a round, differently.
+_NEEDED_BY = {"status": "BS-MANIFEST-01", "useless_result": "BS-USELESS-01"}
 _COLUMNS = ("#", "what", "source", "destination", "action")
 _ROUND_RE = re.compile(r"(\d+)(?![\w.])")
-_LINK_RE = re.compile(r"!?\[[^\]]*+\]\(\s*+<?([^)>\s]*+)>?[^)]*+\)")
-_SPLIT_RE = re.compile(r"<br\s*/?>|[,;]|\s+and\s+", re.I)
+# A Markdown link or image, `[text](<target> "title")`, whose text holds no `[`: tried
+# only on a cell cut after its last `)`, every attempt stops at the next bracket or ends
+# in a match, so no attempt rescans the cell (`[^\]]*+` did, from each `[` of `[[[…`).
+_LINK_RE = re.compile(r"!?\[[^\[\]]*+\]\(\s*+<?([^)>\s]*+)>?[^)]*+\)")
+# A `[` inside a link's text: the link then starts at the first `[` (found by _scan).
+_NESTED_RE = re.compile(r"\[[^\[\]]*+\[")
+# What follows a link's `](`, matched only up to the link's `)`.
+_TARGET_RE = re.compile(r"\s*+<?([^)>\s]*+)")
+# ` and ` starts only where a run of spaces starts: tried at every space of a long run,
+# `\s+and` rescans the rest of the run each time (quadratic).
+_SPLIT_RE = re.compile(r"<br\s*/?>|[,;]|(?<!\s)\s++and\s+", re.I)
 
 
 def parse_manifest(
@@ -33,32 +46,90 @@ def parse_manifest(
     current = _new_round(None, None)
     rounds = 0
     useless = 0  # the uselessness test section's heading level; 0 outside it
+    round_heading: Heading | None = None  # a `## Round N` heading no `Round:` line followed
     rows: list[dict[str, Any]] = []
     for block in parse(lines).blocks:
+        block = as_fields(block, _FIELDS)
         if isinstance(block, Heading):
             if useless and block.level > useless:
                 continue
+            _unread_round(rec, round_heading)
+            round_heading = block if _names_round(block.text) else None
             useless = block.level if section(block.text, ("uselessness test",)) else 0
             continue
         if isinstance(block, Table):
             _table(block, current, rows)
             continue
-        for key, value, line in fields(block, _FIELDS):
+        for key, value, line in _preamble_first(block):
             if key == "round":
                 rounds += 1
-                current = _new_round(_round(value, line, rec), line)
-                useless = 0
-            elif key == "status":
-                if current["status"] is None:
-                    current["status"] = token(value, ("proposed", "approved", "applied"))
-                    current["status"] = current["status"] or bare(value)
-                    current["status_line"] = line
-            elif useless and key == "useless_result":
-                current[key] = token(value, ("pass", "fail")) or bare(value)
-                current["useless_result_line"] = line
-            elif useless:
-                current[key] = value
+                current = _next_round(current, rows, _round(value, line, rec), line, rounds)
+                useless, round_heading = 0, None
+            elif key == "status" or useless:
+                _field(rec, current, key, value, line)
+    _unread_round(rec, round_heading)
     _write(rec, current, rounds, rows, exists)
+
+
+def _preamble_first(block: Block) -> list[tuple[str, str, int]]:
+    """A block's fields, the first `Round:` first: the fields written above it in its own
+    paragraph are its round's preamble (`Status:` then `Round:` on the next line)."""
+    found = fields(block, _FIELDS)
+    at = next((i for i, (key, _, _) in enumerate(found) if key == "round"), 0)
+    return [found[at], *found[:at], *found[at + 1 :]] if at else found
+
+
+def _next_round(
+    current: dict[str, Any], rows: list[dict[str, Any]], num: int | None, line: int, rounds: int
+) -> dict[str, Any]:
+    """The round a `Round:` line starts. What came before the first one belongs to it, as
+    there is no earlier round (spec §3: a *later* `Round:` line starts a new round)."""
+    if rounds > 1:
+        return _new_round(num, line)
+    current.update(round=num, round_line=line)
+    for row in rows:
+        row["round"] = num
+    return current
+
+
+def _field(rec: Records, current: dict[str, Any], key: str, value: str, line: int) -> None:
+    """A Status, or a field of the uselessness test, of the current round; given twice,
+    the first counts and a second that differs fails the rule that needs it (§3.1)."""
+    given: dict[str, str] = current["given"]
+    if key in given:
+        first = given[key]
+        repeated(rec, FILE, line, _NAMES[key], first, value, _NEEDED_BY.get(key))
+        differs = bare(value).lower() != bare(first).lower()
+        if key == "status" and differs and current["status"] == "applied":
+            # The move rule would pass on the first of two Statuses that disagree.
+            message = f"Status 'applied' is contradicted by a second 'Status: {value[:60]}'"
+            rec.issue(FILE, line, "duplicate-field", message, "CENSUS-MOVE-01")
+        return
+    given[key] = value
+    if key == "status":
+        current["status"] = token(value, _STATUSES) or bare(value)
+        current["status_line"] = line
+    elif key == "useless_result":
+        current[key] = token(value, ("pass", "fail")) or bare(value)
+        current["useless_result_line"] = line
+    else:
+        current[key] = value
+
+
+def _names_round(text: str) -> bool:
+    """Whether a heading reads as a round (`## Round 2`, `## Round: 2`)."""
+    if section(text, ("round",)) is None:
+        return False
+    return bare(text)[5:].lstrip(" \t:#*_`")[:1].isdigit()
+
+
+def _unread_round(rec: Records, heading: Heading | None) -> None:
+    """A `## Round N` heading with no `Round:` line under it is meant as a round but is a
+    heading, not a field (§3.1: a field is a bullet or a line of its own): it starts no
+    round, so BS-MANIFEST-01 fails rather than the round's lines silently joining the last."""
+    if heading is not None:
+        message = f"heading '{heading.text[:80]}' is no 'Round:' line, so it starts no round"
+        rec.issue(FILE, heading.line, "round-heading", message, "BS-MANIFEST-01")
 
 
 def _round(value: str, line: int, rec: Records) -> int | None:
@@ -117,7 +188,7 @@ def _write(
 def _new_round(num: int | None, line: int | None) -> dict[str, Any]:
     state: dict[str, Any] = dict.fromkeys(("status", "status_line", "useless_result_line"))
     state.update(dict.fromkeys(_USELESS))
-    state.update(round=num, round_line=line, has_table=False, round_key=object())
+    state.update(round=num, round_line=line, has_table=False, round_key=object(), given={})
     return state
 
 
@@ -150,13 +221,46 @@ def destinations(cell: str) -> list[tuple[str, str | None]]:
     """Each destination a Destination cell names, as written and as a repository-relative
     path (None when it is not one): a Markdown link's target, a path followed by
     commentary, several separated by commas, semicolons, `<br>` or ` and `."""
-    text = _LINK_RE.sub(lambda m: f" {m[1]} ", cell) if "](" in cell else cell
+    text = _unlink(cell) if "](" in cell else cell
     found = []
     for piece in _SPLIT_RE.split(text):
         written = piece.strip()
         if written:
             found.append((written, destination_path(_first_path(written))))
     return found
+
+
+def _unlink(cell: str) -> str:
+    """The cell with each Markdown link or image replaced by its target between spaces;
+    nothing after the cell's last `)` can be part of a link."""
+    end = cell.rfind(")") + 1
+    if _NESTED_RE.search(cell, 0, end) is None:
+        return _LINK_RE.sub(lambda m: f" {m[1]} ", cell[:end]) + cell[end:]
+    return _scan(cell)
+
+
+def _scan(cell: str) -> str:
+    """_unlink in one pass where link text may hold `[`: a link is the first `[` after the
+    last one read whose `]` is followed by `(`, up to the next `)`."""
+    out: list[str] = []
+    done = pos = 0
+    while (start := cell.find("[", pos)) >= 0:
+        close = cell.find("]", start + 1)
+        if close < 0:
+            break
+        if not cell.startswith("(", close + 1):
+            pos = close + 1  # every `[` before this `]` closes here too
+            continue
+        end = cell.find(")", close + 2)
+        if end < 0:
+            break  # no later link can end either
+        if start > done and cell[start - 1] == "!":
+            start -= 1
+        target = _TARGET_RE.match(cell, close + 2, end)
+        out += [cell[done:start], f" {target[1] if target else ''} "]
+        done = pos = end + 1
+    out.append(cell[done:])
+    return "".join(out)
 
 
 def _first_path(text: str) -> str:

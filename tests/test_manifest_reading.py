@@ -1,0 +1,191 @@
+"""ops/manifest.md read as written (census.md §3, §3.1): a field given twice in a round, a
+round written as a heading, fields in any order in a round's preamble, and a long
+Destination cell read in linear time (§12: never a hang).
+
+Each case writes the manifest of the applied fixture session on disk and runs
+`census detect --gate move` on it, or reads the text with parse_manifest.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from pipeline.cli import app
+from pipeline.parse.lexical import decode
+from pipeline.parse.manifest import destinations, parse_manifest
+from pipeline.parse.records import Records
+
+REPO = Path(__file__).resolve().parent.parent / "fixtures" / "cases" / "base" / "applied" / "repo"
+SESSION = "docs/research/demo-brainstorm"
+HEAD = "# Harvest manifest — demo\nRound: 1\nStatus: applied\n"
+TABLE = """
+| # | What | Source | Destination | Action |
+|---|------|--------|-------------|--------|
+| 1 | consolidated source of truth | thesis + ledger | {cell} | create |
+| 2 | send window section | fragment:send-window | docs/features/demo.md | append |
+| 3 | parked fork F4 | forks.md | docs/architecture/open-questions.md | append |
+"""
+USELESS = """
+## Uselessness test
+- Result: {result}
+- Cold-reader allowed paths: docs/features/demo.md, docs/architecture/open-questions.md
+- Gaps: none
+"""
+CELL = "docs/features/demo.md"
+# The patterns the reader used before: the oracle for what a link is on short cells.
+OLD_LINK_RE = re.compile(r"!?\[[^\]]*+\]\(\s*+<?([^)>\s]*+)>?[^)]*+\)")
+OLD_SPLIT_RE = re.compile(r"<br\s*/?>|[,;]|\s+and\s+", re.I)
+
+
+def manifest(head: str = HEAD, cell: str = CELL, result: str = "pass", tail: str = "") -> str:
+    return head + TABLE.format(cell=cell) + USELESS.format(result=result) + tail
+
+
+def detect(tmp_path: Path, text: str) -> tuple[dict[str, str], list[str], str]:
+    """(each rule's status line, the note lines, the verdict) of `census detect --gate move`
+    on the fixture session with this manifest."""
+    repo = tmp_path / "repo"
+    shutil.copytree(REPO, repo)
+    (repo / SESSION / "ops" / "manifest.md").write_text(text, encoding="utf-8")
+    result = CliRunner().invoke(app, ["detect", str(repo / SESSION), "--gate", "move"])
+    assert result.exit_code in (0, 1), result.output
+    lines = result.stdout.splitlines()
+    rules = {line.split()[0]: line for line in lines if line[:3] in ("BS-", "CEN")}
+    notes = [line for line in lines if line.startswith("note ")]
+    return rules, notes, lines[-1]
+
+
+def read(text: str) -> Records:
+    rec = Records("sid")
+    parse_manifest(decode(text.encode("utf-8"), "ops/manifest.md", rec), rec)
+    return rec
+
+
+def status(rules: dict[str, str], rule: str) -> str:
+    return rules[rule].split()[1]
+
+
+def test_the_fixture_manifest_is_clean(tmp_path: Path) -> None:
+    rules, notes, verdict = detect(tmp_path, manifest())
+    assert verdict == "clean" and notes == [], rules
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # A round written as a heading starts no round: its Status is round 1's second.
+        manifest(tail="\n## Round 2\nStatus: proposed\n"),
+        manifest(head=HEAD + "Status: proposed\n"),
+        manifest(head=HEAD.replace("Status: applied", "- Status: applied\n- Status: proposed")),
+    ],
+    ids=["round-heading", "consecutive", "bullets"],
+)
+def test_a_second_status_that_differs_fails_the_rules_that_need_it(
+    tmp_path: Path, text: str
+) -> None:
+    rules, notes, verdict = detect(tmp_path, text)
+    assert verdict == "failing"
+    assert status(rules, "BS-MANIFEST-01") == "fail", rules
+    assert status(rules, "CENSUS-MOVE-01") == "fail", rules
+    assert any("second 'Status:' says 'proposed'" in note for note in notes), notes
+
+
+def test_a_second_status_that_is_applied_after_proposed_fails_too(tmp_path: Path) -> None:
+    text = manifest(head=HEAD.replace("applied", "proposed") + "Status: applied\n")
+    rules, _, _ = detect(tmp_path, text)
+    assert status(rules, "BS-MANIFEST-01") == "fail", rules
+    assert status(rules, "CENSUS-MOVE-01") == "fail", rules
+
+
+def test_a_second_status_that_says_the_same_is_a_note(tmp_path: Path) -> None:
+    rules, notes, verdict = detect(tmp_path, manifest(head=HEAD + "**Status:** applied\n"))
+    assert verdict == "clean", rules
+    assert notes == ["note ops/manifest.md:4 second 'Status:' ignored (the same value)"]
+
+
+def test_a_round_heading_is_a_parse_issue_unless_a_round_line_follows() -> None:
+    rec = read(manifest(tail="\n## Round 2\n\n| a | b |\n|---|---|\n"))
+    issues = [(i["line"], i["code"], i["rule_id"]) for i in rec.of("parse_issues")]
+    assert issues == [(16, "round-heading", "BS-MANIFEST-01")]
+    assert rec.of("manifests")[0]["round"] == 1
+    rec = read(manifest(tail="\n## Round 2\nRound: 2\nStatus: proposed\n"))
+    assert rec.of("parse_issues") == []
+    row = rec.of("manifests")[0]
+    assert (row["round"], row["rounds"], row["status"], row["table_rows"]) == (2, 2, "proposed", 0)
+
+
+def test_a_second_result_that_differs_fails_the_uselessness_rule(tmp_path: Path) -> None:
+    rules, notes, verdict = detect(tmp_path, manifest(result="fail\n- Result: pass"))
+    assert verdict == "failing"
+    assert status(rules, "BS-USELESS-01") == "fail", rules
+    assert status(rules, "BS-MANIFEST-01") == "pass", rules
+    assert notes == [
+        "note ops/manifest.md:13 second 'Result:' says 'pass', the first 'fail'; "
+        "only the first is read"
+    ]
+    rules, notes, verdict = detect(tmp_path / "same", manifest(result="pass\n- Result: **pass**"))
+    assert verdict == "clean" and len(notes) == 1, rules
+
+
+def test_a_status_above_the_first_round_is_the_first_rounds(tmp_path: Path) -> None:
+    head = "# Harvest manifest — demo\nStatus: applied\n\nRound: 1\n"
+    rules, notes, verdict = detect(tmp_path, manifest(head=head))
+    assert verdict == "clean" and notes == [], rules
+    rec = read("Status: applied\n" + TABLE.format(cell=CELL) + "\nRound: 1\n")
+    row = rec.of("manifests")[0]
+    assert (row["round"], row["status"], row["status_line"], row["table_rows"]) == (
+        1,
+        "applied",
+        1,
+        3,
+    )
+    assert {r["round"] for r in rec.of("manifest_rows")} == {1}
+
+
+def test_a_status_just_above_a_later_round_line_is_that_rounds() -> None:
+    rec = read(manifest(tail="\nStatus: proposed\nRound: 2\n"))
+    assert rec.of("parse_issues") == []
+    row = rec.of("manifests")[0]
+    assert (row["round"], row["status"], row["status_line"]) == (2, "proposed", 16)
+
+
+def test_a_long_destination_cell_reads_in_linear_time(tmp_path: Path) -> None:
+    """About 400 KB of `[a](` on one line: the old pattern rescanned the rest of the cell
+    from every `[`, minutes of work; a linear reading takes well under a second."""
+    started = time.perf_counter()
+    rules, _, verdict = detect(tmp_path, manifest(cell="[a](" * 100_000))
+    assert time.perf_counter() - started < 5, "the Destination cell is read in quadratic time"
+    assert verdict == "clean", rules
+
+
+@pytest.mark.parametrize(
+    "cell",
+    ["[a](" * 100_000, "[" * 400_000 + "](x)", "a" + " " * 400_000 + "b", "[[a](b)" * 60_000],
+    ids=["open-links", "brackets", "spaces", "nested"],
+)
+def test_destinations_of_a_long_cell_are_found_in_linear_time(cell: str) -> None:
+    started = time.perf_counter()
+    destinations(cell)
+    assert time.perf_counter() - started < 2, "quadratic in the cell's length"
+
+
+def test_links_are_read_as_the_old_pattern_read_them() -> None:
+    """The linear reading replaces the same links by the same targets on short cells of
+    link marks (nested `[` included), and splits on the same separators."""
+    from pipeline.parse.manifest import _unlink
+
+    rnd = random.Random(7)
+    marks = ["[", "]", "(", ")", "!", "<", ">", " ", "\t", "a", "/", " and ", ",", "<br>"]
+    for _ in range(20_000):
+        cell = "".join(rnd.choice(marks) for _ in range(rnd.randint(1, 12)))
+        assert _unlink(cell) == OLD_LINK_RE.sub(lambda m: f" {m[1]} ", cell), cell
+        pieces = [piece.strip() for piece in OLD_SPLIT_RE.split(cell) if piece.strip()]
+        if "](" not in cell:
+            assert [written for written, _ in destinations(cell)] == pieces, cell
