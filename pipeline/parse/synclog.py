@@ -1,11 +1,23 @@
 """ops/sync-log.md: dispatch lines and result lines of twin syncs, as plain lines, list
-items or headings alike; any other line is a parse issue that fails BS-SYNC-01."""
+items, headings or lines inside code and HTML blocks alike; any other line is a parse
+issue that fails BS-SYNC-01."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
-from pipeline.parse.blocks import Heading, Item, Paragraph, Table, parse
+from pipeline.parse.blocks import (
+    Document,
+    Heading,
+    Item,
+    Paragraph,
+    Table,
+    heading_level,
+    heading_text,
+    html_kind,
+    parse,
+)
 from pipeline.parse.lexical import ARROW_RE, MAX_LINE_CHARS, bare, field, stamp, token
 from pipeline.parse.reading import number
 from pipeline.parse.records import Records
@@ -26,29 +38,106 @@ _RESULT_RE = re.compile(
     rf"S(\d+)\s*(?:→|->)\s*(reconciled|failed)\s*\|\s*+{_CELL}\s*(?:\|\s*+{_REST})?\s*"
 )
 _DISPATCH = ("gate", "dispatched", "scope")
+_OUTCOMES = ("reconciled", "failed")
+# A heading whose text begins like a sync line is read as one (strictly), not as a title.
+_SYNC_START_RE = re.compile(r"[ \t*_`]*+S\d")
+# Indentation, quote markers and list markers before a line's text inside a block.
+_PREFIX_RE = re.compile(r"(?:[ \t]|>|[-*+](?=[ \t])|\d{1,9}[.)](?=[ \t]))*+")
+# Fence lines (of the block or of one nested in it) and breaks or setext underlines.
+_FENCE_LINE_RE = re.compile(r"`{3,}+[^`]*+|~{3,}+.*+")
+_RULE_LINE_RE = re.compile(r"=++|-++|(?:\*[ \t]*+){3,}+|(?:_[ \t]*+){3,}+|(?:-[ \t]*+){3,}+")
+_LEADING_TAGS_RE = re.compile(r"(?:\s*+</?[A-Za-z][^<>]*+>)++")
+_TAG_RE = re.compile(r"</?[A-Za-z][^<>]*+>")
+# HTML block kinds (blocks.html_kind) that are not shown: comments, processing
+# instructions, declarations and CDATA; what a writer hides there is not read.
+_HIDDEN_HTML = frozenset((1, 2, 3, 4))
+# What parse_sync_log reads: (line, text, strict), or text None for a table line.
+Read = tuple[int, str | None, bool]
 _EDITS_RE = re.compile(r"\b(\d+)\s+edits?\b")
 _NEW_FORKS_RE = re.compile(r"\b(\d+)\s+new\s+forks?\b")
 _OPEN_RE = re.compile(r"\b(\d+)\s+open\b")
 
 
 def parse_sync_log(lines: list[str], rec: Records) -> None:
-    for block in parse(lines).blocks:
+    doc = parse(lines)
+    reads: Iterator[Read] = _block_reads(doc)
+    if doc.code or doc.html:
+        # Lines in code and HTML blocks are read too, all in file order.
+        reads = iter(sorted([*reads, *_inner_reads(doc, lines)], key=lambda r: r[0]))
+    for line, text, strict in reads:
+        if text is None:
+            rec.issue(FILE, line, "bad-sync-line", "a table row is no sync line", RULE)
+        else:
+            _line(text, line, rec, strict)
+
+
+def _block_reads(doc: Document) -> Iterator[Read]:
+    for block in doc.blocks:
         if isinstance(block, Paragraph):
             for line, text in block.lines:
-                _line(text, line, rec, True)
+                yield line, text, True
         elif isinstance(block, Item):
             for line, text in block.all_lines() if block.parts else block.lines:
-                _line(text, line, rec, True)
+                yield line, text, True
         elif isinstance(block, Heading) and block.underlined and len(block.underlined) > 1:
             # Lines above a `---` are the lines they are, each read (a section title is one).
             for line, text in block.underlined:
-                _line(text, line, rec, True)
+                yield line, text, True
         elif isinstance(block, Heading):
-            # A heading is a section, unless it holds a sync line (one underlined by `---`).
-            _line(block.text, block.line, rec, False)
+            # A heading is a section, unless it begins like a sync line (`## S3 | …`).
+            yield block.line, block.text, _SYNC_START_RE.match(block.text) is not None
         elif isinstance(block, Table):
             for line in (block.line, *(n for n, _ in block.rows)):
-                rec.issue(FILE, line, "bad-sync-line", "a table row is no sync line", RULE)
+                yield line, None, False
+
+
+def _inner_reads(doc: Document, lines: list[str]) -> Iterator[Read]:
+    """The lines inside fenced, indented and HTML blocks, read as if they stood outside
+    (models copy the schema's fenced example fence and all); the fences, the tags around
+    a line and hidden HTML (a comment) are not read."""
+    for first, last in doc.code:
+        for at in range(first, last + 1):
+            read = _inner(lines[at - 1], at)
+            if read is not None:
+                yield read
+    for first, last in doc.html:
+        if html_kind(_bare_line(lines[first - 1]), 0) in _HIDDEN_HTML:
+            continue
+        for at in range(first, last + 1):
+            read = _inner(_untagged(_bare_line(lines[at - 1])), at)
+            if read is not None:
+                yield read
+
+
+def _bare_line(raw: str) -> str:
+    """A line without its indentation, quote and list markers, and trailing spaces."""
+    return raw[_PREFIX_RE.match(raw).end() :].rstrip(" \t")  # type: ignore[union-attr]
+
+
+def _untagged(text: str) -> str:
+    """A line of an HTML block without the tags that open or close it (`<pre>S1 | …`)."""
+    m = _LEADING_TAGS_RE.match(text)
+    if m is not None:
+        text = text[m.end() :].lstrip()
+    while text.endswith(">"):
+        start = text.rfind("<")
+        if start < 0 or not _TAG_RE.fullmatch(text, start):
+            break
+        text = text[:start].rstrip()
+    return text
+
+
+def _inner(raw: str, at: int) -> Read | None:
+    """What a line inside a block is read as: a sync line, a heading (strict when it
+    begins like a sync line) or nothing (blank, a fence, a break)."""
+    text = _bare_line(raw)
+    if not text or _FENCE_LINE_RE.fullmatch(text) or _RULE_LINE_RE.fullmatch(text):
+        return None
+    level = heading_level(text, 0) if text[0] == "#" else 0
+    if level:
+        text = heading_text(text, level)
+        return at, text, _SYNC_START_RE.match(text) is not None
+    return at, text, True
 
 
 def _line(text: str, line: int, rec: Records, strict: bool) -> None:
@@ -59,7 +148,7 @@ def _line(text: str, line: int, rec: Records, strict: bool) -> None:
             _event(rec, line, num, "dispatch", at_raw, gate=gate, scope=scope)
             return
         m = _RESULT_RE.fullmatch(text)
-        if m is not None:
+        if m is not None and not _template(m[2], m[3]):
             _result(m[1], m[2], m[3], m[4] or "", line, rec)
             return
     if text.lstrip(" \t*_`")[:1] != "S":
@@ -74,14 +163,24 @@ def _line(text: str, line: int, rec: Records, strict: bool) -> None:
     if m is not None and arrow is None and len(cells) >= 4 and _dispatch(m[1], cells, line, rec):
         return
     if m is not None and arrow is not None and len(cells) >= 2:
-        outcome = token(head[arrow.end() :], ("reconciled", "failed"))
-        if outcome is not None:
+        outcome = token(head[arrow.end() :], _OUTCOMES)
+        if outcome is not None and not _template(outcome, cells[1]):
             summary = "|".join(cells[2:]).strip()
             _result(m[1], outcome, cells[1], summary, line, rec)
+            return
+        if outcome is not None and strict:
+            message = f"an unfilled template, reconciled and failed both named: {text[:120]}"
+            rec.issue(FILE, line, "bad-sync-line", message, RULE)
             return
     if strict:
         message = f"neither a dispatch nor a result: {text[:120]}"
         rec.issue(FILE, line, "bad-sync-line", message, RULE)
+
+
+def _template(outcome: str, cell: str) -> bool:
+    """Whether the cell after a result's outcome names the other outcome: the schema's
+    `reconciled | failed` copied unfilled, not a timestamp."""
+    return token(cell, _OUTCOMES) not in (None, outcome)
 
 
 def _dispatch(num: str, cells: list[str], line: int, rec: Records) -> bool:

@@ -1,0 +1,216 @@
+"""ops/sync-log.md as people and models write it (census.md §3 and §3.1): sync lines
+inside code and HTML blocks (the schema shows them in a fence, so models copy the fence),
+headings that hold a malformed sync line, and result lines copied as an unfilled template
+are read, or fail BS-SYNC-01, never silently dropped.
+
+Each behaviour is checked at reader level (the text through `decode` and
+`parse_sync_log`) and through `census detect` on a real session folder.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from pipeline.cli import app
+from pipeline.parse.lexical import decode
+from pipeline.parse.records import Records
+from pipeline.parse.synclog import parse_sync_log
+from tests.conftest import FIXTURES, copy_tree
+
+runner = CliRunner()
+
+S1 = "S1 | gate: intake | dispatched: 2026-07-06T10:11Z | scope: bootstrap"
+S1_DONE = "S1 → reconciled | 2026-07-06T10:15Z | 6 edits · 2 new forks · 2 open"
+S2 = "S2 | gate: on-demand | dispatched: 2026-07-08T14:24Z | scope: full reconcile"
+S2_DONE = "S2 → reconciled | 2026-07-08T14:30Z | 5 edits · 2 new forks · 2 open"
+# S1 dispatched and never answered while S2 is newer: BS-SYNC-01 fails.
+UNPAIRED = [S1, S2, S2_DONE]
+
+
+def read(text: str) -> Records:
+    rec = Records("sid")
+    parse_sync_log(decode(text.encode("utf-8"), "ops/sync-log.md", rec), rec)
+    return rec
+
+
+def events(rec: Records) -> list[tuple[Any, ...]]:
+    return [(e["line"], e["sync_id"], e["kind"], e["result"]) for e in rec.of("sync_events")]
+
+
+def issues(rec: Records) -> list[tuple[Any, ...]]:
+    return [(i["line"], i["code"], i["rule_id"]) for i in rec.of("parse_issues")]
+
+
+def detect(tmp_path: Path, sync_log: str) -> list[str]:
+    """`census detect` on a copy of the open base session with this sync log; its lines."""
+    repo = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", tmp_path / "repo")
+    session = repo / "docs" / "research" / "demo-brainstorm"
+    (session / "ops" / "sync-log.md").write_text(sync_log, encoding="utf-8")
+    result = runner.invoke(app, ["detect", str(session)])
+    assert result.exit_code in (0, 1), result.output
+    return result.output.strip().splitlines()
+
+
+def status(output: list[str], rule: str) -> list[str]:
+    return [line for line in output if line.startswith(f"{rule} ")]
+
+
+def unplaced(line: str) -> str:
+    """A finding without its file:line."""
+    rule, outcome, _, message = line.split(" ", 3)
+    return f"{rule} {outcome} {message}"
+
+
+def wrapped(kind: str, lines: list[str]) -> str:
+    """The lines as one block of the given kind, under a title, in the file's text."""
+    body = "\n".join(lines)
+    indented = "\n".join(f"    {line}" for line in lines)
+    in_item = "\n".join(f"  {line}" for line in lines)
+    return {
+        "plain": f"# Sync log\n\n{body}\n",
+        "backticks": f"# Sync log\n\n```\n{body}\n```\n",
+        "tildes": f"# Sync log\n\n~~~text\n{body}\n~~~\n",
+        "indented": f"# Sync log\n\n{indented}\n",
+        "pre": f"# Sync log\n\n<pre>\n{body}\n</pre>\n",
+        "fence-in-item": f"# Sync log\n\n- ```\n{in_item}\n  ```\n",
+    }[kind]
+
+
+BLOCKS = ["backticks", "tildes", "indented", "pre", "fence-in-item"]
+
+
+# ───────────────────────────── code and HTML blocks ─────────────────────────────
+
+
+@pytest.mark.parametrize("kind", BLOCKS)
+def test_sync_lines_inside_a_code_or_html_block_are_read_as_if_unfenced(kind: str) -> None:
+    plain = read(wrapped("plain", UNPAIRED))
+    rec = read(wrapped(kind, UNPAIRED))
+    shift = 0 if kind == "indented" else 1  # the opening fence or tag
+    assert [(line - shift, *rest) for line, *rest in events(rec)] == events(plain)
+    assert issues(rec) == []
+
+
+def test_a_line_inside_a_fence_that_is_no_sync_line_fails_sync_01() -> None:
+    rec = read(f"```markdown\n{S1}\nthe twin was slow today\n{S1_DONE}\n```\n")
+    assert events(rec) == [(2, "S1", "dispatch", None), (4, "S1", "result", "reconciled")]
+    assert issues(rec) == [(3, "bad-sync-line", "BS-SYNC-01")]
+
+
+def test_a_title_and_a_break_inside_a_fence_are_read_as_outside_it() -> None:
+    rec = read(f"```\n# Sync log\n\n{S1}\n---\n{S1_DONE}\n## S2 → reconciled\n```\n")
+    assert events(rec) == [(4, "S1", "dispatch", None), (6, "S1", "result", "reconciled")]
+    assert issues(rec) == [(7, "bad-sync-line", "BS-SYNC-01")]
+
+
+def test_sync_lines_inside_and_outside_blocks_are_read_in_file_order() -> None:
+    rec = read(f"{S1}\n\n```\n{S1_DONE}\n```\n\n{S2}\n")
+    assert [e[0] for e in events(rec)] == [1, 4, 7]
+
+
+def test_a_pre_block_with_the_tags_on_the_sync_lines_is_read() -> None:
+    rec = read(f"<pre>{S1}\n{S1_DONE}</pre>\n")
+    assert events(rec) == [(1, "S1", "dispatch", None), (2, "S1", "result", "reconciled")]
+    assert issues(rec) == []
+
+
+def test_an_html_comment_is_hidden_text_and_not_read() -> None:
+    rec = read(f"{S1}\n{S1_DONE}\n\n<!--\n{S2}\n-->\n")
+    assert [e[0] for e in events(rec)] == [1, 2]
+    assert issues(rec) == []
+
+
+@pytest.mark.parametrize("kind", BLOCKS)
+def test_a_fenced_unpaired_dispatch_fails_sync_01_in_detect_as_unfenced(
+    tmp_path: Path, kind: str
+) -> None:
+    plain = status(detect(tmp_path / "plain", wrapped("plain", UNPAIRED)), "BS-SYNC-01")
+    output = detect(tmp_path / kind, wrapped(kind, UNPAIRED))
+    # The same finding, its line aside: S1 is unpaired while S2 is the newest dispatch.
+    assert [unplaced(line) for line in status(output, "BS-SYNC-01")] == [
+        unplaced(line) for line in plain
+    ]
+    assert plain[0].startswith("BS-SYNC-01 fail ops/sync-log.md:3 S1 has no result")
+    assert output[-1] == "failing"
+
+
+# ───────────────────────────── headings ─────────────────────────────
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "### S4 → reconciled 2026-07-10T16:10Z\n",  # no pipes
+        "## S3 | gate: stop | dispatched: 2026-07-10T15:58Z\n",  # no scope
+        "S4 → reconciled 2026-07-10T16:10Z\n---\n",  # a one-line setext heading
+        "## **S4** → reconciled 2026-07-10T16:10Z\n",  # emphasis around the ID
+    ],
+)
+def test_a_heading_that_begins_like_a_sync_line_but_cannot_be_read_fails_sync_01(
+    text: str,
+) -> None:
+    rec = read(f"{S1}\n{S1_DONE}\n\n{text}")
+    assert events(rec) == [(1, "S1", "dispatch", None), (2, "S1", "result", "reconciled")]
+    assert issues(rec) == [(4, "bad-sync-line", "BS-SYNC-01")]
+
+
+@pytest.mark.parametrize("title", ["## Syncs\n", "# Sync log\n", "Syncs\n---\n", "## Sprint 4\n"])
+def test_a_section_title_stays_a_section(title: str) -> None:
+    rec = read(f"{title}\n{S1}\n{S1_DONE}\n")
+    assert len(events(rec)) == 2
+    assert issues(rec) == []
+
+
+def test_a_malformed_sync_heading_fails_sync_01_in_detect(tmp_path: Path) -> None:
+    output = detect(tmp_path, f"{S1}\n{S1_DONE}\n{S2}\n{S2_DONE}\n### S3 → reconciled 2026-07-10\n")
+    assert status(output, "BS-SYNC-01") == [
+        "BS-SYNC-01 fail ops/sync-log.md:5 could not read: neither a dispatch nor a result: "
+        "S3 → reconciled 2026-07-10"
+    ]
+
+
+# ───────────────────────────── unfilled templates ─────────────────────────────
+
+
+@pytest.mark.parametrize(
+    "result",
+    [
+        "S2 → reconciled | failed | 2026-07-08T14:30Z",
+        "S2 → reconciled | failed | 2026-07-08T14:30Z | 5 edits",
+        "S2 -> failed | reconciled | 2026-07-08T14:30Z",
+        "S2 → **reconciled** | failed | 2026-07-08T14:30Z",  # general reading, not the fast one
+        "- S2 → reconciled | failed | 2026-07-08T14:30Z",
+    ],
+)
+def test_a_result_naming_both_outcomes_is_an_unfilled_template_and_fails_sync_01(
+    result: str,
+) -> None:
+    rec = read(f"{S2}\n{result}\n")
+    assert events(rec) == [(1, "S2", "dispatch", None)]
+    assert issues(rec) == [(2, "bad-sync-line", "BS-SYNC-01")]
+
+
+def test_a_summary_that_names_the_other_outcome_is_commentary() -> None:
+    rec = read(f"{S2}\nS2 → failed | 2026-07-08T14:30Z | not reconciled: twin timed out\n")
+    assert events(rec) == [(1, "S2", "dispatch", None), (2, "S2", "result", "failed")]
+    assert issues(rec) == []
+
+
+def test_a_template_result_fails_sync_01_and_leaves_its_fork_unreconciled_in_detect(
+    tmp_path: Path,
+) -> None:
+    """The open base session's F2 is raised by twin (S2)."""
+    output = detect(
+        tmp_path, f"{S1}\n{S1_DONE}\n{S2}\nS2 → reconciled | failed | 2026-07-08T14:30Z\n"
+    )
+    assert status(output, "BS-SYNC-01") == [
+        "BS-SYNC-01 fail ops/sync-log.md:4 could not read: an unfilled template, reconciled "
+        "and failed both named: S2 → reconciled | failed | 2026-07-08T14:30Z"
+    ]
+    assert status(output, "BS-SYNC-02") == [
+        "BS-SYNC-02 fail forks.md:12 F2 is raised by twin (S2), but S2 is still in flight"
+    ]
