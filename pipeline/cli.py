@@ -203,6 +203,8 @@ def _labels(values: list[str]) -> dict[str, str]:
         key, sep, val = value.partition("=")
         if not sep or not key.strip():
             fail(f"label {value!r} is not k=v; write --label run=baseline")
+        if labels.get(key.strip(), val.strip()) != val.strip():
+            fail(f"label {key.strip()!r} is given twice ({labels[key.strip()]!r} and {val!r})")
         labels[key.strip()] = val.strip()
     return labels
 

@@ -164,6 +164,11 @@ def crawl(
     """
     started = time.perf_counter()
     out = Out(out_path)
+    if point is not None and (not point.strip() or point in ("latest", "previous")):
+        # Selectors read these words as positions, so a point so named could never be chosen.
+        raise UsageError(
+            f"--point {point!r} cannot name a census point; write --point $(date -u +%F)"
+        )
     if shard is not None and not point:
         raise UsageError(
             "--shard needs --point NAME, the census point the shards of one night share "

@@ -272,3 +272,20 @@ def test_fail_above_reads_the_rates_shown_at_the_gate_asked_for(crawled: Path) -
     moved = runner.invoke(app, at_move)
     assert moved.exit_code == 1, moved.output
     assert "CENSUS-MOVE-01" in moved.stderr and "every session at the move gate" in moved.stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--point", ""],
+        ["--point", "latest"],
+        ["--point", "previous"],
+        ["-l", "run=a", "-l", "run=b"],
+    ],
+    ids=["empty-point", "latest", "previous", "label-twice"],
+)
+def test_names_a_selector_could_never_choose_are_refused(
+    corpus: Path, tmp_path: Path, args: list[str]
+) -> None:
+    result = runner.invoke(app, ["crawl", str(corpus), "--out", str(tmp_path / "o"), *args])
+    assert result.exit_code == 2 and len(result.output.strip().splitlines()) == 1, result.output
