@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from pipeline import __version__
 from pipeline.engine import connect, out_view, parquet_scan, table_scan
+from pipeline.errors import UsageError
 from pipeline.rules import results_sql, ruleset, series_sql
 from pipeline.schema import (
     CHECKS,
@@ -71,6 +72,7 @@ def check(out_path: str, recheck: bool = False) -> CheckSummary:
         current = ruleset()
         points = _points(con)
         pending = [p for p, done in points if recheck or not done]
+        _require_every_shard(con, [p for p, done in points if not done])
         last = con.execute("SELECT arg_max(ruleset, check_id) FROM checks").fetchone()[0]
         summary = CheckSummary(
             pending, 0, 0, current, last if last and last != current else None, 0.0, recheck
@@ -80,6 +82,26 @@ def check(out_path: str, recheck: bool = False) -> CheckSummary:
             _decide(out, con, pending, current, summary)
     summary.seconds = time.perf_counter() - started
     return summary
+
+
+def _require_every_shard(con: Any, unchecked: list[str]) -> None:
+    """A night crawled in shards is decided only once every shard of it is in: a check freezes
+    it for good (a late shard is then refused), so a missing one would lose its sessions."""
+    rows = con.execute(
+        "SELECT point, list(labels['shard'] ORDER BY run_id) FROM run_points "
+        "WHERE list_contains($points, point) GROUP BY point ORDER BY point",
+        {"points": unchecked},
+    ).fetchall()
+    for point, names in rows:
+        shards = {tuple(int(x) for x in n.split("-of-")) for n in names if n}
+        counts = {n for _, n in shards}
+        if not shards or (len(counts) == 1 and len(shards) == max(counts)):
+            continue
+        crawled = ", ".join(f"{k}/{n}" for k, n in sorted(shards))
+        raise UsageError(
+            f"census point {point!r} holds shards {crawled} only; crawl the others with "
+            f"--point {point} --shard K/N (one N for the night), then check"
+        )
 
 
 def _pin_points(con: Any) -> None:

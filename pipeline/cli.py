@@ -198,7 +198,7 @@ def _repair(out: Path) -> None:
 
 
 def _labels(values: list[str]) -> dict[str, str]:
-    labels = {}
+    labels: dict[str, str] = {}
     for value in values:
         key, sep, val = value.partition("=")
         if not sep or not key.strip():

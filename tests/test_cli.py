@@ -289,3 +289,19 @@ def test_names_a_selector_could_never_choose_are_refused(
 ) -> None:
     result = runner.invoke(app, ["crawl", str(corpus), "--out", str(tmp_path / "o"), *args])
     assert result.exit_code == 2 and len(result.output.strip().splitlines()) == 1, result.output
+
+
+def test_a_night_missing_a_shard_is_not_frozen(corpus: Path, tmp_path: Path) -> None:
+    """Freezing it would lose the missing shard's sessions for good (a late shard is refused)."""
+    out = str(tmp_path / "o")
+
+    def shard(k: str) -> None:
+        args = ["crawl", str(corpus), "--out", out, "--point", "d9", "--shard", k]
+        assert runner.invoke(app, args).exit_code == 0
+
+    shard("2/2")
+    partial = runner.invoke(app, ["check", "--out", out])
+    assert partial.exit_code == 2 and "holds shards 2/2 only" in partial.output, partial.output
+    shard("1/2")
+    whole = runner.invoke(app, ["check", "--out", out])
+    assert whole.exit_code == 0, whole.output
