@@ -324,7 +324,9 @@ def test_an_out_inside_the_root_is_never_read_and_an_unchanged_night_replays(
     age(corpus)  # making OUT changed its folder's mtime, racily new for the next walk
     again = memoised(corpus, out, git_history=True)
     assert rows(out, again.run_id) == rows(out, first.run_id) != []
-    files = connect(Out(out)).execute(
-        "SELECT count(*) FROM files WHERE file LIKE '%census-out%'"
-    ).fetchone()
+    files = (
+        connect(Out(out))
+        .execute("SELECT count(*) FROM files WHERE file LIKE '%census-out%'")
+        .fetchone()
+    )
     assert files == (0,)

@@ -330,8 +330,13 @@ def test_forks_unparseable_headings_still_count_as_entries() -> None:
         (20, None, None),
         (22, "a subheading does not end the fork", 25),
     ]
-    # '##F9' has no space after its #s: a paragraph, not a heading.
-    assert issues(rec) == [("forks.md", 20, "bad-fork-heading"), ("forks.md", 22, "unknown-marker")]
+    # '##F9' has no space after its #s: a paragraph, not a heading, so no fork; but it is
+    # meant as one, so it is a parse issue rather than a line that disappears (§3.1).
+    assert issues(rec) == [
+        ("forks.md", 20, "bad-fork-heading"),
+        ("forks.md", 22, "unknown-marker"),
+        ("forks.md", 29, "entry-not-heading"),
+    ]
 
 
 # ───────────────────────────── ledger.md ─────────────────────────────

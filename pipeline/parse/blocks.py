@@ -174,7 +174,7 @@ Block = Heading | Item | Paragraph | Table
 class Document:
     """One parse: the blocks readers walk, and every item, code and HTML block."""
 
-    __slots__ = ("_items", "blocks", "code", "html")
+    __slots__ = ("_items", "blocks", "code", "html", "unclosed_fence")
 
     def __init__(self) -> None:
         self.blocks: list[Block] = []
@@ -182,6 +182,9 @@ class Document:
         # (first line, last non-blank line) of each fenced or indented code block.
         self.code: list[tuple[int, int]] = []
         self.html: list[tuple[int, int]] = []
+        # The line of a code fence still open at the end of the file, when lines follow it:
+        # a reader cannot tell whether they were meant as code.
+        self.unclosed_fence: int | None = None
 
     @property
     def items(self) -> list[Item]:
@@ -483,6 +486,8 @@ class _Parser:
             self._line()
             if s.strip(" \t"):
                 self.last_nonblank = number
+        if self.leaf == "f" and self.last_nonblank > self.leaf_start:
+            self.doc.unclosed_fence = self.leaf_start
         self._close_boxes(0, self.last_nonblank)
         self._close_leaf()
         return self.doc

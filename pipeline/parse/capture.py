@@ -8,7 +8,14 @@ from datetime import UTC, datetime
 
 from pipeline.parse.blocks import Heading, parse
 from pipeline.parse.lexical import find_timestamp, parse_timestamp
-from pipeline.parse.reading import entry_id, number
+from pipeline.parse.reading import (
+    entry_id,
+    entry_line,
+    meant_entry,
+    not_an_entry_heading,
+    number,
+    unclosed_fence,
+)
 from pipeline.parse.records import Records
 
 FILE = "ops/capture.md"
@@ -39,9 +46,18 @@ def _schema_turn(text: str) -> tuple[str, str, datetime] | None:
 
 
 def parse_capture(lines: list[str], rec: Records) -> None:
-    for block in parse(lines).blocks:
+    doc = parse(lines)
+    unclosed_fence(doc, rec, FILE, RULE)
+    for block in doc.blocks:
+        if not isinstance(block, Heading):
+            meant = entry_line(block, "T")
+            # A line meant as a turn: its shape says so, or a timestamp follows the ID.
+            if meant is not None and (meant[3] or find_timestamp(meant[2]) is not None):
+                # Meant as a turn but no heading: not read, and BS-COMPOSE-02 fails.
+                not_an_entry_heading(rec, FILE, meant[0], meant[1], "T", RULE)
+            continue
         # A first look: a turn heading begins with a T (`T3`, or misspelt `t3`, `Turn 3`).
-        if not isinstance(block, Heading) or "t" not in block.text[:8].lower():
+        if "t" not in block.text[:8].lower():
             continue
         fast = _schema_turn(block.text)
         if fast is None:
@@ -64,17 +80,28 @@ def _turn(block: Heading, rec: Records) -> None:
     """A heading that begins with `T` read the general way: its number, then the first
     timestamp anywhere after it; what cannot be read fails BS-COMPOSE-02."""
     found, digits, rest = entry_id(block.text, "T")
-    if not found:
-        return  # a word that starts with T: no turn
     line = block.line
+    if not found:
+        meant = meant_entry(block.text, "T", heading=True)
+        if meant is None:
+            return  # a word that starts with T: no turn
+        # `### [T10] · …`: meant as a turn, read, and BS-COMPOSE-02 fails.
+        not_an_entry_heading(rec, FILE, line, block.text, "T", RULE)
+        digits, rest = meant[0], meant[1]
+    _turn_row(line, block.text, digits, rest, rec)
+
+
+def _turn_row(line: int, heading: str, digits: str | None, rest: str, rec: Records) -> None:
+    """The turn a heading (or a line meant as one) names: its number, then the first
+    timestamp anywhere after it; what cannot be read fails BS-COMPOSE-02."""
     if digits is None:
-        message = f"turn heading has no T# number: {block.text[:120]}"
+        message = f"turn heading has no T# number: {heading[:120]}"
         rec.issue(FILE, line, "bad-turn-heading", message, RULE)
         return
     raw = find_timestamp(rest)
     at = parse_timestamp(raw) if raw is not None else None
     if raw is None:
-        message = f"turn T{digits} heading has no timestamp: {block.text[:120]}"
+        message = f"turn T{digits} heading has no timestamp: {heading[:120]}"
         rec.issue(FILE, line, "bad-turn-heading", message, RULE)
     elif at is None:
         message = f"turn T{digits} timestamp '{raw[:80]}' is not ISO 8601"

@@ -5,9 +5,20 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from pipeline.parse.blocks import Heading, parse
+from pipeline.parse.blocks import Block, Heading, parse
 from pipeline.parse.lexical import ARROW_RE, bare, ids, token
-from pipeline.parse.reading import as_fields, entry_id, fields, number, repeated
+from pipeline.parse.reading import (
+    as_fields,
+    entry_id,
+    entry_line,
+    fields,
+    fields_follow,
+    meant_entry,
+    not_an_entry_heading,
+    number,
+    repeated,
+    unclosed_fence,
+)
 from pipeline.parse.records import Records
 from pipeline.schema import FORKS, blank_row
 
@@ -18,23 +29,27 @@ _BRACKET_RE = re.compile(r"[\[\]]")
 # What may stand between an ID and its title: spaces, a dash, a colon, emphasis marks.
 _SEPARATORS = " \t—–-:*_`"
 _BLANK = blank_row(FORKS, "file", "line")
+RULE = "BS-FORK-01"
+# A marker anywhere in a line: the sign that a line not written as a heading is a fork.
+_MARKER_AT_RE = re.compile(r"\[[ \t*_`]*+(?:open|parked)(?![A-Za-z0-9_])")
 
 
 def parse_forks(lines: list[str], rec: Records) -> None:
     fork: dict[str, Any] | None = None
-    for block in parse(lines).blocks:
+    doc = parse(lines)
+    unclosed_fence(doc, rec, FILE, RULE)
+    blocks = doc.blocks
+    for index, block in enumerate(blocks):
         block = as_fields(block, _FIELDS)
         if isinstance(block, Heading):
-            entry, digits, rest = entry_id(block.text, "F")
-            if entry:
-                fork = _heading(block, digits, rest, rec)
-                if block.level != 2:
-                    # Meant as a fork, at the wrong level: counted, and BS-FORK-01 fails.
-                    message = f"fork heading is level {block.level}; a fork is `## F# — title`"
-                    rec.issue(FILE, block.line, "entry-heading-level", message, "BS-FORK-01")
-            elif block.level <= 2:
-                fork = None  # a section heading ends the entry; a subheading is inside it
+            fork = _entry_heading(block, rec, fork)
             continue
+        meant = entry_line(block, "F")
+        if meant is not None and (meant[3] or _is_fork(meant[2], blocks, index)):
+            # Meant as a fork but no heading: not read, it ends the fork above (its fields
+            # are not that fork's), and BS-FORK-01 fails.
+            fork = None
+            not_an_entry_heading(rec, FILE, meant[0], meant[1], "F", RULE)
         if fork is None:
             continue
         for key, value, line in fields(block, _FIELDS):
@@ -44,6 +59,36 @@ def parse_forks(lines: list[str], rec: Records) -> None:
                 _raised_by(fork, value, line, rec)
             else:
                 fork["closes_when"], fork["closes_when_line"] = value, line
+
+
+def _entry_heading(
+    block: Heading, rec: Records, fork: dict[str, Any] | None
+) -> dict[str, Any] | None:
+    """The fork a heading begins, or the one it leaves open (a subheading), or None (a
+    section heading ends the entry)."""
+    entry, digits, rest = entry_id(block.text, "F")
+    if entry:
+        fork = _heading(block.line, block.text, digits, rest, rec)
+        if block.level != 2:
+            # Meant as a fork, at the wrong level: counted, and BS-FORK-01 fails.
+            message = f"fork heading is level {block.level}; a fork is `## F# — title`"
+            rec.issue(FILE, block.line, "entry-heading-level", message, RULE)
+        return fork
+    meant = meant_entry(block.text, "F", heading=True)
+    if meant is not None:
+        # `## [F5] — …` or `## F5a — …`: meant as a fork, counted, and BS-FORK-01 fails.
+        fork = _heading(block.line, block.text, meant[0], meant[1], rec)
+        not_an_entry_heading(rec, FILE, block.line, block.text, "F", RULE)
+        return fork
+    return None if block.level <= 2 else fork
+
+
+def _is_fork(rest: str, blocks: list[Block], index: int) -> bool:
+    """Whether the text after an ID in a plain line or list item reads as a fork's title:
+    it holds a marker, or a dash begins it and the fork's fields follow."""
+    if _MARKER_AT_RE.search(rest):
+        return True
+    return rest.lstrip(" \t")[:1] in ("—", "–", "-") and fields_follow(blocks, index, _FIELDS)
 
 
 def _needs(key: str, first: str, second: str) -> tuple[str, str, str, str | None]:
@@ -56,25 +101,25 @@ def _needs(key: str, first: str, second: str) -> tuple[str, str, str, str | None
     return "Raised by", first, second, "BS-SYNC-02" if twin else None
 
 
-def _heading(block: Heading, digits: str | None, rest: str, rec: Records) -> dict[str, Any]:
+def _heading(
+    line: int, heading: str, digits: str | None, rest: str, rec: Records
+) -> dict[str, Any]:
     fork = dict(_BLANK)
-    line = block.line
     if digits is not None:
         fork["fork_id"] = f"F{digits}"
         fork["fork_num"] = number(rec, FILE, line, digits, "fork")
     else:
-        rec.issue(FILE, line, "bad-fork-heading", f"fork heading has no F# ID: {block.text[:120]}")
+        rec.issue(FILE, line, "bad-fork-heading", f"fork heading has no F# ID: {heading[:120]}")
     text = rest.lstrip(_SEPARATORS)
     marker = _marker(text)
     if marker is None:
         fork["title"] = bare(text)
-        rec.issue(
-            FILE, line, "bad-fork-heading", f"fork heading has no [marker]: {block.text[:120]}"
-        )
+        rec.issue(FILE, line, "bad-fork-heading", f"fork heading has no [marker]: {heading[:120]}")
     else:
         start, raw = marker
         fork["title"], fork["marker_raw"] = bare(text[:start]), raw
         _read_marker(fork, raw, line, rec)
+        _second_marker(fork, text, start, line, rec)
     fork["heading_ok"] = digits is not None and marker is not None
     return rec.add("forks", file=FILE, line=line, **fork)
 
@@ -107,6 +152,21 @@ def _marker(text: str) -> tuple[int, str] | None:
             return start, text[start + 1 : end]
     start, end = pairs[-1]
     return start, text[start + 1 : end]
+
+
+def _second_marker(fork: dict[str, Any], text: str, start: int, line: int, rec: Records) -> None:
+    """A heading with a second marker that names the other value (`[open] [parked → x]`)
+    says two things: neither is read, and BS-FORK-01 fails (spec §3.1, values are tokens)."""
+    if fork["marker"] is None:
+        return
+    for m in _MARKER_AT_RE.finditer(text, 0, start):
+        if fork["marker"] not in m[0]:
+            end = text.rfind("]")
+            fork["marker"], fork["destination"] = None, None
+            fork["marker_raw"] = text[m.start() + 1 : end if end > m.start() else len(text)]
+            message = f"two markers contradict: [{fork['marker_raw'][:120]}]"
+            rec.issue(FILE, line, "contradicting-markers", message, RULE)
+            return
 
 
 def _read_marker(fork: dict[str, Any], raw: str, line: int, rec: Records) -> None:

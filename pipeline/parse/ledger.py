@@ -8,11 +8,23 @@ from typing import Any
 
 from pipeline.parse.blocks import Block, Heading, Item, Paragraph, parse
 from pipeline.parse.lexical import bare, ids
-from pipeline.parse.reading import as_fields, entry_id, fields, number, repeated
+from pipeline.parse.reading import (
+    as_fields,
+    entry_id,
+    entry_line,
+    fields,
+    fields_follow,
+    meant_entry,
+    not_an_entry_heading,
+    number,
+    repeated,
+    unclosed_fence,
+)
 from pipeline.parse.records import Records
 from pipeline.schema import LEDGER, blank_row
 
 FILE = "ledger.md"
+RULE = "BS-LEDGER-01"
 _FIELDS = {
     "decision": "decision",
     "why": "why",
@@ -32,22 +44,27 @@ def parse_ledger(lines: list[str], rec: Records) -> None:
     entry: dict[str, Any] | None = None
     resolved: set[str] = set()  # the forks the entry's Resolves lines named so far
     position = 0
-    for block in parse(lines).blocks:
+    doc = parse(lines)
+    unclosed_fence(doc, rec, FILE, RULE)
+    blocks = doc.blocks
+    for index, block in enumerate(blocks):
         block = as_fields(block, _FIELDS)
         if isinstance(block, Heading):
-            found, digits, rest = entry_id(block.text, "D")
-            if found:
+            meant = _meant(block)
+            if meant is not None:
                 position += 1
-                entry, resolved = _heading(block, digits, rest, position, rec), set()
-                if block.level != 2:
-                    # Meant as an entry, at the wrong level: counted, and BS-LEDGER-01 fails.
-                    message = f"ledger heading is level {block.level}; an entry is `## D# — title`"
-                    rec.issue(FILE, block.line, "entry-heading-level", message, "BS-LEDGER-01")
+                entry, resolved = _heading(block, *meant, position, rec), set()
             elif block.level <= 2:
                 entry = None  # a section heading ends the entry; a subheading is inside it
             if entry is not None:
                 _phrase(entry, block.text, block.line)
             continue
+        meant_line = entry_line(block, "D")
+        if meant_line is not None and (meant_line[3] or _is_entry(meant_line[2], blocks, index)):
+            # Meant as an entry but no heading: not read, it ends the entry above (its
+            # fields are not that entry's), and BS-LEDGER-01 fails.
+            entry = None
+            not_an_entry_heading(rec, FILE, meant_line[0], meant_line[1], "D", RULE)
         if entry is None:
             continue
         for key, value, line in fields(block, _FIELDS):
@@ -55,6 +72,21 @@ def parse_ledger(lines: list[str], rec: Records) -> None:
         if entry["reversed_by"] is None:
             for line, text in _lines(block):
                 _phrase(entry, text, line)
+
+
+def _meant(block: Heading) -> tuple[str | None, str] | None:
+    """(digits, rest) of the entry a heading begins, None when it begins none."""
+    found, digits, rest = entry_id(block.text, "D")
+    if found:
+        return digits, rest
+    meant = meant_entry(block.text, "D", heading=True)
+    return None if meant is None else (meant[0], meant[1])
+
+
+def _is_entry(rest: str, blocks: list[Block], index: int) -> bool:
+    """Whether the text after an ID in a plain line or list item reads as an entry's
+    title: a dash begins it and the entry's fields follow."""
+    return rest.lstrip(" \t")[:1] in ("—", "–", "-") and fields_follow(blocks, index, _FIELDS)
 
 
 def _heading(
@@ -65,12 +97,19 @@ def _heading(
     if digits is not None:
         entry["decision_id"] = f"D{digits}"
         # Ascending order cannot be checked without the number: BS-LEDGER-01 fails.
-        entry["decision_num"] = number(rec, FILE, line, digits, "ledger entry", "BS-LEDGER-01")
+        entry["decision_num"] = number(rec, FILE, line, digits, "ledger entry", RULE)
     else:
         message = f"ledger heading has no D# ID: {block.text[:120]}"
         rec.issue(FILE, line, "bad-ledger-heading", message)
     entry["title"] = bare(rest.lstrip(" \t—–-:*_`"))
     entry["heading_ok"] = digits is not None
+    if not entry_id(block.text, "D")[0]:
+        # `## [D5] — …` or `## D5a — …`: meant as an entry, counted, and the rule fails.
+        not_an_entry_heading(rec, FILE, line, block.text, "D", RULE)
+    elif block.level != 2:
+        # Meant as an entry, at the wrong level: counted, and BS-LEDGER-01 fails.
+        message = f"ledger heading is level {block.level}; an entry is `## D# — title`"
+        rec.issue(FILE, line, "entry-heading-level", message, RULE)
     return rec.add("ledger", file=FILE, line=line, position=position, **entry)
 
 

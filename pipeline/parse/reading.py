@@ -9,9 +9,9 @@ Sections and entries are headings; an entry begins with its ID.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
-from pipeline.parse.blocks import Block, Heading, Item, Paragraph
+from pipeline.parse.blocks import Block, Document, Heading, Item, Paragraph
 from pipeline.parse.lexical import MAX_FIELD_NAME, bare, field, int32
 from pipeline.parse.records import Records
 
@@ -27,6 +27,20 @@ _MISSPELT_RES = {
     )
     for letter, word in _WORDS.items()
 }
+
+# A line meant as an entry though not written as its heading (`##F5 — …`, `- F5 — …`,
+# `**F5 — …**`, `[F5] — …`, `F5a — …`): #s, emphasis or a bracket, the ID's letter, its
+# digits and anything glued to them, the marks that close it, then a separator.
+_MEANT_RES = {
+    letter: re.compile(
+        rf"(#*+)[ \t]*+([*_`\[]*+){letter}([0-9]++)([A-Za-z0-9_]*+)([\]*_`]*+)([ \t]*+)"
+        r"([—–:·|]|-(?=[ \t])|$)?"
+    )
+    for letter in "FDT"
+}
+_WHAT = {"F": "a fork entry `## F# — title [marker]`", "D": "a ledger entry `## D# — title`"}
+_WHAT["T"] = "a capture turn `### T# · timestamp`"
+_STARTS = {letter: frozenset("#*_`[" + letter) for letter in "FDT"}
 
 
 def fields(block: Block, known: Mapping[str, str]) -> list[tuple[str, str, int]]:
@@ -156,3 +170,76 @@ def number(
             rule,
         )
     return value
+
+
+def meant_entry(
+    text: str, letter: str, heading: bool = False
+) -> tuple[str | None, str, bool] | None:
+    """A line recognisably meant as an entry that the entry reading does not take (spec
+    §3.1): its ID's digits (None when letters are glued to them), the text after the ID,
+    and whether its shape alone says so (#s, a bracket, or emphasis around the whole
+    line); None for any other line. In a heading, a space separates the ID too."""
+    m = _MEANT_RES[letter].match(text)
+    if m is None:
+        return None
+    hashes, opening, digits, glued, _, space, separator = m.groups()
+    # A space alone separates a whole ID in a heading (`## D2x notes` is a section), or
+    # an ID from a turn's timestamp.
+    timestamp = letter == "T" and text[m.end() : m.end() + 1].isdigit()
+    if separator is None and not (space and ((heading and not glued) or timestamp)):
+        return None
+    strong = heading or bool(hashes) or "[" in opening
+    strong = strong or (bool(opening) and text.rstrip(" \t").endswith(opening[0]))
+    return (None if glued else digits), text[m.end(5) :], strong
+
+
+def entry_line(block: Block, letter: str) -> tuple[int, str, str, bool] | None:
+    """The first line of a paragraph or list item that may be meant as an entry: (line,
+    text, the text after the ID, whether its shape alone says so); the reader weighs the
+    rest. None when there is none."""
+    lines: Iterable[tuple[int, str]]
+    if isinstance(block, Item):
+        lines = block.all_lines() if block.parts else block.lines
+    elif isinstance(block, Paragraph) and block.source is not None:
+        # A paragraph not yet split into lines: read its lines where they are.
+        lines = enumerate(block.source[block.start : block.end], block.start + 1)
+    elif isinstance(block, Paragraph):
+        lines = block.lines
+    else:
+        return None
+    starts = _STARTS[letter]
+    for line, text in lines:
+        # A first look: the line begins with a mark or the ID's letter.
+        if text[:1] not in starts:
+            continue
+        found = meant_entry(text.rstrip(" \t"), letter)
+        if found is not None:
+            return line, text.rstrip(" \t"), found[1], found[2]
+    return None
+
+
+def not_an_entry_heading(
+    rec: Records, file: str, line: int, text: str, letter: str, rule: str
+) -> None:
+    """A parse issue for a line meant as an entry that is not written as one."""
+    message = f"'{text[:120]}' is meant as {_WHAT[letter]} but is not one"
+    rec.issue(file, line, "entry-not-heading", message, rule)
+
+
+def fields_follow(blocks: list[Block], index: int, known: Mapping[str, str]) -> bool:
+    """Whether block `index` or one of the two blocks after it (before a heading) holds a
+    field of `known`: the body of an entry follows."""
+    for block in blocks[index : index + 3]:
+        if isinstance(block, Heading):
+            return False
+        if fields(block, known):
+            return True
+    return False
+
+
+def unclosed_fence(doc: Document, rec: Records, file: str, rule: str) -> None:
+    """A code fence never closed hides every later line from the reader: a parse issue
+    that fails `rule`, the rule that reads the file (spec §3.1, fail closed)."""
+    if doc.unclosed_fence is not None:
+        message = "code fence never closed; the rest of the file is read as code"
+        rec.issue(file, doc.unclosed_fence, "unclosed-fence", message, rule)

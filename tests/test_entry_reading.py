@@ -1,0 +1,237 @@
+"""census.md §3 and §3.1 on entries a reader could not take: a line meant as a fork, a
+ledger entry or a capture turn that is no entry heading, a code fence never closed, and
+a fork heading with two markers. Each is a parse issue naming its line, and the rule
+that reads the file fails (fail closed: `clean` never comes from a skipped line).
+
+Each case edits a copy of a healthy base session (fixtures/cases/base) on disk and runs
+`census detect` through Typer's CliRunner, as a person would.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from pipeline.cli import app
+from pipeline.parse.blocks import parse
+from pipeline.parse.capture import parse_capture
+from pipeline.parse.forks import parse_forks
+from pipeline.parse.ledger import parse_ledger
+from pipeline.parse.lexical import decode
+from pipeline.parse.records import Records
+from tests.conftest import FIXTURES, copy_tree
+
+runner = CliRunner()
+SESSION = Path("docs/research/demo-brainstorm")
+BODY = "Some prose.\n- Raised by: user\n- Closes when: we know\n"
+LEDGER_BODY = "- Decision: park it\n- Why: no time\n- How to apply: nothing\n- Resolves: F4\n"
+TURN_AT = "2026-07-11T10:00Z"  # later than the base's Last compose: the compose is stale
+
+
+def session(tmp_path: Path, base: str, file: str, edit: Callable[[str], str]) -> Path:
+    """A copy of a base session with one file edited; returns the session folder."""
+    repo = copy_tree(FIXTURES / "cases" / "base" / base / "repo", tmp_path / "repo")
+    path = repo / SESSION / file
+    text = path.read_text(encoding="utf-8")
+    edited = edit(text)
+    assert edited != text, "the edit changed nothing"
+    path.write_text(edited, encoding="utf-8")
+    return repo / SESSION
+
+
+def detect(folder: Path, gate: str) -> dict[str, Any]:
+    result = runner.invoke(app, ["detect", str(folder), "--gate", gate, "--json"])
+    assert result.exit_code in (0, 1), result.output
+    parsed: dict[str, Any] = json.loads(result.stdout)
+    return parsed
+
+
+def statuses(found: dict[str, Any]) -> dict[str, str]:
+    return {r["rule"]: r["status"] for r in found["rules"]}
+
+
+def failing(found: dict[str, Any]) -> set[str]:
+    return {rule for rule, status in statuses(found).items() if status == "fail"}
+
+
+def findings(found: dict[str, Any], rule: str) -> list[tuple[str, int, str]]:
+    """(file, line, message) of each finding of a rule."""
+    (entry,) = [r for r in found["rules"] if r["rule"] == rule]
+    return [(f["file"], f["line"], f["message"]) for f in entry["findings"]]
+
+
+def notes(found: dict[str, Any]) -> str:
+    return json.dumps(found, ensure_ascii=False)
+
+
+def after_title(heading: str, body: str = BODY) -> Callable[[str], str]:
+    """An edit that puts an entry right after the file's `# …` title line."""
+
+    def edit(text: str) -> str:
+        title, rest = text.split("\n", 1)
+        return f"{title}\n\n{heading}\n{body}\n{rest}"
+
+    return edit
+
+
+def appended(line: str) -> Callable[[str], str]:
+    return lambda text: f"{text.rstrip()}\n---\n{line}\nuser: one more thing\n"
+
+
+# ───────────────────────────── lines meant as entries ─────────────────────────────
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "##F5 — New question? [open]",  # no space after the #s
+        "####### F5 — New question? [open]",  # seven #s
+        "- F5 — New question? [open]",  # a list item
+        "**F5 — New question? [open]**",  # bold, not a heading
+        "## [F5] — New question? [open]",  # the ID in brackets
+        "## F5a — Sub-question? [open]",  # letters glued to the number
+    ],
+)
+def test_a_line_meant_as_a_fork_fails_bs_fork_01(tmp_path: Path, line: str) -> None:
+    folder = session(tmp_path, "converging", "forks.md", after_title(line))
+    found = detect(folder, "manifest")
+    assert "BS-FORK-01" in failing(found), notes(found)
+    # The finding names the line meant as a fork (line 3, after the title and a blank).
+    assert any(f[:2] == ("forks.md", 3) for f in findings(found, "BS-FORK-01")), notes(found)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "We still mention F5 — in prose, mid-sentence.",
+        "## Forks still open",
+        "See F5: it is parked above.",
+    ],
+)
+def test_prose_and_section_headings_are_no_forks(tmp_path: Path, line: str) -> None:
+    folder = session(tmp_path, "converging", "forks.md", after_title(line, "Some prose.\n"))
+    found = detect(folder, "manifest")
+    assert failing(found) == set(), notes(found)
+
+
+def test_a_line_meant_as_a_ledger_entry_fails_bs_ledger_01(tmp_path: Path) -> None:
+    edit = after_title("##D0 — Park it", LEDGER_BODY)
+    found = detect(session(tmp_path, "converging", "ledger.md", edit), "session")
+    assert "BS-LEDGER-01" in failing(found), notes(found)
+    assert any(f[:2] == ("ledger.md", 3) for f in findings(found, "BS-LEDGER-01")), notes(found)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        f"###T10 · {TURN_AT}",
+        f"### [T10] · {TURN_AT}",
+        f"- T10 · {TURN_AT}",
+        f"**T10 · {TURN_AT}**",
+        f"####### T10 · {TURN_AT}",
+        f"### T10 · {TURN_AT}",  # the schema's spelling: read, and the compose is stale
+    ],
+)
+def test_a_line_meant_as_a_turn_fails_bs_compose_02(tmp_path: Path, line: str) -> None:
+    found = detect(session(tmp_path, "converging", "ops/capture.md", appended(line)), "manifest")
+    assert "BS-COMPOSE-02" in failing(found), notes(found)
+    assert {"state.md", "ops/capture.md"} & {f[0] for f in findings(found, "BS-COMPOSE-02")}
+
+
+def test_capture_prose_that_names_a_turn_is_no_turn() -> None:
+    text = f"# Capture\n---\n### T1 · {TURN_AT}\nT1 was at {TURN_AT}, said the user.\n"
+    rec = Records("sid")
+    parse_capture(decode(text.encode(), "ops/capture.md", rec), rec)
+    assert [t["turn_id"] for t in rec.of("turns")] == ["T1"]
+    assert rec.of("parse_issues") == []
+
+
+# ───────────────────────────── a fence never closed ─────────────────────────────
+
+
+def test_blocks_know_a_fence_never_closed() -> None:
+    assert parse(["# x", "```", "## F1 — t [open]"]).unclosed_fence == 2
+    assert parse(["# x", "~~~", "code", "~~~", "## F1 — t [open]"]).unclosed_fence is None
+    assert parse(["# x", "```"]).unclosed_fence is None  # nothing after it is hidden
+
+
+@pytest.mark.parametrize(
+    ("file", "edit", "gate", "rule"),
+    [
+        (
+            "forks.md",
+            lambda t: t.replace("# Forks\n", "# Forks\n~~~\n", 1),
+            "session",
+            "BS-FORK-01",
+        ),
+        (
+            "ledger.md",
+            lambda t: t.replace("## D3", "```python\n## D3", 1),
+            "session",
+            "BS-LEDGER-01",
+        ),
+        (
+            "ops/capture.md",
+            lambda t: t.replace("### T9", "```\n### T9", 1).replace("07-10T15:52Z", "07-11T15:52Z"),
+            "manifest",
+            "BS-COMPOSE-02",
+        ),
+    ],
+)
+def test_a_fence_never_closed_fails_the_rule_that_reads_the_file(
+    tmp_path: Path, file: str, edit: Callable[[str], str], gate: str, rule: str
+) -> None:
+    found = detect(session(tmp_path, "converging", file, edit), gate)
+    assert rule in failing(found), notes(found)
+    assert any(f[0] == file and "code fence never closed" in f[2] for f in findings(found, rule)), (
+        notes(found)
+    )
+
+
+@pytest.mark.parametrize(
+    ("reader", "name", "text", "line", "rule"),
+    [
+        (parse_forks, "forks.md", "# Forks\n```\n## F1 — t [open]\n", 2, "BS-FORK-01"),
+        (parse_ledger, "ledger.md", "# Ledger\n~~~\n## D1 — t\n", 2, "BS-LEDGER-01"),
+        (parse_capture, "ops/capture.md", f"# C\n```\n### T1 · {TURN_AT}\n", 2, "BS-COMPOSE-02"),
+    ],
+)
+def test_a_fence_never_closed_is_an_issue_at_its_line(
+    reader: Callable[[list[str], Records], None], name: str, text: str, line: int, rule: str
+) -> None:
+    rec = Records("sid")
+    reader(decode(text.encode(), name, rec), rec)
+    got = [(i["line"], i["code"], i["rule_id"]) for i in rec.of("parse_issues")]
+    assert got == [(line, "unclosed-fence", rule)]
+
+
+# ───────────────────────────── two markers ─────────────────────────────
+
+
+@pytest.mark.parametrize(
+    "markers",
+    [
+        "[open] [parked → docs/architecture/open-questions.md]",
+        "[parked → docs/architecture/open-questions.md] [open]",
+    ],
+)
+def test_two_markers_that_contradict_fail_bs_fork_01(tmp_path: Path, markers: str) -> None:
+    edit: Callable[[str], str] = lambda t: t.replace(  # noqa: E731
+        "[parked → docs/architecture/open-questions.md]", markers, 1
+    )
+    found = detect(session(tmp_path, "converging", "forks.md", edit), "manifest")
+    assert "BS-FORK-01" in failing(found), notes(found)
+    assert any("two markers contradict" in f[2] for f in findings(found, "BS-FORK-01"))
+
+
+def test_a_marker_with_commentary_is_still_one_marker() -> None:
+    rec = Records("sid")
+    text = "# Forks\n## F1 — t [open] (raised T4)\n- Closes when: x\n"
+    parse_forks(decode(text.encode(), "forks.md", rec), rec)
+    assert [(f["fork_id"], f["marker"]) for f in rec.of("forks")] == [("F1", "open")]
+    assert rec.of("parse_issues") == []
