@@ -771,3 +771,16 @@ def test_a_reader_change_reads_everything_once_and_says_so(
     assert (upgraded.read, upgraded.parsed, upgraded.new_snapshots) == (4, 4, 4)
     again = crawl([str(corpus)], out, workers=1)
     assert (again.previous_reader, again.read, again.new_snapshots) == (None, 0, 0)
+
+
+@pytest.mark.parametrize("space", ["  ", "\t", "\xa0", " \xa0 "])
+def test_a_field_name_spaced_otherwise_is_the_same_name(space: str) -> None:
+    """`Raised  by`, `Raised<tab>by`, `Raised<no-break space>by` are Raised by, as headings'
+    names are however spaced; read as no field, a twin's S9 vanished and the session passed."""
+    text = f"## F1 — Title [open]\n- Raised{space}by: twin (S9)\n- Closes when: a pick is made\n"
+    assert forks(text, "raised_by", "raised_by_sync") == [("twin (S9)", "S9")]
+    ledger = read(
+        "ledger",
+        f"## D1 — Title\n- Decision: d\n- Why: w\n- How to apply: h\n- Reversed{space}by: D9\n",
+    )
+    assert pick(ledger.of("ledger"), "reversed_by") == [("D9",)]

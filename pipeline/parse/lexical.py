@@ -81,6 +81,8 @@ def field(text: str) -> tuple[str, str] | None:
     if colon < 1:
         return None
     name = text[:colon].strip(_MARKS).lower()
+    if "  " in name or "\t" in name or "\xa0" in name:
+        name = " ".join(name.split())  # `Raised  by`, `Raised\tby`: the same name, spaced
     if not name or len(name) > MAX_FIELD_NAME:
         return None
     value = text[colon + 1 :]

@@ -43,6 +43,10 @@ _WHAT["T"] = "a capture turn `### T# · timestamp`"
 _STARTS = {letter: frozenset("#*_`[" + letter) for letter in "FDT"}
 
 
+# Spacing inside a field name other than one space (`Raised  by`, a tab, a no-break space).
+_ODD_SPACE = re.compile(r"\s\s|[\t\xa0]")
+
+
 def fields(block: Block, known: Mapping[str, str]) -> list[tuple[str, str, int]]:
     """(key, value, line) of each field of `known` (lower-case name → key) in a block."""
     if isinstance(block, Item):
@@ -51,10 +55,13 @@ def fields(block: Block, known: Mapping[str, str]) -> list[tuple[str, str, int]]
         line, text = block.lines[0]
         # Most items are no field this reader knows: look the name up before the value.
         colon = text.find(":", 0, MAX_FIELD_NAME + 8)
-        if colon < 1 or text[:colon].strip(" \t*_`").lower() not in known:
+        if colon < 1:
+            return []
+        name = text[:colon].strip(" \t*_`").lower()
+        if name not in known and not (_ODD_SPACE.search(name) and " ".join(name.split()) in known):
             return []
         parsed = field(text)
-        if parsed is None:
+        if parsed is None or parsed[0] not in known:
             return []
         if block.parts or len(block.lines) > 1:
             return [(known[parsed[0]], item_value(block, parsed[1]), line)]
