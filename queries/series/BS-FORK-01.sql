@@ -31,23 +31,36 @@ last_listed as (
     join points e on e.point = r.point and e.position < now.position
     semi join forks f on f.snapshot_id = o.snapshot_id and f.fork_id = g.fork_id
     group by g.pair_id, g.fork_id
-)
-select p.pair_id, a.fork_id as element, 'retitled: ' || b.title || ' → ' || a.title as detail,
-    a.file, a.line,
-    a.fork_id || ' was retitled: ''' || b.title || ''' (' || p.before_seen || ') became '''
-        || a.title || ''' (' || p.after_seen || '); a new question takes a new ID' as message
-from pairs p
-join (
+),
+-- What each fork of a step's later side is compared with: the earlier side, or, for an ID
+-- missing there, the snapshot that last listed it.
+compared as (
+    select p.pair_id, a.fork_id, a.title, a.file, a.line, p.after_seen, p.before_id as earlier_id,
+        p.before_seen as earlier_seen
+    from pairs p
+    join forks a on a.snapshot_id = p.after_id
+    where a.fork_id is not null and a.title is not null
+    union all
+    select g.pair_id, g.fork_id, g.title, g.file, g.line, g.after_seen, l.snapshot_id, l.seen
+    from gone g
+    join last_listed l on l.pair_id = g.pair_id and l.fork_id = g.fork_id
+),
+titles as (
     -- The titles it had, each quoted in the message: 'one' or 'another'.
     select snapshot_id, fork_id, string_agg(distinct title, ''' or ''' order by title) as title,
         list(title) as titles
     from forks
     where fork_id is not null and title is not null
-        and snapshot_id in (select before_id from pairs)
+        and snapshot_id in (select earlier_id from compared)
     group by snapshot_id, fork_id
-) b on b.snapshot_id = p.before_id
-join forks a on a.snapshot_id = p.after_id and a.fork_id = b.fork_id
-where a.title is not null and not list_contains(b.titles, a.title)
+)
+select c.pair_id, c.fork_id as element, 'retitled: ' || t.title || ' → ' || c.title as detail,
+    c.file, c.line,
+    c.fork_id || ' was retitled: ''' || t.title || ''' (' || c.earlier_seen || ') became '''
+        || c.title || ''' (' || c.after_seen || '); a new question takes a new ID' as message
+from compared c
+join titles t on t.snapshot_id = c.earlier_id and t.fork_id = c.fork_id
+where not list_contains(t.titles, c.title)
 union all
 select p.pair_id, a.fork_id, 'reappears', a.file, a.line,
     a.fork_id || ' reappears after ' || min(r.decision_id) || ' resolved it (' || p.before_seen
@@ -59,18 +72,3 @@ where not exists (
     select 1 from forks x where x.snapshot_id = p.before_id and x.fork_id = a.fork_id
 )
 group by p.pair_id, a.fork_id, a.file, a.line, p.before_seen
-union all
-select g.pair_id, g.fork_id, 'retitled: ' || k.title || ' → ' || g.title, g.file, g.line,
-    g.fork_id || ' was retitled: ''' || k.title || ''' (' || l.seen || ') became '''
-        || g.title || ''' (' || g.after_seen || '); a new question takes a new ID'
-from gone g
-join last_listed l on l.pair_id = g.pair_id and l.fork_id = g.fork_id
-join (
-    select snapshot_id, fork_id, string_agg(distinct title, ''' or ''' order by title) as title,
-        list(title) as titles
-    from forks
-    where fork_id is not null and title is not null
-        and snapshot_id in (select snapshot_id from last_listed)
-    group by snapshot_id, fork_id
-) k on k.snapshot_id = l.snapshot_id and k.fork_id = l.fork_id
-where not list_contains(k.titles, g.title)
