@@ -9,6 +9,7 @@ figures are facts: later crawls add points, never rewrite one (docs/time-model.m
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass, field
 from itertools import pairwise
@@ -84,6 +85,9 @@ def check(out_path: str, recheck: bool = False) -> CheckSummary:
     return summary
 
 
+_SHARD = re.compile(r"(\d+)-of-(\d+)")
+
+
 def _require_every_shard(con: Any, unchecked: list[str]) -> None:
     """A night crawled in shards is decided only once every shard of it is in: a check freezes
     it for good (a late shard is then refused), so a missing one would lose its sessions."""
@@ -93,7 +97,8 @@ def _require_every_shard(con: Any, unchecked: list[str]) -> None:
         {"points": unchecked},
     ).fetchall()
     for point, names in rows:
-        shards = {tuple(int(x) for x in n.split("-of-")) for n in names if n}
+        # A user's own `shard` label (not K-of-N) says nothing about the night's shards.
+        shards = {(int(m[1]), int(m[2])) for n in names if n and (m := _SHARD.fullmatch(n))}
         counts = {n for _, n in shards}
         if not shards or (len(counts) == 1 and len(shards) == max(counts)):
             continue
