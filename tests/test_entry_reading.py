@@ -23,7 +23,10 @@ from pipeline.parse.capture import parse_capture
 from pipeline.parse.forks import parse_forks
 from pipeline.parse.ledger import parse_ledger
 from pipeline.parse.lexical import decode
+from pipeline.parse.manifest import parse_manifest
 from pipeline.parse.records import Records
+from pipeline.parse.state import parse_state
+from pipeline.parse.thesis import parse_thesis
 from tests.conftest import FIXTURES, copy_tree
 
 runner = CliRunner()
@@ -235,3 +238,42 @@ def test_a_marker_with_commentary_is_still_one_marker() -> None:
     parse_forks(decode(text.encode(), "forks.md", rec), rec)
     assert [(f["fork_id"], f["marker"]) for f in rec.of("forks")] == [("F1", "open")]
     assert rec.of("parse_issues") == []
+
+
+@pytest.mark.parametrize("value", ["**", "—", "_", "`` ``", "-"])
+def test_a_closes_when_of_marks_alone_is_empty(value: str) -> None:
+    """`Closes when: **` says no condition: BS-FORK-01 needs a non-empty one."""
+    rec = Records("sid")
+    text = f"## F1 — Title [open]\n- Raised by: user\n- Closes when: {value}\n"
+    parse_forks(decode(text.encode("utf-8"), "forks.md", rec), rec)
+    assert [f["closes_when"] for f in rec.of("forks")] == [""]
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("state.md", "# State\n- Status: open\n```\n- Last compose: 2026-07-10T16:05Z\n"),
+        ("thesis.md", "# Thesis\n```\n## Claim\nx\n"),
+        ("ops/manifest.md", "# Manifest\n~~~\nRound: 1\nStatus: applied\n"),
+    ],
+)
+def test_a_fence_never_closed_is_an_issue_in_every_file(name: str, text: str) -> None:
+    reader = {"state.md": parse_state, "thesis.md": parse_thesis, "ops/manifest.md": parse_manifest}
+    rec = Records("sid")
+    reader[name](decode(text.encode("utf-8"), name, rec), rec)
+    assert [i["code"] for i in rec.of("parse_issues")] == ["unclosed-fence"]
+
+
+@pytest.mark.parametrize("change", ["no bullet", "no state.md"])
+def test_a_missing_last_compose_is_a_finding_in_state_md(tmp_path: Path, change: str) -> None:
+    """The finding names the file that lacks it, not thesis.md."""
+    repo = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", tmp_path / "repo")
+    state = repo / "docs" / "research" / "demo-brainstorm" / "state.md"
+    if change == "no state.md":
+        state.unlink()
+    else:
+        lines = state.read_text().splitlines(keepends=True)
+        state.write_text("".join(x for x in lines if "Last compose" not in x))
+    result = CliRunner().invoke(app, ["detect", str(state.parent), "--json"])
+    rules = {r["rule"]: r for r in json.loads(result.stdout)["rules"]}
+    assert [f["file"] for f in rules["BS-COMPOSE-01"]["findings"]] == ["state.md"]

@@ -58,7 +58,9 @@ def parse_forks(lines: list[str], rec: Records) -> None:
             elif key == "raised_by":
                 _raised_by(fork, value, line, rec)
             else:
-                fork["closes_when"], fork["closes_when_line"] = value, line
+                # Only emphasis marks or a dash (`**`, `—`) say nothing: an empty condition.
+                said = value if bare(value).strip("—–- ") else ""
+                fork["closes_when"], fork["closes_when_line"] = said, line
 
 
 def _entry_heading(

@@ -9,7 +9,7 @@ from typing import Any
 
 from pipeline.parse.blocks import Block, Heading, Table, parse
 from pipeline.parse.lexical import bare, token
-from pipeline.parse.reading import as_fields, fields, number, repeated, section
+from pipeline.parse.reading import as_fields, fields, number, repeated, section, unclosed_fence
 from pipeline.parse.records import Records
 
 FILE = "ops/manifest.md"
@@ -48,7 +48,10 @@ def parse_manifest(
     useless = 0  # the uselessness test section's heading level; 0 outside it
     round_heading: Heading | None = None  # a `## Round N` heading no `Round:` line followed
     rows: list[dict[str, Any]] = []
-    for block in parse(lines).blocks:
+    doc = parse(lines)
+    # A fence never closed hides the rest of the file (spec §3.1: fail closed).
+    unclosed_fence(doc, rec, FILE, "BS-MANIFEST-01")
+    for block in doc.blocks:
         block = as_fields(block, _FIELDS)
         if isinstance(block, Heading):
             if useless and block.level > useless:

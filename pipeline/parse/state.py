@@ -6,7 +6,7 @@ import re
 
 from pipeline.parse.blocks import Heading, Item, parse
 from pipeline.parse.lexical import WHOLE_ID, bare, split_arrow, stamp, token
-from pipeline.parse.reading import as_fields, fields, repeated, section
+from pipeline.parse.reading import as_fields, fields, repeated, section, unclosed_fence
 from pipeline.parse.records import Records
 
 FILE = "state.md"
@@ -35,7 +35,10 @@ def parse_state(lines: list[str], rec: Records) -> None:
     snap = rec.snapshot
     given: dict[str, str] = {}  # each field's first value, as written
     map_level = 0  # the open aspect map's heading level; 0 outside it
-    for block in parse(lines).blocks:
+    doc = parse(lines)
+    # A fence never closed hides the rest of the file (spec §3.1: fail closed).
+    unclosed_fence(doc, rec, FILE, "BS-STATE-01")
+    for block in doc.blocks:
         block = as_fields(block, _FIELDS)
         if isinstance(block, Heading):
             if map_level and block.level > map_level:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pipeline.parse.blocks import Heading, Paragraph, parse
 from pipeline.parse.lexical import stamp
-from pipeline.parse.reading import as_fields, fields, repeated, section
+from pipeline.parse.reading import as_fields, fields, repeated, section, unclosed_fence
 from pipeline.parse.records import Records
 
 FILE = "thesis.md"
@@ -21,7 +21,10 @@ def parse_thesis(lines: list[str], rec: Records) -> None:
     snap = rec.snapshot
     for key in _HEADINGS.values():
         snap[key] = False
-    for block in parse(lines).blocks:
+    doc = parse(lines)
+    # A fence never closed hides the rest of the file (spec §3.1: fail closed).
+    unclosed_fence(doc, rec, FILE, "BS-THESIS-01")
+    for block in doc.blocks:
         if isinstance(block, Heading):
             if block.level == 1 and "thesis_title" not in snap:
                 snap["thesis_title"] = block.text
