@@ -19,8 +19,9 @@ select snapshot_id,
     end as message
 from (
     select *,
-        state_exists and last_compose_raw is not null and last_compose is null
-            and not coalesce(last_compose_never, false) as state_side
+        -- The first three messages below are state.md's: missing, no bullet, no timestamp.
+        not state_exists or last_compose_raw is null
+            or (last_compose is null and not coalesce(last_compose_never, false)) as state_side
     from snapshots
 )
 where not (
