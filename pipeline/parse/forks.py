@@ -12,11 +12,11 @@ from pipeline.parse.reading import (
     entry_id,
     entry_line,
     fields,
-    fields_follow,
     meant_entry,
     not_an_entry_heading,
     number,
     repeated,
+    titled_entry,
     unclosed_fence,
 )
 from pipeline.parse.records import Records
@@ -88,9 +88,7 @@ def _entry_heading(
 def _is_fork(rest: str, blocks: list[Block], index: int) -> bool:
     """Whether the text after an ID in a plain line or list item reads as a fork's title:
     it holds a marker, or a dash begins it and the fork's fields follow."""
-    if _MARKER_AT_RE.search(rest):
-        return True
-    return rest.lstrip(" \t")[:1] in ("—", "–", "-") and fields_follow(blocks, index, _FIELDS)
+    return bool(_MARKER_AT_RE.search(rest)) or titled_entry(rest, blocks, index, _FIELDS)
 
 
 def _needs(key: str, first: str, second: str) -> tuple[str, str, str, str | None]:

@@ -13,11 +13,11 @@ from pipeline.parse.reading import (
     entry_id,
     entry_line,
     fields,
-    fields_follow,
     meant_entry,
     not_an_entry_heading,
     number,
     repeated,
+    titled_entry,
     unclosed_fence,
 )
 from pipeline.parse.records import Records
@@ -60,7 +60,9 @@ def parse_ledger(lines: list[str], rec: Records) -> None:
                 _phrase(entry, block.text, block.line)
             continue
         meant_line = entry_line(block, "D")
-        if meant_line is not None and (meant_line[3] or _is_entry(meant_line[2], blocks, index)):
+        if meant_line is not None and (
+            meant_line[3] or titled_entry(meant_line[2], blocks, index, _FIELDS)
+        ):
             # Meant as an entry but no heading: not read, it ends the entry above (its
             # fields are not that entry's), and BS-LEDGER-01 fails.
             entry = None
@@ -74,23 +76,18 @@ def parse_ledger(lines: list[str], rec: Records) -> None:
                 _phrase(entry, text, line)
 
 
-def _meant(block: Heading) -> tuple[str | None, str] | None:
-    """(digits, rest) of the entry a heading begins, None when it begins none."""
+def _meant(block: Heading) -> tuple[str | None, str, bool] | None:
+    """(digits, rest, whether the ID is written as one) of the entry a heading begins, None
+    when it begins none."""
     found, digits, rest = entry_id(block.text, "D")
     if found:
-        return digits, rest
+        return digits, rest, True
     meant = meant_entry(block.text, "D", heading=True)
-    return None if meant is None else (meant[0], meant[1])
-
-
-def _is_entry(rest: str, blocks: list[Block], index: int) -> bool:
-    """Whether the text after an ID in a plain line or list item reads as an entry's
-    title: a dash begins it and the entry's fields follow."""
-    return rest.lstrip(" \t")[:1] in ("—", "–", "-") and fields_follow(blocks, index, _FIELDS)
+    return None if meant is None else (meant[0], meant[1], False)
 
 
 def _heading(
-    block: Heading, digits: str | None, rest: str, position: int, rec: Records
+    block: Heading, digits: str | None, rest: str, written: bool, position: int, rec: Records
 ) -> dict[str, Any]:
     entry = dict(_BLANK)
     line = block.line
@@ -103,7 +100,7 @@ def _heading(
         rec.issue(FILE, line, "bad-ledger-heading", message)
     entry["title"] = bare(rest.lstrip(" \t—–-:*_`"))
     entry["heading_ok"] = digits is not None
-    if not entry_id(block.text, "D")[0]:
+    if not written:
         # `## [D5] — …` or `## D5a — …`: meant as an entry, counted, and the rule fails.
         not_an_entry_heading(rec, FILE, line, block.text, "D", RULE)
     elif block.level != 2:

@@ -244,6 +244,12 @@ def fields_follow(blocks: list[Block], index: int, known: Mapping[str, str]) -> 
     return False
 
 
+def titled_entry(rest: str, blocks: list[Block], index: int, known: Mapping[str, str]) -> bool:
+    """Whether the text after an ID in a plain line or list item reads as an entry's title:
+    a dash begins it and the entry's fields follow."""
+    return rest.lstrip(" \t")[:1] in ("—", "–", "-") and fields_follow(blocks, index, known)
+
+
 def unclosed_fence(doc: Document, rec: Records, file: str, rule: str) -> None:
     """A code fence never closed hides every later line from the reader: a parse issue
     that fails `rule`, the rule that reads the file (spec §3.1, fail closed)."""
