@@ -39,6 +39,8 @@ class RepoContext:
     # A commit's documents by blob id, and links found per (document, blob) across commits.
     blob_ids: dict[str, str] = field(default_factory=dict)
     link_cache: dict[tuple[str, str], list[tuple[int, str, str, str]]] | None = None
+    # Documents that could not be read (path → code, message): their links are unknown.
+    unreadable_documents: dict[str, tuple[str, str]] = field(default_factory=dict)
     _links: dict[str, list[LinkIn]] | None = None
     _history: GitHistory | None = None
 
@@ -74,6 +76,7 @@ class RepoContext:
         for doc in self.repo.documents:
             if doc.problem:
                 self.issues.append((doc.path, "unreadable", doc.problem))
+                self.unreadable_documents[doc.path] = ("unreadable", doc.problem)
                 continue
             blob = self.blob_ids.get(doc.path)
             key = (doc.path, blob) if blob is not None and self.link_cache is not None else None
@@ -84,6 +87,7 @@ class RepoContext:
                     data = self.read(doc.path)
                 except ReadError as err:
                     self.issues.append((doc.path, err.code, err.message))
+                    self.unreadable_documents[doc.path] = (err.code, err.message)
                     continue
                 if key is None:
                     links = _resolved_links(doc.path, data, topics)
@@ -166,7 +170,23 @@ def session_input(ctx: RepoContext, session: SessionRef) -> SessionInput:
         inp.existing_destinations = frozenset(
             d for d in manifest_destinations(manifest) if d in ctx.repo.files
         )
+    inp.unreadable_documents = _unread_destinations(ctx, inp)
     return inp
+
+
+def _unread_destinations(ctx: RepoContext, inp: SessionInput) -> list[tuple[str, str, str]]:
+    """The documents BS-HARVEST-01 reads for this session that could not be read: a
+    research session's manifest destinations; for a harvested one, every document outside
+    docs/research/ and docs/history/. A link into the folder may hide in any of them."""
+    if inp.location == "research":
+        chosen = [d for d in ctx.unreadable_documents if d in inp.existing_destinations]
+    else:
+        chosen = [
+            d
+            for d in ctx.unreadable_documents
+            if not d.startswith(("docs/research/", "docs/history/"))
+        ]
+    return [(d, *ctx.unreadable_documents[d]) for d in sorted(chosen)]
 
 
 def manifest_destinations(data: bytes) -> list[str]:

@@ -82,6 +82,8 @@ class SessionInput:
     tracked_history: list[tuple[str, str]] = field(default_factory=list)
     links: list[LinkIn] = field(default_factory=list)
     existing_destinations: frozenset[str] = frozenset()
+    # Documents BS-HARVEST-01 reads that could not be read: (repository path, code, message).
+    unreadable_documents: list[tuple[str, str, str]] = field(default_factory=list)
     from_commit: bool = False
     # Each file's SHA-256, computed once for the snapshot id and reused for the files table.
     _digests: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
@@ -107,6 +109,8 @@ class SessionInput:
         for link in sorted(self.links, key=lambda k: (k.file, k.line, k.target)):
             parts += ["l", link.file, str(link.line), link.kind, link.target, link.resolved]
         parts += ["d", *sorted(self.existing_destinations)]
+        for name, code, _ in self.unreadable_documents:
+            parts += ["ud", name, code]
         h.update("\x1e".join(parts).encode("utf-8", "surrogatepass"))
         return h.hexdigest()[:32]
 
@@ -154,8 +158,26 @@ def parse_session(inp: SessionInput, snapshot_id: str | None = None) -> Records:
             target=link.target,
             resolved=link.resolved,
         )
+    _unread_documents(rec, inp)
     _summarise(rec, inp)
     return rec
+
+
+def _unread_documents(rec: Records, inp: SessionInput) -> None:
+    """A destination document that could not be read may link into the session folder: it
+    fails BS-HARVEST-01 (fail closed), research sessions' only when the current round names it."""
+    current = {
+        row["destination_path"] for row in rec.of("manifest_destinations") if row["current"]
+    }
+    for name, code, message in inp.unreadable_documents:
+        needed = inp.location == "history" or name in current
+        rec.issue(
+            f"/{name}",
+            None,
+            code,
+            f"destination document not read, so its links are unknown: {message}",
+            "BS-HARVEST-01" if needed else None,
+        )
 
 
 def _summarise(rec: Records, inp: SessionInput) -> None:

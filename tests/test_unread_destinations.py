@@ -1,0 +1,68 @@
+"""A destination document the census could not read fails BS-HARVEST-01 (spec §3 and §3.1:
+a file over 8 MiB is not read, and what could not be read fails the rule that needs it).
+Such a document may hold a link into the session folder, so `pass` would be a guess."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from pipeline.check import check
+from pipeline.crawl import crawl
+from pipeline.detect import detect
+from tests.conftest import FIXTURES, copy_tree
+
+NINE_MIB = 9 * 1024 * 1024
+
+
+def _oversize(document: Path) -> None:
+    """Past the limit, with no link in it at all: only its size is wrong."""
+    document.write_text("# Digests\n\n" + "Plain prose without links.\n" * (NINE_MIB // 26))
+
+
+def _harvest(session: Path) -> tuple[str, list[str]]:
+    outcome = next(o for o in detect(str(session), "move").outcomes if o.rule == "BS-HARVEST-01")
+    return outcome.status, [f"{f['file']} {f['message']}" for f in outcome.findings]
+
+
+def _checked_status(corpus: Path, out: Path) -> list[tuple[str, str]]:
+    crawl([str(corpus)], str(out), workers=1)
+    check(str(out))
+    with duckdb.connect(str(out / "census.duckdb"), read_only=True) as con:
+        con.execute(f"SET file_search_path = '{out}'")
+        rows = con.execute(
+            "SELECT status, coalesce(file, '') FROM rule_results "
+            "WHERE rule_id = 'BS-HARVEST-01' ORDER BY status, file"
+        ).fetchall()
+    return [(str(s), str(f)) for s, f in rows]
+
+
+@pytest.mark.parametrize(
+    ("base", "session", "document"),
+    [
+        # The current round names docs/features/demo.md as a destination.
+        ("applied", "docs/research/demo-brainstorm", "docs/features/demo.md"),
+        # Harvested: every document outside docs/research/ and docs/history/ counts.
+        ("harvested", "docs/history/brainstorms/demo", "docs/architecture/overview.md"),
+    ],
+)
+def test_an_unread_destination_fails_harvest(
+    base: str, session: str, document: str, tmp_path: Path
+) -> None:
+    repo = copy_tree(FIXTURES / "cases" / "base" / base / "repo", tmp_path / "corpus" / "repo")
+    assert _harvest(repo / session)[0] == "pass"
+    _oversize(repo / document)
+    status, findings = _harvest(repo / session)
+    assert status == "fail"
+    assert any(f"/{document}" in f and "8 MiB" in f for f in findings), findings
+    assert ("fail", f"/{document}") in _checked_status(tmp_path / "corpus", tmp_path / "out")
+
+
+def test_an_unread_document_no_round_names_fails_nothing(tmp_path: Path) -> None:
+    """A research session reads only its current round's destinations: a large document
+    elsewhere in the repository is noted, and BS-HARVEST-01 still passes."""
+    repo = copy_tree(FIXTURES / "cases" / "base" / "applied" / "repo", tmp_path / "repo")
+    _oversize(repo / "docs" / "architecture" / "overview.md")
+    assert _harvest(repo / "docs" / "research" / "demo-brainstorm") == ("pass", [])
