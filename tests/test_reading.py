@@ -356,6 +356,32 @@ def test_aspect_map_heading_with_trailing_text() -> None:
     assert read("state", "## Aspect mapping\n- timing — when → F1\n").of("aspects") == []
 
 
+@pytest.mark.parametrize(
+    "heading", ["## Aspects", "**Aspect map**", "## Aspect mapping", "## Coverage", ""]
+)
+def test_aspect_bullets_with_no_map_fail_closed(heading: str) -> None:
+    """Bullets written as aspects (name, dash, arrow) in a state.md with no aspect map are
+    not read as aspects: without an issue BS-ASPECT-01 would pass on no aspects. Beside a
+    map they are notes (fixtures/parse/state/never.md)."""
+    text = f"- Status: open\n{heading}\n- timing — when it sends → F1\n- copy — wording\n"
+    rec = read("state", text)
+    assert rec.of("aspects") == []
+    assert issues(rec) == [(3, "aspect-outside-map", "BS-ASPECT-01")]
+
+
+def test_a_level_one_aspect_map_is_the_map() -> None:
+    rec = read("state", "# State\n- Status: open\n# Aspect map\n- timing — when → F1\n")
+    assert pick(rec.of("aspects"), "name", "ref_count") == [("timing", 1)]
+    assert issues(rec) == []
+
+
+def test_bullets_with_arrows_that_are_no_aspects_are_left_alone() -> None:
+    """A field's value or a bullet without a name and dash is no aspect (no issue)."""
+    text = "- Status: open\n- Posture: probing → sync layer\n## Notes\n- moved → F2\n"
+    rec = read("state", text)
+    assert issues(rec) == []
+
+
 # ───────────────────────────── values are tokens ─────────────────────────────
 
 

@@ -35,6 +35,7 @@ def parse_state(lines: list[str], rec: Records) -> None:
     snap = rec.snapshot
     given: dict[str, str] = {}  # each field's first value, as written
     map_level = 0  # the open aspect map's heading level; 0 outside it
+    stray: list[int] = []  # lines of bullets written as aspects, outside the map
     doc = parse(lines)
     # A fence never closed hides the rest of the file (spec §3.1: fail closed).
     unclosed_fence(doc, rec, FILE, "BS-STATE-01")
@@ -44,7 +45,8 @@ def parse_state(lines: list[str], rec: Records) -> None:
             if map_level and block.level > map_level:
                 continue  # a subheading inside the map
             map_level = 0
-            if block.level >= 2 and section(block.text, ("aspect map",)):
+            # `# Aspect map` is the map too: a user who titles it so means nothing else.
+            if section(block.text, ("aspect map",)):
                 map_level = block.level
                 snap.setdefault("aspect_map_line", block.line)
             continue
@@ -52,8 +54,17 @@ def parse_state(lines: list[str], rec: Records) -> None:
             if isinstance(block, Item):
                 _aspect(block, rec)
             continue
-        for key, value, line in fields(block, _FIELDS):
+        found = fields(block, _FIELDS)
+        for key, value, line in found:
             _field(rec, key, value, line, given)
+        if not found and isinstance(block, Item) and _meant_as_aspect(block.text):
+            stray.append(block.line)
+    if "aspect_map_line" not in snap:
+        # With no map, aspects under `## Aspects` or `**Aspect map**` would vanish and
+        # BS-ASPECT-01 pass on none: fail closed (§3.1). Beside a map they are notes.
+        for line in stray:
+            message = "an aspect bullet with no '## Aspect map' heading: not read as an aspect"
+            rec.issue(FILE, line, "aspect-outside-map", message, "BS-ASPECT-01")
 
 
 def _field(rec: Records, key: str, value: str, line: int, given: dict[str, str]) -> None:
@@ -81,6 +92,12 @@ def _field(rec: Records, key: str, value: str, line: int, given: dict[str, str])
         if instant is None and not never:
             message = f"Last compose '{value[:80]}' is not a timestamp"
             rec.issue(FILE, line, "bad-timestamp", message)
+
+
+def _meant_as_aspect(text: str) -> bool:
+    """`{name} — {description} → {refs}`: a name, a dash, then an arrow."""
+    arrow = split_arrow(text)
+    return arrow is not None and _DASH_AT_RE.search(arrow[0]) is not None
 
 
 def _aspect(item: Item, rec: Records) -> None:
