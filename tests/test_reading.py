@@ -595,6 +595,14 @@ def test_aspect_refs_as_words() -> None:
     ]
 
 
+def test_a_comma_inside_an_aspects_commentary_is_no_ref_part() -> None:
+    rec = read("state", "## Aspect map\n- a — b → F2 (wait, then stale), D3 [see notes; later]\n")
+    assert pick(rec.of("aspect_refs"), "ref", "kind") == [("F2", "fork"), ("D3", "decision")]
+    # An unclosed bracket keeps what follows in its part; a stray `)` closes nothing.
+    rec = read("state", "## Aspect map\n- a — b → F2), someday\n")
+    assert pick(rec.of("aspect_refs"), "ref", "kind") == [("F2", "fork"), ("someday", "unknown")]
+
+
 # ───────────────────────────── entries ─────────────────────────────
 
 

@@ -132,7 +132,7 @@ def _refs(raw: str) -> list[tuple[str, str, str | None]]:
     `fragment:{name}` and `none yet` in each comma- or semicolon-separated part; a part
     that holds none of them is one unknown ref."""
     found: list[tuple[str, str, str | None]] = []
-    for part in raw.split(",") if ";" not in raw else re.split(r"[,;]", raw):
+    for part in _ref_parts(raw):
         text = part.strip()
         if not text:
             continue
@@ -158,6 +158,24 @@ def _refs(raw: str) -> list[tuple[str, str, str | None]]:
             found.append((text, "unknown", None))
         found += [(ref, kind, target) for _, ref, kind, target in sorted(hits, key=_first)]
     return found
+
+
+def _ref_parts(raw: str) -> list[str]:
+    """The comma- or semicolon-separated parts of the refs; a comma inside brackets belongs
+    to the commentary there (`F2 (wait, then stale)` is one part, not an unknown `then stale)`)."""
+    if "(" not in raw and "[" not in raw:
+        return raw.split(",") if ";" not in raw else re.split(r"[,;]", raw)
+    parts, start, depth = [], 0, 0
+    for at, c in enumerate(raw):
+        if c in "([":
+            depth += 1
+        elif c in ")]":
+            depth = max(0, depth - 1)
+        elif c in ",;" and depth == 0:
+            parts.append(raw[start:at])
+            start = at + 1
+    parts.append(raw[start:])
+    return parts
 
 
 def _simple_ref(text: str) -> tuple[str, str, str | None] | None:
