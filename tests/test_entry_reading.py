@@ -98,6 +98,9 @@ def appended(line: str) -> Callable[[str], str]:
         "**F5 — New question? [open]**",  # bold, not a heading
         "## [F5] — New question? [open]",  # the ID in brackets
         "## F5a — Sub-question? [open]",  # letters glued to the number
+        "\u200b## F5 — New question? [open]",  # a zero-width space before the #s
+        "\ufeff## F5 — New question? [open]",  # a BOM mid-file (pasted text)
+        "\u2060- F5 — New question? [open]",  # a word joiner before a list item
     ],
 )
 def test_a_line_meant_as_a_fork_fails_bs_fork_01(tmp_path: Path, line: str) -> None:
@@ -122,8 +125,9 @@ def test_prose_and_section_headings_are_no_forks(tmp_path: Path, line: str) -> N
     assert failing(found) == set(), notes(found)
 
 
-def test_a_line_meant_as_a_ledger_entry_fails_bs_ledger_01(tmp_path: Path) -> None:
-    edit = after_title("##D0 — Park it", LEDGER_BODY)
+@pytest.mark.parametrize("heading", ["##D0 — Park it", "\u200b## D0 — Park it"])
+def test_a_line_meant_as_a_ledger_entry_fails_bs_ledger_01(tmp_path: Path, heading: str) -> None:
+    edit = after_title(heading, LEDGER_BODY)
     found = detect(session(tmp_path, "converging", "ledger.md", edit), "session")
     assert "BS-LEDGER-01" in failing(found), notes(found)
     assert any(f[:2] == ("ledger.md", 3) for f in findings(found, "BS-LEDGER-01")), notes(found)
@@ -137,6 +141,7 @@ def test_a_line_meant_as_a_ledger_entry_fails_bs_ledger_01(tmp_path: Path) -> No
         f"- T10 · {TURN_AT}",
         f"**T10 · {TURN_AT}**",
         f"####### T10 · {TURN_AT}",
+        f"\u200b### T10 · {TURN_AT}",
         f"### T10 · {TURN_AT}",  # the schema's spelling: read, and the compose is stale
     ],
 )

@@ -40,7 +40,11 @@ _MEANT_RES = {
 }
 _WHAT = {"F": "a fork entry `## F# — title [marker]`", "D": "a ledger entry `## D# — title`"}
 _WHAT["T"] = "a capture turn `### T# · timestamp`"
-_STARTS = {letter: frozenset("#*_`[" + letter) for letter in "FDT"}
+# Characters that show nothing (zero-width space and joiners, word joiner, a BOM inside the
+# file): before `## F3` they make the line a paragraph to CommonMark, and the entry vanished.
+INVISIBLE = "\u200b\u200c\u200d\u2060\ufeff"
+_BULLET_RE = re.compile(r"^(?:[-*+]|[0-9]{1,9}[.)])[ \t]+")  # a list marker, read past
+_STARTS = {letter: frozenset("#*_`[" + letter + INVISIBLE) for letter in "FDT"}
 
 
 # Spacing inside a field name other than one space (`Raised  by`, a tab, a no-break space).
@@ -219,9 +223,12 @@ def entry_line(block: Block, letter: str) -> tuple[int, str, str, bool] | None:
         # A first look: the line begins with a mark or the ID's letter.
         if text[:1] not in starts:
             continue
-        found = meant_entry(text.rstrip(" \t"), letter)
+        seen = _BULLET_RE.sub("", text.lstrip(INVISIBLE)) if text[0] in INVISIBLE else text
+        found = meant_entry(seen.rstrip(" \t"), letter)
         if found is not None:
-            return line, text.rstrip(" \t"), found[1], found[2]
+            # Invisible characters first: its shape is a heading's, so it is meant as one.
+            strong = found[2] or seen is not text
+            return line, text.rstrip(" \t"), found[1], strong
     return None
 
 
@@ -230,6 +237,8 @@ def not_an_entry_heading(
 ) -> None:
     """A parse issue for a line meant as an entry that is not written as one."""
     message = f"'{text[:120]}' is meant as {_WHAT[letter]} but is not one"
+    if text[:1] in INVISIBLE:
+        message += f" (an invisible U+{ord(text[0]):04X} begins the line)"
     rec.issue(file, line, "entry-not-heading", message, rule)
 
 
