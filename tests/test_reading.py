@@ -564,10 +564,18 @@ def test_resolves_that_names_no_fork_fails_fork_02_and_none_is_no_issue() -> Non
         "## D1 — x\nThis was reversed by D3 after the review.\n",
         "## D1 — x (Reversed by D3)\n",  # in its heading
         "## D1 — x\n- Why: a\n  - reversed by D3 since\n",  # in a sub-bullet
+        "## D1 — x\nThis was reversed by [D3](ledger.md#d3) later.\n",  # a link's text
+        "## D1 — x\nThis was reversed\nby D3 after the review.\n",  # a soft line break
+        "## D1 — x\nThis was reversed by\n**D3** after the review.\n",
     ],
 )
 def test_reversed_by_counts_anywhere_in_the_entry(text: str) -> None:
     assert pick(read("ledger", text).of("ledger"), "reversed_by") == [("D3",)]
+
+
+def test_a_wrapped_reversed_by_names_the_line_it_begins_on() -> None:
+    rec = read("ledger", "## D1 — x\nFirst line.\nThis was reversed\nby D3.\n")
+    assert pick(rec.of("ledger"), "reversed_by", "reversed_by_line") == [("D3", 3)]
 
 
 def test_reverses_names_an_entry_and_a_reverses_without_one_fails_ledger_01() -> None:

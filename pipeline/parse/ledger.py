@@ -35,7 +35,8 @@ _FIELDS = {
 }
 _TEXT = ("decision", "why", "how_to_apply")
 _BLANK = blank_row(LEDGER, "file", "line", "position")
-_REVERSED_BY_RE = re.compile(r"(?i:reversed[ \t]++by)\b[ \t:*_`]*+(D\d+)(?![A-Za-z0-9])")
+# Across a soft line break too, and with the ID in a link's text (`[D5](ledger.md#d5)`).
+_REVERSED_BY_RE = re.compile(r"(?i:reversed\s++by)\b[\s:*_`\[]*+(D\d+)(?![A-Za-z0-9])")
 # Resolves values that say, on purpose, that an entry closes no fork.
 _NOTHING = {"", "none", "nothing", "n/a", "-", "—", "–"}
 
@@ -72,8 +73,7 @@ def parse_ledger(lines: list[str], rec: Records) -> None:
         for key, value, line in fields(block, _FIELDS):
             _field(entry, key, value, line, rec, resolved)
         if entry["reversed_by"] is None:
-            for line, text in _lines(block):
-                _phrase(entry, text, line)
+            _phrase_in_lines(entry, _lines(block))
 
 
 def _meant(block: Heading) -> tuple[str | None, str, bool] | None:
@@ -163,6 +163,19 @@ def _phrase(entry: dict[str, Any], text: str, line: int) -> None:
         m = _REVERSED_BY_RE.search(text)
         if m is not None:
             entry["reversed_by"], entry["reversed_by_line"] = m[1], line
+
+
+def _phrase_in_lines(entry: dict[str, Any], lines: list[tuple[int, str]]) -> None:
+    """`_phrase` over a block's lines read as one text: a phrase may wrap onto the next."""
+    if len(lines) == 1:
+        _phrase(entry, lines[0][1], lines[0][0])
+        return
+    text = "\n".join(t for _, t in lines)
+    if "versed" in text or "VERSED" in text:
+        m = _REVERSED_BY_RE.search(text)
+        if m is not None:
+            entry["reversed_by"] = m[1]
+            entry["reversed_by_line"] = lines[text.count("\n", 0, m.start())][0]
 
 
 def _lines(block: Block) -> list[tuple[int, str]]:
