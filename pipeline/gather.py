@@ -16,7 +16,7 @@ from pipeline.parse.lexical import MAX_FILE_BYTES
 from pipeline.parse.links import extract_links, is_inside, resolve
 from pipeline.parse.manifest import parse_manifest
 from pipeline.parse.records import Records
-from pipeline.parse.session import LinkIn, SessionInput
+from pipeline.parse.session import EXISTS_FLAGS, LinkIn, SessionInput
 from pipeline.sources.git import GitHistory, GitRepo
 from pipeline.sources.tree import Entry, ReadError
 
@@ -152,6 +152,9 @@ def session_input(ctx: RepoContext, session: SessionRef) -> SessionInput:
         if entry.path == "ops" or entry.path.startswith("ops/"):
             inp.has_ops_dir = True
         if entry.is_dir:
+            if entry.path in EXISTS_FLAGS:
+                # A folder named forks.md is no forks.md: say so, and fail its rule (§3.1).
+                inp.unreadable.append((entry.path, "not-a-file", "a directory, not a file"))
             continue
         inp.sizes[entry.path] = entry.size
         if entry.problem:

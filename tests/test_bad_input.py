@@ -285,6 +285,24 @@ def test_file_over_8_mib_is_noted_not_read(tmp_path: Path, control_counts: dict[
     assert_control_read(con, control_counts)
 
 
+def test_a_directory_named_as_a_session_file_is_noted(
+    tmp_path: Path, control_counts: dict[str, int]
+) -> None:
+    """A folder named forks.md is no forks.md: a `not-a-file` issue failing BS-FORK-01, not
+    a file that silently went missing."""
+    root, bad = make_root(tmp_path)
+    (bad / "forks.md").unlink()
+    (bad / "forks.md").mkdir()
+    (bad / "forks.md" / "F1.md").write_text("## F1 — a question [open]\n")
+    con = crawl_unchanged([root], root, tmp_path / "out")
+    assert issues(con) == [("bad", "forks.md", None, "not-a-file")]
+    rule = con.execute(
+        "select rule_id from parse_issues where snapshot_id = ?", [snapshot_of(con, "bad")]
+    ).fetchone()
+    assert rule == ("BS-FORK-01",)
+    assert_control_read(con, control_counts)
+
+
 def test_empty_files(tmp_path: Path, control_counts: dict[str, int]) -> None:
     root, bad = make_root(tmp_path)
     for path in bad.rglob("*"):
