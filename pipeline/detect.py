@@ -83,7 +83,8 @@ def detect(path: str, gate: str = "session") -> Detection:
         raise UnusableInput(f"{path}: not a directory; give a session folder")
     folder = os.path.realpath(path)
     location, topic, repo_root, session_path, in_layout = locate(folder)
-    walker = DirTree(folder)
+    # A link to a file elsewhere in the repository is followed, as the crawl follows it.
+    walker = DirTree(folder, bound=repo_root if in_layout else None)
     entries = [e for e in walker.walk() if e.path]
     for where, code, message in walker.issues:
         if where == "." and code == "unreadable-dir":  # the folder itself

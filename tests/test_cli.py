@@ -144,6 +144,29 @@ def test_detect_and_check_agree_on_where_git_starts(open_session: Path, git_top:
     assert status == [(expected,)]
 
 
+def test_detect_and_check_read_a_file_linked_from_elsewhere_in_the_repository(
+    open_session: Path,
+) -> None:
+    """A session file that is a symbolic link to a file elsewhere in its repository is read
+    by detect as by check (neither leaves the repository); a link out of it by neither."""
+    repo = open_session.parents[2]
+    shared = repo / "shared"
+    shared.mkdir()
+    (open_session / "forks.md").rename(shared / "forks.md")
+    (open_session / "forks.md").symlink_to(shared / "forks.md")
+    detected = json.loads(runner.invoke(app, ["detect", str(open_session), "--json"]).stdout)
+    assert not [n for n in detected["notes"] if n["file"] == "forks.md"], detected
+    out = open_session.parents[4] / "out"
+    assert runner.invoke(app, ["crawl", str(repo), "--out", str(out)]).exit_code == 0
+    assert runner.invoke(app, ["check", "--out", str(out)]).exit_code == 0
+    con = connect(Out(out))
+    checked = dict(con.execute("SELECT rule_id, status FROM statuses").fetchall())
+    assert {r["rule"]: r["status"] for r in detected["rules"]} == {
+        r: checked[r] for r in (x["rule"] for x in detected["rules"])
+    }
+    assert checked["BS-FORK-01"] == "pass"
+
+
 def test_detect_violations_exit_1_with_file_and_line(open_session: Path) -> None:
     result = runner.invoke(app, ["detect", str(open_session), "--gate", "manifest"])
     assert result.exit_code == 1

@@ -106,9 +106,12 @@ def is_repo_root(path: str) -> bool:
 class DirTree(Tree):
     is_directory = True
 
-    def __init__(self, root: str, skip: str | None = None) -> None:
+    def __init__(self, root: str, skip: str | None = None, bound: str | None = None) -> None:
         super().__init__(root)
         self.root = os.path.realpath(root)
+        # Where a symbolic link may lead: the root, or a folder around it (detect walks one
+        # session folder, but its repository is the root a crawl would have).
+        self.bound = os.path.realpath(bound) if bound is not None else self.root
         # OUT, when it lies inside the root: the crawl never reads what it writes (else each
         # night's new files would make every repository look changed).
         inside = skip is not None and os.path.realpath(skip).startswith(self.root + os.sep)
@@ -181,7 +184,7 @@ class DirTree(Tree):
 
     def _link(self, item: os.DirEntry[str], path: str) -> Entry:
         target = os.path.realpath(item.path)
-        if target != self.root and not target.startswith(self.root + os.sep):
+        if target != self.bound and not target.startswith(self.bound + os.sep):
             if os.path.isdir(target):
                 # A folder out of the root (a session, a docs/) would vanish without a word;
                 # inside a session, the session's own parse issue names it (see crawl).
