@@ -603,6 +603,20 @@ def test_aspect_refs_as_words() -> None:
     ]
 
 
+def test_an_arrow_on_a_continuation_line_keeps_the_first_lines_refs() -> None:
+    rec = read("state", "## Aspect map\n- timing — when it sends → F2\n  and on whose clock → F3\n")
+    assert pick(rec.of("aspects"), "name", "description", "ref_count") == [
+        ("timing", "when it sends", 2)
+    ]
+    assert pick(rec.of("aspect_refs"), "ref") == [("F2",), ("F3",)]
+    # Refs that wrap onto the next line are still the aspect's refs.
+    rec = read("state", "## Aspect map\n- timing — when it sends → F2,\n  D3\n")
+    assert pick(rec.of("aspect_refs"), "ref") == [("F2",), ("D3",)]
+    # With no arrow on its own line, the arrow may come on the next one.
+    rec = read("state", "## Aspect map\n- timing — when it sends\n  → F2\n")
+    assert pick(rec.of("aspect_refs"), "ref") == [("F2",)]
+
+
 def test_a_comma_inside_an_aspects_commentary_is_no_ref_part() -> None:
     rec = read("state", "## Aspect map\n- a — b → F2 (wait, then stale), D3 [see notes; later]\n")
     assert pick(rec.of("aspect_refs"), "ref", "kind") == [("F2", "fork"), ("D3", "decision")]

@@ -105,6 +105,11 @@ def _aspect(item: Item, rec: Records) -> None:
     hold its refs when the arrow has nothing after it on the aspect's own line."""
     text = item.text
     arrow = split_arrow(text)
+    if len(item.lines) > 1 and (first := split_arrow(item.lines[0][1])) is not None:
+        # The aspect's own line has its arrow: the lines after it continue its refs (an
+        # arrow there too must not make the first line's refs part of the description).
+        more = " ".join(t for _, t in item.lines[1:])
+        arrow = first[0], f"{first[1]} {more}"
     head, refs_raw = (text, None) if arrow is None else (arrow[0], arrow[1].strip())
     if arrow is not None and not refs_raw and item.parts:
         refs_raw = item.rest()
