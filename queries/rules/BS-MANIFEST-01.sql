@@ -50,6 +50,8 @@ where fr.snapshot_id not in (select snapshot_id from routes_all_fragments)
     and not exists (
         select 1 from current_rows r
         where r.snapshot_id = fr.snapshot_id
-            and (regexp_matches(r.what, '\b' || regexp_escape(fr.name) || '\b')
-                or regexp_matches(r.source, '\b' || regexp_escape(fr.name) || '\b'))
+            -- The name as a whole word, a hyphen counting as part of it: `send-window-v2`
+            -- does not name `send-window`, while `send-window.md` and `c++` name theirs.
+            and (regexp_matches(r.what, '(^|[^\w-])' || regexp_escape(fr.name) || '([^\w-]|$)')
+                or regexp_matches(r.source, '(^|[^\w-])' || regexp_escape(fr.name) || '([^\w-]|$)'))
     )
