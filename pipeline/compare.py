@@ -185,9 +185,10 @@ def median_row(base: Lifetime, cand: Lifetime, z: float = Z95) -> Row:
 
     Each arm's median interval is the Brookmeyer–Crowley one of stats, taken at `z`
     (median_interval); the difference's interval combines the two by MOVER (Zou and Donner,
-    2008), the arms being independent sets of forks. An end never reached leaves its side of
-    the difference unbounded (None); when a median itself is not reached, the other side is
-    the gap between the arms' intervals (each inside its own, the difference is at least it).
+    2008), the arms being independent sets of forks. When a median itself is not reached, the
+    interval is the gap between the arms' intervals (each inside its own, the difference is at
+    least it), a lower end never reached standing at the arm's last time (it lies beyond), and
+    an upper end never reached leaving its side unbounded (None).
     """
     row = Row(
         MEDIAN,
@@ -205,10 +206,19 @@ def median_row(base: Lifetime, cand: Lifetime, z: float = Z95) -> Row:
         if c_up is not None and b_low is not None:
             row.upper = row.difference + math.hypot(c_up - cand.median, base.median - b_low)
     else:
+        # A lower end never reached lies beyond the arm's follow-up: at least its last time.
+        c_low = c_low if c_low is not None else followed_for(cand)
+        b_low = b_low if b_low is not None else followed_for(base)
         row.lower = None if c_low is None or b_up is None else c_low - b_up
         row.upper = None if c_up is None or b_low is None else c_up - b_low
     row.verdict = verdict(row)
     return row
+
+
+def followed_for(life: Lifetime) -> float | None:
+    """The last time the arm's curve reaches (None without a curve): an end of the median's
+    interval that the curve never reaches lies beyond it."""
+    return life.curve[-1].time if life.curve else None
 
 
 def median_interval(life: Lifetime, z: float) -> tuple[float | None, float | None]:

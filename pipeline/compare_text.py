@@ -16,11 +16,10 @@ def _arm(row: Row, which: str) -> str:
 
 
 def comparison_table(result: Comparison) -> Any:
-    """Every row that differs at all (the JSON has them all)."""
+    """Every rule, the clean share and the fork median, as the spec's §9 lists them: a row
+    left out for showing no difference hid a median never reached (its difference is none)."""
     rows = []
     for r in ordered(result.rows):
-        if r.verdict == "unchanged" and not r.difference:
-            continue
         hours = r.metric == MEDIAN
         diff = num(r.difference, signed=True, unit="h") if hours else pct(r.difference, signed=True)
         rows.append(
@@ -50,5 +49,4 @@ def summary_line(result: Comparison) -> str:
         f"{plural(counts['regression'], 'regression')} ({names}), "
         f"{plural(counts['improvement'], 'improvement')}, {counts['unchanged']} unchanged"
         + (f", {counts['no sessions']} with no sessions" if counts["no sessions"] else "")
-        + " (rows with no difference at all are not listed)"
     )

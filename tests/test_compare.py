@@ -21,6 +21,7 @@ from pipeline.compare import (
     compare,
     mcnemar_exact,
     median_interval,
+    median_row,
     point_lifetime,
 )
 from pipeline.crawl import crawl
@@ -340,3 +341,47 @@ def test_one_session_in_one_arm_only_makes_the_comparison_two_sample(tmp_path: P
     assert fork.design == "two-sample"
     same = compare(str(out), BASELINE, BASELINE).rows
     assert {r.design for r in same if r.metric == "BS-FORK-01"} == {"paired"}
+
+
+def test_each_arm_counts_its_sessions_as_the_rates_do(tmp_path: Path) -> None:
+    """Two roots of one arm with the same layout give sessions with the same session_key
+    (spec §2); compare counts each of them, as statuses and rule_rates do, and pairs none."""
+    from tests.conftest import base_corpus
+
+    for arm in ("b1", "b2", "c1", "c2"):
+        base_corpus(tmp_path / arm, 3)
+    out = tmp_path / "out"
+    crawl([str(tmp_path / "b1"), str(tmp_path / "b2")], str(out), {"run": "baseline"}, workers=1)
+    crawl([str(tmp_path / "c1"), str(tmp_path / "c2")], str(out), {"run": "candidate"}, workers=1)
+    check(str(out))
+    con = connect(Out(out))
+    point = resolve(con, None, {"run": "baseline"}).name
+    counted = dict(
+        con.execute(
+            "SELECT rule_id, count(*) FROM statuses WHERE point = ? AND own "
+            "AND is_evaluated(status) GROUP BY rule_id",
+            [point],
+        ).fetchall()
+    )
+    rows = {r.metric: r for r in compare(str(out), BASELINE, CANDIDATE).rows}
+    assert counted["BS-FORK-01"] == 6
+    for rule, evaluated in counted.items():
+        assert (rows[rule].baseline.evaluated, rows[rule].candidate.evaluated) == (evaluated,) * 2
+        assert rows[rule].design == "two-sample"
+
+
+def test_a_candidate_median_never_reached_beyond_the_baselines_interval_regresses() -> None:
+    """Baseline forks close in 0.1 h; 39 of 40 candidate forks are still open after 52.3 h.
+    The candidate's median and its interval's lower end are never reached, so both lie beyond
+    52.3 h: the difference is at least 52.3 − 0.1 h, a regression (it was 'unchanged')."""
+    from pipeline.stats import CurvePoint, Lifetime
+
+    base = Lifetime(40, 40, 40, median=0.1, median_lower=0.1, median_upper=0.1)
+    step = CurvePoint(52.3, 40, 1, 39, 0.975, 0.85, 0.996)
+    cand = Lifetime(40, 40, 1, censored=39, curve=(CurvePoint(0.5, 40, 0, 0, 1, 1, 1), step))
+    row = median_row(base, cand)
+    assert row.difference is None and row.upper is None
+    assert row.lower == pytest.approx(52.2)
+    assert row.verdict == "regression"
+    # And the other way round an improvement, never 'unchanged'.
+    assert median_row(cand, base).verdict == "improvement"

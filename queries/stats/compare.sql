@@ -4,24 +4,40 @@
 -- left out), the sessions matched by session_key, and the 2×2 counts of the matched pairs.
 -- A metric is paired when both arms evaluate it on exactly the same sessions (the replay
 -- design), else two-sample. Intervals are Newcombe's, at normal quantile $z.
-WITH rule_hits AS (
-    -- One row per session and metric: whether each arm evaluated it (null: not evaluated
-    -- there) and found it failing; one pass over both points' statuses.
-    SELECT session_key, rule_id AS metric,
-        bool_or(status = 'fail') FILTER (WHERE point = $baseline) AS b_hit,
-        bool_or(status = 'fail') FILTER (WHERE point = $candidate) AS c_hit
-    FROM statuses
-    WHERE point IN ($baseline, $candidate) AND own AND is_evaluated(status)
-    GROUP BY session_key, rule_id
+WITH arms AS (
+    SELECT * FROM (VALUES ($baseline, false), ($candidate, true)) v(point, cand)
 ),
-clean_hits AS (
-    -- The clean share's event is being clean.
-    SELECT session_key, 'clean-share' AS metric,
-        bool_and(clean) FILTER (WHERE point = $baseline) AS b_hit,
-        bool_and(clean) FILTER (WHERE point = $candidate) AS c_hit
-    FROM sessions
-    WHERE point IN ($baseline, $candidate) AND clean IS NOT NULL
-    GROUP BY session_key
+arm_hits AS (
+    -- One row per arm, session and metric: whether it failed (for the clean share: whether
+    -- it was clean). A session is (session_key, root), as statuses and rule_rates count it.
+    -- (A point compared with itself is both arms.)
+    SELECT a.cand, session_key, root, rule_id AS metric, bool_or(status = 'fail') AS hit
+    FROM statuses JOIN arms a USING (point)
+    WHERE own AND is_evaluated(status)
+    GROUP BY ALL
+    UNION ALL
+    SELECT a.cand, session_key, root, 'clean-share', bool_and(clean)
+    FROM sessions JOIN arms a USING (point)
+    WHERE clean IS NOT NULL
+    GROUP BY ALL
+),
+keyed AS (
+    SELECT *, count(*) OVER (PARTITION BY metric, session_key, cand) AS twins FROM arm_hits
+),
+hits AS (
+    -- Matched by session_key (a replay's arms crawl the same layout under two roots), where
+    -- an arm holds the key once; a key an arm holds under two roots pairs with nothing, and
+    -- each of its sessions counts on its own (null: not evaluated in that arm).
+    SELECT metric, session_key,
+        bool_or(hit) FILTER (WHERE NOT cand) AS b_hit,
+        bool_or(hit) FILTER (WHERE cand) AS c_hit
+    FROM keyed
+    WHERE twins = 1
+    GROUP BY metric, session_key
+    UNION ALL
+    SELECT metric, session_key, CASE WHEN NOT cand THEN hit END, CASE WHEN cand THEN hit END
+    FROM keyed
+    WHERE twins > 1
 ),
 metrics AS (
     SELECT rule_id AS metric, gate FROM rules
@@ -39,7 +55,7 @@ counts AS (
         count(*) FILTER (WHERE b_hit AND NOT c_hit) AS only_baseline,
         count(*) FILTER (WHERE c_hit AND NOT b_hit) AS only_candidate,
         count(*) FILTER (WHERE NOT b_hit AND NOT c_hit) AS neither
-    FROM (SELECT * FROM rule_hits UNION ALL SELECT * FROM clean_hits)
+    FROM hits
     GROUP BY metric
 ),
 joined AS (
