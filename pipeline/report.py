@@ -126,6 +126,7 @@ class ReportData:
     charts: dict[str, charts.Chart] = field(default_factory=dict)
     anchors: set[str] = field(default_factory=set)  # sessions detailed on the page
     label_tags: dict[str, int] = field(default_factory=dict)  # label keys left out → values
+    roots: list[str] = field(default_factory=list)  # the point's runs' roots, as given
 
 
 def _query(name: str) -> str:
@@ -184,6 +185,7 @@ def gather(
     )
     data.anchors = {s["anchor"] for s in data.newly_failing + data.worst}
     data.label_tags = tags
+    data.roots = _roots(con, point)
     # The page's data is in hand: DuckDB's memory is given back before the charts take theirs.
     con.close()
     if baseline is not None and candidate is not None:
@@ -191,6 +193,14 @@ def gather(
     charts_ready.join()
     data.charts = _charts(stats, since)
     return data
+
+
+def _roots(con: Any, point: Point) -> list[str]:
+    """The roots the point's runs crawled, as given (spec §10: the run, its roots, labels)."""
+    query = (
+        "SELECT DISTINCT unnest(roots) AS root FROM run_points WHERE point = $point ORDER BY root"
+    )
+    return [r[0] for r in con.execute(query, {"point": point.name}).fetchall()]
 
 
 def _histories(

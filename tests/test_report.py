@@ -368,6 +368,15 @@ def test_report_in_a_browser(report: Path, browser: Any, tmp_path: Path) -> None
     assert (tmp_path / "report.png").stat().st_size > 10_000
 
 
+def test_the_header_names_the_roots_crawled(report: Path) -> None:
+    """Spec §10: the report shows the run, its roots and labels (four roots: listed)."""
+    header = report.read_text().split("</header>", 1)[0]
+    roots = sorted(p.name for p in example_corpus().iterdir() if p.name != "README.md")
+    assert "4 roots" in header
+    for name in roots:
+        assert re.search(rf"<code>[^<]*/{re.escape(name)}</code>", header), name
+
+
 def test_report_is_self_contained(report: Path) -> None:
     html = report.read_text()
     for needle in ("http://", "https://", "<link ", 'src="http'):
