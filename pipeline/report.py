@@ -37,6 +37,7 @@ from pipeline.resources import queries_dir, reports_dir
 from pipeline.rules import load_rules
 from pipeline.select import Point, all_points, previous, resolve
 from pipeline.stats import Lifetime, Stats, compute, keep_session_verdicts, longest_open
+from pipeline.stats_text import censored_text
 from pipeline.store import Out
 from pipeline.textout import count_rate, difference_interval, interval, num, pct, plural
 
@@ -400,6 +401,7 @@ def render(data: ReportData) -> str:
         difference_interval=difference_interval,
         count_rate=count_rate,
         plural=plural,
+        censored_text=censored_text,
         point_label=charts.point_label,
         ordered_rows=ordered,
     )

@@ -61,13 +61,20 @@ def _reach(summary: Lifetime, value: float | None) -> str:
     return NOT_REACHED if value is None else num(value)
 
 
+def censored_text(g: Lifetime) -> str:
+    """Forks the estimate censors: in a close-kind group those closed the other way are too,
+    named apart so the figure reads as the JSON's `censored` and `competing`."""
+    total = f"{g.censored + g.competing:,}"
+    return f"{total} ({g.competing:,} competing)" if g.competing else total
+
+
 def _lifetime_table(title: str, section: Lifetimes) -> Any:
     rows = []
     for name, g in section.groups():
         median = _reach(g, g.median)
         if g.estimated:
             median += f" ({_reach(g, g.median_lower)} – {_reach(g, g.median_upper)})"
-        counts = [str(g.forks), str(g.closes), str(g.censored + g.competing), str(g.unknown)]
+        counts = [str(g.forks), str(g.closes), censored_text(g), str(g.unknown)]
         rows.append([name, *counts, median, _reach(g, g.p25), _reach(g, g.p75)])
     columns = ["group", "forks", "closes", "censored", "unknown", "median (95% CI)", "p25", "p75"]
     return table(f"{title} (Kaplan–Meier)", columns, rows)
