@@ -4,14 +4,29 @@ from __future__ import annotations
 
 from typing import Any
 
-from pipeline.compare import MEDIAN, Comparison, Row, ordered
-from pipeline.textout import count_rate, difference_interval, num, pct, plural, table
+from pipeline.compare import MEDIAN, Arm, Comparison, Row, ordered
+from pipeline.textout import (
+    NOT_REACHED,
+    count_rate,
+    difference_interval,
+    num,
+    pct,
+    plural,
+    table,
+)
+
+
+def median_text(arm: Arm) -> str:
+    """An arm's fork median as the text and the report show it."""
+    if not arm.evaluated:
+        return "no forks"
+    return NOT_REACHED if arm.value is None else num(arm.value, unit="h")
 
 
 def _arm(row: Row, which: str) -> str:
     arm = row.baseline if which == "baseline" else row.candidate
     if row.metric == MEDIAN:
-        return num(arm.value, unit="h") if arm.evaluated else "no forks"
+        return median_text(arm)
     return count_rate(arm.failed, arm.evaluated, arm.value)
 
 

@@ -31,6 +31,7 @@ from pipeline.compare import (
     ordered,
     point_lifetime,
 )
+from pipeline.compare_text import median_text
 from pipeline.engine import connect, fetch_dicts, out_view
 from pipeline.errors import UsageError
 from pipeline.resources import queries_dir, reports_dir
@@ -402,6 +403,7 @@ def render(data: ReportData) -> str:
         count_rate=count_rate,
         plural=plural,
         censored_text=censored_text,
+        median_text=median_text,
         point_label=charts.point_label,
         ordered_rows=ordered,
     )

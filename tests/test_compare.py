@@ -385,3 +385,6 @@ def test_a_candidate_median_never_reached_beyond_the_baselines_interval_regresse
     assert row.verdict == "regression"
     # And the other way round an improvement, never 'unchanged'.
     assert median_row(cand, base).verdict == "improvement"
+    from pipeline.compare_text import median_text
+
+    assert (median_text(row.baseline), median_text(row.candidate)) == ("0.1 h", "not reached")
