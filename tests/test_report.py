@@ -473,3 +473,30 @@ def test_changes_have_no_negative_zero() -> None:
     assert _delta(3, 4, worse_up=True) == ("−1", "good")
     assert _delta(14.9, 28.3, 1, "pts", worse_up=False) == ("−13.4 pts", "bad")
     assert _delta(5, None) == ("", "")
+
+
+def test_lifetimes_in_reconciled_syncs_are_in_the_report(
+    week: tuple[Path, list[Night]], tmp_path: Path
+) -> None:
+    """Spec §7 (and §10, "the table of section 7"): lifetime in reconciled syncs as well,
+    where the sync log allows; the report's table reads as `census stats` does."""
+    from pipeline.stats import compute
+    from pipeline.stats_text import censored_text
+
+    out, _ = week
+    html = night_report(week, 7, tmp_path).read_text()
+    section = html.split('id="forks"', 1)[1].split("</section>", 1)[0]
+    syncs = section.split("In reconciled syncs", 1)[1].split("</table>", 1)[0]
+    overall = compute(str(out), "night-7").fork_syncs.overall
+    assert overall.estimated > 0 and overall.median is not None
+    row = re.search(r"<tr><td>all forks</td>(.*?)</tr>", syncs, re.S)
+    assert row is not None
+    cells = re.findall(r'<td class="num">([^<]*)</td>', row[1])
+    assert cells[:4] == [
+        f"{overall.forks:,}",
+        f"{overall.closes:,}",
+        censored_text(overall),
+        f"{overall.unknown:,}",
+    ]
+    assert cells[4].startswith(f"{overall.median:.1f} (")
+    assert len(cells) == 7, "no 'open at' columns for syncs"
