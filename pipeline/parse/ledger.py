@@ -58,7 +58,7 @@ def parse_ledger(lines: list[str], rec: Records) -> None:
             elif block.level <= 2:
                 entry = None  # a section heading ends the entry; a subheading is inside it
             if entry is not None:
-                _phrase(entry, block.text, block.line)
+                _phrase(entry, [(block.line, block.text)])
             continue
         meant_line = entry_line(block, "D")
         if meant_line is not None and (
@@ -73,7 +73,7 @@ def parse_ledger(lines: list[str], rec: Records) -> None:
         for key, value, line in fields(block, _FIELDS):
             _field(entry, key, value, line, rec, resolved)
         if entry["reversed_by"] is None:
-            _phrase_in_lines(entry, _lines(block))
+            _phrase(entry, _lines(block))
 
 
 def _meant(block: Heading) -> tuple[str | None, str, bool] | None:
@@ -157,20 +157,12 @@ def _field(
             repeated(rec, FILE, line, "Reversed by", entry["reversed_by"], value, "BS-LEDGER-01")
 
 
-def _phrase(entry: dict[str, Any], text: str, line: int) -> None:
-    """`Reversed by D{n}` anywhere in the entry (a field or prose); the first counts."""
-    if entry["reversed_by"] is None and ("versed" in text or "VERSED" in text):
-        m = _REVERSED_BY_RE.search(text)
-        if m is not None:
-            entry["reversed_by"], entry["reversed_by_line"] = m[1], line
-
-
-def _phrase_in_lines(entry: dict[str, Any], lines: list[tuple[int, str]]) -> None:
-    """`_phrase` over a block's lines read as one text: a phrase may wrap onto the next."""
-    if len(lines) == 1:
-        _phrase(entry, lines[0][1], lines[0][0])
+def _phrase(entry: dict[str, Any], lines: list[tuple[int, str]]) -> None:
+    """`Reversed by D{n}` anywhere in the entry (a field or prose); the first counts. The
+    lines are read as one text, so a phrase may wrap onto the next line."""
+    if entry["reversed_by"] is not None or not lines:
         return
-    text = "\n".join(t for _, t in lines)
+    text = lines[0][1] if len(lines) == 1 else "\n".join(t for _, t in lines)
     if "versed" in text or "VERSED" in text:
         m = _REVERSED_BY_RE.search(text)
         if m is not None:
