@@ -682,6 +682,7 @@ VIEWS: dict[str, tuple[str, list[tuple[str, str]]]] = {
             ("before_seen", "Where it was seen."),
             ("after_id", "The later snapshot."),
             ("after_seen", "Where it was seen."),
+            ("before_commit", "The earlier node's commit (null for a working tree)."),
         ],
     ),
     "point_sessions": (

@@ -504,3 +504,55 @@ def test_a_step_back_or_a_reused_id_is_seen_past_a_night_that_hid_it(tmp_path: P
     assert "moved backward from stopping" in messages["BS-STATE-01"]
     assert "F2 was retitled" in messages["BS-FORK-01"] and "Who pays?" in messages["BS-FORK-01"]
     assert all(f"(run {first_run})" in m for m in messages.values()), messages
+
+
+@pytest.mark.parametrize("hide", ["typo", "deleted"])
+def test_a_step_back_is_seen_past_a_commit_that_hid_it_in_the_same_night(
+    tmp_path: Path, hide: str
+) -> None:
+    """One night's commits go stopping, then no Status to rank (a typo, or state.md deleted),
+    then open: the step back is measured from the nearest earlier commit that showed a Status,
+    by ancestry, not only from the commit beside it, and fails the night."""
+    repo = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", tmp_path / "root" / "repo")
+    git(repo, "init", "-q")
+    commit(repo, "2026-07-08T15:00:00Z", "open the session")
+    edit(repo, "state.md", "Status: open", "Status: stopping")
+    stopping = commit(repo, "2026-07-09T15:00:00Z", "start stopping")
+    state = repo / SESSION / "state.md"
+    kept = state.read_text()
+    if hide == "typo":
+        edit(repo, "state.md", "Status: stopping", "Status: stoping")
+    else:
+        state.unlink()
+    commit(repo, "2026-07-10T15:00:00Z", "lose the Status")
+    state.write_text(kept.replace("Status: stopping", "Status: open"))
+    commit(repo, "2026-07-11T15:00:00Z", "open again")
+    _night(repo, tmp_path / "out", 1)
+    found = [(p, r, m) for p, r, m in _series(tmp_path / "out") if r == "BS-STATE-01"]
+    assert len(found) == 1, found
+    assert "moved backward from stopping" in found[0][2], found
+    assert f"(commit {stopping[:12]})" in found[0][2], found
+
+
+def test_a_reused_id_is_seen_past_a_commit_that_deleted_it_in_the_same_night(
+    tmp_path: Path,
+) -> None:
+    """One night's commits list F2, delete it, then give F2 to a new question: the reuse is
+    measured from the nearest earlier commit that listed F2, and fails the night."""
+    repo = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", tmp_path / "root" / "repo")
+    git(repo, "init", "-q")
+    listed = commit(repo, "2026-07-08T15:00:00Z", "open the session")
+    forks = repo / SESSION / "forks.md"
+    original = forks.read_text()
+    head, f2 = original.split("## F2", 1)
+    forks.write_text(head)
+    commit(repo, "2026-07-09T15:00:00Z", "drop F2")
+    forks.write_text(
+        head + "## F2" + f2.replace("Whose clock decides the send window?", "Who pays?")
+    )
+    commit(repo, "2026-07-10T15:00:00Z", "a new question under F2")
+    _night(repo, tmp_path / "out", 1)
+    found = [(p, r, m) for p, r, m in _series(tmp_path / "out") if r == "BS-FORK-01"]
+    assert len(found) == 1, found
+    assert "F2 was retitled" in found[0][2] and "Who pays?" in found[0][2], found
+    assert f"(commit {listed[:12]})" in found[0][2], found

@@ -4,9 +4,10 @@
 -- each snapshot) is retitled only when a title appears under it that it never had before:
 -- pairing each of its entries with each earlier one would call it retitled at every change.
 -- An ID missing from the earlier side of a step keeps the titles it had where the session
--- last listed it at an earlier census point: deleting a fork and giving its ID to a new
--- question later is a reuse too (one resolved in between is the 'reappears' case below).
-with gone as (
+-- last listed it: the nearest earlier commit listing it (by ancestry), else the last node of
+-- an earlier census point. Deleting a fork and giving its ID to a new question later is a
+-- reuse too (one resolved in between is the 'reappears' case below).
+with recursive gone as (
     select p.pair_id, p.session_key, p.root, p.point, p.after_seen, a.fork_id, a.title,
         a.file, a.line
     from pairs p
@@ -18,7 +19,42 @@ with gone as (
             select 1 from ledger_resolves r
             where r.snapshot_id = p.before_id and r.fork_id = a.fork_id)
 ),
+hidden as (
+    select distinct g.pair_id, g.session_key, g.root, g.fork_id, p.before_commit
+    from gone g
+    join pairs p using (pair_id)
+    where p.before_commit is not null
+),
+commit_nodes as (
+    select distinct o.session_key, o.root, o."commit", o.parents, o.snapshot_id
+    from observations o
+    semi join hidden h on h.session_key = o.session_key and h.root = o.root
+    where o."commit" is not null
+),
+ancestry as (
+    -- Back from the earlier side's commit through the commits that changed the session (both
+    -- sides of a merge), as far as the nearest that lists the ID on each path.
+    select h.pair_id, h.fork_id, n.*
+    from hidden h
+    join commit_nodes n
+        on n.session_key = h.session_key and n.root = h.root and n."commit" = h.before_commit
+    union
+    select a.pair_id, a.fork_id, n.*
+    from ancestry a
+    join commit_nodes n
+        on n.session_key = a.session_key and n.root = a.root
+        and list_contains(a.parents, n."commit")
+    where not exists (
+        select 1 from forks x where x.snapshot_id = a.snapshot_id and x.fork_id = a.fork_id)
+),
+nearest as (
+    select distinct a.pair_id, a.fork_id, a.snapshot_id, seen_in(NULL, a."commit") as seen
+    from ancestry a
+    semi join forks f on f.snapshot_id = a.snapshot_id and f.fork_id = a.fork_id
+),
 last_listed as (
+    from nearest
+    union all
     select g.pair_id, g.fork_id,
         arg_max(o.snapshot_id, {position: e.position, working: o."commit" is null,
             observed: o.observed_at}) as snapshot_id,
@@ -30,6 +66,7 @@ last_listed as (
     join run_points r on r.run_id = o.run_id
     join points e on e.point = r.point and e.position < now.position
     semi join forks f on f.snapshot_id = o.snapshot_id and f.fork_id = g.fork_id
+    where (g.pair_id, g.fork_id) not in (select (pair_id, fork_id) from nearest)
     group by g.pair_id, g.fork_id
 ),
 -- What each fork of a step's later side is compared with: the earlier side, or, for an ID

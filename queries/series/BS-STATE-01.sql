@@ -1,24 +1,47 @@
 -- rule: BS-STATE-01
 -- Along a session's history, Status only moves forward (open → stopping → harvested); a step
 -- back fails the later snapshot.
-select p.pair_id, 'Status' as element, b.status || ' → ' || a.status as detail,
-    'state.md' as file, a.status_line as line,
-    'Status moved backward from ' || b.status || ' (' || p.before_seen || ') to ' || a.status
-        || ' (' || p.after_seen || ')' as message
-from pairs p
-join snapshots b on b.snapshot_id = p.before_id
-join snapshots a on a.snapshot_id = p.after_id
-where state_rank(a.status) < state_rank(b.status)
-union all
--- A step whose earlier side shows no Status to rank (state.md missing, or a value that is none
--- of the three) is measured from the last Status the session showed at an earlier census
--- point: a snapshot that could not be read does not hide a step back.
-select p.pair_id, 'Status', k.status || ' → ' || a.status, 'state.md', a.status_line,
-    'Status moved backward from ' || k.status || ' (' || k.seen || ') to ' || a.status
-        || ' (' || p.after_seen || ')'
-from pairs p
-join snapshots a on a.snapshot_id = p.after_id
-join (
+with recursive hidden as (
+    -- Pairs whose earlier side is a commit that shows no Status to rank (state.md missing, or
+    -- a value that is none of the three).
+    select p.pair_id, p.session_key, p.root, p.before_commit
+    from pairs p
+    join snapshots b on b.snapshot_id = p.before_id
+    where p.before_commit is not null and state_rank(b.status) is null
+),
+commit_nodes as (
+    select distinct o.session_key, o.root, o."commit", o.parents, s.status
+    from observations o
+    semi join hidden h on h.session_key = o.session_key and h.root = o.root
+    join snapshots s on s.snapshot_id = o.snapshot_id
+    where o."commit" is not null
+),
+ancestry as (
+    -- Back from such a commit through the commits that changed the session (by ancestry, both
+    -- sides of a merge), as far as the nearest that shows a Status on each path.
+    select h.pair_id, n.*
+    from hidden h
+    join commit_nodes n
+        on n.session_key = h.session_key and n.root = h.root and n."commit" = h.before_commit
+    union
+    select a.pair_id, n.*
+    from ancestry a
+    join commit_nodes n
+        on n.session_key = a.session_key and n.root = a.root
+        and list_contains(a.parents, n."commit")
+    where state_rank(a.status) is null
+),
+nearest as (
+    -- The furthest along of those Statuses (a merge may join two): a step back from any is one.
+    select pair_id, arg_max(status, state_rank(status)) as status,
+        arg_max(seen_in(NULL, "commit"), state_rank(status)) as seen
+    from ancestry
+    where state_rank(status) is not null
+    group by pair_id
+),
+earlier_point as (
+    -- Otherwise (no such commit, or the earlier side is a working tree), the last Status the
+    -- session showed at an earlier census point.
     select u.pair_id,
         arg_max(s.status, {position: e.position, working: o."commit" is null,
             observed: o.observed_at}) as status,
@@ -31,6 +54,26 @@ join (
     join run_points r on r.run_id = o.run_id
     join points e on e.point = r.point and e.position < now.position
     join snapshots s on s.snapshot_id = o.snapshot_id and state_rank(s.status) is not null
+    where u.pair_id not in (select pair_id from nearest)
     group by u.pair_id
-) k on k.pair_id = p.pair_id
+),
+known as (
+    -- What each pair's later side is measured from: its earlier side's Status where it shows
+    -- one, else the last shown before it (a snapshot that could not be read hides no step back).
+    select p.pair_id, b.status, p.before_seen as seen
+    from pairs p
+    join snapshots b on b.snapshot_id = p.before_id
+    where state_rank(b.status) is not null
+    union all
+    from nearest
+    union all
+    from earlier_point
+)
+select p.pair_id, 'Status' as element, k.status || ' → ' || a.status as detail,
+    'state.md' as file, a.status_line as line,
+    'Status moved backward from ' || k.status || ' (' || k.seen || ') to ' || a.status
+        || ' (' || p.after_seen || ')' as message
+from pairs p
+join known k using (pair_id)
+join snapshots a on a.snapshot_id = p.after_id
 where state_rank(a.status) < state_rank(k.status)

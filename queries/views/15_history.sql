@@ -115,12 +115,12 @@ heads AS (
 ),
 pairs AS (
     SELECT h.session_key, h.root, h.point, b.snapshot_id AS before_id, b.seen_in AS before_seen,
-        h.snapshot_id AS after_id, h.seen_in AS after_seen
+        h.snapshot_id AS after_id, h.seen_in AS after_seen, b."commit" AS before_commit
     FROM heads h
     JOIN commits b
         ON b.session_key = h.session_key AND b.root = h.root AND b."commit" = h.parent
     UNION ALL
-    SELECT session_key, root, point, previous_id, previous_seen, snapshot_id, seen_in
+    SELECT session_key, root, point, previous_id, previous_seen, snapshot_id, seen_in, NULL
     FROM working
     WHERE previous_id IS NOT NULL
 )
