@@ -162,7 +162,7 @@ def evaluate(
     if threshold is not None:
         report.above = [r for r in rates if r.rate is not None and r.rate > threshold]
     if metrics:
-        report.baseline = previous(con, point)
+        report.baseline = previous(con, point, labels)
         if report.baseline is not None:
             report.comparison = comparison or between(con, report.baseline, point)
             wanted = set(metrics)

@@ -149,7 +149,7 @@ def gather(
     out.require()
     con = connect(out)
     point = resolve(con, selector.run, selector.labels, checked=True)
-    before = previous(con, point)
+    before = previous(con, point, selector.labels)
     grouping, tags = _label_keys([p for p in all_points(con) if p.position <= point.position])
     stats, open_forks, lifetimes = _histories(out, point, before, grouping)
     shown = [point.name] + ([before.name] if before else [])
@@ -163,7 +163,7 @@ def gather(
     alarm = alarms.evaluate(
         out_path,
         point.name,
-        {},
+        selector.labels,
         None,
         threshold,
         watched,

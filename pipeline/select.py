@@ -72,11 +72,7 @@ def resolve(
     wanted = dict(labels or {})
     if wanted:
         carrying = _run_labels(con)
-        points = [
-            p
-            for p in points
-            if any(all(carrying[r].get(k) == v for k, v in wanted.items()) for r in p.runs)
-        ]
+        points = _carrying(points, carrying, wanted)
         if not points:
             known = sorted({f"{k}={v}" for ls in carrying.values() for k, v in ls.items()})
             raise SelectorError(
@@ -113,9 +109,24 @@ def _pick(points: list[Point], run: str, wanted: dict[str, str]) -> Point:
     )
 
 
-def previous(con: Any, point: Point) -> Point | None:
-    """The census point just before `point`, if any."""
+def _carrying(
+    points: list[Point], carrying: dict[str, dict[str, str]], wanted: dict[str, str]
+) -> list[Point]:
+    """The points one of whose runs carries every label wanted."""
+    return [
+        p
+        for p in points
+        if any(all(carrying[r].get(k) == v for k, v in wanted.items()) for r in p.runs)
+    ]
+
+
+def previous(con: Any, point: Point, labels: dict[str, str] | None = None) -> Point | None:
+    """The census point just before `point`, if any; among the points carrying `labels`, when
+    given (as `--run previous --label k=v` picks it), so a series selected by its labels is
+    compared with itself, not with the other series crawled into the same OUT."""
     earlier = [p for p in all_points(con) if p.position < point.position]
+    if labels:
+        earlier = _carrying(earlier, _run_labels(con), labels)
     return earlier[-1] if earlier else None
 
 

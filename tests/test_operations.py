@@ -361,3 +361,34 @@ def test_duckdb_never_draws_a_progress_bar(nights: tuple[Path, Path]) -> None:
     _, out = nights
     for con in (connect(Out(out)), connect(None), connect(Out(out), sandbox=True)):
         assert con.execute("SELECT current_setting('enable_progress_bar')").fetchall() == [(False,)]
+
+
+def test_a_series_selected_by_label_is_compared_with_its_own_previous_point(
+    tmp_path: Path,
+) -> None:
+    """Two teams' corpora crawled into one OUT in turn: team a's night is compared with team
+    a's previous night (as `--run previous --label team=a` picks it), never with team b's
+    healthier one in between, in the alarm and in the report's "what changed"."""
+    broken = base_corpus(tmp_path / "a", 12)
+    _break_closes_when(broken, 10)
+    healthy = base_corpus(tmp_path / "b", 12)
+    out = tmp_path / "out"
+    for night, (team, corpus) in enumerate(
+        [("a", broken), ("b", healthy), ("a", broken)], start=1
+    ):
+        crawl([str(corpus)], str(out), {"team": team}, workers=1, point=f"night-{night}")
+    check(str(out))
+    own = runner.invoke(
+        app, ["check", "--out", str(out), "-l", "team=a", "--fail-on-regression", "--json"]
+    )
+    assert own.exit_code == 0, own.output
+    overall = runner.invoke(app, ["check", "--out", str(out), "--fail-on-regression"])
+    assert overall.exit_code == 1, "with no label, the previous point in OUT (team b's)"
+    b_only = runner.invoke(app, ["check", "--out", str(out), "-l", "team=b", "--fail-on-regression"])
+    assert b_only.exit_code == 0 and "no previous census point" in b_only.stdout
+    report = runner.invoke(
+        app, ["report", "--out", str(out), "-l", "team=a", "--html", str(tmp_path / "a.html")]
+    )
+    assert report.exit_code == 0, report.output
+    since = (tmp_path / "a.html").read_text().split('<section id="since">')[1]
+    assert "From <code>night-1</code>" in since.split("</section>")[0]
