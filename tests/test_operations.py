@@ -373,9 +373,7 @@ def test_a_series_selected_by_label_is_compared_with_its_own_previous_point(
     _break_closes_when(broken, 10)
     healthy = base_corpus(tmp_path / "b", 12)
     out = tmp_path / "out"
-    for night, (team, corpus) in enumerate(
-        [("a", broken), ("b", healthy), ("a", broken)], start=1
-    ):
+    for night, (team, corpus) in enumerate([("a", broken), ("b", healthy), ("a", broken)], start=1):
         crawl([str(corpus)], str(out), {"team": team}, workers=1, point=f"night-{night}")
     check(str(out))
     own = runner.invoke(
@@ -384,7 +382,9 @@ def test_a_series_selected_by_label_is_compared_with_its_own_previous_point(
     assert own.exit_code == 0, own.output
     overall = runner.invoke(app, ["check", "--out", str(out), "--fail-on-regression"])
     assert overall.exit_code == 1, "with no label, the previous point in OUT (team b's)"
-    b_only = runner.invoke(app, ["check", "--out", str(out), "-l", "team=b", "--fail-on-regression"])
+    b_only = runner.invoke(
+        app, ["check", "--out", str(out), "-l", "team=b", "--fail-on-regression"]
+    )
     assert b_only.exit_code == 0 and "no previous census point" in b_only.stdout
     report = runner.invoke(
         app, ["report", "--out", str(out), "-l", "team=a", "--html", str(tmp_path / "a.html")]
