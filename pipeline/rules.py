@@ -36,6 +36,7 @@ class Rule:
     body: str
     path: Path
     series: str | None = None  # the query over history_pairs, for rules that compare snapshots
+    reads: tuple[str, ...] = ()  # the session files the rule reads (its `reads:` header)
 
     def evaluated_at(self, gate: str) -> bool:
         return gate_includes(gate, self.gate)
@@ -66,8 +67,16 @@ def parse_rule(path: Path) -> Rule:
         raise RuleFileError(f"{path}: header needs rule (= file name), gate and description")
     series_path = path.parent.parent / "series" / path.name
     series = _read(series_path)[2] if series_path.is_file() else None
+    reads = tuple(f.strip() for f in header.get("reads", "").split(",") if "." in f)
     return Rule(
-        header["rule"], header["gate"], header["description"], tuple(skips), body, path, series
+        header["rule"],
+        header["gate"],
+        header["description"],
+        tuple(skips),
+        body,
+        path,
+        series,
+        reads,
     )
 
 
@@ -100,11 +109,18 @@ def ruleset() -> str:
     return h.hexdigest()[:16]
 
 
+# Parse issues that mean a file (or, with file '.', the whole session) was not read at all:
+# every rule that reads it fails, not only the rule the issue names (docs/errors.md).
+UNREAD_CODES = ("too-large", "unreadable", "vanished", "not-a-file", "archive-incomplete")
+
+
 def _literal(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
 def _rule_sql(rule: Rule) -> str:
+    unread = ", ".join(_literal(code) for code in UNREAD_CODES)
+    files = ", ".join(_literal(name) for name in (".", *rule.reads))
     reason = "NULL"
     if rule.skips:
         whens = " ".join(f"WHEN {p} THEN {_literal(text)}" for p, text in rule.skips)
@@ -127,6 +143,14 @@ LEFT JOIN (
             SELECT snapshot_id, file, line, 'could not read: ' || message AS message,
                 'fail' AS severity
             FROM parse_issues WHERE rule_id = '{rule.rule_id}')
+        -- So does a file it reads that could not be read at all, whichever rule the issue
+        -- names, and a session that may have lost files (file '.': an archive cut short).
+        UNION ALL BY NAME (
+            SELECT snapshot_id, file, line, 'could not read: ' || message AS message,
+                'fail' AS severity
+            FROM parse_issues
+            WHERE code IN ({unread}) AND file IN ({files})
+                AND rule_id IS DISTINCT FROM '{rule.rule_id}')
     )
     -- A snapshot with any 'fail' finding fails, and only its fail findings are kept.
     QUALIFY coalesce(severity, 'fail') = CASE

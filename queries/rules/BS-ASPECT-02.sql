@@ -1,6 +1,7 @@
 -- rule: BS-ASPECT-02
 -- gate: manifest
 -- description: The aspect map exists with at least one aspect, and no aspect is still `none yet`.
+-- reads: state.md, ops/manifest.md
 select snapshot_id, 'state.md' as file, aspect_map_line as line,
     case
         when not state_exists then 'state.md is missing, so there is no aspect map'

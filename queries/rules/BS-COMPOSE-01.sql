@@ -1,6 +1,7 @@
 -- rule: BS-COMPOSE-01
 -- gate: session
 -- description: thesis.md's `Current as of:` stamp equals state.md's `Last compose` (as instants; never equals only never).
+-- reads: state.md, thesis.md
 select snapshot_id,
     -- The finding names the side that is missing or unreadable (state.md when it is Last compose).
     case when state_side then 'state.md' else 'thesis.md' end as file,

@@ -1,6 +1,7 @@
 -- rule: BS-COMPOSE-02
 -- gate: manifest
 -- description: Last compose is strictly later than the newest capture turn; a compose over unsynced capture is stale.
+-- reads: state.md, ops/capture.md, ops/manifest.md
 -- skip: location = 'history' => ops/ removed at harvest
 -- skip: commit_snapshot and not ops_exists => ops/ is not kept in git (a commit snapshot)
 select snapshot_id, 'state.md' as file, last_compose_line as line,

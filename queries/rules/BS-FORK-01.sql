@@ -1,6 +1,7 @@
 -- rule: BS-FORK-01
 -- gate: session
 -- description: Fork IDs are unique; every fork has the marker [open] or [parked → destination] and a non-empty `Closes when:`; across snapshots an ID is never retitled or brought back after it was resolved.
+-- reads: forks.md
 with numbered as (
     select *,
         row_number() over (partition by snapshot_id, fork_id order by line) as nth,

@@ -1,6 +1,7 @@
 -- rule: BS-FORK-02
 -- gate: session
 -- description: No fork entry in forks.md, open or parked, has an ID that a ledger entry resolves (a resolved fork's entry is deleted).
+-- reads: forks.md, ledger.md
 select f.snapshot_id, f.file, f.line,
     f.fork_id || ' is still listed' || coalesce(' [' || f.marker || ']', '') || ' but '
         || string_agg(distinct r.decision_id, ', ' order by r.decision_id)

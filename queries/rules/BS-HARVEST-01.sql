@@ -1,6 +1,7 @@
 -- rule: BS-HARVEST-01
 -- gate: move
--- description: No destination document links into the session folder (research: every existing path the current round's Destination cells name; history: every Markdown document outside docs/research/ and docs/history/).
+-- description: No destination document links into the session folder (research: every existing path a Destination cell names, in every round; history: every Markdown document outside docs/research/ and docs/history/).
+-- reads: ops/manifest.md
 -- skip: location = 'research' and not manifest_exists => no manifest
 select l.snapshot_id, '/' || l.file as file, l.line,
     '/' || l.file || ' links into the session folder (' || l.target || '); point it at the harvested document instead' as message
@@ -8,7 +9,7 @@ from links l
 join snapshots s using (snapshot_id)
 where (s.location = 'research' and exists (
         select 1 from manifest_destinations m
-        where m.snapshot_id = l.snapshot_id and m."current" and m.destination_exists
+        where m.snapshot_id = l.snapshot_id and m.destination_exists
             and m.destination_path = l.file))
     or (s.location = 'history'
         and not (l.file like 'docs/research/%' or l.file like 'docs/history/%'))

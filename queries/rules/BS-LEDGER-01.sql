@@ -1,6 +1,7 @@
 -- rule: BS-LEDGER-01
 -- gate: session
 -- description: Ledger IDs are unique and ascend in file order; every entry has Decision, Why and How to apply; a `Reversed by D#` and a `Reverses: D#` name an entry that exists; across snapshots no entry disappears or has its Decision, Why or How to apply rewritten.
+-- reads: ledger.md
 with ordered as (
     select *,
         max(decision_num) over (

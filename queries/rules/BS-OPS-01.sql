@@ -1,6 +1,7 @@
 -- rule: BS-OPS-01
 -- gate: session
 -- description: ops/.gitignore exists and has a line that is exactly `*`, so ops/ never enters git.
+-- reads: ops/.gitignore
 -- skip: location = 'history' => ops/ removed at harvest
 -- skip: commit_snapshot and not ops_exists => ops/ is not kept in git (a commit snapshot)
 select

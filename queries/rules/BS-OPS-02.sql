@@ -1,6 +1,7 @@
 -- rule: BS-OPS-02
 -- gate: session
 -- description: No file under the session's ops/ is tracked by git (in the index, or in any commit with --git-history).
+-- reads: none
 -- skip: not git_context => no git context
 select
     snapshot_id,

@@ -1,6 +1,7 @@
 -- rule: BS-STATE-01
 -- gate: session
 -- description: state.md's Status is present and one of open, stopping, harvested; across a session's snapshots it never moves backward.
+-- reads: state.md
 select
     snapshot_id,
     'state.md' as file,

@@ -1,6 +1,7 @@
 -- rule: BS-SYNC-01
 -- gate: session
 -- description: Every sync dispatch has exactly one result after it with the same S#; only the newest dispatch (the last dispatch line in the file) may be in flight.
+-- reads: ops/sync-log.md
 -- skip: location = 'history' => ops/ removed at harvest
 -- skip: commit_snapshot and not ops_exists => ops/ is not kept in git (a commit snapshot)
 with per_sync as (

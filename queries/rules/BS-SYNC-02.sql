@@ -1,6 +1,7 @@
 -- rule: BS-SYNC-02
 -- gate: session
 -- description: Every fork raised by `twin (S#)` cites syncs whose result is reconciled (every S# the Raised by value names); a twin that cites no sync fails too.
+-- reads: forks.md, ops/sync-log.md
 -- skip: location = 'history' => ops/ removed at harvest
 -- skip: commit_snapshot and not ops_exists => ops/ is not kept in git (a commit snapshot)
 with outcome as (

@@ -1,6 +1,7 @@
 -- rule: BS-THESIS-01
 -- gate: session
 -- description: thesis.md exists, has a `Current as of:` stamp that parses, and has ## Claim, ## Argument and ## What changed.
+-- reads: thesis.md
 select snapshot_id, 'thesis.md' as file, thesis_stamp_line as line,
     case
         when thesis_stamp_raw is null then 'thesis.md has no ''Current as of:'' stamp'

@@ -1,6 +1,7 @@
 -- rule: BS-USELESS-01
 -- gate: move
 -- description: The manifest records a passing uselessness test (`Result: pass`) before the move.
+-- reads: ops/manifest.md
 -- skip: location = 'history' => ops/ removed at harvest
 -- skip: commit_snapshot and not ops_exists => ops/ is not kept in git (a commit snapshot)
 select s.snapshot_id, 'ops/manifest.md' as file, m.useless_result_line as line,

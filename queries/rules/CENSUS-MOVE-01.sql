@@ -1,6 +1,7 @@
 -- rule: CENSUS-MOVE-01
 -- gate: move
 -- description: Before the move, the manifest exists and its Status is applied.
+-- reads: ops/manifest.md
 -- skip: location = 'history' => ops/ removed at harvest
 -- skip: commit_snapshot and not ops_exists => ops/ is not kept in git (a commit snapshot)
 select s.snapshot_id, 'ops/manifest.md' as file, m.status_line as line,

@@ -1,0 +1,67 @@
+"""A session file the census could not read fails every rule that reads it, not only the
+rule the file is named after (spec §3.1: what could not be read fails the rule that needs it).
+Rules that read other files only stay as they were."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from pipeline.check import check
+from pipeline.crawl import crawl
+from pipeline.detect import detect
+from pipeline.rules import load_rules
+from tests.conftest import FIXTURES, copy_tree
+
+SESSION = "docs/research/demo-brainstorm"
+NINE_MIB = 9 * 1024 * 1024
+
+
+def _statuses(session: Path) -> dict[str, str]:
+    return {o.rule: o.status for o in detect(str(session), "move").outcomes}
+
+
+@pytest.mark.parametrize(
+    ("name", "how"),
+    [
+        ("forks.md", "too-large"),
+        ("ledger.md", "directory"),
+        ("ops/manifest.md", "too-large"),
+        ("ops/sync-log.md", "directory"),
+        ("state.md", "too-large"),
+    ],
+)
+def test_every_rule_reading_an_unread_file_fails(name: str, how: str, tmp_path: Path) -> None:
+    repo = copy_tree(FIXTURES / "cases" / "base" / "applied" / "repo", tmp_path / "corpus" / "r")
+    session = repo / SESSION
+    before = _statuses(session)
+    path = session / name
+    if how == "too-large":
+        # Past the limit with the file's own text first: a reader that read it would pass.
+        path.write_text(path.read_text() + "\nplain prose\n" * (NINE_MIB // 12))
+    else:
+        path.unlink()
+        path.mkdir()
+    after = _statuses(session)
+    readers = {r.rule_id for r in load_rules() if name in r.reads}
+    assert readers, name
+    for rule in sorted(readers):
+        assert after[rule] in ("fail", "skipped"), (rule, after[rule])
+        if before[rule] == "pass":
+            assert after[rule] == "fail", rule
+    others = {r for r in after if r not in readers and after[r] != before[r]}
+    # Only rules reading the file change (a missing manifest may skip its rules instead).
+    assert all(after[r] in ("fail", "skipped") for r in others), others
+    crawl([str(tmp_path / "corpus")], str(tmp_path / "out"), workers=1)
+    check(str(tmp_path / "out"))
+    with duckdb.connect(str(tmp_path / "out" / "census.duckdb"), read_only=True) as con:
+        con.execute(f"SET file_search_path = '{tmp_path / 'out'}'")
+        checked = dict(
+            con.execute(
+                "SELECT rule_id, status FROM statuses WHERE list_contains($r, rule_id)",
+                {"r": sorted(readers)},
+            ).fetchall()
+        )
+    assert {r: checked[r] for r in readers} == {r: after[r] for r in readers}
