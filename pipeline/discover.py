@@ -37,6 +37,8 @@ class RepoRef:
     # Every file path in the repository, for manifest destinations that must exist.
     files: set[str] = field(default_factory=set)
     has_git: bool = False
+    # Why the repository may lack files (it sits in an archive read only in part); None when whole.
+    incomplete: str | None = None
 
 
 def research_folder(topic: str) -> str:
@@ -65,8 +67,11 @@ def discover(entries: Iterable[Entry]) -> list[RepoRef]:
     """Group one block of entries into repositories with their sessions and documents."""
     repos: dict[str, RepoRef] = {}
     rest: list[Entry] = []
+    incomplete = None
     for entry in entries:
         if not entry.path:
+            # The root itself: an archive read only in part says so here.
+            incomplete = entry.problem if entry.is_dir else None
             continue
         parts = entry.path.split("/")
         found = match_session(parts)
@@ -86,6 +91,8 @@ def discover(entries: Iterable[Entry]) -> list[RepoRef]:
             session.entries.append(_relative(entry, inner))
             if not entry.is_dir:
                 repo.files.add("/".join(parts[docs_at:]))
+    for repo in repos.values():
+        repo.incomplete = incomplete
     # Longest repository path first, so a nested repository claims its own documents.
     ordered = sorted(repos, key=len, reverse=True)
     for entry in rest:

@@ -148,6 +148,10 @@ def _may_link_into(document: str, data: bytes, topics: set[str]) -> bool:
 
 def session_input(ctx: RepoContext, session: SessionRef) -> SessionInput:
     inp = SessionInput(session.location, session.topic, session.path)
+    if ctx.repo.incomplete:
+        # Files of the session may be missing from the listing itself: the whole folder ('.')
+        # is in doubt, so its rules fail instead of passing on what happened to be read.
+        inp.unreadable.append((".", "archive-incomplete", ctx.repo.incomplete))
     for entry in session.entries:
         if entry.path == "ops" or entry.path.startswith("ops/"):
             inp.has_ops_dir = True
@@ -204,6 +208,9 @@ def manifest_destinations(data: bytes) -> list[str]:
 def repo_signature(ctx: RepoContext) -> str:
     """File metadata that, unchanged, means no session of the repository changed either."""
     h = hashlib.sha256()
+    if ctx.repo.incomplete:
+        # The same listing from an archive now read only in part is not the same repository.
+        h.update(f"incomplete\0{ctx.repo.incomplete}\n".encode())
     for path in sorted(ctx.repo.files):
         h.update(path.encode("utf-8", "surrogateescape") + b"\0")
     for doc in ctx.repo.documents:

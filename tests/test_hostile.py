@@ -194,14 +194,21 @@ def test_decompression_bomb_stops_reading(
     found = [row for row in issues(con) if row[3] == "archive-too-large"]
     assert found == [(None, f"{archive}:{archive.name}", None, "archive-too-large")]
     assert "decompression bomb" in messages(con, "archive-too-large")[0][1]
-    # The session before the bomb is kept whole; reading stopped there, so the late one is absent.
-    assert_control_read(con, control_counts, repo=f"{archive.name}:control")
+    # The session before the bomb is read whole; reading stopped there, so the late one is
+    # absent, and each session found may have lost files after the stop (fail closed).
+    control_id = snapshot_of(con, f"{archive.name}:control")
+    assert counts(con, control_id) | {"files": 0} == control_counts | {"files": 0}
+    incomplete = [row for row in issues(con) if row[3] == "archive-incomplete"]
+    assert incomplete == [
+        (f"{archive.name}:{repo}", ".", None, "archive-incomplete") for repo in ("bomb", "control")
+    ]
     repos = {row[0] for row in con.execute("select distinct repo from observations").fetchall()}
     assert repos == {f"{archive.name}:control", f"{archive.name}:bomb"}
     bomb_id = snapshot_of(con, f"{archive.name}:bomb", BOMB_SESSION.removeprefix("bomb/"))
     # The bomb's session holds only the members listed before the stop, none read past it.
     listed = con.execute(
-        "select file, sha256 is not null from files where snapshot_id = ? order by file",
+        "select file, sha256 is not null from files"
+        " where snapshot_id = ? and file <> '.' order by file",
         [bomb_id],
     ).fetchall()
     assert 1 <= len(listed) <= len(names)

@@ -7,11 +7,14 @@ kept in memory. Nothing is ever extracted to disk.
 
 from __future__ import annotations
 
+import lzma
 import os
 import posixpath
 import tarfile
 import zipfile
+import zlib
 from collections.abc import Iterator
+from typing import Self
 
 from pipeline.parse.lexical import MAX_FILE_BYTES
 from pipeline.sources.tree import BAD_NAME, Entry, ReadError, Tree, storable_name
@@ -22,6 +25,28 @@ ARCHIVE_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tar.xz", "
 MAX_ARCHIVE_BYTES = 4 * 1024**3
 EXPANSION_RATIO = 200
 MIN_EXPANSION_BYTES = 64 * 1024**2
+# What a broken archive raises while read: a bad stream (zlib, lzma; bz2 raises OSError), a
+# cut (EOFError), an encrypted zip member (RuntimeError), an unknown zip method
+# (NotImplementedError), a bad CRC (BadZipFile).
+FAULTS = (
+    tarfile.TarError,
+    zipfile.BadZipFile,
+    zlib.error,
+    lzma.LZMAError,
+    OSError,
+    EOFError,
+    ValueError,
+    RuntimeError,
+    NotImplementedError,
+)
+CUT_SHORT = "cut short"
+CORRUPT = "corrupt"
+SIZE_LIMIT = "stopped at the size limit"
+_HEADER_FAULTS = {
+    "EmptyHeaderError": CUT_SHORT,
+    "TruncatedHeaderError": CUT_SHORT,
+    "InvalidHeaderError": CORRUPT,
+}
 
 
 def _wanted(path: str) -> bool:
@@ -40,6 +65,27 @@ def _safe_name(name: str) -> str | None:
     return "" if norm == "." else norm
 
 
+class _Headers(tarfile.TarInfo):
+    """A TarInfo that tells its archive why a header was not read: tarfile ends the listing
+    without a word when the stream stops at or inside a header, or a later header is corrupt."""
+
+    @classmethod
+    def fromtarfile(cls, archive: tarfile.TarFile) -> Self:
+        try:
+            return super().fromtarfile(archive)
+        except tarfile.HeaderError as err:
+            # tarfile's own classes (not in its stubs): none read, part read, a bad checksum.
+            why = _HEADER_FAULTS.get(type(err).__name__)
+            if why is not None and isinstance(archive, _Reading):
+                archive.ended_early = why
+            raise
+
+
+class _Reading(tarfile.TarFile):
+    # Why the listing ended early (CUT_SHORT, CORRUPT); None at the end-of-archive block.
+    ended_early: str | None = None
+
+
 class ArchiveTree(Tree):
     def __init__(self, path: str) -> None:
         super().__init__(path)
@@ -47,6 +93,9 @@ class ArchiveTree(Tree):
         self.archive_name = posixpath.basename(path.replace("\\", "/"))
         self._data: dict[str, bytes] = {}
         self._entries: dict[str, Entry] = {}
+        # Why members may be missing (CUT_SHORT, CORRUPT, SIZE_LIMIT); None when all were listed.
+        self.incomplete: str | None = None
+        self._last: str | None = None  # the last member met, to say where a fault struck
 
     def blocks(self) -> Iterator[list[Entry]]:
         try:
@@ -54,22 +103,38 @@ class ArchiveTree(Tree):
                 self._load_zip()
             else:
                 self._load_tar()
-        except (tarfile.TarError, zipfile.BadZipFile, OSError, EOFError, ValueError) as err:
-            self.issues.append(
-                (
-                    self.archive_name,
-                    "bad-archive",
-                    f"archive is corrupt or truncated ({err}); "
-                    "the members read before the fault are kept",
-                )
-            )
+        except FAULTS as err:
+            cut = isinstance(err, EOFError) or "unexpected end" in str(err)
+            self._fault(CUT_SHORT if cut else CORRUPT, str(err))
         # Parent folders of members are entries too, so empty session folders still show.
         for path in list(self._entries):
             parent = posixpath.dirname(path)
             while parent and parent not in self._entries:
                 self._entries[parent] = Entry(parent, True, 0, 0)
                 parent = posixpath.dirname(parent)
-        yield [self._entries[p] for p in sorted(self._entries)]
+        block = [self._entries[p] for p in sorted(self._entries)]
+        if self.incomplete is not None:
+            # The archive's own root entry carries the fault, so that discover marks every
+            # repository of the archive, and each of their sessions fails closed.
+            message = (
+                f"the archive {self.archive_name} is incomplete ({self.incomplete}): "
+                "this session may have lost files"
+            )
+            block.insert(0, Entry("", True, 0, 0, message))
+        yield block
+
+    def _fault(self, why: str, detail: str) -> None:
+        """The archive could not be read to its end: one issue for it, and it is incomplete."""
+        self.incomplete = why
+        where = f"after member {storable_name(self._last)!r}" if self._last else "at its start"
+        self.issues.append(
+            (
+                self.archive_name,
+                "bad-archive",
+                f"archive is {why} {where} ({detail}): members after it are lost; "
+                "the members read before it are kept",
+            )
+        )
 
     def _add(
         self, raw_name: str, is_dir: bool, size: int, mtime: float, problem: str | None
@@ -99,8 +164,9 @@ class ArchiveTree(Tree):
 
     def _load_tar(self) -> None:
         total, limit = 0, self.limit
-        with tarfile.open(self.path, mode="r|*") as archive:
+        with _Reading.open(self.path, mode="r|*", tarinfo=_Headers) as archive:
             for member in archive:
+                self._last = member.name
                 problem = None
                 if member.issym() or member.islnk():
                     problem = "link inside an archive; not followed"
@@ -117,6 +183,9 @@ class ArchiveTree(Tree):
                     handle = archive.extractfile(member)
                     if handle is not None:
                         self._data[name] = handle.read(member.size + 1)
+            if archive.ended_early is not None:
+                # GNU tar says "unexpected end of file" here; tarfile just stops.
+                self._fault(archive.ended_early, "no end-of-archive block")
 
     def _load_zip(self) -> None:
         total, limit = 0, self.limit
@@ -135,11 +204,24 @@ class ArchiveTree(Tree):
                     self._bomb()
                     return
                 if info.file_size <= MAX_FILE_BYTES and _wanted(name):
-                    with archive.open(info) as handle:
-                        data = handle.read(info.file_size + 1)
-                    if len(data) > MAX_FILE_BYTES:
-                        continue
-                    self._data[name] = data
+                    self._read_zip_member(archive, info, name)
+
+    def _read_zip_member(self, archive: zipfile.ZipFile, info: zipfile.ZipInfo, name: str) -> None:
+        """One member's bytes; a member that cannot be read (corrupt, encrypted, an unknown
+        method) is unread, and the others are read still: a zip lists every member up front."""
+        try:
+            with archive.open(info) as handle:
+                data = handle.read(info.file_size + 1)
+        except FAULTS as err:
+            # zipfile's message for an encrypted member quotes the whole ZipInfo: say it plainly.
+            why = "encrypted, no password" if info.flag_bits & 0x1 else str(err)
+            problem = f"archive member could not be read ({why or type(err).__name__}); not read"
+            entry = self._entries[name]
+            self._entries[name] = Entry(name, False, entry.size, entry.mtime_ns, problem)
+            self.issues.append((name, "bad-archive", problem))
+            return
+        if len(data) <= MAX_FILE_BYTES:
+            self._data[name] = data
 
     @property
     def limit(self) -> int:
@@ -151,6 +233,7 @@ class ArchiveTree(Tree):
         return min(MAX_ARCHIVE_BYTES, max(MIN_EXPANSION_BYTES, EXPANSION_RATIO * size))
 
     def _bomb(self) -> None:
+        self.incomplete = SIZE_LIMIT
         self.issues.append(
             (
                 self.archive_name,
