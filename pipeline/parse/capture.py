@@ -6,14 +6,16 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime
 
-from pipeline.parse.blocks import Heading, parse
+from pipeline.parse.blocks import Block, Heading, Table, parse
 from pipeline.parse.lexical import find_timestamp, parse_timestamp
 from pipeline.parse.reading import (
     entry_id,
     entry_line,
+    hidden_entries,
     meant_entry,
     not_an_entry_heading,
     number,
+    table_rows,
     unclosed_fence,
 )
 from pipeline.parse.records import Records
@@ -48,11 +50,16 @@ def _schema_turn(text: str) -> tuple[str, str, datetime] | None:
 def parse_capture(lines: list[str], rec: Records) -> None:
     doc = parse(lines)
     unclosed_fence(doc, rec, FILE, RULE)
-    for block in doc.blocks:
+    if doc.html:
+        # Turns in HTML blocks are not read: each is a parse issue.
+        hidden_entries(doc, lines, rec, FILE, "T", RULE, _weigh)
+    for index, block in enumerate(doc.blocks):
+        if isinstance(block, Table):
+            table_rows(block, doc.blocks, index, rec, FILE, "T", RULE, _weigh)
+            continue
         if not isinstance(block, Heading):
             meant = entry_line(block, "T")
-            # A line meant as a turn: its shape says so, or a timestamp follows the ID.
-            if meant is not None and (meant[3] or find_timestamp(meant[2]) is not None):
+            if meant is not None and _weigh(meant, doc.blocks, index):
                 # Meant as a turn but no heading: not read, and BS-COMPOSE-02 fails.
                 not_an_entry_heading(rec, FILE, meant[0], meant[1], "T", RULE)
             continue
@@ -74,6 +81,12 @@ def parse_capture(lines: list[str], rec: Records) -> None:
             at_raw=raw,
             at=instant,
         )
+
+
+def _weigh(meant: tuple[int, str, str, bool], blocks: list[Block], index: int) -> bool:
+    """Whether a line that may be meant as a turn is one: its shape says so, or a
+    timestamp follows the ID."""
+    return meant[3] or find_timestamp(meant[2]) is not None
 
 
 def _turn(block: Heading, rec: Records) -> None:

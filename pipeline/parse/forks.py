@@ -5,17 +5,20 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from pipeline.parse.blocks import Block, Heading, parse
+from pipeline.parse.blocks import Block, Heading, Table, parse
 from pipeline.parse.lexical import ARROW_RE, bare, ids, token
 from pipeline.parse.reading import (
     as_fields,
     entry_id,
     entry_line,
     fields,
+    hidden_entries,
     meant_entry,
     not_an_entry_heading,
     number,
+    passed,
     repeated,
+    table_rows,
     titled_entry,
     unclosed_fence,
 )
@@ -39,13 +42,21 @@ def parse_forks(lines: list[str], rec: Records) -> None:
     doc = parse(lines)
     unclosed_fence(doc, rec, FILE, RULE)
     blocks = doc.blocks
+    # Forks in HTML blocks are not read: each is a parse issue and ends the fork above.
+    ends = hidden_entries(doc, lines, rec, FILE, "F", RULE, _weigh) if doc.html else []
     for index, block in enumerate(blocks):
+        if ends and passed(ends, block):
+            fork = None
         block = as_fields(block, _FIELDS)
         if isinstance(block, Heading):
             fork = _entry_heading(block, rec, fork)
             continue
+        if isinstance(block, Table):
+            if table_rows(block, blocks, index, rec, FILE, "F", RULE, _weigh):
+                fork = None
+            continue
         meant = entry_line(block, "F")
-        if meant is not None and (meant[3] or _is_fork(meant[2], blocks, index)):
+        if meant is not None and _weigh(meant, blocks, index):
             # Meant as a fork but no heading: not read, it ends the fork above (its fields
             # are not that fork's), and BS-FORK-01 fails.
             fork = None
@@ -83,6 +94,12 @@ def _entry_heading(
         not_an_entry_heading(rec, FILE, block.line, block.text, "F", RULE)
         return fork
     return None if block.level <= 2 else fork
+
+
+def _weigh(meant: tuple[int, str, str, bool], blocks: list[Block], index: int) -> bool:
+    """Whether a line that may be meant as a fork (entry_line's reading of blocks[index])
+    is one: its shape says so, or the text after its ID reads as a fork's title."""
+    return meant[3] or _is_fork(meant[2], blocks, index)
 
 
 def _is_fork(rest: str, blocks: list[Block], index: int) -> bool:

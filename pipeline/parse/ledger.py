@@ -6,17 +6,20 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from pipeline.parse.blocks import Block, Heading, Item, Paragraph, parse
+from pipeline.parse.blocks import Block, Heading, Item, Paragraph, Table, parse
 from pipeline.parse.lexical import bare, ids
 from pipeline.parse.reading import (
     as_fields,
     entry_id,
     entry_line,
     fields,
+    hidden_entries,
     meant_entry,
     not_an_entry_heading,
     number,
+    passed,
     repeated,
+    table_rows,
     titled_entry,
     unclosed_fence,
 )
@@ -48,8 +51,16 @@ def parse_ledger(lines: list[str], rec: Records) -> None:
     doc = parse(lines)
     unclosed_fence(doc, rec, FILE, RULE)
     blocks = doc.blocks
+    # Entries in HTML blocks are not read: each is a parse issue and ends the entry above.
+    ends = hidden_entries(doc, lines, rec, FILE, "D", RULE, _weigh) if doc.html else []
     for index, block in enumerate(blocks):
+        if ends and passed(ends, block):
+            entry = None
         block = as_fields(block, _FIELDS)
+        if isinstance(block, Table):
+            if table_rows(block, blocks, index, rec, FILE, "D", RULE, _weigh):
+                entry = None
+            continue
         if isinstance(block, Heading):
             meant = _meant(block)
             if meant is not None:
@@ -61,9 +72,7 @@ def parse_ledger(lines: list[str], rec: Records) -> None:
                 _phrase(entry, [(block.line, block.text)])
             continue
         meant_line = entry_line(block, "D")
-        if meant_line is not None and (
-            meant_line[3] or titled_entry(meant_line[2], blocks, index, _FIELDS)
-        ):
+        if meant_line is not None and _weigh(meant_line, blocks, index):
             # Meant as an entry but no heading: not read, it ends the entry above (its
             # fields are not that entry's), and BS-LEDGER-01 fails.
             entry = None
@@ -74,6 +83,12 @@ def parse_ledger(lines: list[str], rec: Records) -> None:
             _field(entry, key, value, line, rec, resolved)
         if entry["reversed_by"] is None:
             _phrase(entry, _lines(block))
+
+
+def _weigh(meant: tuple[int, str, str, bool], blocks: list[Block], index: int) -> bool:
+    """Whether a line that may be meant as an entry (entry_line's reading of blocks[index])
+    is one: its shape says so, or a dash begins its title and the entry's fields follow."""
+    return meant[3] or titled_entry(meant[2], blocks, index, _FIELDS)
 
 
 def _meant(block: Heading) -> tuple[str | None, str, bool] | None:

@@ -9,9 +9,18 @@ Sections and entries are headings; an entry begins with its ID.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 
-from pipeline.parse.blocks import Block, Document, Heading, Item, Paragraph
+from pipeline.parse.blocks import (
+    Block,
+    Document,
+    Heading,
+    Item,
+    Paragraph,
+    Table,
+    html_kind,
+    parse,
+)
 from pipeline.parse.lexical import MAX_FIELD_NAME, bare, field, int32
 from pipeline.parse.records import Records
 
@@ -46,6 +55,20 @@ INVISIBLE = "\u200b\u200c\u200d\u2060\ufeff"
 _BULLET_RE = re.compile(r"^(?:[-*+]|[0-9]{1,9}[.)])[ \t]+")  # a list marker, read past
 _STARTS = {letter: frozenset("#*_`[" + letter + INVISIBLE) for letter in "FDT"}
 
+
+# HTML block kinds (blocks.html_kind) not shown: comments, processing instructions,
+# declarations and CDATA; what a writer hides there is a matter of its own, not read here.
+_HIDDEN_HTML = frozenset((1, 2, 3, 4))
+# Indentation, quote and list markers before the tag that opens an HTML block.
+_PREFIX_RE = re.compile(r"(?:[ \t]|>|[-*+](?=[ \t])|\d{1,9}[.)](?=[ \t]))*+")
+_QUOTES_RE = re.compile(r"[ \t>]*+")
+_LEADING_TAGS_RE = re.compile(r"(?:[ \t]*+</?[A-Za-z][^<>]*+>)++[ \t]*+")
+_TAG_RE = re.compile(r"</?[A-Za-z][^<>]*+>")
+IN_HTML = " (inside an HTML block, where CommonMark reads no Markdown)"
+IN_TABLE = " (a table row)"
+# Whether a line meant as an entry (line, text, text after the ID, shape says so) found
+# in blocks[index] is one: each reader's own weighing.
+Weigh = Callable[[tuple[int, str, str, bool], list[Block], int], bool]
 
 # Spacing inside a field name other than one space (`Raised  by`, a tab, a no-break space).
 _ODD_SPACE = re.compile(r"\s\s|[\t\xa0]")
@@ -218,6 +241,13 @@ def entry_line(block: Block, letter: str) -> tuple[int, str, str, bool] | None:
         lines = block.lines
     else:
         return None
+    return next(_meant_lines(lines, letter), None)
+
+
+def _meant_lines(
+    lines: Iterable[tuple[int, str]], letter: str
+) -> Iterator[tuple[int, str, str, bool]]:
+    """Each line that may be meant as an entry, as entry_line gives it."""
     starts = _STARTS[letter]
     for line, text in lines:
         # A first look: the line begins with a mark or the ID's letter.
@@ -228,15 +258,80 @@ def entry_line(block: Block, letter: str) -> tuple[int, str, str, bool] | None:
         if found is not None:
             # Invisible characters first: its shape is a heading's, so it is meant as one.
             strong = found[2] or seen is not text
-            return line, text.rstrip(" \t"), found[1], strong
-    return None
+            yield line, text.rstrip(" \t"), found[1], strong
+
+
+def table_entries(table: Table, letter: str) -> list[tuple[int, str, str, bool]]:
+    """Each row of a table (its header too) that may be meant as an entry, read as the
+    line its cells make (`F5 — title | [open]`), as entry_line gives it."""
+    rows = [(table.line, table.header), *table.rows]
+    return list(_meant_lines([(line, " | ".join(cells)) for line, cells in rows], letter))
+
+
+def html_entries(
+    doc: Document, lines: list[str], letter: str, weigh: Weigh
+) -> list[tuple[int, str]]:
+    """(line, text) of each line inside a shown HTML block that is meant as an entry: a
+    heading there is no heading to CommonMark (no blank line ends the block before it), so
+    the block's lines, their tags dropped, are read as Markdown and weighed as the reader
+    weighs lines outside (spec §3.1: such an entry never just disappears)."""
+    inner = _html_text(doc, lines)
+    if inner is None:
+        return []
+    found: list[tuple[int, str]] = []
+    blocks = parse(inner).blocks
+    for index, block in enumerate(blocks):
+        if isinstance(block, Heading):
+            entry = entry_id(block.text, letter)[0]
+            if entry or meant_entry(block.text, letter, heading=True) is not None:
+                found.append((block.line, inner[block.line - 1].strip(" \t")))
+            continue
+        meant = entry_line(block, letter)
+        if meant is not None and (meant[3] or weigh(meant, blocks, index)):
+            found.append((meant[0], meant[1]))
+    return found
+
+
+def _html_text(doc: Document, lines: list[str]) -> list[str] | None:
+    """The file with every line blank but those of shown HTML blocks, which keep their
+    text without quote markers and the tags that open or close them; None when the file
+    has no shown HTML block."""
+    inner: list[str] | None = None
+    for first, last in doc.html:
+        opening = lines[first - 1]
+        if html_kind(opening, _PREFIX_RE.match(opening).end()) in _HIDDEN_HTML:  # type: ignore[union-attr]
+            continue
+        if inner is None:
+            inner = [""] * len(lines)
+        for at in range(first, last + 1):
+            text = lines[at - 1]
+            text = text[_QUOTES_RE.match(text).end() :]  # type: ignore[union-attr]
+            tags = _LEADING_TAGS_RE.match(text)
+            text = text[tags.end() :] if tags is not None else text
+            inner[at - 1] = _trailing_tags_dropped(text)
+    return inner
+
+
+def _trailing_tags_dropped(text: str) -> str:
+    """A line without the tags that close it (`… [open]</summary>`), read back from its end
+    by position so that a line of many tags costs one pass."""
+    end = len(text.rstrip(" \t"))
+    while end and text[end - 1] == ">":
+        start = text.rfind("<", 0, end)
+        if start < 0 or _TAG_RE.fullmatch(text, start, end) is None:
+            break
+        end = start
+        while end and text[end - 1] in " \t":
+            end -= 1
+    return text[:end]
 
 
 def not_an_entry_heading(
-    rec: Records, file: str, line: int, text: str, letter: str, rule: str
+    rec: Records, file: str, line: int, text: str, letter: str, rule: str, where: str = ""
 ) -> None:
-    """A parse issue for a line meant as an entry that is not written as one."""
-    message = f"'{text[:120]}' is meant as {_WHAT[letter]} but is not one"
+    """A parse issue for a line meant as an entry that is not written as one; `where`
+    says what kept it from being read, when the line alone does not show it."""
+    message = f"'{text[:120]}' is meant as {_WHAT[letter]} but is not one{where}"
     if text[:1] in INVISIBLE:
         message += f" (an invisible U+{ord(text[0]):04X} begins the line)"
     rec.issue(file, line, "entry-not-heading", message, rule)
@@ -265,3 +360,57 @@ def unclosed_fence(doc: Document, rec: Records, file: str, rule: str) -> None:
     if doc.unclosed_fence is not None:
         message = "code fence never closed; the rest of the file is read as code"
         rec.issue(file, doc.unclosed_fence, "unclosed-fence", message, rule)
+
+
+def hidden_entries(
+    doc: Document, lines: list[str], rec: Records, file: str, letter: str, rule: str, weigh: Weigh
+) -> list[int]:
+    """A parse issue that fails `rule` for each entry inside an HTML block; their lines, in
+    file order (each ends the entry above it, as a line outside does)."""
+    found = html_entries(doc, lines, letter, weigh)
+    for line, text in found:
+        not_an_entry_heading(rec, file, line, text, letter, rule, IN_HTML)
+    return [line for line, _ in found]
+
+
+def table_rows(
+    table: Table,
+    blocks: list[Block],
+    index: int,
+    rec: Records,
+    file: str,
+    letter: str,
+    rule: str,
+    weigh: Weigh,
+) -> bool:
+    """A parse issue that fails `rule` for each row of a table meant as an entry: its shape
+    says so, a dash begins the title after its ID (no fields can follow a row, so the title
+    alone tells an entry from a row that mentions an ID), or the reader's weighing says so;
+    whether there was one."""
+    found = False
+    for meant in table_entries(table, letter):
+        titled = meant[2].lstrip(" \t")[:1] in ("—", "–", "-")
+        if meant[3] or titled or weigh(meant, blocks, index):
+            found = True
+            not_an_entry_heading(rec, file, meant[0], meant[1], letter, rule, IN_TABLE)
+    return found
+
+
+def passed(ends: list[int], block: Block) -> bool:
+    """Whether one of `ends` (ascending lines, consumed) lies before the block: an entry
+    the reader did not take stood there and ended the entry above."""
+    if not ends:
+        return False
+    first = first_line(block)
+    gone = 0
+    while gone < len(ends) and ends[gone] < first:
+        gone += 1
+    del ends[:gone]
+    return gone > 0
+
+
+def first_line(block: Block) -> int:
+    """The line a block begins on."""
+    if isinstance(block, Paragraph):
+        return block.start + 1 if block.source is not None else block.lines[0][0]
+    return block.line
