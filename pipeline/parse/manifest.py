@@ -6,6 +6,7 @@ import posixpath
 import re
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import unquote
 
 from pipeline.parse.blocks import Block, Heading, Table, parse
 from pipeline.parse.lexical import bare, token
@@ -38,6 +39,18 @@ _TARGET_RE = re.compile(r"\s*+<?([^)>\s]*+)")
 # ` and ` starts only where a run of spaces starts: tried at every space of a long run,
 # `\s+and` rescans the rest of the run each time (quadratic).
 _SPLIT_RE = re.compile(r"<br\s*/?>|[,;]|(?<!\s)\s++and\s+", re.I)
+# A link target in angle brackets, which CommonMark lets hold spaces and `)`: each `<`
+# starts at most one attempt and it stops at the next `<` or `>`, so the cell is read once.
+_ANGLED_RE = re.compile(r"(\]\(\s*+<)([^<>\n]*+)>")
+# A URL scheme (`https:`, `mailto:`) or a drive (`C:`) with text after its colon: no
+# repository path. A path's own `.` or `/` comes before any colon, so `a.md:` is no scheme.
+_ELSEWHERE_RE = re.compile(r"[A-Za-z][A-Za-z0-9+-]*+:(?=\S)|//")
+# How a path ends (an extension, or a folder's `/`) where commentary may follow.
+_PATH_END_RE = re.compile(r"(?:\.[A-Za-z0-9]++|/)\Z")
+# A single word (`TBD`, `wiki`, the first word of prose): a path only if it names a file.
+_WORD_RE = re.compile(r"[\w-]+")
+# Cells that say there is no destination (a row whose content is dropped).
+_PLACEHOLDERS = {"", "-", "--", "—", "–", "none", "n/a", "(none)"}
 
 
 def parse_manifest(
@@ -153,7 +166,7 @@ def _write(
     last_round = current["round_key"]
     for row in rows:
         row["current"] = row.pop("round_key") is last_round
-        paths = row.pop("paths")
+        paths = _read_paths(rec, row, row.pop("paths"), exists)
         for position, (written, path) in enumerate(paths, 1):
             rec.add(
                 "manifest_destinations",
@@ -188,6 +201,25 @@ def _write(
     )
 
 
+def _read_paths(
+    rec: Records,
+    row: dict[str, Any],
+    found: list[tuple[str, str | None, str]],
+    exists: Callable[[str], bool],
+) -> list[tuple[str, str | None]]:
+    """A row's destinations; one that names no path is a parse issue, so BS-HARVEST-01
+    fails rather than passing on a document it never read (spec §3.1, fail closed)."""
+    paths: list[tuple[str, str | None]] = []
+    for written, path, kind in found:
+        # A word that names no file is prose; its path stays, for gather to look it up.
+        if kind == "unread" or (kind == "word" and path is not None and not exists(path)):
+            message = f"Destination '{written[:80]}' names no repository path"
+            rule = "BS-HARVEST-01" if row["current"] else None
+            rec.issue(FILE, row["line"], "unreadable-destination", message, rule)
+        paths.append((written, path))
+    return paths
+
+
 def _new_round(num: int | None, line: int | None) -> dict[str, Any]:
     state: dict[str, Any] = dict.fromkeys(("status", "status_line", "useless_result_line"))
     state.update(dict.fromkeys(_USELESS))
@@ -215,7 +247,7 @@ def _table(table: Table, current: dict[str, Any], rows: list[dict[str, Any]]) ->
                 "source": source,
                 "destination": destination,
                 "action": action,
-                "paths": destinations(destination),
+                "paths": _destinations(destination),
             }
         )
 
@@ -224,13 +256,51 @@ def destinations(cell: str) -> list[tuple[str, str | None]]:
     """Each destination a Destination cell names, as written and as a repository-relative
     path (None when it is not one): a Markdown link's target, a path followed by
     commentary, several separated by commas, semicolons, `<br>` or ` and `."""
-    text = _unlink(cell) if "](" in cell else cell
+    return [(written, path) for written, path, _ in _destinations(cell)]
+
+
+def _destinations(cell: str) -> list[tuple[str, str | None, str]]:
+    """destinations, each with how it reads: `path`, `word` (a path only if that file
+    exists), `elsewhere` (a URL, a placeholder, out of the repository) or `unread`."""
+    linked = "](" in cell
+    # Spaces in an angled target become escapes, decoded with the rest of the path.
+    text = _unlink(_ANGLED_RE.sub(_escape_angled, cell)) if linked else cell
     found = []
     for piece in _SPLIT_RE.split(text):
         written = piece.strip()
         if written:
-            found.append((written, destination_path(_first_path(written))))
+            found.append((written, *_reading(written)))
+    if linked and not found:
+        # Links with empty targets (`[page]()`) name something, but no path.
+        found.append((cell.strip(), None, "unread"))
     return found
+
+
+def _escape_angled(m: re.Match[str]) -> str:
+    """An angled link target with the characters that would end it early in _unlink
+    escaped; destination_path decodes them again."""
+    target = m[2].replace(" ", "%20").replace("\t", "%09").replace("(", "%28")
+    return m[1] + target.replace(")", "%29") + ">"
+
+
+def _reading(written: str) -> tuple[str | None, str]:
+    """The path a destination as written names, and how it reads (see _destinations)."""
+    if bare(written).lower() in _PLACEHOLDERS:
+        return None, "elsewhere"
+    first = _first_path(written).strip("<>")  # `<https://…>` is an autolink
+    if _ELSEWHERE_RE.match(first):
+        return None, "elsewhere"  # a URL is not a repository path
+    # Commentary may follow the path with no space: `docs/a.md: new`, `docs/a.md(new)`;
+    # a `(` inside a name (`docs/a(b).md`) is kept, as no extension or `/` ends before it.
+    first = first.split(":", 1)[0]
+    paren = first.find("(")
+    if paren == 0 or (paren > 0 and _PATH_END_RE.search(first, 0, paren)):
+        first = first[:paren]
+    first = first.strip("`*_")
+    path = destination_path(first)
+    if path is None:
+        return None, "elsewhere" if _normal(first).startswith("..") else "unread"
+    return path, "word" if _WORD_RE.fullmatch(path) else "path"
 
 
 def _unlink(cell: str) -> str:
@@ -274,10 +344,14 @@ def _first_path(text: str) -> str:
 
 
 def destination_path(cell: str) -> str | None:
-    """A destination as a repository-relative path, or None when it is not one."""
+    """A destination as a repository-relative path (`%20`-style escapes decoded), or None
+    when it is not one."""
+    text = _normal(cell)
+    return None if not text or ":" in text or text.startswith("..") or text == "." else text
+
+
+def _normal(cell: str) -> str:
+    """The cell's path normalised, `#fragment` dropped and escapes decoded; "" if none."""
     text = cell.strip().strip("`").strip()
-    text = text.split("#", 1)[0].strip()
-    if not text or ":" in text:
-        return None
-    text = posixpath.normpath(text.lstrip("/"))
-    return None if text.startswith("..") or text == "." else text
+    text = unquote(text.split("#", 1)[0]).strip()
+    return posixpath.normpath(text.lstrip("/")) if text else ""

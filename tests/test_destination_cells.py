@@ -1,0 +1,192 @@
+"""Destination cells read as written (spec §3.1 Destinations, BS-HARVEST-01): a link target
+with `%20`-style escapes or in angle brackets with spaces, a path followed by commentary
+after a colon, and a cell that names no path, which fails the rule rather than vanishing.
+
+Each case writes the applied fixture session on disk, points its manifest's first row at a
+destination document that links into the session folder, and runs `census detect`.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from pipeline.check import check
+from pipeline.crawl import crawl
+from pipeline.detect import detect
+from pipeline.parse.lexical import decode
+from pipeline.parse.manifest import destinations, parse_manifest
+from pipeline.parse.records import Records
+from tests.conftest import FIXTURES, copy_tree
+
+SESSION = "docs/research/demo-brainstorm"
+SPACED = "docs/features/digest notes.md"
+DEMO = "docs/features/demo.md"
+LINK = "\nSee [the brainstorm](../research/demo-brainstorm/thesis.md).\n"
+ROW_1 = "| 1 | consolidated source of truth | thesis + ledger | docs/features/demo.md |"
+ROW_2 = "| 2 | send window section | fragment:send-window | docs/features/demo.md |"
+# Row 2 moved elsewhere, so only row 1's cell can name the linking document.
+OTHER_2 = "| 2 | send window section | fragment:send-window | docs/architecture/overview.md |"
+
+
+def _repo(tmp_path: Path, document: str, cell: str, link: bool = True) -> Path:
+    """The applied fixture repository, with row 1's Destination cell written as `cell`
+    and `document` linking into the session folder (or not)."""
+    repo = copy_tree(FIXTURES / "cases" / "base" / "applied" / "repo", tmp_path / "corpus" / "repo")
+    target = repo / document
+    if not target.exists():
+        shutil.copyfile(repo / DEMO, target)
+    if link:
+        target.write_text(target.read_text(encoding="utf-8") + LINK, encoding="utf-8")
+    manifest = repo / SESSION / "ops" / "manifest.md"
+    text = manifest.read_text(encoding="utf-8")
+    assert ROW_1 in text and ROW_2 in text
+    text = text.replace(ROW_1, f"| 1 | consolidated source of truth | thesis + ledger | {cell} |")
+    manifest.write_text(text.replace(ROW_2, OTHER_2), encoding="utf-8")
+    return repo
+
+
+def _harvest(repo: Path) -> tuple[str, list[str], list[str]]:
+    """BS-HARVEST-01's status and findings at the move gate, and the notes' codes."""
+    detection = detect(str(repo / SESSION), "move")
+    outcome = next(o for o in detection.outcomes if o.rule == "BS-HARVEST-01")
+    findings = [f"{f['file']} {f['message']}" for f in outcome.findings]
+    return outcome.status, findings, [n["code"] for n in detection.notes]
+
+
+LINKED_CELLS = [
+    (SPACED, "[digest notes](docs/features/digest%20notes.md)"),
+    (SPACED, "[digest notes](<docs/features/digest notes.md>)"),
+    (SPACED, '[digest notes](<docs/features/digest notes.md> "the digest")'),
+    (SPACED, "`docs/features/digest notes.md`: new page"),
+    (DEMO, "docs/features/demo.md: new page"),
+    (DEMO, "**docs/features/demo.md**: new page"),
+    (DEMO, "docs/features/demo.md(new)"),
+    (DEMO, "docs/features/demo.md — new page"),
+    (DEMO, "[demo](<docs/features/demo.md>): new page"),
+]
+
+
+@pytest.mark.parametrize(("document", "cell"), LINKED_CELLS)
+def test_a_destination_that_links_into_the_session_fails(
+    document: str, cell: str, tmp_path: Path
+) -> None:
+    status, findings, notes = _harvest(_repo(tmp_path, document, cell))
+    assert status == "fail", cell
+    assert any(f.startswith(f"/{document} ") and "links into" in f for f in findings), findings
+    assert notes == []
+
+
+@pytest.mark.parametrize(("document", "cell"), LINKED_CELLS)
+def test_the_same_destination_without_the_link_passes(
+    document: str, cell: str, tmp_path: Path
+) -> None:
+    assert _harvest(_repo(tmp_path, document, cell, link=False)) == ("pass", [], [])
+
+
+def test_the_crawl_and_check_read_an_angled_target_with_spaces(tmp_path: Path) -> None:
+    _repo(tmp_path, SPACED, "[digest notes](<docs/features/digest notes.md>)")
+    out = tmp_path / "out"
+    crawl([str(tmp_path / "corpus")], str(out), workers=1)
+    check(str(out))
+    with duckdb.connect(str(out / "census.duckdb"), read_only=True) as con:
+        con.execute(f"SET file_search_path = '{out}'")
+        rows = con.execute(
+            "SELECT status, file FROM rule_results WHERE rule_id = 'BS-HARVEST-01'"
+        ).fetchall()
+    assert rows == [("fail", f"/{SPACED}")]
+
+
+@pytest.mark.parametrize(
+    "cell", ["the feature page", "TBD", "[digest notes]()", "(new page)", "README: new"]
+)
+def test_a_cell_that_names_no_path_fails_with_a_note(cell: str, tmp_path: Path) -> None:
+    status, findings, notes = _harvest(_repo(tmp_path, DEMO, cell))
+    assert status == "fail", cell
+    assert findings == [
+        f"ops/manifest.md could not read: Destination '{cell}' names no repository path"
+    ]
+    assert notes == ["unreadable-destination"]
+
+
+@pytest.mark.parametrize(
+    "cell", ["—", "-", "none", "https://wiki.example.com/digests", "C:/docs/x.md", "../x.md"]
+)
+def test_placeholders_urls_and_paths_outside_the_repository_are_no_issue(
+    cell: str, tmp_path: Path
+) -> None:
+    """None of these is a repository document, as before: nothing is read, nothing noted."""
+    assert _harvest(_repo(tmp_path, DEMO, cell)) == ("pass", [], [])
+
+
+def test_an_unread_cell_of_an_earlier_round_is_a_note_only(tmp_path: Path) -> None:
+    repo = _repo(tmp_path, DEMO, "docs/features/demo.md", link=False)
+    manifest = repo / SESSION / "ops" / "manifest.md"
+    earlier = (
+        "# Harvest manifest — demo\nRound: 1\nStatus: proposed\n\n"
+        "| # | What | Source | Destination | Action |\n|---|---|---|---|---|\n"
+        "| 1 | x | thesis | the feature page | create |\n\n"
+    )
+    text = manifest.read_text(encoding="utf-8").replace("Round: 1", "Round: 2")
+    manifest.write_text(earlier + text.split("\n", 1)[1], encoding="utf-8")
+    assert _harvest(repo) == ("pass", [], ["unreadable-destination"])
+
+
+@pytest.mark.parametrize(
+    ("cell", "paths"),
+    [
+        ("[d](docs/a%20b.md)", ["docs/a b.md"]),
+        ("[d](<docs/a b.md>)", ["docs/a b.md"]),
+        ("[d](<docs/a%20b.md>)", ["docs/a b.md"]),
+        ("[d](<docs/a (b).md>)", ["docs/a (b).md"]),
+        ("![d](<docs/a b.png>)", ["docs/a b.png"]),
+        ("docs/a%20b.md", ["docs/a b.md"]),
+        ("docs/a.md: new page", ["docs/a.md"]),
+        ("docs/a.md:12", ["docs/a.md"]),
+        ("docs/a.md(new)", ["docs/a.md"]),
+        ("docs/a(b).md", ["docs/a(b).md"]),
+        ("docs/x/(new)", ["docs/x"]),
+        ("docs/a.md - new", ["docs/a.md"]),
+        ("`docs/a b.md`: new", ["docs/a b.md"]),
+        ("docs/a.md: new, docs/b.md: too", ["docs/a.md", "docs/b.md"]),
+        ("https://wiki.example.com/x", [None]),
+        ("<https://wiki.example.com/x>", [None]),
+        ("mailto:team@example.com", [None]),
+        ("C:/docs/a.md", [None]),
+        ("C:\\docs\\a.md", [None]),
+        ("//host/docs/a.md", [None]),
+        ("%2e%2e/a.md", [None]),
+        ("—", [None]),
+        ("(new page)", [None]),
+        ("[d]()", [None]),
+    ],
+)
+def test_a_destination_cell_reads_as_these_paths(cell: str, paths: list[str | None]) -> None:
+    assert [path for _, path in destinations(cell)] == paths
+
+
+@pytest.mark.parametrize(
+    ("cell", "issue"),
+    [
+        ("docs/a.md: new page", False),
+        ("https://wiki.example.com/x", False),
+        ("—", False),
+        ("LICENSE", False),  # a file of that name exists
+        ("the feature page", True),
+        ("(new page)", True),
+        ("[d]()", True),
+        ("docs/a.md, TBD", True),
+    ],
+)
+def test_a_cell_that_names_no_path_is_a_parse_issue(cell: str, issue: bool) -> None:
+    text = (
+        "Round: 1\nStatus: applied\n\n| # | What | Source | Destination | Action |\n"
+        f"|---|---|---|---|---|\n| 1 | x | thesis | {cell} | create |\n"
+    )
+    rec = Records("sid")
+    parse_manifest(decode(text.encode(), "ops/manifest.md", rec), rec, {"LICENSE"}.__contains__)
+    found = [(i["line"], i["code"], i["rule_id"]) for i in rec.of("parse_issues")]
+    assert found == ([(6, "unreadable-destination", "BS-HARVEST-01")] if issue else [])
