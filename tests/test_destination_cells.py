@@ -122,7 +122,9 @@ def test_placeholders_urls_and_paths_outside_the_repository_are_no_issue(
     assert _harvest(_repo(tmp_path, DEMO, cell)) == ("pass", [], [])
 
 
-def test_an_unread_cell_of_an_earlier_round_is_a_note_only(tmp_path: Path) -> None:
+def test_an_unread_cell_of_an_earlier_round_fails_too(tmp_path: Path) -> None:
+    """Every round's destinations are BS-HARVEST-01's documents (spec §5: the manifest
+    rows'), so a cell of round 1 that names no path hides one as much as round 2's would."""
     repo = _repo(tmp_path, DEMO, "docs/features/demo.md", link=False)
     manifest = repo / SESSION / "ops" / "manifest.md"
     earlier = (
@@ -132,7 +134,8 @@ def test_an_unread_cell_of_an_earlier_round_is_a_note_only(tmp_path: Path) -> No
     )
     text = manifest.read_text(encoding="utf-8").replace("Round: 1", "Round: 2")
     manifest.write_text(earlier + text.split("\n", 1)[1], encoding="utf-8")
-    assert _harvest(repo) == ("pass", [], ["unreadable-destination"])
+    status, findings, notes = _harvest(repo)
+    assert (status, notes) == ("fail", ["unreadable-destination"]), findings
 
 
 @pytest.mark.parametrize(

@@ -214,8 +214,7 @@ def _read_paths(
         # A word that names no file is prose; its path stays, for gather to look it up.
         if kind == "unread" or (kind == "word" and path is not None and not exists(path)):
             message = f"Destination '{written[:80]}' names no repository path"
-            rule = "BS-HARVEST-01" if row["current"] else None
-            rec.issue(FILE, row["line"], "unreadable-destination", message, rule)
+            rec.issue(FILE, row["line"], "unreadable-destination", message, "BS-HARVEST-01")
         paths.append((written, path))
     return paths
 
