@@ -2,9 +2,10 @@
 queries/views/, and the vocabulary macros.
 
 Commands open an in-memory DuckDB with these views (so nothing locks census.duckdb), reading
-the files by absolute path. Each commit also writes OUT/census.duckdb for users, whose views
-name the files relative to OUT, so a copied or moved OUT reads its own files (open it from
-inside OUT), in a storage version that DuckDB 1.1 and later read.
+the files by absolute path. Each commit also writes OUT/census.duckdb for users, with the
+same views (so `duckdb OUT/census.duckdb` works from any directory, spec §6), in a storage
+version that DuckDB 1.1 and later read; a copied or moved OUT gets views over its own files
+from the next census command on it.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ def _columns(table: Table) -> str:
     return ", ".join(f'"{c.name}"' for c in table.columns)
 
 
-def table_views(out: Out, relative: bool = False) -> list[str]:
+def table_views(out: Out) -> list[str]:
     """CREATE VIEW statements for every table over its committed files.
 
     The typed empty select comes first so that every view has every column of the schema,
@@ -53,7 +54,7 @@ def table_views(out: Out, relative: bool = False) -> list[str]:
     statements = []
     manifest = out.manifest()
     for table in TABLES.values():
-        paths = [f"tables/{rel}" if relative else out.tables / rel for rel in manifest[table.name]]
+        paths = [out.tables / rel for rel in manifest[table.name]]
         statements.append(f'CREATE OR REPLACE VIEW "{table.name}" AS {table_scan(table, paths)}')
     return statements
 
@@ -155,6 +156,8 @@ def stamp(out: Out) -> str:
     import hashlib
 
     h = hashlib.sha256(json.dumps(out.manifest(), sort_keys=True).encode())
+    # The views name OUT's files by absolute path: a moved OUT's census.duckdb is stale.
+    h.update(str(out.root).encode("utf-8", "surrogateescape"))
     for statement in derived_views():
         h.update(statement.encode())
     return h.hexdigest()
@@ -178,8 +181,9 @@ def _register_datasets(con: Any, out: Out) -> None:
 
 
 def write_database(out: Out) -> None:
-    """OUT/census.duckdb: the same views over relative paths, so `duckdb census.duckdb` run
-    inside OUT answers at once, wherever OUT was copied or moved.
+    """OUT/census.duckdb: the same views over OUT's files by absolute path, so
+    `duckdb OUT/census.duckdb` answers from any directory (spec §6). A copied or moved OUT
+    is stale until the next census command on it rebuilds the views for its new place.
 
     The derived views do not name files, so when the census.duckdb in place was made with the
     same SQL, a copy of it keeps them and only the table views whose committed file lists
@@ -202,10 +206,8 @@ def write_database(out: Out) -> None:
             leftover.unlink(missing_ok=True)
         con = duckdb.connect(str(temp), config=config)
     try:
-        # Relative paths resolve against OUT while the views are bound here.
-        con.execute(f"SET file_search_path = {quote(out.root)}")
         views, bound = _made_with(con)
-        tables = table_views(out, relative=True)
+        tables = table_views(out)
         if views == _views_hash():
             statements = [s for s in tables if s not in bound]
         else:
