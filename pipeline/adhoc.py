@@ -34,6 +34,13 @@ def run_query(
     out.require()
     if fmt == "parquet" and output is None:
         raise UsageError("--format parquet needs --output FILE")
+    try:
+        statements = duckdb.extract_statements(query)
+    except duckdb.Error as err:
+        raise UsageError(_one_line(err)) from None
+    if not statements:
+        # Blank, or comments only: a script's empty query is a mistake, not an empty answer.
+        raise UsageError('the query is empty; give one: census sql "SELECT …"')
     con = connect(out, sandbox=True)
     _select_point(con, run, labels or {})
     try:

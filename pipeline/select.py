@@ -80,9 +80,10 @@ def resolve(
                 f"{', '.join(known) or 'none'}"
             )
     done = [p for p in points if p.checked] if checked else points
-    if unchecked_ok:
-        return _pick(done or points, run or "latest", wanted)
     named = run not in (None, "latest", "previous")
+    if unchecked_ok:
+        # Ad hoc SQL may name a point not checked yet; `latest` stays the latest checked.
+        return _pick(points if named else (done or points), run or "latest", wanted)
     picked = _pick(points if named or not done else done, run or "latest", wanted)
     if not picked.checked and checked:
         raise SelectorError(

@@ -260,6 +260,13 @@ def test_sql_error_is_one_line_exit_2(crawled: Path) -> None:
     assert "nope" in result.output
 
 
+@pytest.mark.parametrize("query", ["", "  ;  ", "-- only a comment", "/* nothing */"])
+def test_an_empty_sql_query_is_a_usage_error(crawled: Path, query: str) -> None:
+    result = runner.invoke(app, ["sql", query, "--out", str(crawled)])
+    assert result.exit_code == 2, result.output
+    assert "the query is empty" in result.stderr and len(result.stderr.splitlines()) == 1
+
+
 def test_sql_help_lists_the_tables_and_views() -> None:
     result = runner.invoke(app, ["sql", "--help"])
     for name in ("snapshots", "rule_results", "rule_rates", "fork_lifetimes", "sync_pairs"):

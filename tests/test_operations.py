@@ -221,6 +221,8 @@ def test_file_count_stays_bounded_and_compact_merges(tmp_path: Path) -> None:
 def test_a_moved_out_reads_its_own_files_in_the_duckdb_cli(
     nights: tuple[Path, Path], tmp_path: Path
 ) -> None:
+    """`duckdb OUT/census.duckdb` from any directory (spec §6); a moved OUT's views follow
+    it once a census command has run on it there."""
     _, source = nights
     copy = tmp_path / "copy"
     shutil.copytree(source, copy)
@@ -230,8 +232,8 @@ def test_a_moved_out_reads_its_own_files_in_the_duckdb_cli(
     query = "SELECT count(*) AS n FROM observations"
     ours = runner.invoke(app, ["sql", query, "--out", str(moved), "-f", "csv"]).stdout
     cli = subprocess.run(
-        [str(DUCKDB), "-readonly", "-csv", "census.duckdb", "-c", query],
-        cwd=moved,
+        [str(DUCKDB), "-readonly", "-csv", str(moved / "census.duckdb"), "-c", query],
+        cwd=tmp_path,
         capture_output=True,
         text=True,
         check=False,
@@ -392,3 +394,19 @@ def test_a_series_selected_by_label_is_compared_with_its_own_previous_point(
     assert report.exit_code == 0, report.output
     since = (tmp_path / "a.html").read_text().split('<section id="since">')[1]
     assert "From <code>night-1</code>" in since.split("</section>")[0]
+
+
+def test_sql_selects_a_point_not_checked_yet_by_name(
+    nights: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """Ad hoc SQL may look at a night crawled but not checked yet when it names it; by
+    default the selected point stays the latest checked one."""
+    corpus, source = nights
+    out = tmp_path / "out"
+    shutil.copytree(source, out)
+    crawl([str(corpus)], str(out), workers=1, point="night-5")
+    query = "SELECT selected_point() AS p"
+    named = runner.invoke(app, ["sql", query, "--out", str(out), "--run", "night-5", "-f", "csv"])
+    assert (named.exit_code, named.stdout) == (0, "p\nnight-5\n"), named.output
+    latest = runner.invoke(app, ["sql", query, "--out", str(out), "-f", "csv"])
+    assert latest.stdout == "p\nnight-4\n"
