@@ -10,6 +10,7 @@ import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from pipeline.parse.lexical import is_markdown
 from pipeline.sources.tree import Entry
 
 SUFFIX = "-brainstorm"
@@ -106,7 +107,7 @@ def discover(entries: Iterable[Entry]) -> list[RepoRef]:
         if entry.is_dir:
             continue
         repo.files.add(rel)
-        if rel.lower().endswith(".md"):
+        if is_markdown(rel):
             repo.documents.append(_relative(entry, rel))
     return [repos[p] for p in sorted(repos)]
 

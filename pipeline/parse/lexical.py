@@ -10,6 +10,14 @@ from operator import methodcaller
 from pipeline.parse.records import Records
 
 MAX_FILE_BYTES = 8 * 1024 * 1024
+# The names of Markdown documents (BS-HARVEST-01 reads every one for links into a session).
+MARKDOWN_SUFFIXES = (".md", ".markdown")
+
+
+def is_markdown(path: str) -> bool:
+    return path.lower().endswith(MARKDOWN_SUFFIXES)
+
+
 # Lines longer than this are not matched against the field patterns (they are prose).
 MAX_LINE_CHARS = 20_000
 

@@ -16,7 +16,7 @@ import zlib
 from collections.abc import Iterator
 from typing import Self
 
-from pipeline.parse.lexical import MAX_FILE_BYTES
+from pipeline.parse.lexical import MAX_FILE_BYTES, is_markdown
 from pipeline.sources.tree import BAD_NAME, Entry, ReadError, Tree, storable_name
 
 ARCHIVE_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tar.xz", ".txz", ".zip")
@@ -51,7 +51,7 @@ _HEADER_FAULTS = {
 
 def _wanted(path: str) -> bool:
     """Members a session or a link could need; the rest are listed but not kept."""
-    return path.lower().endswith(".md") or "/docs/" in f"/{path}"
+    return is_markdown(path) or "/docs/" in f"/{path}"
 
 
 def _safe_name(name: str) -> str | None:
