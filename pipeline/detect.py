@@ -16,7 +16,7 @@ from pipeline.parse.records import Records
 from pipeline.parse.session import parse_session
 from pipeline.rules import results_sql, rules_for
 from pipeline.schema import CONTENT_TABLES, SNAPSHOTS
-from pipeline.sources.git import enclosing_repo
+from pipeline.sources.git import GitRepo, enclosing_repo
 from pipeline.sources.tree import OUT_OF_ROOT, DirTree, read_file
 
 NO_LAYOUT = "no repository layout"
@@ -94,7 +94,7 @@ def detect(path: str, gate: str = "session") -> Detection:
     if in_layout and gate == "move":
         _add_repo_documents(repo, repo_root)
     ctx = RepoContext(repo, lambda p: read_file(os.path.join(repo_root, p)))
-    git = enclosing_repo(folder)
+    git = enclosing_repo(folder) or _unread_git(folder)
     # As in the crawl, git context comes from a working tree at or above the repository root:
     # one that starts inside it (at its docs/, or in the session folder) gives none.
     if git is not None and (git[1] == session_path or git[1].endswith("/" + session_path)):
@@ -115,6 +115,21 @@ def detect(path: str, gate: str = "session") -> Detection:
                 o.status, o.reason, o.findings = "skipped", NO_LAYOUT, []
     root = repo_root if in_layout else None
     return Detection(path, gate, outcomes, location, topic, root, _notes(rec))
+
+
+def _unread_git(folder: str) -> tuple[GitRepo, str] | None:
+    """The nearest folder holding `.git` at or above `folder` when git itself could not say
+    (git missing, a damaged repository), as the crawl finds one by its `.git`: BS-OPS-02 then
+    fails on what git could not list, instead of being skipped as if there were no git."""
+    top = os.path.realpath(folder)
+    while True:
+        if os.path.exists(os.path.join(top, ".git")):
+            rel = os.path.relpath(os.path.realpath(folder), top)
+            return GitRepo(top), "" if rel == "." else rel.replace(os.sep, "/")
+        parent = os.path.dirname(top)
+        if parent == top:
+            return None
+        top = parent
 
 
 def _notes(rec: Records) -> list[dict[str, Any]]:

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from pipeline.discover import RepoRef, SessionRef, history_folder, match_session, research_folder
-from pipeline.parse.lexical import MAX_FILE_BYTES
+from pipeline.parse.lexical import MAX_FILE_BYTES, is_markdown
 from pipeline.parse.links import extract_links, is_inside, resolve
 from pipeline.parse.manifest import parse_manifest
 from pipeline.parse.records import Records
@@ -169,6 +169,11 @@ def session_input(ctx: RepoContext, session: SessionRef) -> SessionInput:
         except ReadError as err:
             inp.unreadable.append((entry.path, err.code, err.message))
     inp.tracked = ctx.tracked(session)
+    if inp.tracked is None and ctx.git is not None:
+        inp.git_problem = (
+            f"git could not list the files it tracks in {ctx.git.path} ({ctx.git.failure()}): "
+            "whether an ops/ file is tracked is unknown"
+        )
     inp.from_commit = ctx.index_free
     inp.tracked_history = sorted(ctx.tracked_history.get(session.path, []))
     inp.links = ctx.links_into(session.topic)
@@ -327,7 +332,7 @@ def walk_history(
         repo.documents = [
             Entry(path, False, size, 0)
             for path, (sha, size) in sorted(blobs.items())
-            if path.lower().endswith(".md") and not path.startswith(session_prefixes)
+            if is_markdown(path) and not path.startswith(session_prefixes)
         ]
         past = RepoContext(repo, _blob_reader(git_history, blobs), git=ctx.git, index_free=True)
         past.blob_ids = {path: sha for path, (sha, _) in blobs.items()}

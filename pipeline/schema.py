@@ -110,7 +110,12 @@ SNAPSHOTS = _table(
     _c("topic", "string", "Topic slug."),
     _c("path", "string", "Session folder relative to its repository root."),
     _c("stage", "string", "open, converging, applied or harvested (spec §4)."),
-    _c("git_context", "bool", "Whether the session sits in a git repository the crawl could read."),
+    _c(
+        "git_context",
+        "bool",
+        "Whether the session sits in a git working tree (also when git could not read it: "
+        "BS-OPS-02 then fails, with a git-unreadable parse issue).",
+    ),
     _c(
         "commit_snapshot",
         "bool",

@@ -78,6 +78,9 @@ class SessionInput:
     has_ops_dir: bool = False
     # Session-relative paths git tracks; None when there is no git context.
     tracked: list[str] | None = None
+    # Why git could not list what it tracks, in a git working tree (git missing, a damaged
+    # index): BS-OPS-02 then fails rather than being skipped as "no git context".
+    git_problem: str | None = None
     # (session-relative path, commit) that a commit tracked, with --git-history.
     tracked_history: list[tuple[str, str]] = field(default_factory=list)
     links: list[LinkIn] = field(default_factory=list)
@@ -105,6 +108,7 @@ class SessionInput:
         for name, code, _ in sorted(self.unreadable):
             parts += ["u", name, code, str(self.sizes.get(name))]
         parts += ["t", "none" if self.tracked is None else "\x1f".join(sorted(self.tracked))]
+        parts += ["g", self.git_problem or ""]
         parts += ["h", *(f"{name}@{commit}" for name, commit in sorted(self.tracked_history))]
         for link in sorted(self.links, key=lambda k: (k.file, k.line, k.target)):
             parts += ["l", link.file, str(link.line), link.kind, link.target, link.resolved]
@@ -119,7 +123,9 @@ def parse_session(inp: SessionInput, snapshot_id: str | None = None) -> Records:
     rec = Records(snapshot_id or inp.snapshot_id())
     snap = rec.snapshot
     snap.update(location=inp.location, topic=inp.topic, path=inp.path)
-    snap["git_context"] = inp.tracked is not None
+    snap["git_context"] = inp.tracked is not None or inp.git_problem is not None
+    if inp.git_problem is not None:
+        rec.issue(".git", None, "git-unreadable", inp.git_problem, "BS-OPS-02")
     snap["commit_snapshot"] = inp.from_commit
     snap["ops_exists"] = inp.has_ops_dir
     unreadable = {u[0] for u in inp.unreadable}
@@ -137,7 +143,8 @@ def parse_session(inp: SessionInput, snapshot_id: str | None = None) -> Records:
     if gitignore is not None:
         lines = decode(gitignore, "ops/.gitignore", rec)
         snap["gitignore_star"] = any(line.strip() == "*" for line in lines)
-    for name in sorted(inp.files.keys() | unreadable):
+    # '.' (the whole folder, in an archive read only in part) is an issue, not a file.
+    for name in sorted(inp.files.keys() | (unreadable - {"."})):
         data = inp.files.get(name)
         digest = inp.digest(name)[:32] if data is not None else None
         rec.add("files", file=name, size=inp.sizes.get(name), sha256=digest)

@@ -60,6 +60,16 @@ class GitRepo:
         names = done.stdout.decode("utf-8", "replace").split("\0")
         return sorted(n for n in names if n)
 
+    def failure(self) -> str:
+        """Why `git ls-files` failed here, in one line (for the parse issue that says so)."""
+        done = _git(self.path, "ls-files", "-z", "--full-name")
+        if done is None:
+            return "git could not be run"
+        if done.returncode == 0:
+            return "no error on a second try"
+        lines = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        return lines[0] if lines else f"exit {done.returncode}"
+
     @cached_property
     def origin(self) -> str | None:
         done = _git(self.path, "config", "--get", "remote.origin.url")
