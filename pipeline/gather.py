@@ -146,6 +146,10 @@ def _may_link_into(document: str, data: bytes, topics: set[str]) -> bool:
     return False
 
 
+# Session subfolders whose files rules read (`ops/` covers ops/capture.md in a rule's reads).
+RULE_FOLDERS = ("ops", "fragments")
+
+
 def session_input(ctx: RepoContext, session: SessionRef) -> SessionInput:
     inp = SessionInput(session.location, session.topic, session.path)
     if ctx.repo.incomplete:
@@ -159,6 +163,10 @@ def session_input(ctx: RepoContext, session: SessionRef) -> SessionInput:
             if entry.path in EXISTS_FLAGS:
                 # A folder named forks.md is no forks.md: say so, and fail its rule (§3.1).
                 inp.unreadable.append((entry.path, "not-a-file", "a directory, not a file"))
+            elif entry.problem and entry.path in RULE_FOLDERS:
+                # A folder the rules read that was not entered (a link to elsewhere in the
+                # repository): its files are unknown, so every rule reading one fails.
+                inp.unreadable.append((entry.path + "/", "unreadable", entry.problem))
             continue
         inp.sizes[entry.path] = entry.size
         if entry.problem:

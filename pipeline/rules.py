@@ -13,6 +13,7 @@ view all come from the folder.
 from __future__ import annotations
 
 import hashlib
+import posixpath
 import re
 from dataclasses import dataclass
 from functools import cache
@@ -67,7 +68,8 @@ def parse_rule(path: Path) -> Rule:
         raise RuleFileError(f"{path}: header needs rule (= file name), gate and description")
     series_path = path.parent.parent / "series" / path.name
     series = _read(series_path)[2] if series_path.is_file() else None
-    reads = tuple(f.strip() for f in header.get("reads", "").split(",") if "." in f)
+    names = (f.strip() for f in header.get("reads", "").split(","))
+    reads = tuple(name for name in names if name and name != "none")
     return Rule(
         header["rule"],
         header["gate"],
@@ -120,7 +122,9 @@ def _literal(text: str) -> str:
 
 def _rule_sql(rule: Rule) -> str:
     unread = ", ".join(_literal(code) for code in UNREAD_CODES)
-    files = ", ".join(_literal(name) for name in (".", *rule.reads))
+    # An issue on the whole folder ('.') or on a folder not entered (`ops/`) covers its files.
+    folders = {posixpath.dirname(name) + "/" for name in rule.reads if "/" in name}
+    files = ", ".join(_literal(name) for name in (".", *rule.reads, *sorted(folders)))
     reason = "NULL"
     if rule.skips:
         whens = " ".join(f"WHEN {p} THEN {_literal(text)}" for p, text in rule.skips)

@@ -65,3 +65,20 @@ def test_every_rule_reading_an_unread_file_fails(name: str, how: str, tmp_path: 
             ).fetchall()
         )
     assert {r: checked[r] for r in readers} == {r: after[r] for r in readers}
+
+
+def test_an_ops_folder_linked_from_elsewhere_in_the_repository_fails_its_readers(
+    tmp_path: Path,
+) -> None:
+    """ops/ as a link to a folder elsewhere in the repository is not entered: its files are
+    unknown, so the rules reading them fail with a note (they passed, or skipped as if there
+    were no manifest)."""
+    repo = copy_tree(FIXTURES / "cases" / "base" / "applied" / "repo", tmp_path / "corpus" / "r")
+    session = repo / SESSION
+    (session / "ops").rename(repo / "ops-store")
+    (session / "ops").symlink_to("../../../ops-store")
+    found = detect(str(session), "move")
+    statuses = {o.rule: o.status for o in found.outcomes}
+    readers = {r.rule_id for r in load_rules() if any(n.startswith("ops/") for n in r.reads)}
+    assert {r: statuses[r] for r in readers} == dict.fromkeys(readers, "fail")
+    assert any(n["file"] == "ops/" for n in found.notes), found.notes

@@ -129,8 +129,11 @@ def parse_session(inp: SessionInput, snapshot_id: str | None = None) -> Records:
     snap["commit_snapshot"] = inp.from_commit
     snap["ops_exists"] = inp.has_ops_dir
     unreadable = {u[0] for u in inp.unreadable}
+    unknown = tuple(name for name in unreadable if name.endswith("/"))
     for name, flag in EXISTS_FLAGS.items():
-        snap[flag] = name in inp.files or name in unreadable
+        # A file in a folder that was not entered may exist: its rules are evaluated (and
+        # fail on the folder's issue) rather than skipped as if it were missing.
+        snap[flag] = name in inp.files or name in unreadable or name.startswith(unknown)
     for name, code, message in inp.unreadable:
         rec.issue(name, None, code, message, UNREADABLE_RULE.get(name))
     decoded = {name: decode(inp.files[name], name, rec) for name in _READ if name in inp.files}
@@ -143,8 +146,10 @@ def parse_session(inp: SessionInput, snapshot_id: str | None = None) -> Records:
     if gitignore is not None:
         lines = decode(gitignore, "ops/.gitignore", rec)
         snap["gitignore_star"] = any(line.strip() == "*" for line in lines)
-    # '.' (the whole folder, in an archive read only in part) is an issue, not a file.
-    for name in sorted(inp.files.keys() | (unreadable - {"."})):
+    # '.' (the whole folder, in an archive read only in part) and folders not entered
+    # (`ops/`) are issues, not files.
+    folders = {name for name in unreadable if name == "." or name.endswith("/")}
+    for name in sorted(inp.files.keys() | (unreadable - folders)):
         data = inp.files.get(name)
         digest = inp.digest(name)[:32] if data is not None else None
         rec.add("files", file=name, size=inp.sizes.get(name), sha256=digest)

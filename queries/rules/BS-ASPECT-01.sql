@@ -1,7 +1,7 @@
 -- rule: BS-ASPECT-01
 -- gate: session
 -- description: Every aspect has refs and every ref resolves (F# to a fork or a resolved fork, D# to a ledger entry, fragment:x to fragments/, thesis to thesis.md); `none yet` is noted as info.
--- reads: state.md, thesis.md, forks.md, ledger.md
+-- reads: state.md, thesis.md, forks.md, ledger.md, fragments/
 with known_forks as (
     select snapshot_id, fork_id from forks where fork_id is not null
     union

@@ -1,7 +1,7 @@
 -- rule: BS-MANIFEST-01
 -- gate: session
 -- description: Where ops/manifest.md exists: it has a Round, a valid Status and a table, and its current round routes every parked fork and every fragment.
--- reads: ops/manifest.md, forks.md
+-- reads: ops/manifest.md, forks.md, fragments/
 -- skip: location = 'history' => ops/ removed at harvest
 -- skip: commit_snapshot and not ops_exists => ops/ is not kept in git (a commit snapshot)
 -- skip: not manifest_exists => no manifest
