@@ -841,3 +841,29 @@ def test_check_freezes_each_points_counts_and_verdicts_and_the_views_read_them(
     assert again.execute(sessions_query).fetchall() == sessions
     for table in ("rule_counts", "session_verdicts"):
         assert again.execute(f"SELECT count(DISTINCT check_id) FROM {table}").fetchone()[0] == 3
+
+
+def test_fork_lifetimes_at_a_point_are_the_forks_stats_counts(tmp_path: Path) -> None:
+    """A session gone by night 2 is not night 2's: fork_lifetimes_at('n2') and stats agree
+    on its forks (the macro counted the vanished session's forks too)."""
+    repo = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", tmp_path / "root" / "repo")
+    research = repo / "docs" / "research"
+    copy_tree(research / "demo-brainstorm", research / "other-brainstorm")
+    out = tmp_path / "out"
+    crawl([str(repo.parent)], str(out), workers=1, point="n1")
+    check(str(out))
+    for path in sorted((research / "other-brainstorm").rglob("*"), reverse=True):
+        path.unlink() if path.is_file() else path.rmdir()
+    (research / "other-brainstorm").rmdir()
+    crawl([str(repo.parent)], str(out), workers=1, point="n2")
+    check(str(out))
+    forks, everywhere = (
+        connect(Out(out))
+        .execute(
+            "SELECT (SELECT count(*) FROM fork_lifetimes_at('n2')), "
+            "(SELECT count(*) FROM fork_lifetimes)"
+        )
+        .fetchone()
+    )
+    assert forks == compute(str(out)).fork_lifetimes.overall.forks > 0
+    assert everywhere == 2 * forks, "the view keeps every series; the point, its own"

@@ -3,8 +3,9 @@
 -- fork_lifetimes_for(run_ids) computes them over the observations of the given runs
 -- (a VARCHAR[]; NULL for every committed run), so that a statistic split by label sees
 -- only the runs that carry the label; fork_lifetimes_of(run_ids, session_keys) the same for
--- some sessions only (NULL: all); fork_lifetimes_at(point) over the runs of that census
--- point and every earlier one (what the point knew; later crawls never change it); the view
+-- some sessions only (NULL: all); fork_lifetimes_at(point) the forks of that census point's
+-- sessions over its runs and every earlier one's (what the point knew, as stats counts it;
+-- later crawls never change it); the view
 -- fork_lifetimes is the all-runs case.
 --
 -- A session's snapshots are its observations under one crawl root (a series, as in
@@ -208,13 +209,21 @@ LEFT JOIN sync_counts c USING (session_key, root, fork_id);
 CREATE OR REPLACE MACRO fork_lifetimes_for(run_ids) AS TABLE
 SELECT * FROM fork_lifetimes_of(run_ids, NULL);
 
+-- The forks of the point's sessions (those its crawl saw) over its history: the rows stats
+-- counts for that point (queries/stats/point_forks.sql), so ad hoc SQL gets the same figures.
 CREATE OR REPLACE MACRO fork_lifetimes_at(at_point) AS TABLE
 SELECT * FROM fork_lifetimes_for((
     SELECT list(r.run_id)
     FROM run_points r
     JOIN points p USING (point)
     WHERE p.position <= (SELECT position FROM points WHERE point = at_point)
-));
+)) l
+SEMI JOIN (
+    SELECT DISTINCT o.session_key, o.root
+    FROM observations o
+    JOIN run_points r USING (run_id)
+    WHERE r.point = at_point AND o."commit" IS NULL
+) s USING (session_key, root);
 
 CREATE OR REPLACE VIEW fork_lifetimes AS
 SELECT * FROM fork_lifetimes_for(NULL);
