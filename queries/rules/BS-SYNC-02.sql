@@ -28,4 +28,5 @@ select c.snapshot_id, c.file, c.line,
     end as message
 from cited c
 left join outcome o on o.snapshot_id = c.snapshot_id and o.sync_id = c.sync_id
-where not coalesce(o.reconciled, false)
+-- A sync with a failed result fails its forks even beside a reconciled one (fail closed).
+where not coalesce(o.reconciled, false) or o.failed
