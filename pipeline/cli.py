@@ -573,7 +573,8 @@ def report(
     ] = [],  # noqa: B006
 ) -> None:
     """Render a census point (the latest by default) as one self-contained HTML file: what
-    changed since the previous point and the alarms first, then the detail.
+    changed since the previous point and the alarms first, then the detail. With
+    --fail-above or --fail-on-regression, exit 1 when an alarm tripped (as census check).
 
     Example: census report --out census-out --baseline run=baseline --candidate run=candidate
     """
@@ -597,6 +598,10 @@ def report(
         metrics=alarms.parse_metrics(fail_on_regression) if fail_on_regression else None,
     )
     typer.echo(f"report: {summary.path} ({summary.bytes / 1024:.0f} KiB, {summary.seconds:.2f} s)")
+    if summary.alarm and (fail_above is not None or fail_on_regression):
+        # Asked for, an alarm fails the command as in census check (exit 1); the default
+        # watch only shows the alarms on the page.
+        raise typer.Exit(1)
 
 
 @app.command()

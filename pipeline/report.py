@@ -65,6 +65,7 @@ class ReportSummary:
     path: Path
     bytes: int
     seconds: float
+    alarm: bool = False  # an alarm tripped (shown on the page; the exit code when asked for)
 
 
 @dataclass(frozen=True)
@@ -448,4 +449,5 @@ def build(
     finally:
         # Written whole or not at all: a failed write leaves no half-made file behind.
         temp.unlink(missing_ok=True)
-    return ReportSummary(target, target.stat().st_size, time.perf_counter() - started)
+    seconds = time.perf_counter() - started
+    return ReportSummary(target, target.stat().st_size, seconds, data.alarm.tripped)

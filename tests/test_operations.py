@@ -410,3 +410,19 @@ def test_sql_selects_a_point_not_checked_yet_by_name(
     assert (named.exit_code, named.stdout) == (0, "p\nnight-5\n"), named.output
     latest = runner.invoke(app, ["sql", query, "--out", str(out), "-f", "csv"])
     assert latest.stdout == "p\nnight-4\n"
+
+
+def test_report_exits_1_on_an_alarm_it_was_asked_for(
+    nights: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """Night 4 regressed BS-FORK-01: with --fail-on-regression the report fails as check
+    does (exit 1, the page written); without it the page shows the alarm and exits 0."""
+    _, out = nights
+    page = tmp_path / "r.html"
+    asked = runner.invoke(
+        app, ["report", "--out", str(out), "--html", str(page), "--fail-on-regression"]
+    )
+    assert asked.exit_code == 1 and page.is_file(), asked.output
+    shown = runner.invoke(app, ["report", "--out", str(out), "--html", str(page)])
+    assert shown.exit_code == 0, shown.output
+    assert "Alarm:" in page.read_text()
