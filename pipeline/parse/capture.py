@@ -1,5 +1,6 @@
 """ops/capture.md: one turn per heading that begins with `T{n}`; its timestamp is the
-first ISO 8601 timestamp anywhere on the heading line."""
+first ISO 8601 timestamp anywhere on the heading line. A heading that holds one `T{n}`
+and one timestamp in another order (`### 2026-07-10T16:10Z · T9`) is a turn too."""
 
 from __future__ import annotations
 
@@ -29,6 +30,13 @@ _TURN_RE = re.compile(
     r"T([0-9]{1,9})[ \t]*+[·—–|:-]?[ \t]*+"
     r"([0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}(?::[0-9]{2}(?:\.[0-9]{1,9})?)?"
     r"(?:Z|[+-][0-9]{2}:[0-9]{2}))"
+)
+# A turn ID standing as a word anywhere in a heading (the T inside a timestamp, `10T16`,
+# has a digit before it).
+_LATE_ID_RE = re.compile(r"(?<![A-Za-z0-9])T([0-9]++)(?![A-Za-z0-9])")
+# The same ID misspelt (`t9`, `T-9`, `Turn 9`, `turn #9`): meant as a turn, not readable.
+_LATE_MEANT_RE = re.compile(
+    r"(?<![A-Za-z0-9])(?i:turn[ \t]*+#?[ \t]*+|t[ \t]*+[-#._]?[ \t]*+)[0-9]++(?![A-Za-z0-9])"
 )
 
 
@@ -63,8 +71,9 @@ def parse_capture(lines: list[str], rec: Records) -> None:
                 # Meant as a turn but no heading: not read, and BS-COMPOSE-02 fails.
                 not_an_entry_heading(rec, FILE, meant[0], meant[1], "T", RULE)
             continue
-        # A first look: a turn heading begins with a T (`T3`, or misspelt `t3`, `Turn 3`).
-        if "t" not in block.text[:8].lower():
+        # A first look: a turn heading begins with a T (`T3`, or misspelt `t3`, `Turn 3`),
+        # or holds one later (`2026-07-10T16:10Z · T9`).
+        if "t" not in block.text[:8].lower() and "T" not in block.text:
             continue
         fast = _schema_turn(block.text)
         if fast is None:
@@ -97,11 +106,37 @@ def _turn(block: Heading, rec: Records) -> None:
     if not found:
         meant = meant_entry(block.text, "T", heading=True)
         if meant is None:
-            return  # a word that starts with T: no turn
+            _late_turn(block, rec)  # a word that starts with T, or an ID further on
+            return
         # `### [T10] · …`: meant as a turn, read, and BS-COMPOSE-02 fails.
         not_an_entry_heading(rec, FILE, line, block.text, "T", RULE)
         digits, rest = meant[0], meant[1]
     _turn_row(line, block.text, digits, rest, rec)
+
+
+def _late_turn(block: Heading, rec: Records) -> None:
+    """A heading that holds a turn ID and a timestamp but does not begin with the ID
+    (`### 2026-07-10T16:10Z · T9`): meant as a turn, so it never just disappears (spec
+    §3.1). One ID and one timestamp are read, with a note that the schema writes the ID
+    first; more of either, or an ID misspelt (`t9`, `Turn 9`), cannot be read: no turn
+    is read, and BS-COMPOSE-02 fails."""
+    text, line = block.text, block.line
+    raw = find_timestamp(text)
+    if raw is None:
+        return
+    ids = _LATE_ID_RE.findall(text)
+    if not ids:
+        if _LATE_MEANT_RE.search(text) is not None:
+            message = f"turn heading has no T# number: {text[:120]}"
+            rec.issue(FILE, line, "bad-turn-heading", message, RULE)
+        return
+    if len(ids) > 1 or find_timestamp(text[text.find(raw) + len(raw) :]) is not None:
+        message = f"more than one turn ID or timestamp, no turn read: {text[:120]}"
+        rec.issue(FILE, line, "bad-turn-heading", message, RULE)
+        return
+    message = f"turn T{ids[0]} heading does not begin with its ID (`### T# · timestamp`)"
+    rec.issue(FILE, line, "turn-id-not-first", message)
+    _turn_row(line, text, ids[0], text, rec)
 
 
 def _turn_row(line: int, heading: str, digits: str | None, rest: str, rec: Records) -> None:

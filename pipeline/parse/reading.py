@@ -150,14 +150,19 @@ def repeated(
 
 def section(text: str, names: tuple[str, ...]) -> str | None:
     """Which of the section names a heading's text begins with (any case, emphasis
-    dropped, trailing text after the name allowed: `Aspect map (derived from basis)`)."""
+    dropped, trailing text after the name allowed: `Aspect map (derived from basis)`,
+    `_Claim_ (one sentence)`); a name that goes on as a word (`Claimant`) is none."""
     lowered = bare(text).lower()
     if "  " in lowered or "\t" in lowered:
         lowered = " ".join(lowered.split())  # `Aspect  map` is the name too
+    # Marks after the name close its emphasis only when marks opened it (`Claim_x` is a word).
+    opened = text.lstrip(" \t\xa0")[:1] in ("*", "_", "`")
     for name in names:
         if lowered.startswith(name):
-            after = lowered[len(name) : len(name) + 1]
-            if not (after.isalnum() or after == "_"):
+            after = lowered[len(name) :]
+            if opened:
+                after = after.lstrip("*_`")
+            if not (after[:1].isalnum() or after[:1] == "_"):
                 return name
     return None
 

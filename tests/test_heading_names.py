@@ -1,0 +1,87 @@
+"""census.md §3.1 "Names are lenient": a section heading whose name is wrapped in any
+emphasis (`_x_`, `__x__`, `*x*`, `**x**`, a code span, `**_x_**`) and followed by text
+(`## _Claim_ (one sentence)`) is that section; a longer word (`## Claimant`) is not.
+The underscore forms were missed, so thesis.md had no Claim, the manifest no
+uselessness test, and state.md's aspects lay outside any map.
+
+Each case edits a copy of a healthy base session (fixtures/cases/base) on disk and runs
+`census detect`, or crawl and check.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from typer.testing import CliRunner
+
+from pipeline.cli import app
+from tests.conftest import FIXTURES, copy_tree
+
+runner = CliRunner()
+SESSION = Path("docs/research/demo-brainstorm")
+EMPHASES = ("_{}_", "__{}__", "*{}*", "**{}**", "`{}`", "**_{}_**", "_**{}**_")
+
+
+def session(tmp_path: Path, base: str, file: str, old: str, new: str) -> Path:
+    """A copy of a base session with one line of a file replaced; the session folder."""
+    repo = copy_tree(FIXTURES / "cases" / "base" / base / "repo", tmp_path / "repo")
+    path = repo / SESSION / file
+    text = path.read_text(encoding="utf-8")
+    assert f"\n{old}\n" in text
+    path.write_text(text.replace(f"\n{old}\n", f"\n{new}\n"), encoding="utf-8")
+    return repo / SESSION
+
+
+def detect(folder: Path, gate: str) -> dict[str, Any]:
+    result = runner.invoke(app, ["detect", str(folder), "--gate", gate, "--json"])
+    assert result.exit_code in (0, 1), result.output
+    parsed: dict[str, Any] = json.loads(result.stdout)
+    return parsed
+
+
+def status(found: dict[str, Any], rule: str) -> str:
+    (entry,) = [r for r in found["rules"] if r["rule"] == rule]
+    return str(entry["status"])
+
+
+def test_the_claim_in_any_emphasis_with_text_after_it(tmp_path: Path) -> None:
+    for at, form in enumerate(EMPHASES):
+        heading = "## " + form.format("Claim") + " (one sentence)"
+        folder = session(tmp_path / str(at), "open", "thesis.md", "## Claim", heading)
+        found = detect(folder, "session")
+        assert status(found, "BS-THESIS-01") == "pass", heading
+        assert found["notes"] == [], heading
+    # The name going on as a word is another heading, emphasis or not.
+    for at, heading in enumerate(("## Claimant", "## Claims and more", "## _Claims_ (x)")):
+        folder = session(tmp_path / f"no{at}", "open", "thesis.md", "## Claim", heading)
+        assert status(detect(folder, "session"), "BS-THESIS-01") == "fail", heading
+
+
+def test_the_uselessness_test_in_underscores_with_text_after_it(tmp_path: Path) -> None:
+    for at, form in enumerate(("_{}_", "__{}__")):
+        heading = "## " + form.format("Uselessness test") + " (round 1)"
+        folder = session(
+            tmp_path / str(at), "applied", "ops/manifest.md", "## Uselessness test", heading
+        )
+        assert status(detect(folder, "move"), "BS-USELESS-01") == "pass", heading
+
+
+def test_the_aspect_map_in_underscores_holds_the_aspects(tmp_path: Path) -> None:
+    heading = "## __Aspect map__ (derived from basis)"
+    folder = session(tmp_path, "open", "state.md", "## Aspect map", heading)
+    found = detect(folder, "session")
+    assert status(found, "BS-ASPECT-01") == "pass"
+    assert found["notes"] == []
+    out = tmp_path / "out"
+    crawled = runner.invoke(app, ["crawl", str(tmp_path / "repo"), "--out", str(out)])
+    assert crawled.exit_code == 0, crawled.output
+    assert runner.invoke(app, ["check", "--out", str(out)]).exit_code == 0
+    query = (
+        "SELECT s.aspect_map_line, (SELECT count(*) FROM aspects a "
+        "WHERE a.snapshot_id = s.snapshot_id) AS aspects FROM snapshots s"
+    )
+    result = runner.invoke(app, ["sql", query, "--out", str(out), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout) == [{"aspect_map_line": 8, "aspects": 3}]

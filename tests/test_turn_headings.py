@@ -1,0 +1,123 @@
+"""census.md §3.1 (fail closed) and §5 BS-COMPOSE-02 on a capture turn heading that does
+not begin with its ID (`### 2026-07-10T16:10Z · T9`): it is a turn all the same, read
+with a note when its one ID and one timestamp are plain, and a failure of BS-COMPOSE-02
+when they are not. It was skipped, so a compose older than that turn passed as fresh.
+
+Each case edits a copy of the converging base session (Last compose 2026-07-10T16:05Z,
+newest turn T9 at 15:52Z) on disk and runs `census detect`, or crawl and check.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from typer.testing import CliRunner
+
+from pipeline.cli import app
+from tests.conftest import FIXTURES, copy_tree
+
+runner = CliRunner()
+SESSION = Path("docs/research/demo-brainstorm")
+T9 = "### T9 · 2026-07-10T15:52Z"
+
+
+def session(tmp_path: Path, heading: str) -> Path:
+    """The converging base session with its T9 heading replaced; the session folder."""
+    repo = copy_tree(FIXTURES / "cases" / "base" / "converging" / "repo", tmp_path / "repo")
+    path = repo / SESSION / "ops" / "capture.md"
+    text = path.read_text(encoding="utf-8")
+    assert T9 in text
+    path.write_text(text.replace(T9, heading), encoding="utf-8")
+    return repo / SESSION
+
+
+def detect(folder: Path) -> dict[str, Any]:
+    result = runner.invoke(app, ["detect", str(folder), "--gate", "manifest", "--json"])
+    assert result.exit_code in (0, 1), result.output
+    parsed: dict[str, Any] = json.loads(result.stdout)
+    return parsed
+
+
+def status(found: dict[str, Any], rule: str) -> str:
+    (entry,) = [r for r in found["rules"] if r["rule"] == rule]
+    return str(entry["status"])
+
+
+def line_of(folder: Path, heading: str) -> int:
+    lines = (folder / "ops" / "capture.md").read_text(encoding="utf-8").splitlines()
+    return lines.index(heading) + 1
+
+
+def issues(found: dict[str, Any]) -> set[tuple[str, int]]:
+    """(code, line) of each note on ops/capture.md."""
+    return {(n["code"], n["line"]) for n in found["notes"] if n["file"] == "ops/capture.md"}
+
+
+def findings(found: dict[str, Any], rule: str) -> set[tuple[str, int]]:
+    """(file, line) of each finding of a rule."""
+    (entry,) = [r for r in found["rules"] if r["rule"] == rule]
+    return {(f["file"], f["line"]) for f in entry["findings"]}
+
+
+def test_a_later_turn_with_its_timestamp_first_makes_the_compose_stale(tmp_path: Path) -> None:
+    heading = "### 2026-07-10T16:10Z · T9"
+    folder = session(tmp_path, heading)
+    found = detect(folder)
+    assert status(found, "BS-COMPOSE-02") == "fail"
+    assert issues(found) == {("turn-id-not-first", line_of(folder, heading))}
+    # The stale compose is the finding: the turn was read, not left unread.
+    assert ("state.md", 6) in findings(found, "BS-COMPOSE-02")
+    # The ID first, as the schema writes it, fails the same way and with no note.
+    fine = detect(session(tmp_path / "fine", "### T9 · 2026-07-10T16:10Z"))
+    assert status(fine, "BS-COMPOSE-02") == "fail"
+    assert issues(fine) == set()
+
+
+def test_the_turn_is_read_with_its_id_and_timestamp(tmp_path: Path) -> None:
+    heading = "### At 2026-07-10T15:52Z — **T9**"
+    folder = session(tmp_path, heading)
+    assert status(detect(folder), "BS-COMPOSE-02") == "pass"
+    out = tmp_path / "out"
+    crawled = runner.invoke(app, ["crawl", str(tmp_path / "repo"), "--out", str(out)])
+    assert crawled.exit_code == 0, crawled.output
+    assert runner.invoke(app, ["check", "--out", str(out)]).exit_code == 0
+    query = "SELECT turn_id, turn_num, line, at_raw FROM turns WHERE turn_num = 9"
+    result = runner.invoke(app, ["sql", query, "--out", str(out), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.stdout)
+    assert rows == [
+        {
+            "turn_id": "T9",
+            "turn_num": 9,
+            "line": line_of(folder, heading),
+            "at_raw": "2026-07-10T15:52Z",
+        }
+    ]
+    query = "SELECT code FROM parse_issues WHERE file = 'ops/capture.md'"
+    result = runner.invoke(app, ["sql", query, "--out", str(out), "--format", "json"])
+    assert json.loads(result.stdout) == [{"code": "turn-id-not-first"}]
+
+
+def test_two_ids_or_timestamps_fail_rather_than_guess_and_no_id_is_no_turn(tmp_path: Path) -> None:
+    for name, heading in (
+        ("ids", "### 2026-07-10T15:52Z · T9 (answers T8)"),
+        ("stamps", "### 2026-07-10T15:52Z to 2026-07-10T15:58Z · T9"),
+        ("misspelt", "### 2026-07-10T15:52Z · t9"),
+    ):
+        folder = session(tmp_path / name, heading)
+        found = detect(folder)
+        assert status(found, "BS-COMPOSE-02") == "fail", heading
+        line = line_of(folder, heading)
+        assert issues(found) == {("bad-turn-heading", line)}, heading
+        assert findings(found, "BS-COMPOSE-02") == {("ops/capture.md", line)}, heading
+
+    # A date in a section heading, or a T# only inside a word, is no turn and no issue.
+    for name, heading in (
+        ("none", "### Notes from 2026-07-10T16:10Z"),
+        ("word", "### 2026-07-10T16:10Z · T9x draft"),
+    ):
+        found = detect(session(tmp_path / name, heading))
+        assert status(found, "BS-COMPOSE-02") == "pass", heading
+        assert issues(found) == set(), heading
