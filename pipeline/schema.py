@@ -248,10 +248,20 @@ LEDGER = _table(
     _c("why", "string", "Why text; null when missing."),
     _c("how_to_apply", "string", "How to apply text; null when missing."),
     _c("resolves_raw", "string", "Resolves value as written."),
-    _c("reversed_by", "string", "D# named by 'Reversed by' (bullet or phrase)."),
-    _c("reversed_by_line", "int32", "Line of that annotation."),
-    _c("reverses", "string", "D# named by 'Reverses:'."),
+    _c("reversed_by", "string", "The first D# named by 'Reversed by' (bullet or phrase)."),
+    _c("reversed_by_line", "int32", "Line of the first such annotation."),
+    _c("reverses", "string", "The first D# named by 'Reverses:'."),
     _c("reverses_line", "int32", "Line of the Reverses field."),
+    _c(
+        "reversed_by_ids",
+        "list<string>",
+        "Every D# the entry's 'Reversed by' annotations name, in order (each must be an entry).",
+    ),
+    _c(
+        "reverses_ids",
+        "list<string>",
+        "Every D# the 'Reverses:' field names, in order (each must be an entry).",
+    ),
 )
 
 LEDGER_RESOLVES = _table(

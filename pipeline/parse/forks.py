@@ -14,7 +14,9 @@ from pipeline.parse.reading import (
     fields,
     hidden_entries,
     meant_entry,
+    near_fields,
     not_an_entry_heading,
+    note_near,
     number,
     passed,
     repeated,
@@ -63,7 +65,7 @@ def parse_forks(lines: list[str], rec: Records) -> None:
             not_an_entry_heading(rec, FILE, meant[0], meant[1], "F", RULE)
         if fork is None:
             continue
-        for key, value, line in fields(block, _FIELDS):
+        for key, value, line in fields(block, _FIELDS) + _near(block, rec):
             if fork[key] is not None:
                 repeated(rec, FILE, line, *_needs(key, fork[key], value))
             elif key == "raised_by":
@@ -72,6 +74,30 @@ def parse_forks(lines: list[str], rec: Records) -> None:
                 # Only emphasis marks or a dash (`**`, `—`) say nothing: an empty condition.
                 said = value if bare(value).strip("—–- ") else ""
                 fork["closes_when"], fork["closes_when_line"] = said, line
+
+
+_SYNC_FIRST_RE = re.compile(r"[*_`\[(]*+S\d+(?![A-Za-z0-9])")
+
+
+def _raiser(value: str) -> bool:
+    """Whether a value names a raiser (or a sync): `Raised by twin (S2)` is the field."""
+    return token(value, _RAISERS, fold=True) is not None or bool(_SYNC_FIRST_RE.match(value))
+
+
+# Raised by may be separated from its value by a space alone when the value is a raiser.
+_SPACED = {"raised_by": _raiser}
+
+
+def _near(block: Block, rec: Records) -> list[tuple[str, str, int]]:
+    """(key, value, line) of each line meant as a field but not written `Name: value`
+    (`- Raised by twin (S2)`, `- Closes when — …`): read, and a parse issue that fails the
+    rule that reads the field (Raised by: BS-SYNC-02 when the value may be the twin's)."""
+    found = []
+    for near in near_fields(block, _FIELDS, _SPACED):
+        rule = _needs(near.key, near.value, "")[3]
+        note_near(rec, FILE, near, rule)
+        found.append((near.key, near.value, near.line))
+    return found
 
 
 def _entry_heading(

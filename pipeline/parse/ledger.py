@@ -15,7 +15,9 @@ from pipeline.parse.reading import (
     fields,
     hidden_entries,
     meant_entry,
+    near_fields,
     not_an_entry_heading,
+    note_near,
     number,
     passed,
     repeated,
@@ -38,8 +40,21 @@ _FIELDS = {
 }
 _TEXT = ("decision", "why", "how_to_apply")
 _BLANK = blank_row(LEDGER, "file", "line", "position")
-# Across a soft line break too, and with the ID in a link's text (`[D5](ledger.md#d5)`).
-_REVERSED_BY_RE = re.compile(r"(?i:reversed\s++by)\b[\s:*_`\[]*+(D\d+)(?![A-Za-z0-9])")
+# Across a soft line break too, with the ID in a link's text (`[D5](ledger.md#d5)`), and
+# emphasis around the words (`_Reversed by_ D5`); then every ID listed after the first
+# (`D5, D7`, `D5 and D7`, `[D5](…) and [D7](…)`).
+_ID_AFTER = r"(?:\]\([^()\s]*+\))?+[\s*_`]*+(?:[,;&/]|(?i:and|or)(?![A-Za-z0-9]))?+[\s*_`\[]*+"
+_REVERSED_BY_RE = re.compile(
+    r"(?<![A-Za-z0-9])(?i:reversed\s++by)(?![A-Za-z0-9])[\s:*_`\[]*+"
+    rf"(D\d+(?:{_ID_AFTER}D\d+(?![A-Za-z0-9]))*+)(?![A-Za-z0-9])"
+)
+# The fields a space alone may separate from their value when the value names an ID
+# (`- Resolves F1`, not `- Resolves the tension in F1`); `Reversed by D5` is the phrase,
+# read wherever it stands.
+_SPACED = {
+    "resolves": re.compile(r"[*_`\[(]*+F\d+(?![A-Za-z0-9])").match,
+    "reverses": re.compile(r"[*_`\[(]*+D\d+(?![A-Za-z0-9])").match,
+}
 # Resolves values that say, on purpose, that an entry closes no fork.
 _NOTHING = {"", "none", "nothing", "n/a", "-", "—", "–"}
 
@@ -79,10 +94,24 @@ def parse_ledger(lines: list[str], rec: Records) -> None:
             not_an_entry_heading(rec, FILE, meant_line[0], meant_line[1], "D", RULE)
         if entry is None:
             continue
-        for key, value, line in fields(block, _FIELDS):
+        read = fields(block, _FIELDS) + _near(block, rec)
+        for key, value, line in read:
             _field(entry, key, value, line, rec, resolved)
-        if entry["reversed_by"] is None:
+        if not any(key == "reversed_by" for key, _, _ in read):
             _phrase(entry, _lines(block))
+
+
+def _near(block: Block, rec: Records) -> list[tuple[str, str, int]]:
+    """(key, value, line) of each line meant as a field but not written `Name: value`
+    (`- Resolves F1`, `- Reverses — D3`): read, and a parse issue that fails the rule that
+    reads the field."""
+    found = []
+    for near in near_fields(block, _FIELDS, _SPACED):
+        if near.key == "reversed_by" and _REVERSED_BY_RE.search(near.text):
+            continue  # the phrase `Reversed by D#`, which counts anywhere in an entry
+        note_near(rec, FILE, near, "BS-FORK-02" if near.key == "resolves" else RULE)
+        found.append((near.key, near.value, near.line))
+    return found
 
 
 def _weigh(meant: tuple[int, str, str, bool], blocks: list[Block], index: int) -> bool:
@@ -157,7 +186,8 @@ def _field(
     elif key == "reverses":
         found = ids(value, "D")
         if found:
-            entry["reverses"], entry["reverses_line"] = found[0], line
+            # Every D# it names must be an entry (BS-LEDGER-01); the first stays in `reverses`.
+            entry["reverses"], entry["reverses_ids"], entry["reverses_line"] = found[0], found, line
         else:
             message = f"{name} Reverses '{value[:80]}' names no D#"
             rec.issue(FILE, line, "no-decision-id", message, "BS-LEDGER-01")
@@ -166,23 +196,34 @@ def _field(
         if not found:
             message = f"{name} Reversed by '{value[:80]}' names no D#"
             rec.issue(FILE, line, "no-decision-id", message, "BS-LEDGER-01")
-        elif entry["reversed_by"] is None:
-            entry["reversed_by"], entry["reversed_by_line"] = found[0], line
-        elif found[0] != entry["reversed_by"]:
-            repeated(rec, FILE, line, "Reversed by", entry["reversed_by"], value, "BS-LEDGER-01")
+        elif entry["reversed_by_ids"] is None:
+            _reversed_by(entry, found, line)
+        elif not set(found) <= set(entry["reversed_by_ids"]):
+            first = ", ".join(entry["reversed_by_ids"])
+            repeated(rec, FILE, line, "Reversed by", first, value, "BS-LEDGER-01")
 
 
 def _phrase(entry: dict[str, Any], lines: list[tuple[int, str]]) -> None:
-    """`Reversed by D{n}` anywhere in the entry (a field or prose); the first counts. The
-    lines are read as one text, so a phrase may wrap onto the next line."""
-    if entry["reversed_by"] is not None or not lines:
+    """`Reversed by D{n}` anywhere in the entry (a field or prose): every D# each phrase
+    lists counts, and the line of the first is kept. The lines are read as one text, so a
+    phrase may wrap onto the next line."""
+    if not lines:
         return
     text = lines[0][1] if len(lines) == 1 else "\n".join(t for _, t in lines)
     if "versed" in text or "VERSED" in text:
-        m = _REVERSED_BY_RE.search(text)
-        if m is not None:
-            entry["reversed_by"] = m[1]
-            entry["reversed_by_line"] = lines[text.count("\n", 0, m.start())][0]
+        for m in _REVERSED_BY_RE.finditer(text):
+            _reversed_by(entry, ids(m[1], "D"), lines[text.count("\n", 0, m.start())][0])
+
+
+def _reversed_by(entry: dict[str, Any], found: list[str], line: int) -> None:
+    """Add the D#s an annotation names to the entry's; the first annotation gives
+    `reversed_by` (its first D#) and `reversed_by_line`."""
+    listed = entry["reversed_by_ids"]
+    if listed is None:
+        entry["reversed_by"], entry["reversed_by_ids"] = found[0], found
+        entry["reversed_by_line"] = line
+    else:
+        listed.extend(d for d in found if d not in listed)
 
 
 def _lines(block: Block) -> list[tuple[int, str]]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import NamedTuple
 
 from pipeline.parse.blocks import (
     Block,
@@ -111,6 +112,106 @@ def fields(block: Block, known: Mapping[str, str]) -> list[tuple[str, str, int]]
     if key:
         found.append((key, " ".join(values), first))
     return found
+
+
+class NearField(NamedTuple):
+    """A line meant as a field of `known` but not written `Name: value` (`- Resolves F1`,
+    `- Raised by — twin (S2)`, `- **Raised by** twin (S2)`, `- Raised-by: user`): its key,
+    the value after the name, its line and text, and what separated the two: "mark" (a
+    separator or emphasis closed around the name) or "space" (spaces alone)."""
+
+    key: str
+    value: str
+    line: int
+    text: str
+    how: str
+
+
+# What separates a near-miss field's name from its value: a colon after a misspelt name, an
+# equals sign, a dash or an arrow.
+_NEAR_SEPARATOR = r"(:|=|—|–|->|→|-(?=[ \t]|$))?"
+_NEAR_RES: dict[tuple[str, ...], tuple[re.Pattern[str], frozenset[str]]] = {}
+
+
+def _near_re(known: Mapping[str, str]) -> tuple[re.Pattern[str], frozenset[str]]:
+    """The pattern of a line that begins with one of `known`'s names, its words joined by
+    spaces, hyphens or underscores, with emphasis around it, then a separator or a space;
+    and the characters such a line begins with (a first look that costs nothing)."""
+    names = tuple(sorted(known, key=len, reverse=True))
+    found = _NEAR_RES.get(names)
+    if found is None:
+        spelt = "|".join(r"[ \t\xa0_-]+".join(map(re.escape, n.split())) for n in names)
+        pattern = re.compile(
+            rf"([*_`]*+)((?i:{spelt}))(?![A-Za-z0-9])([*_`]*+)[ \t\xa0]*+{_NEAR_SEPARATOR}"
+        )
+        starts = "*_`" + "".join(n[:1] + n[:1].upper() for n in names)
+        found = _NEAR_RES[names] = (pattern, frozenset(starts))
+    return found
+
+
+def near_fields(
+    block: Block, known: Mapping[str, str], spaced: Mapping[str, Callable[[str], object]]
+) -> list[NearField]:
+    """Each line of a block meant as a field of `known` that `fields` does not read (spec
+    §3.1: such a line never just disappears): a list item's first line, or a paragraph line
+    whose name is capitalised (so that wrapped prose is no field). A space alone separates a
+    name from its value only for a key in `spaced` whose test the value passes (`Resolves F1`
+    but not `Resolves the question`)."""
+    if isinstance(block, Item):
+        if not block.lines:
+            return []
+        lines, capital = block.lines[:1], False
+    elif isinstance(block, Paragraph):
+        lines, capital = block.lines, True
+    else:
+        return []
+    pattern, starts = _near_re(known)
+    found: list[NearField] = []
+    for line, text in lines:
+        if text[:1] not in starts and text.lstrip(" \t")[:1] not in starts:
+            continue
+        near = _near_field(text.lstrip(" \t"), pattern, known, spaced, capital)
+        if near is not None:
+            found.append(NearField(near[0], near[1], line, text, near[2]))
+    return found
+
+
+def _near_field(
+    text: str,
+    pattern: re.Pattern[str],
+    known: Mapping[str, str],
+    spaced: Mapping[str, Callable[[str], object]],
+    capital: bool,
+) -> tuple[str, str, str] | None:
+    """(key, value, how) of a line meant as a field but not written as one; None otherwise."""
+    m = pattern.match(text)
+    if m is None:
+        return None
+    opening, name, closing, separator = m.groups()
+    if capital and not name[0].isupper():
+        return None
+    parsed = field(text)
+    if parsed is not None and parsed[0] in known:
+        return None  # a field `fields` reads
+    key = known[" ".join(name.lower().replace("-", " ").replace("_", " ").split())]
+    value = text[m.end() :].lstrip("*_").strip(" \t\xa0")
+    if separator or (opening and closing):
+        return key, value, "mark"
+    after = text[m.end(3) : m.end(3) + 1]
+    if after in (" ", "\t", "\xa0") and key in spaced and spaced[key](value):
+        return key, value, "space"
+    return None
+
+
+def note_near(rec: Records, file: str, near: NearField, rule: str | None) -> None:
+    """The parse issue for a line meant as a field but not written `Name: value`: its value
+    is read, and `rule` (the rule that reads the field) fails (spec §3.1, fail closed)."""
+    name = near.key.replace("_", " ").capitalize()
+    message = (
+        f"'{near.text[:80]}' is meant as a '{name}:' field but is not written "
+        f"'{name}: value' (taken as '{near.value[:60]}')"
+    )
+    rec.issue(file, near.line, "malformed-field", message, rule)
 
 
 def as_fields(block: Block, known: Mapping[str, str]) -> Block:

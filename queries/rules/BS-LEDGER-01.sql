@@ -29,17 +29,22 @@ from (
 )
 where decision_id is not null
 union all
-select l.snapshot_id, l.file, l.reversed_by_line,
-    coalesce(l.decision_id, 'an entry with no D# ID') || ' is reversed by ' || l.reversed_by
-        || ', which is not a ledger entry'
-from ledger l
-where l.reversed_by is not null and not exists (
-    select 1 from ledger o where o.snapshot_id = l.snapshot_id and o.decision_id = l.reversed_by
-)
-union all
-select l.snapshot_id, l.file, coalesce(l.reverses_line, l.line),
-    coalesce(l.decision_id, 'entry') || ' reverses ' || l.reverses || ', which is not a ledger entry'
-from ledger l
-where l.reverses is not null and not exists (
-    select 1 from ledger o where o.snapshot_id = l.snapshot_id and o.decision_id = l.reverses
+-- Every D# a `Reversed by` or `Reverses:` names counts; rows an older census wrote have
+-- only the first (the scalar column).
+select snapshot_id, file, line,
+    case kind
+        when 'reversed by' then coalesce(decision_id, 'an entry with no D# ID') || ' is reversed by '
+        else coalesce(decision_id, 'entry') || ' reverses '
+    end || target || ', which is not a ledger entry'
+from (
+    select snapshot_id, file, reversed_by_line as line, decision_id, 'reversed by' as kind,
+        unnest(coalesce(reversed_by_ids, [reversed_by])) as target
+    from ledger where reversed_by is not null
+    union all
+    select snapshot_id, file, coalesce(reverses_line, line), decision_id, 'reverses',
+        unnest(coalesce(reverses_ids, [reverses]))
+    from ledger where reverses is not null
+) l
+where not exists (
+    select 1 from ledger o where o.snapshot_id = l.snapshot_id and o.decision_id = l.target
 )

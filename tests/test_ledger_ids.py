@@ -1,0 +1,102 @@
+"""census.md §3.1, IDs are found as words: every D# a `Reversed by` or `Reverses` names
+counts, not only the first, and the phrase `Reversed by D#` counts however emphasis wraps
+its words. A D# that is no ledger entry fails BS-LEDGER-01, naming it.
+
+Each case edits a copy of a healthy base session (fixtures/cases/base) on disk, runs
+`census detect` on it, and one case also crawls and checks the copy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from pipeline.check import check
+from pipeline.crawl import crawl
+from pipeline.detect import Detection, detect
+from tests.conftest import FIXTURES, copy_tree
+
+SESSION = "docs/research/demo-brainstorm"
+D1 = "## D1 — Digests fold only low-urgency notifications\n"
+
+
+def _session(tmp_path: Path, edit: Callable[[str], str]) -> Path:
+    """A copy of the open base session with ledger.md edited; returns the session folder."""
+    repo = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", tmp_path / "corpus" / "r")
+    path = repo / SESSION / "ledger.md"
+    text = path.read_text(encoding="utf-8")
+    edited = edit(text)
+    assert edited != text, "the edit changed nothing"
+    path.write_text(edited, encoding="utf-8")
+    return repo / SESSION
+
+
+def _ledger_01(found: Detection) -> tuple[str, list[str]]:
+    outcome = next(o for o in found.outcomes if o.rule == "BS-LEDGER-01")
+    return outcome.status, [f["message"] for f in outcome.findings]
+
+
+def test_the_base_session_passes(tmp_path: Path) -> None:
+    status, _ = _ledger_01(detect(str(_session(tmp_path, lambda t: t + "\n")), "session"))
+    assert status == "pass"
+
+
+@pytest.mark.parametrize(
+    ("edit", "expected"),
+    [
+        (lambda t: t + "- Reversed by: D2, D99\n", "D2 is reversed by D99"),
+        (lambda t: t + "- Reversed by: [D1](#d1) and [D99](#d99)\n", "D2 is reversed by D99"),
+        (lambda t: t + "- Reverses: D1, D99\n", "D2 reverses D99"),
+        (lambda t: t + "- Reverses: D1; D99\n", "D2 reverses D99"),
+        (lambda t: t.replace(D1, D1 + "_Reversed by_ D99\n\n"), "D1 is reversed by D99"),
+        (lambda t: t.replace(D1, D1 + "**Reversed by** D2, D99\n\n"), "D1 is reversed by D99"),
+        (lambda t: t + "\nReversed by D1 and D99.\n", "D2 is reversed by D99"),
+        (lambda t: t + "\nReversed by D1, D2 and D99.\n", "D2 is reversed by D99"),
+    ],
+)
+def test_every_id_a_reversal_names_must_be_an_entry(
+    tmp_path: Path, edit: Callable[[str], str], expected: str
+) -> None:
+    status, messages = _ledger_01(detect(str(_session(tmp_path, edit)), "session"))
+    assert status == "fail", messages
+    assert f"{expected}, which is not a ledger entry" in messages
+
+
+def test_a_later_phrase_in_the_entry_counts(tmp_path: Path) -> None:
+    def edit(text: str) -> str:
+        text = text.replace(D1, D1 + "Reversed by D2.\n\n")
+        return text.replace("- Resolves: F3", "- Resolves: F3\n\nLater reversed by D99.")
+
+    status, messages = _ledger_01(detect(str(_session(tmp_path, edit)), "session"))
+    assert status == "fail"
+    assert any("D1 is reversed by D99, which is not a ledger entry" in m for m in messages)
+
+
+def test_reversals_that_name_only_entries_pass(tmp_path: Path) -> None:
+    def edit(text: str) -> str:
+        return text.replace(D1, D1 + "_Reversed by_ D2\n\n") + "- Reverses: D1 and [D1](#d1)\n"
+
+    status, messages = _ledger_01(detect(str(_session(tmp_path, edit)), "session"))
+    assert status == "pass", messages
+
+
+def test_a_crawl_and_check_fail_on_the_second_id(tmp_path: Path) -> None:
+    session = _session(tmp_path, lambda t: t + "- Reversed by: D2, D99\n- Reverses: D1, D98\n")
+    assert _ledger_01(detect(str(session), "session"))[0] == "fail"
+    out = tmp_path / "out"
+    crawl([str(tmp_path / "corpus")], str(out), workers=1)
+    check(str(out))
+    with duckdb.connect(str(out / "census.duckdb"), read_only=True) as con:
+        con.execute(f"SET file_search_path = '{out}'")
+        ledger = con.execute(
+            "SELECT reversed_by, reversed_by_ids, reverses, reverses_ids FROM ledger "
+            "WHERE decision_id = 'D2'"
+        ).fetchall()
+        status = con.execute(
+            "SELECT status FROM statuses WHERE rule_id = 'BS-LEDGER-01'"
+        ).fetchall()
+    assert ledger == [("D2", ["D2", "D99"], "D1", ["D1", "D98"])]
+    assert status == [("fail",)]

@@ -1,0 +1,131 @@
+"""census.md §3.1, fail closed: a line meant as a field but not written `Name: value`
+(`- Resolves F1`, `- Raised by twin (S9)`, `- Raised-by: …`, `- **Raised by** …`) never just
+disappears. Its value is read, it is a `malformed-field` parse issue on its line (a note in
+`census detect`), and the rule that reads the field fails. Prose that merely begins with
+such a word (`- Resolves the tension in F1`) is no field.
+
+Each case edits a copy of a healthy base session (fixtures/cases/base) on disk and runs
+`census detect` on it; one case also crawls and checks the copy.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from pipeline.check import check
+from pipeline.crawl import crawl
+from pipeline.detect import Detection, detect
+from tests.conftest import FIXTURES, copy_tree
+
+SESSION = "docs/research/demo-brainstorm"
+RAISED = "- Raised by: twin (S2)"  # forks.md, F2's raiser: S2 is reconciled in the base
+RESOLVES = "- Resolves: F3"  # ledger.md, D1's; F1 is still open in forks.md
+
+
+def _session(tmp_path: Path, file: str, old: str, new: str) -> Path:
+    """A copy of the open base session with one line of `file` replaced."""
+    repo = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", tmp_path / "corpus" / "r")
+    path = repo / SESSION / file
+    text = path.read_text(encoding="utf-8")
+    assert old in text
+    path.write_text(text.replace(old, new), encoding="utf-8")
+    return repo / SESSION
+
+
+def _status(found: Detection, rule: str) -> str:
+    return next(o.status for o in found.outcomes if o.rule == rule)
+
+
+def _malformed(found: Detection) -> list[tuple[str, int]]:
+    return [(n["file"], n["line"]) for n in found.notes if n["code"] == "malformed-field"]
+
+
+def test_the_base_session_passes_with_no_note(tmp_path: Path) -> None:
+    found = detect(str(_session(tmp_path, "forks.md", RAISED, RAISED)), "session")
+    assert [_status(found, r) for r in ("BS-SYNC-02", "BS-FORK-02", "BS-LEDGER-01")] == [
+        "pass",
+        "pass",
+        "pass",
+    ]
+    assert _malformed(found) == []
+
+
+@pytest.mark.parametrize(
+    ("file", "old", "new", "rule"),
+    [
+        ("forks.md", RAISED, "- Raised by twin (S99)", "BS-SYNC-02"),
+        ("forks.md", RAISED, "- Raised by twin (S2)", "BS-SYNC-02"),
+        ("forks.md", RAISED, "- Raised-by: twin (S99)", "BS-SYNC-02"),
+        ("forks.md", RAISED, "- Raised by — twin (S99)", "BS-SYNC-02"),
+        ("forks.md", RAISED, "- **Raised by** twin (S99)", "BS-SYNC-02"),
+        ("forks.md", RAISED, "- Raised_by = twin (S99)", "BS-SYNC-02"),
+        ("forks.md", "- Closes when: a pick", "- Closes when — a pick", "BS-FORK-01"),
+        ("ledger.md", RESOLVES, "- Resolves F1", "BS-FORK-02"),
+        ("ledger.md", RESOLVES, "- Resolves — F1", "BS-FORK-02"),
+        ("ledger.md", RESOLVES, "- Resolves = F1", "BS-FORK-02"),
+        ("ledger.md", RESOLVES, "- **Resolves** [F1](forks.md#f1)", "BS-FORK-02"),
+        ("ledger.md", RESOLVES, RESOLVES + "\n- Reverses D99", "BS-LEDGER-01"),
+        ("ledger.md", RESOLVES, RESOLVES + "\n- Reversed-by: D2", "BS-LEDGER-01"),
+        ("ledger.md", RESOLVES, RESOLVES + "\n- Reversed by — D2", "BS-LEDGER-01"),
+    ],
+)
+def test_a_field_without_its_colon_is_noted_and_fails_its_rule(
+    tmp_path: Path, file: str, old: str, new: str, rule: str
+) -> None:
+    found = detect(str(_session(tmp_path, file, old, new)), "session")
+    written = new.split("\n")[-1]
+    line = next(i for i, t in enumerate(_lines(found, file), 1) if t.startswith(written))
+    assert _malformed(found) == [(file, line)]
+    assert _status(found, rule) == "fail"
+
+
+def _lines(found: Detection, file: str) -> list[str]:
+    return (Path(found.path) / file).read_text(encoding="utf-8").splitlines()
+
+
+def test_the_value_of_a_field_without_its_colon_is_read(tmp_path: Path) -> None:
+    found = detect(str(_session(tmp_path, "ledger.md", RESOLVES, "- Resolves F1")), "session")
+    outcome = next(o for o in found.outcomes if o.rule == "BS-FORK-02")
+    messages = [f["message"] for f in outcome.findings]
+    assert "F1 is still listed [open] but D1 resolves it; delete the entry" in messages
+
+
+@pytest.mark.parametrize(
+    ("file", "old", "new"),
+    [
+        ("ledger.md", RESOLVES, RESOLVES + "\n- Resolves the tension between F1 and speed"),
+        ("ledger.md", RESOLVES, RESOLVES + "\n- Why this matters: it is cheap"),
+        ("ledger.md", RESOLVES, RESOLVES + "\n\nThe sender now\nresolves F1 faster."),
+        ("ledger.md", RESOLVES, RESOLVES + "\n- Reversed by D1 in a later review"),
+        ("ledger.md", RESOLVES, RESOLVES + "\n- _Reversed by_ D2"),
+        ("forks.md", RAISED, RAISED + "\n- Raised by the user in review, not the twin"),
+        ("forks.md", RAISED, RAISED + "\n- Decision-makers disagree"),
+    ],
+)
+def test_prose_that_begins_with_a_field_name_is_no_field(
+    tmp_path: Path, file: str, old: str, new: str
+) -> None:
+    found = detect(str(_session(tmp_path, file, old, new)), "session")
+    assert _malformed(found) == []
+
+
+def test_a_crawl_and_check_fail_the_rule(tmp_path: Path) -> None:
+    _session(tmp_path, "forks.md", RAISED, "- Raised by twin (S2)")
+    out = tmp_path / "out"
+    crawl([str(tmp_path / "corpus")], str(out), workers=1)
+    check(str(out))
+    with duckdb.connect(str(out / "census.duckdb"), read_only=True) as con:
+        con.execute(f"SET file_search_path = '{out}'")
+        issues = con.execute(
+            "SELECT file, line, code, rule_id FROM parse_issues WHERE code = 'malformed-field'"
+        ).fetchall()
+        forks = con.execute(
+            "SELECT raised_by_kind, raised_by_syncs FROM forks WHERE fork_id = 'F2'"
+        ).fetchall()
+        status = con.execute("SELECT status FROM statuses WHERE rule_id = 'BS-SYNC-02'").fetchall()
+    assert issues == [("forks.md", 12, "malformed-field", "BS-SYNC-02")]
+    assert forks == [("twin", ["S2"])]
+    assert status == [("fail",)]
