@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import posixpath
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -154,8 +155,9 @@ def parse_session(inp: SessionInput, snapshot_id: str | None = None) -> Records:
         digest = inp.digest(name)[:32] if data is not None else None
         rec.add("files", file=name, size=inp.sizes.get(name), sha256=digest)
         base = name[len("fragments/") :]
-        # A dotfile (`.gitkeep`) keeps the folder in git; it is no fragment.
-        if name.startswith("fragments/") and "/" not in base and not base.startswith("."):
+        # A dotfile (`.gitkeep`) keeps the folder in git; it is no fragment. A file in a
+        # sub-folder is one (spec §3.1: the files in fragments/), named by its path there.
+        if name.startswith("fragments/") and not posixpath.basename(base).startswith("."):
             rec.add("fragments", file=name, name=base.rsplit(".", 1)[0])
     for tracked in inp.tracked or []:
         rec.add("tracked_files", file=tracked, commit=None)
