@@ -31,7 +31,7 @@ TRIM = (
 )
 _HASHES = tuple("#" * n for n in range(9))
 # Indentation, quote markers and list markers (each followed by a space or tab).
-_PREFIX_RE = re.compile(r"(?:[ \t]|>|[-*+](?=[ \t])|\d{1,9}[.)](?=[ \t]))*+")
+PREFIX_RE = re.compile(r"(?:[ \t]|>|[-*+](?=[ \t])|\d{1,9}[.)](?=[ \t]))*+")
 _FENCE_RE = re.compile(r"(`{3,}+|~{3,}+)(.*)")
 _ORDERED_RE = re.compile(r"\d{1,9}[.)]")
 _DELIMITER_RE = re.compile(r"[|:-][-|: \t]*+")
@@ -441,7 +441,7 @@ def expand_indent(s: str) -> str:
     """The line with the tabs in its structural prefix (indentation, `>` and list
     markers, and the spaces after them) expanded to the next multiple of four columns,
     so that offsets there are columns; the text after the prefix keeps its tabs."""
-    end = _PREFIX_RE.match(s).end()  # type: ignore[union-attr]
+    end = PREFIX_RE.match(s).end()  # type: ignore[union-attr]
     return s[:end].expandtabs(4) + s[end:]
 
 

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import NamedTuple
 
 from pipeline.parse.blocks import (
+    PREFIX_RE,
     Block,
     Document,
     Heading,
@@ -59,9 +60,7 @@ _STARTS = {letter: frozenset("#*_`[" + letter + INVISIBLE) for letter in "FDT"}
 
 # HTML block kinds (blocks.html_kind) not shown: comments, processing instructions,
 # declarations and CDATA; what a writer hides there is a matter of its own, not read here.
-_HIDDEN_HTML = frozenset((1, 2, 3, 4))
-# Indentation, quote and list markers before the tag that opens an HTML block.
-_PREFIX_RE = re.compile(r"(?:[ \t]|>|[-*+](?=[ \t])|\d{1,9}[.)](?=[ \t]))*+")
+HIDDEN_HTML = frozenset((1, 2, 3, 4))
 _QUOTES_RE = re.compile(r"[ \t>]*+")
 _LEADING_TAGS_RE = re.compile(r"(?:[ \t]*+</?[A-Za-z][^<>]*+>)++[ \t]*+")
 _TAG_RE = re.compile(r"</?[A-Za-z][^<>]*+>")
@@ -405,22 +404,23 @@ def _html_text(doc: Document, lines: list[str]) -> list[str] | None:
     inner: list[str] | None = None
     for first, last in doc.html:
         opening = lines[first - 1]
-        if html_kind(opening, _PREFIX_RE.match(opening).end()) in _HIDDEN_HTML:  # type: ignore[union-attr]
+        if html_kind(opening, PREFIX_RE.match(opening).end()) in HIDDEN_HTML:  # type: ignore[union-attr]
             continue
         if inner is None:
             inner = [""] * len(lines)
         for at in range(first, last + 1):
             text = lines[at - 1]
-            text = text[_QUOTES_RE.match(text).end() :]  # type: ignore[union-attr]
-            tags = _LEADING_TAGS_RE.match(text)
-            text = text[tags.end() :] if tags is not None else text
-            inner[at - 1] = _trailing_tags_dropped(text)
+            inner[at - 1] = untagged(text[_QUOTES_RE.match(text).end() :])  # type: ignore[union-attr]
     return inner
 
 
-def _trailing_tags_dropped(text: str) -> str:
-    """A line without the tags that close it (`… [open]</summary>`), read back from its end
-    by position so that a line of many tags costs one pass."""
+def untagged(text: str) -> str:
+    """A line of an HTML block without the tags that open or close it (`<pre>S1 | …`,
+    `… [open]</summary>`); the closing ones are read back from the end by position, so a
+    line of many tags costs one pass."""
+    tags = _LEADING_TAGS_RE.match(text)
+    if tags is not None:
+        text = text[tags.end() :]
     end = len(text.rstrip(" \t"))
     while end and text[end - 1] == ">":
         start = text.rfind("<", 0, end)

@@ -8,6 +8,7 @@ import re
 from collections.abc import Iterator
 
 from pipeline.parse.blocks import (
+    PREFIX_RE,
     Document,
     Heading,
     Item,
@@ -19,7 +20,7 @@ from pipeline.parse.blocks import (
     parse,
 )
 from pipeline.parse.lexical import ARROW_RE, MAX_LINE_CHARS, bare, field, stamp, token
-from pipeline.parse.reading import number
+from pipeline.parse.reading import HIDDEN_HTML, number, untagged
 from pipeline.parse.records import Records
 
 FILE = "ops/sync-log.md"
@@ -42,15 +43,9 @@ _OUTCOMES = ("reconciled", "failed")
 # A heading whose text begins like a sync line is read as one (strictly), not as a title.
 _SYNC_START_RE = re.compile(r"[ \t*_`]*+S\d")
 # Indentation, quote markers and list markers before a line's text inside a block.
-_PREFIX_RE = re.compile(r"(?:[ \t]|>|[-*+](?=[ \t])|\d{1,9}[.)](?=[ \t]))*+")
 # Fence lines (of the block or of one nested in it) and breaks or setext underlines.
 _FENCE_LINE_RE = re.compile(r"`{3,}+[^`]*+|~{3,}+.*+")
 _RULE_LINE_RE = re.compile(r"=++|-++|(?:\*[ \t]*+){3,}+|(?:_[ \t]*+){3,}+|(?:-[ \t]*+){3,}+")
-_LEADING_TAGS_RE = re.compile(r"(?:\s*+</?[A-Za-z][^<>]*+>)++")
-_TAG_RE = re.compile(r"</?[A-Za-z][^<>]*+>")
-# HTML block kinds (blocks.html_kind) that are not shown: comments, processing
-# instructions, declarations and CDATA; what a writer hides there is not read.
-_HIDDEN_HTML = frozenset((1, 2, 3, 4))
 # What parse_sync_log reads: (line, text, strict), or text None for a table line.
 Read = tuple[int, str | None, bool]
 _EDITS_RE = re.compile(r"\b(\d+)\s+edits?\b")
@@ -101,30 +96,17 @@ def _inner_reads(doc: Document, lines: list[str]) -> Iterator[Read]:
             if read is not None:
                 yield read
     for first, last in doc.html:
-        if html_kind(_bare_line(lines[first - 1]), 0) in _HIDDEN_HTML:
+        if html_kind(_bare_line(lines[first - 1]), 0) in HIDDEN_HTML:
             continue
         for at in range(first, last + 1):
-            read = _inner(_untagged(_bare_line(lines[at - 1])), at)
+            read = _inner(untagged(_bare_line(lines[at - 1])), at)
             if read is not None:
                 yield read
 
 
 def _bare_line(raw: str) -> str:
     """A line without its indentation, quote and list markers, and trailing spaces."""
-    return raw[_PREFIX_RE.match(raw).end() :].rstrip(" \t")  # type: ignore[union-attr]
-
-
-def _untagged(text: str) -> str:
-    """A line of an HTML block without the tags that open or close it (`<pre>S1 | …`)."""
-    m = _LEADING_TAGS_RE.match(text)
-    if m is not None:
-        text = text[m.end() :].lstrip()
-    while text.endswith(">"):
-        start = text.rfind("<")
-        if start < 0 or not _TAG_RE.fullmatch(text, start):
-            break
-        text = text[:start].rstrip()
-    return text
+    return raw[PREFIX_RE.match(raw).end() :].rstrip(" \t")  # type: ignore[union-attr]
 
 
 def _inner(raw: str, at: int) -> Read | None:
