@@ -179,7 +179,7 @@ def session_input(ctx: RepoContext, session: SessionRef) -> SessionInput:
     inp.tracked = ctx.tracked(session)
     if inp.tracked is None and ctx.git is not None:
         inp.git_problem = (
-            f"git could not list the files it tracks in {ctx.git.path} ({ctx.git.failure()}): "
+            f"git could not list the files it tracks in {ctx.git.path} ({ctx.git.failure}): "
             "whether an ops/ file is tracked is unknown"
         )
     inp.from_commit = ctx.index_free

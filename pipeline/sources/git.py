@@ -42,6 +42,7 @@ class GitRepo:
 
     def __init__(self, path: str) -> None:
         self.path = path
+        self.failure = ""  # why `tracked` could not be read, once it was tried
 
     def head(self) -> str | None:
         """The commit HEAD names; None for a repository with no commit (or git failing)."""
@@ -52,23 +53,15 @@ class GitRepo:
 
     @cached_property
     def tracked(self) -> list[str] | None:
-        """Sorted paths in the index, relative to the working tree; None when git fails."""
+        """Sorted paths in the index, relative to the working tree; None when git fails
+        (and `failure` says why)."""
         done = _git(self.path, "ls-files", "-z", "--full-name")
         if done is None or done.returncode != 0:
+            self.failure = _why(done)
             return None
         # Names that are not UTF-8 read with U+FFFD, as the tree lists them (they are stored).
         names = done.stdout.decode("utf-8", "replace").split("\0")
         return sorted(n for n in names if n)
-
-    def failure(self) -> str:
-        """Why `git ls-files` failed here, in one line (for the parse issue that says so)."""
-        done = _git(self.path, "ls-files", "-z", "--full-name")
-        if done is None:
-            return "git could not be run"
-        if done.returncode == 0:
-            return "no error on a second try"
-        lines = done.stderr.decode("utf-8", "replace").strip().splitlines()
-        return lines[0] if lines else f"exit {done.returncode}"
 
     @cached_property
     def origin(self) -> str | None:
@@ -90,6 +83,14 @@ class GitRepo:
                 break
             found.append(name[len(prefix) :])
         return found
+
+
+def _why(done: subprocess.CompletedProcess[bytes] | None) -> str:
+    """Why a git command failed, in one line (for the parse issue that says so)."""
+    if done is None:
+        return "git could not be run"
+    lines = done.stderr.decode("utf-8", "replace").strip().splitlines()
+    return lines[0] if lines else f"exit {done.returncode}"
 
 
 def enclosing_repo(path: str) -> tuple[GitRepo, str] | None:
