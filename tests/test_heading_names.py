@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 from typer.testing import CliRunner
 
 from pipeline.cli import app
 from tests.conftest import FIXTURES, copy_tree
+from tests.test_entry_reading import detect, statuses
 
 runner = CliRunner()
 SESSION = Path("docs/research/demo-brainstorm")
@@ -34,29 +34,17 @@ def session(tmp_path: Path, base: str, file: str, old: str, new: str) -> Path:
     return repo / SESSION
 
 
-def detect(folder: Path, gate: str) -> dict[str, Any]:
-    result = runner.invoke(app, ["detect", str(folder), "--gate", gate, "--json"])
-    assert result.exit_code in (0, 1), result.output
-    parsed: dict[str, Any] = json.loads(result.stdout)
-    return parsed
-
-
-def status(found: dict[str, Any], rule: str) -> str:
-    (entry,) = [r for r in found["rules"] if r["rule"] == rule]
-    return str(entry["status"])
-
-
 def test_the_claim_in_any_emphasis_with_text_after_it(tmp_path: Path) -> None:
     for at, form in enumerate(EMPHASES):
         heading = "## " + form.format("Claim") + " (one sentence)"
         folder = session(tmp_path / str(at), "open", "thesis.md", "## Claim", heading)
         found = detect(folder, "session")
-        assert status(found, "BS-THESIS-01") == "pass", heading
+        assert statuses(found)["BS-THESIS-01"] == "pass", heading
         assert found["notes"] == [], heading
     # The name going on as a word is another heading, emphasis or not.
     for at, heading in enumerate(("## Claimant", "## Claims and more", "## _Claims_ (x)")):
         folder = session(tmp_path / f"no{at}", "open", "thesis.md", "## Claim", heading)
-        assert status(detect(folder, "session"), "BS-THESIS-01") == "fail", heading
+        assert statuses(detect(folder, "session"))["BS-THESIS-01"] == "fail", heading
 
 
 def test_the_uselessness_test_in_underscores_with_text_after_it(tmp_path: Path) -> None:
@@ -65,14 +53,14 @@ def test_the_uselessness_test_in_underscores_with_text_after_it(tmp_path: Path) 
         folder = session(
             tmp_path / str(at), "applied", "ops/manifest.md", "## Uselessness test", heading
         )
-        assert status(detect(folder, "move"), "BS-USELESS-01") == "pass", heading
+        assert statuses(detect(folder, "move"))["BS-USELESS-01"] == "pass", heading
 
 
 def test_the_aspect_map_in_underscores_holds_the_aspects(tmp_path: Path) -> None:
     heading = "## __Aspect map__ (derived from basis)"
     folder = session(tmp_path, "open", "state.md", "## Aspect map", heading)
     found = detect(folder, "session")
-    assert status(found, "BS-ASPECT-01") == "pass"
+    assert statuses(found)["BS-ASPECT-01"] == "pass"
     assert found["notes"] == []
     out = tmp_path / "out"
     crawled = runner.invoke(app, ["crawl", str(tmp_path / "repo"), "--out", str(out)])

@@ -17,6 +17,7 @@ from typer.testing import CliRunner
 
 from pipeline.cli import app
 from tests.conftest import FIXTURES, copy_tree
+from tests.test_entry_reading import detect, statuses
 
 runner = CliRunner()
 SESSION = Path("docs/research/demo-brainstorm")
@@ -31,18 +32,6 @@ def session(tmp_path: Path, heading: str) -> Path:
     assert T9 in text
     path.write_text(text.replace(T9, heading), encoding="utf-8")
     return repo / SESSION
-
-
-def detect(folder: Path) -> dict[str, Any]:
-    result = runner.invoke(app, ["detect", str(folder), "--gate", "manifest", "--json"])
-    assert result.exit_code in (0, 1), result.output
-    parsed: dict[str, Any] = json.loads(result.stdout)
-    return parsed
-
-
-def status(found: dict[str, Any], rule: str) -> str:
-    (entry,) = [r for r in found["rules"] if r["rule"] == rule]
-    return str(entry["status"])
 
 
 def line_of(folder: Path, heading: str) -> int:
@@ -64,21 +53,21 @@ def findings(found: dict[str, Any], rule: str) -> set[tuple[str, int]]:
 def test_a_later_turn_with_its_timestamp_first_makes_the_compose_stale(tmp_path: Path) -> None:
     heading = "### 2026-07-10T16:10Z · T9"
     folder = session(tmp_path, heading)
-    found = detect(folder)
-    assert status(found, "BS-COMPOSE-02") == "fail"
+    found = detect(folder, "manifest")
+    assert statuses(found)["BS-COMPOSE-02"] == "fail"
     assert issues(found) == {("turn-id-not-first", line_of(folder, heading))}
     # The stale compose is the finding: the turn was read, not left unread.
     assert ("state.md", 6) in findings(found, "BS-COMPOSE-02")
     # The ID first, as the schema writes it, fails the same way and with no note.
-    fine = detect(session(tmp_path / "fine", "### T9 · 2026-07-10T16:10Z"))
-    assert status(fine, "BS-COMPOSE-02") == "fail"
+    fine = detect(session(tmp_path / "fine", "### T9 · 2026-07-10T16:10Z"), "manifest")
+    assert statuses(fine)["BS-COMPOSE-02"] == "fail"
     assert issues(fine) == set()
 
 
 def test_the_turn_is_read_with_its_id_and_timestamp(tmp_path: Path) -> None:
     heading = "### At 2026-07-10T15:52Z — **T9**"
     folder = session(tmp_path, heading)
-    assert status(detect(folder), "BS-COMPOSE-02") == "pass"
+    assert statuses(detect(folder, "manifest"))["BS-COMPOSE-02"] == "pass"
     out = tmp_path / "out"
     crawled = runner.invoke(app, ["crawl", str(tmp_path / "repo"), "--out", str(out)])
     assert crawled.exit_code == 0, crawled.output
@@ -107,8 +96,8 @@ def test_two_ids_or_timestamps_fail_rather_than_guess_and_no_id_is_no_turn(tmp_p
         ("misspelt", "### 2026-07-10T15:52Z · t9"),
     ):
         folder = session(tmp_path / name, heading)
-        found = detect(folder)
-        assert status(found, "BS-COMPOSE-02") == "fail", heading
+        found = detect(folder, "manifest")
+        assert statuses(found)["BS-COMPOSE-02"] == "fail", heading
         line = line_of(folder, heading)
         assert issues(found) == {("bad-turn-heading", line)}, heading
         assert findings(found, "BS-COMPOSE-02") == {("ops/capture.md", line)}, heading
@@ -118,6 +107,6 @@ def test_two_ids_or_timestamps_fail_rather_than_guess_and_no_id_is_no_turn(tmp_p
         ("none", "### Notes from 2026-07-10T16:10Z"),
         ("word", "### 2026-07-10T16:10Z · T9x draft"),
     ):
-        found = detect(session(tmp_path / name, heading))
-        assert status(found, "BS-COMPOSE-02") == "pass", heading
+        found = detect(session(tmp_path / name, heading), "manifest")
+        assert statuses(found)["BS-COMPOSE-02"] == "pass", heading
         assert issues(found) == set(), heading
