@@ -366,6 +366,12 @@ FRAGMENTS = _table(
     "One row per file in fragments/.",
     SNAPSHOT_ID,
     FILE,
+    _c(
+        "line",
+        "int32",
+        "Always null: a fragment is a whole file (spec §6 gives every such table "
+        "the file and the line).",
+    ),
     _c("name", "string", "File name without extension."),
 )
 
@@ -827,7 +833,18 @@ VIEWS: dict[str, tuple[str, list[tuple[str, str]]]] = {
         "The rule-failure rate, defined once: per checked census point and rule, over the "
         "point's sessions at whose own gate the rule is evaluated (spec §7), from the counts "
         "check froze with the point.",
-        [_POINT, _POSITION, ("rule_id", "The rule."), ("gate", "The rule's own gate."), *_RATE],
+        [
+            _POINT,
+            _POSITION,
+            (
+                "run_id",
+                "The point's run (spec §6's key); its last run when it holds several (a night's "
+                "shards: points.runs lists them).",
+            ),
+            ("rule_id", "The rule."),
+            ("gate", "The rule's own gate."),
+            *_RATE,
+        ],
     ),
     "rule_rates_at_gate": (
         "A separate, explicitly named metric: every session of a point evaluated at one gate, "

@@ -64,3 +64,31 @@ def test_every_cli_error_code_is_documented() -> None:
     text = (ROOT / "docs" / "errors.md").read_text()
     for code in ("unsafe-member", "too-large", "invalid-utf8", "bad-archive", "bad-timestamp"):
         assert f"`{code}`" in text, code
+
+
+# Spec §6's minimum columns, in its words: a maintainer's ad hoc SQL may name any of them.
+SPEC_COLUMNS = {
+    "runs": "run_id started_at finished_at roots labels tool_version",
+    "observations": "run_id session_key snapshot_id root repo path topic location observed_at "
+    "commit",
+    "snapshots": "snapshot_id status posture started sitting last_compose content_time stage "
+    "ledger_entries turns syncs",
+    "rule_results": "snapshot_id gate rule_id status file line message",
+    "rule_rates": "run_id gate rule_id evaluated failed info skipped rate rate_lo rate_hi",
+    "sync_pairs": "snapshot_id sync_id gate scope dispatched_at result result_at latency_s",
+    "fork_lifetimes": "session_key fork_id raised_by raised_at closed_at close_kind censored "
+    "hours syncs",
+}
+# "one row per thing the file section names, each with snapshot_id, the file and the line"
+SPEC_CONTENT = (
+    "aspects aspect_refs forks ledger ledger_resolves turns sync_events manifests manifest_rows "
+    "fragments links parse_issues"
+)
+
+
+def test_the_spec_minimum_columns_are_there() -> None:
+    con = connect(None)
+    wanted = {**SPEC_COLUMNS, **{t: "snapshot_id file line" for t in SPEC_CONTENT.split()}}
+    for name, columns in wanted.items():
+        got = {row[0] for row in con.execute(f'DESCRIBE "{name}"').fetchall()}
+        assert set(columns.split()) <= got, (name, set(columns.split()) - got)

@@ -426,3 +426,33 @@ def test_report_exits_1_on_an_alarm_it_was_asked_for(
     shown = runner.invoke(app, ["report", "--out", str(out), "--html", str(page)])
     assert shown.exit_code == 0, shown.output
     assert "Alarm:" in page.read_text()
+
+
+def test_rule_rates_are_keyed_by_run_id_as_the_spec_names_them(tmp_path: Path) -> None:
+    """Spec §6: rule_rates per run_id. A run crawled alone is its own point and names its rates;
+    a point of two runs (shards) is named by its last run, still one row per rule."""
+    corpus = base_corpus(tmp_path / "c", 4)
+    out = tmp_path / "out"
+    alone = crawl([str(corpus)], str(out), workers=1).run_id
+    first = crawl([str(corpus)], str(out), workers=1, point="night", shard=(1, 2)).run_id
+    last = crawl([str(corpus)], str(out), workers=1, point="night", shard=(2, 2)).run_id
+    check(str(out))
+    con = connect(Out(out))
+    rows = con.execute(
+        "SELECT run_id, count(*), count(DISTINCT rule_id) FROM rule_rates GROUP BY run_id"
+    ).fetchall()
+    rules = con.execute("SELECT count(*) FROM rules").fetchone()[0]
+    assert sorted(rows) == sorted([(alone, rules, rules), (last, rules, rules)])
+    assert first not in {r[0] for r in rows}
+    answer = runner.invoke(
+        app,
+        [
+            "sql",
+            f"SELECT count(*) AS n FROM rule_rates WHERE run_id = '{alone}'",
+            "--out",
+            str(out),
+            "-f",
+            "csv",
+        ],
+    )
+    assert answer.stdout == f"n\n{rules}\n", answer.output

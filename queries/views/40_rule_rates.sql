@@ -28,7 +28,9 @@ WHERE checked AND point NOT IN (SELECT point FROM rule_counts_frozen);
 
 -- The rule-failure rate (spec §7; docs/time-model.md), defined once: the counts above (the
 -- frozen ones, or live for a point checked before counts were frozen) with a 95% Wilson
--- interval. check, stats, compare, the report and the alarms all read this view.
+-- interval. check, stats, compare, the report and the alarms all read this view. run_id is the
+-- spec's key (§6): a point of one run is that run; a point of several (a night's shards) is
+-- named by its last run, and stays one row per rule so that no rate is counted twice.
 CREATE OR REPLACE VIEW rule_rates AS
 WITH counts AS (
     SELECT * FROM rule_counts_frozen
@@ -36,7 +38,7 @@ WITH counts AS (
     SELECT * FROM rule_counts_live
     WHERE point IN (SELECT point FROM points_counted_live)
 )
-SELECT p.point, p.position, r.rule_id, r.gate,
+SELECT p.point, p.position, p.runs[-1] AS run_id, r.rule_id, r.gate,
     coalesce(c.evaluated, 0) AS evaluated,
     coalesce(c.failed, 0) AS failed,
     coalesce(c.info, 0) AS info,
