@@ -116,8 +116,11 @@ def census_statuses(con: Any, name: str) -> dict[Key, tuple[str, dict[str, str]]
 
 
 def rate_rows(con: Any, name: str) -> list[str]:
-    """A point's rule_rates rows, sorted, as text: what must never change afterwards."""
-    rows = con.execute("SELECT * FROM rule_rates WHERE point = ?", [name]).fetchall()
+    """A point's rule_rates rows, sorted, as text: what must never change afterwards (its
+    figures: run_id names the crawl, which a sharded and a plain night do not share)."""
+    rows = con.execute(
+        "SELECT * EXCLUDE (run_id) FROM rule_rates WHERE point = ?", [name]
+    ).fetchall()
     return sorted(repr(row) for row in rows)
 
 

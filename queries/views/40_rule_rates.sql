@@ -28,8 +28,8 @@ WHERE checked AND point NOT IN (SELECT point FROM rule_counts_frozen);
 
 -- The rule-failure rate (spec §7; docs/time-model.md), defined once: the counts above (the
 -- frozen ones, or live for a point checked before counts were frozen) with a 95% Wilson
--- interval. check, stats, compare, the report and the alarms all read this view. run_id is the
--- spec's key (§6): a point of one run is that run; a point of several (a night's shards) is
+-- interval. check, stats, compare, the report and the alarms all read this view. run_id (last, so
+-- that columns read by position keep their places) is the spec's key (§6): a point of one run is that run; a point of several (a night's shards) is
 -- named by its last run, and stays one row per rule so that no rate is counted twice.
 CREATE OR REPLACE VIEW rule_rates AS
 WITH counts AS (
@@ -38,14 +38,15 @@ WITH counts AS (
     SELECT * FROM rule_counts_live
     WHERE point IN (SELECT point FROM points_counted_live)
 )
-SELECT p.point, p.position, p.runs[-1] AS run_id, r.rule_id, r.gate,
+SELECT p.point, p.position, r.rule_id, r.gate,
     coalesce(c.evaluated, 0) AS evaluated,
     coalesce(c.failed, 0) AS failed,
     coalesce(c.info, 0) AS info,
     coalesce(c.skipped, 0) AS skipped,
     c.failed / nullif(c.evaluated, 0) AS rate,
     wilson_lo(c.failed, c.evaluated, z95()) AS rate_lo,
-    wilson_hi(c.failed, c.evaluated, z95()) AS rate_hi
+    wilson_hi(c.failed, c.evaluated, z95()) AS rate_hi,
+    p.runs[-1] AS run_id
 FROM points p
 CROSS JOIN rules r
 LEFT JOIN counts c ON c.point = p.point AND c.rule_id = r.rule_id
