@@ -836,14 +836,14 @@ VIEWS: dict[str, tuple[str, list[tuple[str, str]]]] = {
         [
             _POINT,
             _POSITION,
+            ("rule_id", "The rule."),
+            ("gate", "The rule's own gate."),
+            *_RATE,
             (
                 "run_id",
                 "The point's run (spec §6's key); its last run when it holds several (a night's "
                 "shards: points.runs lists them).",
             ),
-            ("rule_id", "The rule."),
-            ("gate", "The rule's own gate."),
-            *_RATE,
         ],
     ),
     "rule_rates_at_gate": (
@@ -918,7 +918,8 @@ VIEWS: dict[str, tuple[str, list[tuple[str, str]]]] = {
             (
                 "syncs",
                 "Reconciled syncs dispatched after the raise and reconciled by the close "
-                "or censoring; null when hours is or that snapshot has no sync log.",
+                "or censoring, from that snapshot's sync log or (a commit: git never holds "
+                "ops/) the first later one's; null when hours is, or no such log exists.",
             ),
             ("raised_by_sync", "S# named by 'twin (S#)'."),
             ("raise_source", "sync (a logged dispatch), first_open, or null (unknown)."),

@@ -233,7 +233,8 @@ FORKS_T1 = """# Forks
 
 
 def test_lifetimes_from_commit_dates(tmp_path: Path) -> None:
-    """Forks raised, parked and resolved across dated commits; one left open (censored).
+    """Forks raised, parked and resolved across dated commits; one left open (censored); their
+    lifetimes in reconciled syncs from the working tree's sync log (spec §7).
 
     In a commit snapshot ops/ is absent, so a snapshot's content_time is its Last compose,
     set here to each commit's date: lifetimes are the differences of those dates.
@@ -245,6 +246,8 @@ def test_lifetimes_from_commit_dates(tmp_path: Path) -> None:
     (ops / "sync-log.md").write_text(
         "S1 | gate: intake | dispatched: 2026-07-01T09:10Z | scope: full\n"
         "S1 → reconciled | 2026-07-01T09:20Z | 1 edits · 3 new forks · 3 open\n"
+        "S2 | gate: intake | dispatched: 2026-07-02T09:00Z | scope: full\n"
+        "S2 → reconciled | 2026-07-02T09:30Z | 1 edits · 0 new forks · 3 open\n"
     )
     git(repo, "init", "-q")
     (repo / SESSION / "forks.md").write_text(FORKS_T1)
@@ -276,15 +279,17 @@ def test_lifetimes_from_commit_dates(tmp_path: Path) -> None:
     con = connect(out)
     rows = con.execute(
         """
-        SELECT fork_id, close_kind, censored, round(hours, 3)
+        SELECT fork_id, close_kind, censored, round(hours, 3), syncs
         FROM fork_lifetimes WHERE fork_id IN ('F1', 'F2', 'F5') ORDER BY fork_id
         """
     ).fetchall()
     # The working tree (observed at the run's time) has the same content as the last commit.
+    # Lifetime in syncs (S2, between every raise and close) comes from the working tree's
+    # sync log: git never holds ops/, so no commit that closed a fork has one.
     assert rows == [
-        ("F1", "resolved", False, 72.0),
-        ("F2", "parked", False, 30.0),
-        ("F5", None, True, 72.0),
+        ("F1", "resolved", False, 72.0, 1),
+        ("F2", "parked", False, 30.0, 1),
+        ("F5", None, True, 72.0, 1),
     ]
 
 

@@ -29,8 +29,10 @@
 --   hours      raise to close (or to censoring); null when either time is unknown or the
 --              close precedes the raise.
 --   syncs      reconciled syncs dispatched after the raise and reconciled by the close (or
---              censoring), read from the sync log of that closing (censoring) snapshot; null
---              when hours is null or that snapshot has no ops/sync-log.md.
+--              censoring), read from the sync log of that closing (censoring) snapshot, or,
+--              when it has none (a commit: git never holds ops/), of the first later snapshot
+--              of the series that has one (the log is append-only, so it still shows them);
+--              null when hours is null or no such snapshot has ops/sync-log.md.
 CREATE OR REPLACE MACRO fork_lifetimes_of(run_ids, session_keys) AS TABLE
 WITH asked AS (
     -- Every session, or those asked for: two branches, so that a list of sessions filters the
@@ -140,8 +142,11 @@ timed AS (
     SELECT f.*,
         o.content_time AS open_at,
         e.content_time AS end_at,
-        e.snapshot_id AS end_snapshot,
-        e.sync_log_exists AS end_has_sync_log,
+        (
+            SELECT arg_min(g.snapshot_id, g.seq) FROM seq g
+            WHERE g.session_key = f.session_key AND g.root = f.root AND g.seq >= f.end_seq
+                AND g.sync_log_exists
+        ) AS log_snapshot,
         e.run_id AS end_run_id,
         e.repo,
         e.topic,
@@ -172,7 +177,7 @@ lived AS (
 sync_counts AS (
     SELECT l.session_key, l.root, l.fork_id, count(*) AS syncs
     FROM lived l
-    JOIN syncs p ON p.snapshot_id = l.end_snapshot
+    JOIN syncs p ON p.snapshot_id = l.log_snapshot
     WHERE l.hours IS NOT NULL
         AND p.result = 'reconciled'
         AND p.dispatched_at > l.raised_at
@@ -189,7 +194,7 @@ SELECT
     l.close_kind,
     l.close_kind IS NULL AS censored,
     l.hours,
-    CASE WHEN l.hours IS NOT NULL AND l.end_has_sync_log THEN coalesce(c.syncs, 0) END AS syncs,
+    CASE WHEN l.hours IS NOT NULL AND l.log_snapshot IS NOT NULL THEN coalesce(c.syncs, 0) END AS syncs,
     l.raised_by_sync,
     l.raise_source,
     CASE WHEN l.close_kind IS NULL THEN l.end_at END AS censored_at,
