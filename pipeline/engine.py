@@ -36,7 +36,8 @@ def parquet_scan(paths: Iterable[Path | str]) -> str:
     return f"read_parquet([{listed}], union_by_name = true)"
 
 
-def _empty(table: Table) -> str:
+def empty_select(table: Table) -> str:
+    """A SELECT of no rows with the table's columns in their declared types."""
     cols = ", ".join(f'CAST(NULL AS {duckdb_type(c.type)}) AS "{c.name}"' for c in table.columns)
     return f"SELECT {cols} WHERE false"
 
@@ -62,7 +63,7 @@ def table_views(out: Out) -> list[str]:
 def table_scan(table: Table, paths: Sequence[Path | str]) -> str:
     """A SELECT of the table's rows in these files, every column of the schema in its declared
     type (none at all: no rows)."""
-    body = _empty(table)
+    body = empty_select(table)
     if not paths:
         return body
     return (

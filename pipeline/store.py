@@ -1,6 +1,7 @@
 """OUT's layout, Parquet writing, and the atomic commit of everything a command writes.
 
     OUT/tables/{table}/written_by={writer}/part-*.parquet   one Parquet dataset per table
+    OUT/tables/{table}/written_by={writer}/empty.parquet    (a table with no rows yet)
     OUT/manifest.json                                        the files that are committed
     OUT/staging/{writer}/                                    what a writer is still writing
     OUT/state/                               crawl caches (file metadata, git HEADs, tree memos)
@@ -402,9 +403,28 @@ def publish(
         manifest[table] = [rel for rel in manifest[table] if rel not in dropped]
     for table, files in added.items():
         manifest[table] = manifest.get(table, []) + files
+    for name in [t for t in TABLES if not manifest.get(t)]:
+        manifest[name] = [_write_empty(out, TABLES[name], writer_id)]
     write_manifest(out, manifest)
     crash_point("committed")
     shutil.rmtree(staging, ignore_errors=True)
+
+
+def _write_empty(out: Out, table: Table, writer_id: str) -> str:
+    """A table with no rows yet gets one Parquet file with its columns and no rows: spec §6
+    promises a dataset per table under tables/{table}/, and a Parquet reader given an empty
+    folder fails (`No files found`) where it should count zero."""
+    import duckdb
+
+    from pipeline.engine import empty_select, quote
+
+    folder = out.tables / table.name / f"{PARTITION}={writer_id}"
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / "empty.parquet"
+    copy = f"COPY ({empty_select(table)}) TO {quote(target)} (FORMAT parquet, COMPRESSION zstd)"
+    with duckdb.connect() as con:
+        con.execute(copy)
+    return f"{table.name}/{folder.name}/{target.name}"
 
 
 def write_statcache(out: Out, entries: dict[str, tuple[str, str]], shard: str = "") -> None:
