@@ -86,7 +86,7 @@ class Since:
     comparison: Comparison
     sessions: dict[str, list[dict[str, Any]]]  # change → sessions, in SESSION_CHANGES order
     flows: dict[str, list[dict[str, Any]]]  # stage flow → sessions, in STAGE_FLOWS order
-    forks: dict[str, list[dict[str, Any]]]  # "raised" / "closed" → forks
+    forks: dict[str, list[dict[str, Any]]]  # "raised" / "closed" / "vanished" → forks
 
     @property
     def moved_rules(self) -> list[Row]:
@@ -269,7 +269,7 @@ def _since(con: Any, stats: Stats, before: Point, lifetimes: dict[str, Lifetime]
         changes.setdefault(row["change"], []).append(row)
     # Most failing rules first, as the detailed list further down orders them.
     changes["newly failing"].sort(key=lambda r: -(r["failing_rules"] or 0))
-    forks: dict[str, list[dict[str, Any]]] = {"raised": [], "closed": []}
+    forks: dict[str, list[dict[str, Any]]] = {"raised": [], "closed": [], "vanished": []}
     for row in fetch_dicts(con, _query("fork_changes"), at):
         forks.setdefault(row["change"], []).append(row)
     return Since(

@@ -19,6 +19,7 @@ import pytest
 from pipeline.check import check
 from pipeline.crawl import crawl
 from pipeline.report import build
+from tests.conftest import FIXTURES
 from tests.mixed_corpus import CLEAN, RATES, SESSIONS, STAGES, WORST, build_mixed
 from tests.test_stats import history  # noqa: F401  (the hand-worked four-run history)
 
@@ -226,3 +227,39 @@ def test_a_fork_listed_open_and_resolved_is_not_closed_again_every_night(tmp_pat
     assert changes == []
     changes = fetch_dicts(con, _query("fork_changes"), {"point": "n3", "previous": "n2"})
     assert [(c["change"], c["fork_id"]) for c in changes] == [("closed", "F1")]
+
+
+def test_a_fork_gone_from_forks_md_unresolved_is_vanished_not_closed(tmp_path: Path) -> None:
+    """A fork deleted from forks.md with no ledger entry resolving it is censored in the
+    lifetimes (never a close): "what changed" lists it as vanished, and counts no close, while
+    one deleted with a resolving entry is closed (one definition of a close)."""
+    from pipeline.engine import connect, fetch_dicts
+    from pipeline.report import _query
+    from pipeline.store import Out
+
+    root = tmp_path / "corpus"
+    shutil.copytree(FIXTURES / "cases" / "base" / "open" / "repo", root / "repo")
+    session = root / "repo" / "docs" / "research" / "demo-brainstorm"
+    out = str(tmp_path / "out")
+    crawl([str(root)], out, workers=1, point="n1")
+    forks = (session / "forks.md").read_text()
+    # F1 and F2 leave forks.md; only F2 with a ledger entry resolving it.
+    (session / "forks.md").write_text(
+        forks.split("## F1", 1)[0] + "## F4" + forks.split("## F4")[1]
+    )
+    with open(session / "ledger.md", "a") as ledger:
+        ledger.write(
+            "\n## D3 — The recipient's clock decides\n- Decision: their time zone.\n"
+            "- Why: mail at 3 am is noise.\n- How to apply: store a zone.\n- Resolves: F2\n"
+        )
+    crawl([str(root)], out, workers=1, point="n2")
+    check(out)
+    con = connect(Out(out))
+    changes = fetch_dicts(con, _query("fork_changes"), {"point": "n2", "previous": "n1"})
+    assert [(c["change"], c["fork_id"]) for c in changes] == [("closed", "F2"), ("vanished", "F1")]
+    lifetimes = dict(
+        con.execute(
+            "SELECT fork_id, close_kind FROM fork_lifetimes WHERE fork_id IN ('F1', 'F2')"
+        ).fetchall()
+    )
+    assert lifetimes == {"F1": None, "F2": "resolved"}

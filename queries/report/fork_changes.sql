@@ -1,7 +1,9 @@
 -- Forks raised and closed between the previous census point ($previous) and the chosen one
 -- ($point), session by session (the sessions' snapshots at each point):
---   'raised'  listed open now, not listed at the previous point (or the session is new);
---   'closed'  open at the previous point and, now, resolved by a ledger entry, parked, or gone.
+--   'raised'    listed open now, not listed at the previous point (or the session is new);
+--   'closed'    open at the previous point and, now, resolved by a ledger entry or parked;
+--   'vanished'  open at the previous point and now gone from forks.md with no ledger entry
+--               resolving it: the lifetimes censor it (never a close), so it is not 'closed'.
 -- Open means what the fork lifetimes mean: listed [open] and resolved by no ledger entry of
 -- the same snapshot (a fork both listed open and resolved is resolved, at either point).
 WITH now AS (
@@ -32,23 +34,32 @@ listed_before AS (
     WHERE f.fork_id IS NOT NULL
 ),
 state_now AS (
-    SELECT n.session_key, n.root, n.repo, n.path, f.fork_id,
-        CASE WHEN r.fork_id IS NOT NULL THEN 'resolved' WHEN f.marker = 'parked' THEN 'parked'
-            WHEN f.fork_id IS NOT NULL THEN 'open' END AS state
-    FROM now n
-    LEFT JOIN forks f USING (snapshot_id)
-    LEFT JOIN ledger_resolves r ON r.snapshot_id = n.snapshot_id AND r.fork_id = f.fork_id
+    -- Each fork's state now, as the lifetimes decide it: resolved, else open, else parked
+    -- (NULL when the snapshot neither lists nor resolves it: gone).
+    SELECT session_key, root, fork_id,
+        CASE
+            WHEN bool_or(resolved) THEN 'resolved'
+            WHEN bool_or(NOT resolved AND marker IS DISTINCT FROM 'parked') THEN 'open'
+            ELSE 'parked'
+        END AS state
+    FROM (
+        SELECT n.session_key, n.root, f.fork_id, f.marker, false AS resolved
+        FROM now n JOIN forks f USING (snapshot_id)
+        WHERE f.fork_id IS NOT NULL
+        UNION ALL
+        SELECT n.session_key, n.root, r.fork_id, NULL, true
+        FROM now n JOIN ledger_resolves r USING (snapshot_id)
+    )
+    GROUP BY session_key, root, fork_id
 )
 SELECT 'raised' AS change, o.repo, o.path, o.topic, o.fork_id, o.title
 FROM open_now o
 ANTI JOIN listed_before l USING (session_key, root, fork_id)
 UNION ALL
-SELECT 'closed', n.repo, n.path, n.topic, b.fork_id, b.title
+SELECT CASE WHEN s.state IS NULL THEN 'vanished' ELSE 'closed' END,
+    n.repo, n.path, n.topic, b.fork_id, b.title
 FROM open_before b
 JOIN now n USING (session_key, root)
-WHERE NOT EXISTS (
-    SELECT 1 FROM state_now s
-    WHERE s.session_key = b.session_key AND s.root = b.root AND s.fork_id = b.fork_id
-        AND s.state = 'open'
-)
+LEFT JOIN state_now s USING (session_key, root, fork_id)
+WHERE s.state IS DISTINCT FROM 'open'
 ORDER BY 1, 2, 3, 4;
