@@ -13,6 +13,7 @@ from pipeline.parse.reading import (
     entry_line,
     fields,
     hidden_entries,
+    late_entry_id,
     meant_entry,
     near_fields,
     not_an_entry_heading,
@@ -113,9 +114,13 @@ def _entry_heading(
             message = f"fork heading is level {block.level}; a fork is `## F# — title`"
             rec.issue(FILE, block.line, "entry-heading-level", message, RULE)
         return fork
-    meant = meant_entry(block.text, "F", heading=True)
+    found = meant_entry(block.text, "F", heading=True)
+    meant = found[:2] if found is not None else None
+    if meant is None:
+        meant = late_entry_id(block.text, "F", bool(_MARKER_AT_RE.search(block.text)))
     if meant is not None:
-        # `## [F5] — …` or `## F5a — …`: meant as a fork, counted, and BS-FORK-01 fails.
+        # `## [F5] — …`, `## F5a — …` or `## Fork F5 — …`: meant as a fork, counted, and
+        # BS-FORK-01 fails.
         fork = _heading(block.line, block.text, meant[0], meant[1], rec)
         not_an_entry_heading(rec, FILE, block.line, block.text, "F", RULE)
         return fork

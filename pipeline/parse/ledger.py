@@ -14,6 +14,7 @@ from pipeline.parse.reading import (
     entry_line,
     fields,
     hidden_entries,
+    late_entry_id,
     meant_entry,
     near_fields,
     not_an_entry_heading,
@@ -127,7 +128,10 @@ def _meant(block: Heading) -> tuple[str | None, str, bool] | None:
     if found:
         return digits, rest, True
     meant = meant_entry(block.text, "D", heading=True)
-    return None if meant is None else (meant[0], meant[1], False)
+    if meant is None:
+        late = late_entry_id(block.text, "D")  # `## Decision D2 — …`
+        return None if late is None else (late[0], late[1], False)
+    return meant[0], meant[1], False
 
 
 def _heading(

@@ -42,9 +42,14 @@ _MISSPELT_RES = {
 # A line meant as an entry though not written as its heading (`##F5 — …`, `- F5 — …`,
 # `**F5 — …**`, `[F5] — …`, `F5a — …`): #s, emphasis or a bracket, the ID's letter, its
 # digits and anything glued to them, the marks that close it, then a separator.
+# Spaces a writer's editor may put after a heading's #s that CommonMark does not take as
+# spaces (no-break, narrow no-break, the fixed-width ones, ideographic): `##\u00a0F1 — …`
+# is a paragraph to it, and was read as nothing at all.
+ODD_SPACES = "\u00a0\u202f\u3000\u2000-\u200a"
+_ODD_SPACE_RE = re.compile(rf"#++([{ODD_SPACES}])")
 _MEANT_RES = {
     letter: re.compile(
-        rf"(#*+)[ \t]*+([*_`\[]*+){letter}([0-9]++)([A-Za-z0-9_]*+)([\]*_`]*+)([ \t]*+)"
+        rf"(#*+)[ \t{ODD_SPACES}]*+([*_`\[]*+){letter}([0-9]++)([A-Za-z0-9_]*+)([\]*_`]*+)([ \t]*+)"
         r"([—–:·|]|-(?=[ \t])|$)?"
     )
     for letter in "FDT"
@@ -311,6 +316,31 @@ def number(
     return value
 
 
+# An entry's ID standing as a word anywhere in a heading, and the words that, right before
+# it, say the heading is that entry (`## Fork F1 — …`, `## Open: F1 — …`, `## Decision D2`).
+_LATE_ID_RES = {
+    letter: re.compile(rf"(?<![A-Za-z0-9_]){letter}([0-9]++)(?![A-Za-z0-9_])") for letter in "FD"
+}
+_NAMED_RES = {
+    "F": re.compile(r"(?i)(?<![a-z])(?:fork|open|parked)[ \t:#*_`\[(]*+F[0-9]"),
+    "D": re.compile(r"(?i)(?<![a-z])(?:decision|entry|ledger)[ \t:#*_`\[(]*+D[0-9]"),
+}
+
+
+def late_entry_id(text: str, letter: str, sign: bool = False) -> tuple[str, str] | None:
+    """A heading that holds an entry's ID further on, not first (`## Fork F1 — … [open]`,
+    `## [open] F1 — …`, `## Decision D2 — …`): recognisably meant as that entry when the
+    word for it stands right before the ID, or `sign` (its reader's: a fork's marker in it)
+    says so (spec §3.1: it never just disappears). The ID's digits and the text after it, when
+    the heading holds exactly one ID; None otherwise (a section heading naming F3 and F4)."""
+    found = _LATE_ID_RES[letter].findall(text)
+    if len(found) != 1 or not (sign or _NAMED_RES[letter].search(text)):
+        return None
+    at = _LATE_ID_RES[letter].search(text)
+    assert at is not None
+    return at[1], text[at.end() :]
+
+
 def meant_entry(
     text: str, letter: str, heading: bool = False
 ) -> tuple[str | None, str, bool] | None:
@@ -440,6 +470,9 @@ def not_an_entry_heading(
     message = f"'{text[:120]}' is meant as {_WHAT[letter]} but is not one{where}"
     if text[:1] in INVISIBLE:
         message += f" (an invisible U+{ord(text[0]):04X} begins the line)"
+    odd = _ODD_SPACE_RE.match(text)
+    if odd is not None:
+        message += f" (a U+{ord(odd[1]):04X} space, not a plain one, follows the #s)"
     rec.issue(file, line, "entry-not-heading", message, rule)
 
 

@@ -1,0 +1,104 @@
+"""census.md §3.1, fail closed: a fork or ledger heading whose ID is not its first word
+(`## Fork F1 — … [open]`, `## [open] F1 — …`, `## Decision D2 — …`), and an entry or turn
+heading whose #s are followed by a no-break space (`##\u00a0F1`, a paragraph to CommonMark),
+were read as nothing: an open fork vanished and the manifest gate came out clean. Each is
+now read as meant, with a parse issue that fails the rule that needs it.
+
+Each case appends to a copy of a healthy base session (fixtures/cases/base) on disk and runs
+`census detect`; one runs crawl and check, which must agree.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pipeline.check import check
+from pipeline.crawl import crawl
+from pipeline.engine import connect
+from pipeline.store import Out
+from tests.conftest import FIXTURES, copy_tree
+from tests.test_entry_reading import detect, failing
+
+SESSION = Path("docs/research/demo-brainstorm")
+NBSP = "\u00a0"
+BODY = "- Raised by: user\n- Closes when: a yes or no\n"
+
+
+def notes(found: dict[str, Any]) -> list[tuple[str, int, str]]:
+    return [(n["file"], n["line"], n["code"]) for n in found["notes"]]
+
+
+def appended(tmp_path: Path, base: str, file: str, text: str) -> Path:
+    """A copy of a base session with text appended to one of its files; the session folder."""
+    repo = copy_tree(FIXTURES / "cases" / "base" / base / "repo", tmp_path / "repo")
+    with open(repo / SESSION / file, "a", encoding="utf-8") as handle:
+        handle.write(text)
+    return repo / SESSION
+
+
+@pytest.mark.parametrize(
+    "heading",
+    [
+        "## Fork F9 — Is there a weekly digest too? [open]",
+        "## [open] F9 — Is there a weekly digest too?",
+        "## Open: F9 — Is there a weekly digest too?",
+        f"##{NBSP}F9 — Is there a weekly digest too? [open]",
+    ],
+)
+def test_an_open_fork_under_an_odd_heading_fails_the_manifest_gate(
+    tmp_path: Path, heading: str
+) -> None:
+    folder = appended(tmp_path, "converging", "forks.md", f"\n{heading}\n{BODY}")
+    assert (
+        failing(detect(appended(tmp_path / "clean", "converging", "forks.md", ""), "manifest"))
+        == set()
+    )
+    found = detect(folder, "manifest")
+    assert "BS-FORK-01" in failing(found), heading
+    assert ("forks.md", 9, "entry-not-heading") in notes(found), found["notes"]
+
+
+def test_a_ledger_entry_named_decision_d2_is_read_and_fails(tmp_path: Path) -> None:
+    folder = appended(
+        tmp_path, "open", "ledger.md", "\n## Decision D9 — No weekly digest\n- Decision: none.\n"
+    )
+    found = detect(folder, "session")
+    assert "BS-LEDGER-01" in failing(found)
+    assert any("Decision D9" in n["message"] for n in found["notes"]), found["notes"]
+
+
+def test_a_turn_after_a_no_break_space_makes_the_compose_stale(tmp_path: Path) -> None:
+    turn = f"\n---\n###{NBSP}T9 · 2030-01-01T00:00Z\nuser: one more thing.\n"
+    found = detect(appended(tmp_path, "converging", "ops/capture.md", turn), "manifest")
+    assert "BS-COMPOSE-02" in failing(found)
+    assert any("U+00A0" in n["message"] for n in found["notes"]), found["notes"]
+
+
+@pytest.mark.parametrize(
+    "heading",
+    ["## Forks F3 and F4 came later", "## Notes on F3", "## Decisions D1 and D2 revisited"],
+)
+def test_section_headings_naming_ids_stay_sections(tmp_path: Path, heading: str) -> None:
+    """Guard: a heading naming two IDs, or one with no word or marker saying it is the entry,
+    is a section heading, as before."""
+    file = "ledger.md" if "Decisions" in heading else "forks.md"
+    found = detect(appended(tmp_path, "open", file, f"\n{heading}\nSome prose.\n"), "session")
+    assert failing(found) == set() and found["notes"] == [], (heading, found)
+
+
+def test_crawl_and_check_agree_with_detect(tmp_path: Path) -> None:
+    folder = appended(
+        tmp_path, "converging", "forks.md", f"\n## Fork F9 — Weekly too? [open]\n{BODY}"
+    )
+    out = tmp_path / "out"
+    crawl([str(tmp_path / "repo")], str(out), workers=1)
+    check(str(out))
+    rows = (
+        connect(Out(out))
+        .execute("SELECT rule_id, status FROM statuses WHERE own AND status = 'fail'")
+        .fetchall()
+    )
+    assert {r for r, _ in rows} == failing(detect(folder, "manifest")) >= {"BS-FORK-01"}
