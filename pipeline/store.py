@@ -403,8 +403,13 @@ def publish(
         manifest[table] = [rel for rel in manifest[table] if rel not in dropped]
     for table, files in added.items():
         manifest[table] = manifest.get(table, []) + files
-    for name in [t for t in TABLES if not manifest.get(t)]:
-        manifest[name] = [_write_empty(out, TABLES[name], writer_id)]
+    # The tables this writer keeps (a check its results, a crawl the content, a compaction
+    # or a prune every table): those still without a file get an empty one.
+    kinds = {"check"} if writer_id.startswith("check-") else {"crawl"}
+    kinds = {"check", "crawl"} if writer_id.startswith("compact-") else kinds
+    for name, kept in TABLES.items():
+        if kept.writer in kinds and not manifest.get(name):
+            manifest[name] = [_write_empty(out, kept, writer_id)]
     write_manifest(out, manifest)
     crash_point("committed")
     shutil.rmtree(staging, ignore_errors=True)

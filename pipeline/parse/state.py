@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from pipeline.parse.blocks import Heading, Item, parse
+from pipeline.parse.blocks import Block, Heading, Item, Paragraph, Table, parse
 from pipeline.parse.lexical import WHOLE_ID, bare, split_arrow, stamp, token
 from pipeline.parse.reading import as_fields, fields, repeated, section, unclosed_fence
 from pipeline.parse.records import Records
@@ -29,13 +29,15 @@ _FRAGMENT_RE = re.compile(r"(?i:fragment):[ \t]*+([^\s,;()\[\]`*]++)")
 _THESIS_RE = re.compile(r"(?i)(?<![\w-])thesis(?![\w-])")
 _NONE_YET_RE = re.compile(r"(?i)(?<![\w-])none\s+yet(?![\w-])")
 _REF_ID_RE = re.compile(WHOLE_ID.format("[FD]"))
+_ASPECTS_RE = re.compile(r"(?i)(?<![a-z])aspects?(?![a-z])")
 
 
 def parse_state(lines: list[str], rec: Records) -> None:
     snap = rec.snapshot
     given: dict[str, str] = {}  # each field's first value, as written
     map_level = 0  # the open aspect map's heading level; 0 outside it
-    stray: list[int] = []  # lines of bullets written as aspects, outside the map
+    stray: list[tuple[int, bool]] = []  # bullets written as aspects outside the map, and
+    aspects_named = False  # whether the heading they are under names aspects
     doc = parse(lines)
     # A fence never closed hides the rest of the file (spec §3.1: fail closed).
     unclosed_fence(doc, rec, FILE, "BS-STATE-01")
@@ -45,6 +47,7 @@ def parse_state(lines: list[str], rec: Records) -> None:
             if map_level and block.level > map_level:
                 continue  # a subheading inside the map
             map_level = 0
+            aspects_named = _ASPECTS_RE.search(block.text) is not None
             # `# Aspect map` is the map too: a user who titles it so means nothing else.
             if section(block.text, ("aspect map",)):
                 map_level = block.level
@@ -53,18 +56,41 @@ def parse_state(lines: list[str], rec: Records) -> None:
         if map_level:
             if isinstance(block, Item):
                 _aspect(block, rec)
+            else:
+                _not_bullets(block, rec)
             continue
         found = fields(block, _FIELDS)
         for key, value, line in found:
             _field(rec, key, value, line, given)
         if not found and isinstance(block, Item) and _meant_as_aspect(block.text):
-            stray.append(block.line)
-    if "aspect_map_line" not in snap:
-        # With no map, aspects under `## Aspects` or `**Aspect map**` would vanish and
-        # BS-ASPECT-01 pass on none: fail closed (§3.1). Beside a map they are notes.
-        for line in stray:
-            message = "an aspect bullet with no '## Aspect map' heading: not read as an aspect"
+            stray.append((block.line, aspects_named))
+    # With no map, aspects under `## Aspects` or `**Aspect map**` would vanish and
+    # BS-ASPECT-01 pass on none; beside a map, so would those under a heading that names
+    # aspects (`## Aspects added at stop`): fail closed (§3.1). Under `## Notes` beside a
+    # map, a bullet of that shape is a note.
+    mapped = "aspect_map_line" in snap
+    where = "outside the aspect map" if mapped else "with no '## Aspect map' heading"
+    for line, named in stray:
+        if named or not mapped:
+            message = f"an aspect bullet {where}: not read as an aspect"
             rec.issue(FILE, line, "aspect-outside-map", message, "BS-ASPECT-01")
+
+
+def _not_bullets(block: Block, rec: Records) -> None:
+    """Lines in the aspect map that are not bullets: a line written as an aspect
+    (`name — description → refs`), or a table's row (`| quiet-hours | none yet |`), is meant
+    as one but not read, so it is an issue that fails BS-ASPECT-01, never just dropped."""
+    if isinstance(block, Table):
+        lines = [(line, " | ".join(cells)) for line, cells in block.rows]
+        how = "a table row in the aspect map"
+    elif isinstance(block, Paragraph):
+        lines = [(line, text) for line, text in block.lines if _meant_as_aspect(text)]
+        how = "an aspect written as a plain line, not a bullet"
+    else:
+        return
+    for line, text in lines:
+        message = f"{how}: not read as an aspect ('{text[:80]}'); write `- name — … → refs`"
+        rec.issue(FILE, line, "aspect-not-bullet", message, "BS-ASPECT-01")
 
 
 def _field(rec: Records, key: str, value: str, line: int, given: dict[str, str]) -> None:
