@@ -176,3 +176,25 @@ def test_roots_that_are_repositories_keep_distinct_identities(tmp_path: Path) ->
         "SELECT repo, count(DISTINCT session_key) FROM observations GROUP BY repo"
     ).fetchall()
     assert sorted(rows) == [("alpha", 1), ("beta", 1)]
+
+
+def test_a_topic_in_research_and_history_at_once_is_its_research_folder(tmp_path: Path) -> None:
+    """A move half done leaves one session (one session_key) in two folders: the research
+    folder stands for it (by definition unfinished), whichever copy is healthier, and the
+    same on every check; it was an arbitrary one of the two."""
+    from pipeline.check import check
+
+    repo = copy_tree(FIXTURES / "cases" / "base" / "converging" / "repo", tmp_path / "c" / "repo")
+    research = repo / "docs" / "research" / "demo-brainstorm"
+    history = repo / "docs" / "history" / "brainstorms" / "demo"
+    history.mkdir(parents=True)
+    for name in ("state.md", "thesis.md", "forks.md", "ledger.md"):
+        (history / name).write_text((research / name).read_text())
+    (research / "ops" / ".gitignore").unlink()  # the copy left behind is broken (BS-OPS-01)
+    out = tmp_path / "out"
+    crawl([str(tmp_path / "c")], str(out), workers=1)
+    check(str(out))
+    con = connect(Out(out))
+    assert con.execute("SELECT count(DISTINCT session_key) FROM observations").fetchone() == (1,)
+    rows = con.execute("SELECT location, clean FROM sessions").fetchall()
+    assert rows == [("research", False)]

@@ -19,14 +19,18 @@ JOIN points p USING (point)
 WHERE p.position > after AND p.position <= upto;
 
 -- Working nodes: the session's working tree at each census point (its latest observation in
--- the point's runs).
+-- the point's runs). A repository holding the topic both under docs/research/ and under
+-- docs/history/ (a move half done) shows one session in two folders in one run: the research
+-- folder stands for it, as a session with a research folder is by definition unfinished
+-- (session schema); never an arbitrary one of the two, which a re-check could flip.
 CREATE OR REPLACE MACRO working_nodes_in(after, upto) AS TABLE
 SELECT session_key, root, snapshot_id, "commit", parents, observed_at, point, position, run_id,
     repo, repo_path, path, topic, location, seen_in(run_id, NULL) AS seen_in
 FROM observations_in(after, upto)
 WHERE "commit" IS NULL
 QUALIFY row_number() OVER (
-    PARTITION BY session_key, root, point ORDER BY started_at DESC, run_id DESC) = 1;
+    PARTITION BY session_key, root, point
+    ORDER BY started_at DESC, run_id DESC, location = 'research' DESC, path, snapshot_id) = 1;
 
 -- Commit nodes: each commit that changed the session (with --git-history), once, at the
 -- census point whose crawl first saw it (so a commit first seen before `after` is not one).
