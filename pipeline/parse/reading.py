@@ -39,17 +39,18 @@ _MISSPELT_RES = {
     for letter, word in _WORDS.items()
 }
 
-# A line meant as an entry though not written as its heading (`##F5 — …`, `- F5 — …`,
-# `**F5 — …**`, `[F5] — …`, `F5a — …`): #s, emphasis or a bracket, the ID's letter, its
-# digits and anything glued to them, the marks that close it, then a separator.
 # Spaces a writer's editor may put after a heading's #s that CommonMark does not take as
 # spaces (no-break, narrow no-break, the fixed-width ones, ideographic): `##\u00a0F1 — …`
 # is a paragraph to it, and was read as nothing at all.
-ODD_SPACES = "\u00a0\u202f\u3000\u2000-\u200a"
-_ODD_SPACE_RE = re.compile(rf"#++([{ODD_SPACES}])")
+_ODD_SPACES = "\u00a0\u202f\u3000\u2000-\u200a"
+_ODD_SPACE_RE = re.compile(rf"#++([{_ODD_SPACES}])")
+# A line meant as an entry though not written as its heading (`##F5 — …`, `- F5 — …`,
+# `**F5 — …**`, `[F5] — …`, `F5a — …`): #s, emphasis or a bracket, the ID's letter, its
+# digits and anything glued to them, the marks that close it, then a separator.
 _MEANT_RES = {
     letter: re.compile(
-        rf"(#*+)[ \t{ODD_SPACES}]*+([*_`\[]*+){letter}([0-9]++)([A-Za-z0-9_]*+)([\]*_`]*+)([ \t]*+)"
+        rf"(#*+)[ \t{_ODD_SPACES}]*+([*_`\[]*+){letter}([0-9]++)([A-Za-z0-9_]*+)"
+        r"([\]*_`]*+)([ \t]*+)"
         r"([—–:·|]|-(?=[ \t])|$)?"
     )
     for letter in "FDT"
@@ -333,12 +334,10 @@ def late_entry_id(text: str, letter: str, sign: bool = False) -> tuple[str, str]
     word for it stands right before the ID, or `sign` (its reader's: a fork's marker in it)
     says so (spec §3.1: it never just disappears). The ID's digits and the text after it, when
     the heading holds exactly one ID; None otherwise (a section heading naming F3 and F4)."""
-    found = _LATE_ID_RES[letter].findall(text)
+    found = list(_LATE_ID_RES[letter].finditer(text))
     if len(found) != 1 or not (sign or _NAMED_RES[letter].search(text)):
         return None
-    at = _LATE_ID_RES[letter].search(text)
-    assert at is not None
-    return at[1], text[at.end() :]
+    return found[0][1], text[found[0].end() :]
 
 
 def meant_entry(

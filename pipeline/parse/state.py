@@ -36,8 +36,9 @@ def parse_state(lines: list[str], rec: Records) -> None:
     snap = rec.snapshot
     given: dict[str, str] = {}  # each field's first value, as written
     map_level = 0  # the open aspect map's heading level; 0 outside it
-    stray: list[tuple[int, bool]] = []  # bullets written as aspects outside the map, and
-    aspects_named = False  # whether the heading they are under names aspects
+    # Bullets written as aspects outside the map: (line, whether their heading names aspects).
+    stray: list[tuple[int, bool]] = []
+    aspects_named = False  # whether the current heading names aspects
     doc = parse(lines)
     # A fence never closed hides the rest of the file (spec §3.1: fail closed).
     unclosed_fence(doc, rec, FILE, "BS-STATE-01")
