@@ -57,3 +57,42 @@ def test_dot_dot_inside_a_member_name_is_refused(
     # The control's forks.md is its own, not the member that named it with `..`.
     assert con.execute("SELECT count(*) FROM forks WHERE fork_id = 'F99'").fetchone()[0] == 0
     assert_control_read(con, control_counts, repo=f"corpus.{kind}:control")
+
+
+def test_utf8_names_without_the_zip_flag_read_as_utf8(tmp_path: Path) -> None:
+    """Info-ZIP on Linux and macOS writes UTF-8 names without the UTF-8 flag: the topic is
+    `café` from the zip as from the directory (zipfile alone gave `caf├⌐`). The zip is made
+    with ASCII names of the same byte length, then the names' bytes are set, as zip(1) does."""
+    from pipeline.crawl import crawl
+    from pipeline.engine import connect
+    from pipeline.store import Out
+    from tests.conftest import FIXTURES
+
+    source = FIXTURES / "cases" / "base" / "open" / "repo" / "docs/research/demo-brainstorm"
+    archive = tmp_path / "repo.zip"
+    with zipfile.ZipFile(archive, "w") as handle:
+        for path in sorted(source.rglob("*")):
+            if path.is_file():
+                name = f"repo/docs/research/cafe!-brainstorm/{path.relative_to(source)}"
+                handle.write(path, name)
+    raw = archive.read_bytes()
+    archive.write_bytes(raw.replace(b"cafe!-brainstorm", "café-brainstorm".encode()))
+    assert not any(i.flag_bits & 0x800 for i in zipfile.ZipFile(archive).infolist())
+    crawl([str(archive)], str(tmp_path / "out"), workers=1)
+    topics = connect(Out(tmp_path / "out")).execute("SELECT topic, path FROM observations")
+    assert topics.fetchall() == [("café", "docs/research/café-brainstorm")]
+
+
+def test_a_fifo_named_like_an_archive_is_refused_not_waited_on(tmp_path: Path) -> None:
+    """Opening a FIFO to read it waits for a writer for ever: exit 2 at once instead."""
+    import os
+
+    from typer.testing import CliRunner
+
+    from pipeline.cli import app
+
+    os.mkfifo(tmp_path / "pipe.tar")
+    result = CliRunner().invoke(
+        app, ["crawl", str(tmp_path / "pipe.tar"), "--out", str(tmp_path / "o")]
+    )
+    assert result.exit_code == 2 and "not a regular file" in result.output, result.output

@@ -19,6 +19,9 @@ def open_root(root: str, out: str | None = None) -> Tree:
     if path.is_dir():
         return DirTree(root, out)
     if path.name.lower().endswith(ARCHIVE_SUFFIXES):
+        if not path.is_file():
+            # A FIFO or device named like an archive: reading it would wait for ever.
+            raise RootError(f"root {root!r} is not a regular file; an archive root must be one")
         return ArchiveTree(root)
     raise RootError(
         f"root {root!r} is a file but not an archive; use .tar, .tar.gz, .tgz, .tar.bz2, "

@@ -195,7 +195,7 @@ class ArchiveTree(Tree):
                 problem = "link inside an archive; not followed" if is_link else None
                 mtime = _zip_time(info.date_time)
                 name = self._add(
-                    info.filename.rstrip("/"), info.is_dir(), info.file_size, mtime, problem
+                    _zip_name(info).rstrip("/"), info.is_dir(), info.file_size, mtime, problem
                 )
                 if name is None or problem or info.is_dir():
                     continue
@@ -263,3 +263,19 @@ def _zip_time(date_time: tuple[int, int, int, int, int, int]) -> float:
         return float(calendar.timegm((*date_time, 0, 0, 0)))
     except (ValueError, OverflowError):
         return 0.0
+
+
+# The zip flag that says a member's name is UTF-8; without it zipfile decodes cp437.
+_UTF8_FLAG = 0x800
+
+
+def _zip_name(info: zipfile.ZipInfo) -> str:
+    """A member's name as its writer meant it: Info-ZIP on Linux and macOS writes UTF-8 names
+    without the UTF-8 flag, which zipfile reads as cp437 (`café` as `caf├⌐`); such a name
+    that is valid UTF-8 is read as UTF-8, as tar and directory roots give it."""
+    if info.flag_bits & _UTF8_FLAG:
+        return info.filename
+    try:
+        return info.filename.encode("cp437").decode("utf-8")
+    except (UnicodeEncodeError, UnicodeDecodeError):
+        return info.filename
