@@ -822,6 +822,8 @@ def test_thesis_stamp_equals_last_compose_written_with_another_offset() -> None:
         ("2026-07-08T14:30:00.000Z", AT),
         ("2026-07-08T14:30:00.5Z", AT + timedelta(milliseconds=500)),
         ("2026-07-08T14:30:00.123456789Z", AT + timedelta(microseconds=123456)),
+        # More digits than nanoseconds (spec §3: fractions are accepted): truncated too.
+        ("2026-07-08T14:30:00.1234567891Z", AT + timedelta(microseconds=123456)),
         ("2026-07-08T16:30+02:00", AT),
         ("2026-07-08T16:30:00+0200", AT),
         ("2026-07-08T10:30-04", AT),
