@@ -113,7 +113,15 @@ def ruleset() -> str:
 
 # Parse issues that mean a file (or, with file '.', the whole session) was not read at all:
 # every rule that reads it fails, not only the rule the issue names (docs/errors.md).
-UNREAD_CODES = ("too-large", "unreadable", "vanished", "not-a-file", "archive-incomplete")
+# `binary`: a file with NUL bytes is no UTF-8 text (UTF-16, say), so its reading is no reading.
+UNREAD_CODES = (
+    "too-large",
+    "unreadable",
+    "vanished",
+    "not-a-file",
+    "archive-incomplete",
+    "binary",
+)
 
 
 def _literal(text: str) -> str:

@@ -31,6 +31,8 @@ def _statuses(session: Path) -> dict[str, str]:
         ("ops/manifest.md", "too-large"),
         ("ops/sync-log.md", "directory"),
         ("state.md", "too-large"),
+        ("forks.md", "utf-16"),
+        ("ledger.md", "utf-16"),
     ],
 )
 def test_every_rule_reading_an_unread_file_fails(name: str, how: str, tmp_path: Path) -> None:
@@ -41,6 +43,10 @@ def test_every_rule_reading_an_unread_file_fails(name: str, how: str, tmp_path: 
     if how == "too-large":
         # Past the limit with the file's own text first: a reader that read it would pass.
         path.write_text(path.read_text() + "\nplain prose\n" * (NINE_MIB // 12))
+    elif how == "utf-16":
+        # Saved as UTF-16 (NUL bytes between the characters): its entries were read as nothing
+        # and the session came out clean.
+        path.write_bytes(path.read_text().encode("utf-16"))
     else:
         path.unlink()
         path.mkdir()

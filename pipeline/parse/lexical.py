@@ -65,7 +65,8 @@ def decode(data: bytes, file: str, rec: Records) -> list[str]:
         rec.issue(file, where, "invalid-utf8", f"invalid UTF-8 at byte {err.start}; replaced")
     if "\x00" in text:
         where = _line_at(data, data.find(b"\x00"))
-        rec.issue(file, where, "binary", "file holds NUL bytes; read as text anyway")
+        message = "file holds NUL bytes: not UTF-8 text (UTF-16?); the rules that read it fail"
+        rec.issue(file, where, "binary", message)
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
     return text.split("\n")
