@@ -17,9 +17,7 @@ import typer
 import typer.core
 
 from pipeline.errors import CensusError
-
-# The metrics --fail-on-regression watches when given no value: every rule's rate.
-REGRESSION_DEFAULT = "rules"
+from pipeline.vocabulary import REGRESSION_DEFAULT
 
 
 class _CensusGroup(typer.core.TyperGroup):
@@ -568,7 +566,7 @@ def report(
         typer.Option(
             "--fail-on-regression",
             help="The metrics whose regression since the previous point is an alarm (as census "
-            "check); default: every rule, clean-share and fork-median-hours.",
+            "check); default: every rule's rate, as census check watches.",
         ),
     ] = [],  # noqa: B006
 ) -> None:
@@ -599,8 +597,10 @@ def report(
     )
     typer.echo(f"report: {summary.path} ({summary.bytes / 1024:.0f} KiB, {summary.seconds:.2f} s)")
     if summary.alarm and (fail_above is not None or fail_on_regression):
-        # Asked for, an alarm fails the command as in census check (exit 1); the default
-        # watch only shows the alarms on the page.
+        # Asked for, an alarm fails the command as in census check (exit 1, each alarm a line
+        # on stderr); the default watch only shows the alarms on the page.
+        for line in summary.alarm_lines:
+            typer.echo(f"census: {line}", err=True)
         raise typer.Exit(1)
 
 

@@ -41,6 +41,7 @@ from pipeline.stats import Lifetime, Stats, compute, keep_session_verdicts, long
 from pipeline.stats_text import censored_text
 from pipeline.store import Out
 from pipeline.textout import count_rate, difference_interval, interval, num, pct, plural
+from pipeline.vocabulary import REGRESSION_DEFAULT
 
 WORST_QUERY = (
     "SELECT repo, path, stage, failing_rules FROM sessions "
@@ -52,8 +53,6 @@ NEWLY_FAILING = 50
 # A label key with more values than this over the history tags nights, not groups: the report
 # leaves out its fork lifetimes by label (census stats has them).
 GROUPING_VALUES = 6
-# What the report watches when not told otherwise: every metric compare has.
-DEFAULT_WATCH = ["rules", CLEAN, MEDIAN]
 MOVED = ("regression", "improvement")
 # Session changes (queries/report/session_changes.sql) in the order the page lists them.
 SESSION_CHANGES = ("newly failing", "newly clean")
@@ -66,6 +65,7 @@ class ReportSummary:
     bytes: int
     seconds: float
     alarm: bool = False  # an alarm tripped (shown on the page; the exit code when asked for)
+    alarm_lines: list[str] = field(default_factory=list)  # as census check prints them
 
 
 @dataclass(frozen=True)
@@ -160,7 +160,7 @@ def gather(
     since = _since(con, stats, before, lifetimes) if before else None
     # After the comparison, which needs the memory.
     _keep_points(con, shown, "findings", FINDINGS_READ)
-    watched = alarms.parse_metrics(DEFAULT_WATCH if metrics is None else metrics)
+    watched = alarms.parse_metrics([REGRESSION_DEFAULT] if metrics is None else metrics)
     alarm = alarms.evaluate(
         out_path,
         point.name,
@@ -431,7 +431,7 @@ def build(
 ) -> ReportSummary:
     """Render a census point (the latest checked by default) to `html` (default
     OUT/report.html). The alarms are those of `census check --fail-above threshold
-    --fail-on-regression metrics`; with no metrics given, every metric is watched."""
+    --fail-on-regression metrics`; with none given, every rule's rate, as check watches."""
     started = time.perf_counter()
     data = gather(
         out_path, selector or Selector(), worst_n, baseline, candidate, threshold, metrics
@@ -450,4 +450,6 @@ def build(
         # Written whole or not at all: a failed write leaves no half-made file behind.
         temp.unlink(missing_ok=True)
     seconds = time.perf_counter() - started
-    return ReportSummary(target, target.stat().st_size, seconds, data.alarm.tripped)
+    return ReportSummary(
+        target, target.stat().st_size, seconds, data.alarm.tripped, data.alarm.alarm_lines()
+    )

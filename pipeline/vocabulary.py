@@ -85,3 +85,9 @@ def sql_macros() -> list[str]:
         + ", ".join(f"({_quote(s)}, {i}, {_quote(OWN_GATE[s])})" for i, s in enumerate(STAGES, 1))
         + ") AS t(stage, stage_rank, own_gate)",
     ]
+
+
+# What --fail-on-regression watches when given no metrics, and what the report's alarms watch
+# when not told otherwise: every rule's rate. One default, so that the page and the exit code
+# of `check` and of `report` agree on a point.
+REGRESSION_DEFAULT = "rules"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -18,6 +19,7 @@ from pipeline.cli import app
 from pipeline.crawl import crawl
 from pipeline.engine import connect
 from pipeline.maintain import COMPACT_AT
+from pipeline.rules import load_rules
 from pipeline.store import Out
 from pipeline.textout import interval, num, pct
 from tests.conftest import base_corpus
@@ -423,9 +425,16 @@ def test_report_exits_1_on_an_alarm_it_was_asked_for(
         app, ["report", "--out", str(out), "--html", str(page), "--fail-on-regression"]
     )
     assert asked.exit_code == 1 and page.is_file(), asked.output
+    # The same alarms as check's, each a line on stderr (the report's exit 1 was bare).
+    checked = runner.invoke(app, ["check", "--out", str(out), "--fail-on-regression"])
+    assert checked.exit_code == 1 and "BS-FORK-01" in checked.stderr
+    assert asked.stderr == checked.stderr
     shown = runner.invoke(app, ["report", "--out", str(out), "--html", str(page)])
     assert shown.exit_code == 0, shown.output
     assert "Alarm:" in page.read_text()
+    # One default watch: the page without the flag watches what check's bare flag does.
+    watching = re.search(r"watching (\d+) metrics", page.read_text())
+    assert watching is not None and int(watching[1]) == len(load_rules())
 
 
 def test_rule_rates_are_keyed_by_run_id_as_the_spec_names_them(tmp_path: Path) -> None:
