@@ -1,8 +1,9 @@
 """census.md §3.1, fail closed: a fork or ledger heading whose ID is not its first word
-(`## Fork F1 — … [open]`, `## [open] F1 — …`, `## Decision D2 — …`), and an entry or turn
+(`## Fork F1 — … [open]`, `## [open] F1 — …`, `## Decision D2 — …`), an entry or turn
 heading whose #s are followed by a no-break space (`##\u00a0F1`, a paragraph to CommonMark),
-were read as nothing: an open fork vanished and the manifest gate came out clean. Each is
-now read as meant, with a parse issue that fails the rule that needs it.
+and a fork heading with a marker but no ID (`## Should cursors expire? [open]`) were read as
+nothing: an open fork vanished and the manifest gate came out clean. Each is now read as
+meant, with a parse issue that fails the rule that needs it.
 
 Each case appends to a copy of a healthy base session (fixtures/cases/base) on disk and runs
 `census detect`; one runs crawl and check, which must agree.
@@ -46,6 +47,7 @@ def appended(tmp_path: Path, base: str, file: str, text: str) -> Path:
         "## [open] F9 — Is there a weekly digest too?",
         "## Open: F9 — Is there a weekly digest too?",
         f"##{NBSP}F9 — Is there a weekly digest too? [open]",
+        "## Is there a weekly digest too? [open]",  # no ID at all
     ],
 )
 def test_an_open_fork_under_an_odd_heading_fails_the_manifest_gate(
@@ -79,7 +81,12 @@ def test_a_turn_after_a_no_break_space_makes_the_compose_stale(tmp_path: Path) -
 
 @pytest.mark.parametrize(
     "heading",
-    ["## Forks F3 and F4 came later", "## Notes on F3", "## Decisions D1 and D2 revisited"],
+    [
+        "## Forks F3 and F4 came later",
+        "## Notes on F3",
+        "## Decisions D1 and D2 revisited",
+        "## Open questions",
+    ],
 )
 def test_section_headings_naming_ids_stay_sections(tmp_path: Path, heading: str) -> None:
     """Guard: a heading naming two IDs, or one with no word or marker saying it is the entry,

@@ -116,8 +116,13 @@ def _entry_heading(
         return fork
     found = meant_entry(block.text, "F", heading=True)
     meant = found[:2] if found is not None else None
+    marked = _MARKER_AT_RE.search(block.text) is not None
     if meant is None:
-        meant = late_entry_id(block.text, "F", bool(_MARKER_AT_RE.search(block.text)))
+        meant = late_entry_id(block.text, "F", marked)
+    if meant is None and marked and block.level == 2:
+        # `## Should cursors expire? [open]`: a fork with no ID, counted (BS-FORK-03 sees it
+        # open), and BS-FORK-01 fails on the missing ID.
+        meant = None, block.text
     if meant is not None:
         # `## [F5] — …`, `## F5a — …` or `## Fork F5 — …`: meant as a fork, counted, and
         # BS-FORK-01 fails.
