@@ -198,3 +198,26 @@ def test_a_topic_in_research_and_history_at_once_is_its_research_folder(tmp_path
     assert con.execute("SELECT count(DISTINCT session_key) FROM observations").fetchone() == (1,)
     rows = con.execute("SELECT location, clean FROM sessions").fetchall()
     assert rows == [("research", False)]
+
+
+def test_a_session_folder_that_is_a_link_inside_the_root_is_that_session(tmp_path: Path) -> None:
+    """Spec §2: a session folder is found by its path. One that is a symbolic link to a folder
+    inside the root was dropped (its repository had no other session) or read as empty
+    (every file missing), while `census detect` read it through the link as clean."""
+    from pipeline.check import check
+    from pipeline.detect import detect
+
+    repo = tmp_path / "root" / "repo"
+    source = FIXTURES / "cases" / "base" / "open" / "repo" / "docs" / "research" / "demo-brainstorm"
+    copy_tree(source, repo / "docs" / "drafts" / "demo")
+    (repo / "docs" / "research").mkdir(parents=True)
+    link = repo / "docs" / "research" / "linked-brainstorm"
+    link.symlink_to("../drafts/demo", target_is_directory=True)
+    out = tmp_path / "out"
+    assert crawl([str(tmp_path / "root")], str(out), workers=1).sessions == 1
+    check(str(out))
+    con = connect(Out(out))
+    assert con.execute("SELECT path, clean FROM sessions").fetchall() == [
+        ("docs/research/linked-brainstorm", True)
+    ]
+    assert all(o.status != "fail" for o in detect(str(link), "session").outcomes)

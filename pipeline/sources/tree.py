@@ -77,6 +77,15 @@ def _real_dir(path: str) -> bool:
         return False
 
 
+def is_session_path(path: str) -> bool:
+    """Whether a path (relative, POSIX) names a session folder by its last parts (spec §2):
+    `docs/research/{topic}-brainstorm` or `docs/history/brainstorms/{topic}`."""
+    parts = path.split("/")
+    if parts[-3:-1] == ["docs", "research"]:
+        return parts[-1].endswith("-brainstorm") and parts[-1] != "-brainstorm"
+    return parts[-4:-1] == ["docs", "history", "brainstorms"]
+
+
 def is_repo_root(path: str) -> bool:
     """A directory that holds docs/research/*-brainstorm or docs/history/brainstorms/*."""
     docs = os.path.join(path, "docs")
@@ -91,13 +100,12 @@ def is_repo_root(path: str) -> bool:
     try:
         if research:
             with os.scandir(research) as it:
-                if any(
-                    e.name.endswith("-brainstorm") and e.is_dir(follow_symlinks=False) for e in it
-                ):
+                # A session folder that is a link counts too (the walk follows it).
+                if any(e.name.endswith("-brainstorm") and e.is_dir() for e in it):
                     return True
         if history:
             with os.scandir(history) as it:
-                return any(e.is_dir(follow_symlinks=False) for e in it)
+                return any(e.is_dir() for e in it)
     except OSError:
         pass
     return False
@@ -195,12 +203,16 @@ class DirTree(Tree):
         except OSError:
             return Entry(path, False, 0, 0, "broken or looping symbolic link")
         if stat.S_ISDIR(st.st_mode):
-            # Directory links are never followed: their content is reachable by its real path.
+            # Directory links are not followed: their content is reachable by its real path.
             # One that points back at an enclosing folder is a loop, and is noted.
             here = os.path.realpath(os.path.dirname(item.path))
             if here == target or here.startswith(target + os.sep):
                 message = "symbolic link loops back to an enclosing folder; not followed"
                 self.issues.append((path, "unreadable", message))
+            elif is_session_path(path):
+                # A session folder that is a link (inside the root) is that session: found by
+                # its path (spec §2), read through the link, as `census detect` reads it.
+                return Entry(path, True, 0, st.st_mtime_ns)
             return Entry(path, True, 0, 0, "symbolic link to a directory; not followed")
         if not stat.S_ISREG(st.st_mode):
             # A link to a FIFO or a device: opening it could block forever.
