@@ -82,7 +82,11 @@ def detect(path: str, gate: str = "session") -> Detection:
     if not os.path.isdir(path):
         raise UnusableInput(f"{path}: not a directory; give a session folder")
     folder = os.path.realpath(path)
-    location, topic, repo_root, session_path, in_layout = locate(folder)
+    # The location comes from the path given (spec §8), also when it is a link to a folder
+    # elsewhere (the crawl reads such a session folder as it is named); else from where it is.
+    location, topic, repo_root, session_path, in_layout = locate(os.path.abspath(path))
+    if not in_layout:
+        location, topic, repo_root, session_path, in_layout = locate(folder)
     # A link to a file elsewhere in the repository is followed, as the crawl follows it.
     walker = DirTree(folder, bound=repo_root if in_layout else None)
     entries = [e for e in walker.walk() if e.path]

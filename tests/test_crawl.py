@@ -221,3 +221,18 @@ def test_a_session_folder_that_is_a_link_inside_the_root_is_that_session(tmp_pat
         ("docs/research/linked-brainstorm", True)
     ]
     assert all(o.status != "fail" for o in detect(str(link), "session").outcomes)
+
+
+def test_detect_takes_the_location_from_the_path_given(tmp_path: Path) -> None:
+    """Spec §8: a research path that is a link to a history folder elsewhere is a research
+    session to `detect` (it read the target's path: history rules, CENSUS-LOC-01 failing)."""
+    from pipeline.detect import detect
+
+    source = FIXTURES / "cases" / "base" / "open" / "repo" / "docs" / "research" / "demo-brainstorm"
+    target = copy_tree(source, tmp_path / "elsewhere" / "docs" / "history" / "brainstorms" / "old")
+    link = tmp_path / "repo" / "docs" / "research" / "demo-brainstorm"
+    link.parent.mkdir(parents=True)
+    link.symlink_to(target, target_is_directory=True)
+    found = detect(str(link), "session")
+    assert (found.location, found.topic) == ("research", "demo")
+    assert all(o.status != "fail" for o in found.outcomes)
