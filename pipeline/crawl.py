@@ -404,6 +404,14 @@ def _commit(
                 )
             )
         summary.warnings = after_commit(out, f"run {summary.run_id}", *steps)
+    if not summary.sessions and not plan.shard_name:
+        # A root given below a repository's docs/ (or no repository at all) finds nothing: say
+        # so, as a run of zero sessions is rarely what was meant (the run is committed).
+        summary.warnings.append(
+            "warning: no session folder under the roots given; a session is a folder "
+            "REPO/docs/research/{topic}-brainstorm/ or REPO/docs/history/brainstorms/{topic}/ "
+            "below a root: give the repository, or a folder above it"
+        )
 
 
 def _root_key(tree: Tree) -> str:

@@ -236,3 +236,17 @@ def test_detect_takes_the_location_from_the_path_given(tmp_path: Path) -> None:
     found = detect(str(link), "session")
     assert (found.location, found.topic) == ("research", "demo")
     assert all(o.status != "fail" for o in found.outcomes)
+
+
+def test_a_root_below_the_repository_says_it_found_no_session(tmp_path: Path) -> None:
+    """A root given at a repository's docs/ finds no session by the layout (spec §2): the
+    crawl exits 0, as before, but says so on stderr instead of reporting 0 sessions mutely."""
+    from typer.testing import CliRunner
+
+    from pipeline.cli import app
+
+    repo = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", tmp_path / "repo")
+    result = CliRunner().invoke(app, ["crawl", str(repo / "docs"), "--out", str(tmp_path / "o")])
+    assert result.exit_code == 0 and "no session folder under the roots" in result.stderr
+    again = CliRunner().invoke(app, ["crawl", str(repo), "--out", str(tmp_path / "o")])
+    assert again.exit_code == 0 and "no session folder" not in again.stderr
