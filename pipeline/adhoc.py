@@ -89,7 +89,10 @@ def _emit(relation: Any, fmt: str, output: Path | None) -> str | None:
         text = _csv(relation)
     else:
         cols = relation.columns
-        rows = [dict(zip(cols, row, strict=True)) for row in relation.fetchall()]
+        rows = [
+            {c: _json_value(v) for c, v in zip(cols, row, strict=True)}
+            for row in relation.fetchall()
+        ]
         text = json.dumps(rows, default=str, indent=2) + "\n"
     if output is None:
         return text
@@ -118,3 +121,15 @@ def _csv(relation: Any) -> str:
     writer.writerow(columns)
     writer.writerows(relation.fetchall())
     return buffer.getvalue()
+
+
+def _json_value(value: Any) -> Any:
+    """NaN and infinities as null: JSON has no such numbers (json.dumps would write `NaN`,
+    which strict parsers refuse)."""
+    if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
+        return None
+    if isinstance(value, list | tuple):
+        return [_json_value(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _json_value(v) for k, v in value.items()}
+    return value

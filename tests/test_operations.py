@@ -465,3 +465,18 @@ def test_rule_rates_are_keyed_by_run_id_as_the_spec_names_them(tmp_path: Path) -
         ],
     )
     assert answer.stdout == f"n\n{rules}\n", answer.output
+
+
+def test_sql_json_is_strict_json(nights: tuple[Path, Path]) -> None:
+    """JSON has no NaN or infinity: they are null (Python's json wrote `NaN`, `-Infinity`,
+    which strict parsers refuse), in lists and structs too."""
+    _, out = nights
+    query = "SELECT 'nan'::double AS n, ln(0) AS i, [1.0, 'inf'::double] AS l, {'a': 2.5::double} AS s"
+    result = runner.invoke(app, ["sql", query, "--out", str(out), "--format", "json"])
+    assert result.exit_code == 0, result.output
+
+    def refuse(constant: str) -> None:
+        raise ValueError(constant)
+
+    rows = json.loads(result.stdout, parse_constant=refuse)
+    assert rows == [{"n": None, "i": None, "l": [1.0, None], "s": {"a": 2.5}}]
