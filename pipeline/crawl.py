@@ -9,6 +9,7 @@ whose content hash is already stored is read but not parsed or written again.
 from __future__ import annotations
 
 import os
+import re
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -164,8 +165,11 @@ def crawl(
     """
     started = time.perf_counter()
     out = Out(out_path)
-    if point is not None and (not point.strip() or point in ("latest", "previous")):
-        # Selectors read these words as positions, so a point so named could never be chosen.
+    if point is not None and (
+        not point.strip() or point in ("latest", "previous") or _RUN_ID.fullmatch(point)
+    ):
+        # Selectors read these words as positions, and `--run ID` a run id as the point that
+        # holds that run: a point so named could never be chosen.
         raise UsageError(
             f"--point {point!r} cannot name a census point; write --point $(date -u +%F)"
         )
@@ -185,6 +189,10 @@ def crawl(
     # Shards share OUT: each holds the writers' lock shared and its own shard lock exclusive.
     with out.lock(shared=True), out.shard_lock(plan.shard_name):
         return _crawl_locked(out, trees, plan)
+
+
+# How new_run_id spells a run id: a point may not be named so (see crawl).
+_RUN_ID = re.compile(r"\d{8}T\d{6}\.\d{6}Z-[0-9a-f]{6}")
 
 
 @dataclass

@@ -310,9 +310,10 @@ def test_fail_above_reads_the_rates_shown_at_the_gate_asked_for(crawled: Path) -
         ["--point", ""],
         ["--point", "latest"],
         ["--point", "previous"],
+        ["--point", "20261202T175737.495495Z-d78884"],  # `--run ID` reads it as a run's id
         ["-l", "run=a", "-l", "run=b"],
     ],
-    ids=["empty-point", "latest", "previous", "label-twice"],
+    ids=["empty-point", "latest", "previous", "run-id", "label-twice"],
 )
 def test_names_a_selector_could_never_choose_are_refused(
     corpus: Path, tmp_path: Path, args: list[str]
