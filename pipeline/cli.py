@@ -75,7 +75,24 @@ def _error_line(err: Exception, ctx: Any) -> str:
     if found is not None:
         return str(found)
     first = str(err).splitlines()[0] if str(err) else ""
+    if _damaged_table(err, first):
+        return (
+            f"OUT is damaged: a table file cannot be read ({first[:200]}); restore OUT from a "
+            "copy, or crawl into a new --out"
+        )
     return f"internal error: {type(err).__name__}: {first} (rerun with --debug)"
+
+
+def _damaged_table(err: Exception, first: str) -> bool:
+    """Whether DuckDB failed on one of OUT's own Parquet files (cut short, or gone from
+    under the manifest): damage to OUT, not a bug of the census."""
+    if "/tables/" not in str(err):
+        return False
+    if isinstance(err, FileNotFoundError):
+        return True  # a file the manifest lists is gone
+    duckdb_error = type(err).__module__.split(".")[0] in ("duckdb", "_duckdb")
+    damaged = ("No magic bytes", "No files found", "Invalid Input Error: File", "too small")
+    return duckdb_error and any(d in str(err) for d in damaged)
 
 
 def _out_argument(args: list[str]) -> str | None:

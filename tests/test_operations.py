@@ -471,7 +471,9 @@ def test_sql_json_is_strict_json(nights: tuple[Path, Path]) -> None:
     """JSON has no NaN or infinity: they are null (Python's json wrote `NaN`, `-Infinity`,
     which strict parsers refuse), in lists and structs too."""
     _, out = nights
-    query = "SELECT 'nan'::double AS n, ln(0) AS i, [1.0, 'inf'::double] AS l, {'a': 2.5::double} AS s"
+    query = (
+        "SELECT 'nan'::double AS n, ln(0) AS i, [1.0, 'inf'::double] AS l, {'a': 2.5::double} AS s"
+    )
     result = runner.invoke(app, ["sql", query, "--out", str(out), "--format", "json"])
     assert result.exit_code == 0, result.output
 
@@ -480,3 +482,25 @@ def test_sql_json_is_strict_json(nights: tuple[Path, Path]) -> None:
 
     rows = json.loads(result.stdout, parse_constant=refuse)
     assert rows == [{"n": None, "i": None, "l": [1.0, None], "s": {"a": 2.5}}]
+
+
+@pytest.mark.parametrize("damage", ["cut", "gone"])
+def test_a_damaged_table_file_is_one_line_naming_out(
+    nights: tuple[Path, Path], tmp_path: Path, damage: str
+) -> None:
+    """A table file of OUT cut short or deleted is damage to OUT, said in one line with exit 2
+    (it was `internal error: …`, which reads as a bug of the census)."""
+    _, source = nights
+    out = tmp_path / "out"
+    shutil.copytree(source, out)
+    victim = sorted((out / "tables" / "forks").glob("*/*.parquet"))[0]
+    if damage == "cut":
+        victim.write_bytes(victim.read_bytes()[:100])
+    else:
+        victim.unlink()
+    for command in ("check", "stats", "report"):
+        recheck = ["--recheck"] if command == "check" else []  # check reads every point again
+        result = runner.invoke(app, [command, "--out", str(out), *recheck])
+        lines = [line for line in result.stderr.splitlines() if "OUT is damaged" in line]
+        assert result.exit_code == 2 and len(lines) == 1, (command, result.output)
+        assert "internal error" not in result.stderr
