@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -32,8 +33,10 @@ def run_query(
 
     out = Out(out_path)
     out.require()
-    if fmt == "parquet" and output is None:
-        raise UsageError("--format parquet needs --output FILE")
+    if fmt == "parquet" and output is None and sys.stdout.isatty():
+        raise UsageError(
+            "--format parquet is binary: give --output FILE, or send stdout to a file or pipe"
+        )
     try:
         statements = duckdb.extract_statements(query)
     except duckdb.Error as err:
@@ -79,7 +82,11 @@ def _emit(relation: Any, fmt: str, output: Path | None) -> str | None:
     if fmt == "parquet":
         import pyarrow.parquet as pq
 
-        assert output is not None
+        if output is None:
+            # Stdout is a file or a pipe (sql refuses a terminal): the Parquet bytes go there.
+            pq.write_table(relation.to_arrow_table(), sys.stdout.buffer)
+            sys.stdout.buffer.flush()
+            return None
         with naming(output):
             pq.write_table(relation.to_arrow_table(), output)
         return None

@@ -504,3 +504,25 @@ def test_a_damaged_table_file_is_one_line_naming_out(
         lines = [line for line in result.stderr.splitlines() if "OUT is damaged" in line]
         assert result.exit_code == 2 and len(lines) == 1, (command, result.output)
         assert "internal error" not in result.stderr
+
+
+def test_sql_parquet_goes_to_stdout_as_the_spec_writes_it(
+    nights: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """Spec §8: `census sql "SELECT …" --out OUT --format parquet`, with no --output, sent to a
+    file or a pipe, writes the Parquet bytes there (it was exit 2 asking for --output)."""
+    import pyarrow.parquet as pq
+
+    _, out = nights
+    target = tmp_path / "rates.parquet"
+    query = "SELECT point, rule_id, rate FROM rule_rates"
+    with open(target, "wb") as handle:
+        done = subprocess.run(
+            [str(CENSUS), "sql", query, "--out", str(out), "--format", "parquet"],
+            stdout=handle,
+            stderr=subprocess.PIPE,
+            check=False,
+        )
+    assert done.returncode == 0, done.stderr
+    table = pq.read_table(target)
+    assert table.column_names == ["point", "rule_id", "rate"] and table.num_rows > 0
