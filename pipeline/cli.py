@@ -75,7 +75,7 @@ def _error_line(err: Exception, ctx: Any) -> str:
     if found is not None:
         return str(found)
     first = str(err).splitlines()[0] if str(err) else ""
-    if _damaged_table(err, first):
+    if _damaged_table(err):
         return (
             f"OUT is damaged: a table file cannot be read ({first[:200]}); restore OUT from a "
             "copy, or crawl into a new --out"
@@ -83,7 +83,7 @@ def _error_line(err: Exception, ctx: Any) -> str:
     return f"internal error: {type(err).__name__}: {first} (rerun with --debug)"
 
 
-def _damaged_table(err: Exception, first: str) -> bool:
+def _damaged_table(err: Exception) -> bool:
     """Whether DuckDB failed on one of OUT's own Parquet files (cut short, or gone from
     under the manifest): damage to OUT, not a bug of the census."""
     if "/tables/" not in str(err):

@@ -9,7 +9,6 @@ whose content hash is already stored is read but not parsed or written again.
 from __future__ import annotations
 
 import os
-import re
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -36,6 +35,7 @@ from pipeline.sources import open_root
 from pipeline.sources.git import GitRepo
 from pipeline.sources.tree import OUT_OF_ROOT, DirTree, Tree
 from pipeline.store import (
+    RUN_ID_RE,
     Out,
     PartitionWriter,
     crash_point,
@@ -166,7 +166,7 @@ def crawl(
     started = time.perf_counter()
     out = Out(out_path)
     if point is not None and (
-        not point.strip() or point in ("latest", "previous") or _RUN_ID.fullmatch(point)
+        not point.strip() or point in ("latest", "previous") or RUN_ID_RE.fullmatch(point)
     ):
         # Selectors read these words as positions, and `--run ID` a run id as the point that
         # holds that run: a point so named could never be chosen.
@@ -189,10 +189,6 @@ def crawl(
     # Shards share OUT: each holds the writers' lock shared and its own shard lock exclusive.
     with out.lock(shared=True), out.shard_lock(plan.shard_name):
         return _crawl_locked(out, trees, plan)
-
-
-# How new_run_id spells a run id: a point may not be named so (see crawl).
-_RUN_ID = re.compile(r"\d{8}T\d{6}\.\d{6}Z-[0-9a-f]{6}")
 
 
 @dataclass

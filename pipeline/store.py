@@ -338,6 +338,11 @@ def _duckdb_values(type_: str, values: list[Any]) -> list[Any]:
     ]
 
 
+# How new_run_id spells a run id (a census point may not be named so: --run ID reads it as
+# the point holding that run).
+RUN_ID_RE = re.compile(r"\d{8}T\d{6}\.\d{6}Z-[0-9a-f]{6}")
+
+
 def new_run_id() -> str:
     """A UTC start time to the microsecond, then a random suffix: ids sort in start order,
     even for runs that start within one second (a replay's two arms, a test's reruns)."""

@@ -78,12 +78,13 @@ def _real_dir(path: str) -> bool:
 
 
 def is_session_path(path: str) -> bool:
-    """Whether a path (relative, POSIX) names a session folder by its last parts (spec §2):
-    `docs/research/{topic}-brainstorm` or `docs/history/brainstorms/{topic}`."""
+    """Whether a path (relative, POSIX) is a session folder itself (spec §2), as discovery
+    matches one (imported here: discovery reads this module's Entry)."""
+    from pipeline.discover import match_session
+
     parts = path.split("/")
-    if parts[-3:-1] == ["docs", "research"]:
-        return parts[-1].endswith("-brainstorm") and parts[-1] != "-brainstorm"
-    return parts[-4:-1] == ["docs", "history", "brainstorms"]
+    found = match_session(parts)
+    return found is not None and found[1] == len(parts)
 
 
 def is_repo_root(path: str) -> bool:
