@@ -614,10 +614,8 @@ def report(
     )
     typer.echo(f"report: {summary.path} ({summary.bytes / 1024:.0f} KiB, {summary.seconds:.2f} s)")
     if summary.alarm and (fail_above is not None or fail_on_regression):
-        # Asked for, an alarm fails the command as in census check (exit 1, each alarm a line
-        # on stderr); the default watch only shows the alarms on the page.
-        for line in summary.alarm_lines:
-            typer.echo(f"census: {line}", err=True)
+        # Asked for, an alarm fails the command as in census check; else it is on the page only.
+        _warn(summary.alarm_lines)
         raise typer.Exit(1)
 
 

@@ -2,8 +2,8 @@
 -- gate: session
 -- description: Fork IDs are unique; every fork has the marker [open] or [parked → destination] and a non-empty `Closes when:`; across snapshots an ID is never retitled or brought back after it was resolved.
 -- reads: forks.md
--- An ID is its number, as ledger IDs are (BS-LEDGER-01): F01 is F1 used again.
 with numbered as (
+    -- An ID is its number, as ledger IDs are (BS-LEDGER-01): F01 is F1 used again.
     select *,
         row_number() over (partition by snapshot_id, coalesce(fork_num::varchar, fork_id)
             order by line) as nth,
