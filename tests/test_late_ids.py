@@ -21,7 +21,7 @@ from pipeline.crawl import crawl
 from pipeline.engine import connect
 from pipeline.store import Out
 from tests.conftest import FIXTURES, copy_tree
-from tests.test_entry_reading import detect, failing
+from tests.test_entry_reading import detect, failing, findings
 
 SESSION = Path("docs/research/demo-brainstorm")
 NBSP = "\u00a0"
@@ -72,6 +72,35 @@ def test_a_ledger_entry_named_decision_d2_is_read_and_fails(tmp_path: Path) -> N
     assert any("Decision D9" in n["message"] for n in found["notes"]), found["notes"]
 
 
+@pytest.mark.parametrize(
+    ("file", "text", "rule"),
+    [
+        ("ledger.md", "## No weekly digest\n- Decision: none.\n- Resolves: F9\n", "BS-LEDGER-01"),
+        ("ledger.md", "## Decisions\n- Decision: none.\n", "BS-LEDGER-01"),
+        ("forks.md", "## Is there a weekly digest too?\n- Closes when: we know\n", "BS-FORK-01"),
+        ("forks.md", "## Notes\n- Raised by: twin (S3)\n", "BS-SYNC-02"),
+    ],
+)
+def test_an_entry_field_under_a_section_heading_is_shown_and_fails(
+    tmp_path: Path, file: str, text: str, rule: str
+) -> None:
+    """A heading with no ID is a section (§3.1), and the entry fields under it belong to no
+    entry: they vanished, a decision and the fork it resolves with them, and the session was
+    clean. Each is now a parse issue that fails the rule that needs the field."""
+    found = detect(appended(tmp_path, "open", file, f"\n{text}"), "session")
+    assert rule in failing(found), found
+    assert any(code == "field-outside-entry" for _, _, code in notes(found)), found["notes"]
+
+
+def test_a_listed_fork_resolved_by_an_entry_with_no_id_says_so(tmp_path: Path) -> None:
+    """BS-FORK-02's message named the resolving entry by its ID alone: with none it was null."""
+    entry = "\n## D — Security alerts stay immediate\n- Decision: yes.\n- Resolves: F4\n"
+    found = detect(appended(tmp_path, "open", "ledger.md", entry), "session")
+    assert [m for _, _, m in findings(found, "BS-FORK-02")] == [
+        "F4 is still listed [parked] but an entry with no D# resolves it; delete the entry"
+    ]
+
+
 def test_a_turn_after_a_no_break_space_makes_the_compose_stale(tmp_path: Path) -> None:
     turn = f"\n---\n###{NBSP}T9 · 2030-01-01T00:00Z\nuser: one more thing.\n"
     found = detect(appended(tmp_path, "converging", "ops/capture.md", turn), "manifest")
@@ -86,6 +115,7 @@ def test_a_turn_after_a_no_break_space_makes_the_compose_stale(tmp_path: Path) -
         "## Notes on F3",
         "## Decisions D1 and D2 revisited",
         "## Open questions",
+        "## Why digests",  # prose under it with no Decision field
     ],
 )
 def test_section_headings_naming_ids_stay_sections(tmp_path: Path, heading: str) -> None:

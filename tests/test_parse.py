@@ -332,10 +332,13 @@ def test_forks_unparseable_headings_still_count_as_entries() -> None:
     ]
     # '##F9' has no space after its #s: a paragraph, not a heading, so no fork; but it is
     # meant as one, so it is a parse issue rather than a line that disappears (§3.1).
+    # A field under a section heading belongs to no fork: not read, and a note (§3.1).
     assert issues(rec) == [
+        ("forks.md", 18, "field-outside-entry"),
         ("forks.md", 20, "bad-fork-heading"),
         ("forks.md", 22, "unknown-marker"),
-        ("forks.md", 29, "entry-not-heading"),
+        ("forks.md", 29, "entry-not-heading"),  # it ends the item's lines, read first
+        ("forks.md", 28, "field-outside-entry"),
     ]
 
 
@@ -361,7 +364,8 @@ def test_ledger_entries_fields_and_positions() -> None:
     assert d4["how_to_apply"] == "one toggle."
     assert (d5["decision"], d5["why"], d5["how_to_apply"]) == ("only a decision here.", None, None)
     assert d6["decision"] == "still read"
-    assert issues(rec) == []
+    # The Decision under the section belongs to no entry: not read, and BS-LEDGER-01 fails.
+    assert issues(rec) == [("ledger.md", 28, "field-outside-entry")]
 
 
 def test_ledger_resolves_lists() -> None:

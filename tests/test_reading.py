@@ -640,7 +640,11 @@ def test_a_heading_that_does_not_begin_with_an_id_is_a_section() -> None:
         "ledger", "## D1 — t\n- Decision: a\n## Decisions\n- Decision: b\n## D2x notes\n- Why: c\n"
     )
     assert pick(rec.of("ledger"), "decision_id", "decision", "why") == [("D1", "a", None)]
-    assert issues(rec) == []
+    # The fields under the sections belong to no entry: not read, so the rule fails (§3.1).
+    assert issues(rec) == [
+        (4, "field-outside-entry", "BS-LEDGER-01"),
+        (6, "field-outside-entry", "BS-LEDGER-01"),
+    ]
     assert forks("## Forks still open\n- Closes when: x\n## F-layer\n", "fork_id") == []
 
 

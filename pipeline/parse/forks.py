@@ -19,6 +19,7 @@ from pipeline.parse.reading import (
     not_an_entry_heading,
     note_near,
     number,
+    outside_entry,
     passed,
     repeated,
     table_rows,
@@ -65,6 +66,7 @@ def parse_forks(lines: list[str], rec: Records) -> None:
             fork = None
             not_an_entry_heading(rec, FILE, meant[0], meant[1], "F", RULE)
         if fork is None:
+            outside_entry(rec, FILE, fields(block, _FIELDS), "F", _rule_of)
             continue
         for key, value, line in fields(block, _FIELDS) + _near(block, rec):
             if fork[key] is not None:
@@ -95,8 +97,7 @@ def _near(block: Block, rec: Records) -> list[tuple[str, str, int]]:
     rule that reads the field (Raised by: BS-SYNC-02 when the value may be the twin's)."""
     found = []
     for near in near_fields(block, _FIELDS, _SPACED):
-        rule = _needs(near.key, near.value, "")[3]
-        note_near(rec, FILE, near, rule)
+        note_near(rec, FILE, near, _rule_of(near.key, near.value))
         found.append((near.key, near.value, near.line))
     return found
 
@@ -142,6 +143,10 @@ def _is_fork(rest: str, blocks: list[Block], index: int) -> bool:
     """Whether the text after an ID in a plain line or list item reads as a fork's title:
     it holds a marker, or a dash begins it and the fork's fields follow."""
     return bool(_MARKER_AT_RE.search(rest)) or titled_entry(rest, blocks, index, _FIELDS)
+
+
+def _rule_of(key: str, value: str) -> str | None:
+    return _needs(key, value, "")[3]
 
 
 def _needs(key: str, first: str, second: str) -> tuple[str, str, str, str | None]:

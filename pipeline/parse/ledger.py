@@ -20,6 +20,7 @@ from pipeline.parse.reading import (
     not_an_entry_heading,
     note_near,
     number,
+    outside_entry,
     passed,
     repeated,
     table_rows,
@@ -94,6 +95,7 @@ def parse_ledger(lines: list[str], rec: Records) -> None:
             entry = None
             not_an_entry_heading(rec, FILE, meant_line[0], meant_line[1], "D", RULE)
         if entry is None:
+            outside_entry(rec, FILE, fields(block, _FIELDS), "D", lambda _key, _value: RULE)
             continue
         read = fields(block, _FIELDS) + _near(block, rec)
         for key, value, line in read:

@@ -75,6 +75,8 @@ IN_TABLE = " (a table row)"
 # Whether a line meant as an entry (line, text, text after the ID, shape says so) found
 # in blocks[index] is one: each reader's own weighing.
 Weigh = Callable[[tuple[int, str, str, bool], list[Block], int], bool]
+# The rule that needs a field (its key and value), None when none does (a note).
+RuleOf = Callable[[str, str], str | None]
 
 # Spacing inside a field name other than one space (`Raised  by`, a tab, a no-break space).
 _ODD_SPACE = re.compile(r"\s\s|[\t\xa0]")
@@ -473,6 +475,19 @@ def not_an_entry_heading(
     if odd is not None:
         message += f" (a U+{ord(odd[1]):04X} space, not a plain one, follows the #s)"
     rec.issue(file, line, "entry-not-heading", message, rule)
+
+
+def outside_entry(
+    rec: Records, file: str, found: list[tuple[str, str, int]], letter: str, rule: RuleOf
+) -> None:
+    """A parse issue for each entry field that stands under no entry (before the first, or
+    under a section heading such as `## Decisions`): it belongs to nothing, so it is not
+    read, and the rule that needs it fails (`rule`: key, value → that rule)."""
+    for key, value, line in found:
+        label = key.replace("_", " ").capitalize()
+        message = f"'{label}: {value[:60]}' stands under no entry heading, so it is not read"
+        message += f" ({_WHAT[letter]} begins one)"
+        rec.issue(file, line, "field-outside-entry", message, rule(key, value))
 
 
 def fields_follow(blocks: list[Block], index: int, known: Mapping[str, str]) -> bool:

@@ -4,7 +4,8 @@
 -- reads: forks.md, ledger.md
 select f.snapshot_id, f.file, f.line,
     f.fork_id || ' is still listed' || coalesce(' [' || f.marker || ']', '') || ' but '
-        || string_agg(distinct r.decision_id, ', ' order by r.decision_id)
+        || string_agg(distinct coalesce(r.decision_id, 'an entry with no D#'), ', '
+            order by coalesce(r.decision_id, 'an entry with no D#'))
         || ' resolves it; delete the entry' as message
 from forks f
 join ledger_resolves r on r.snapshot_id = f.snapshot_id and r.fork_id = f.fork_id

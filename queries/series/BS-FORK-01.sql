@@ -100,7 +100,8 @@ join titles t on t.snapshot_id = c.earlier_id and t.fork_id = c.fork_id
 where not list_contains(t.titles, c.title)
 union all
 select p.pair_id, a.fork_id, 'reappears', a.file, a.line,
-    a.fork_id || ' reappears after ' || min(r.decision_id) || ' resolved it (' || p.before_seen
+    a.fork_id || ' reappears after ' || coalesce(min(r.decision_id), 'an entry with no D#')
+        || ' resolved it (' || p.before_seen
         || '); fork IDs are never reused'
 from pairs p
 join ledger_resolves r on r.snapshot_id = p.before_id
