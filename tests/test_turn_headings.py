@@ -110,3 +110,25 @@ def test_two_ids_or_timestamps_fail_rather_than_guess_and_no_id_is_no_turn(tmp_p
         found = detect(session(tmp_path / name, heading), "manifest")
         assert statuses(found)["BS-COMPOSE-02"] == "pass", heading
         assert issues(found) == set(), heading
+
+
+def test_a_turn_written_timestamp_first_as_a_line_or_with_no_id_fails(tmp_path: Path) -> None:
+    """A turn as a list item or bold line with its timestamp first, and a turn heading of a
+    timestamp alone, were read as nothing: a compose older than them passed as fresh."""
+    for name, heading, code in (
+        ("item", "- 2026-07-10T16:10Z · T9", "entry-not-heading"),
+        ("bold", "**2026-07-10T16:10Z** — T9", "entry-not-heading"),
+        ("no-id", "### 2026-07-10T16:10Z", "bad-turn-heading"),
+    ):
+        folder = session(tmp_path / name, heading)
+        found = detect(folder, "manifest")
+        assert statuses(found)["BS-COMPOSE-02"] == "fail", heading
+        line = line_of(folder, heading)
+        assert (code, line) in issues(found), (heading, issues(found))
+        assert ("ops/capture.md", line) in findings(found, "BS-COMPOSE-02"), heading
+
+    # A line of the talk that mentions a time and a turn is no turn.
+    found = detect(
+        session(tmp_path / "talk", "user: at 2026-07-10T16:10Z we settled T9"), "manifest"
+    )
+    assert "entry-not-heading" not in {code for code, _ in issues(found)}

@@ -17,6 +17,7 @@ from pipeline.parse.reading import (
     not_an_entry_heading,
     number,
     table_rows,
+    text_lines,
     unclosed_fence,
 )
 from pipeline.parse.records import Records
@@ -67,7 +68,9 @@ def parse_capture(lines: list[str], rec: Records) -> None:
             continue
         if not isinstance(block, Heading):
             meant = entry_line(block, "T")
-            if meant is not None and _weigh(meant, doc.blocks, index):
+            if meant is None or not _weigh(meant, doc.blocks, index):
+                meant = _stamp_first(block)
+            if meant is not None:
                 # Meant as a turn but no heading: not read, and BS-COMPOSE-02 fails.
                 not_an_entry_heading(rec, FILE, meant[0], meant[1], "T", RULE)
             continue
@@ -90,6 +93,21 @@ def parse_capture(lines: list[str], rec: Records) -> None:
             at_raw=raw,
             at=instant,
         )
+
+
+# What may stand around a turn heading's timestamp: emphasis, spaces and separators.
+_AROUND_STAMP = " \t*_`·—–|:-"
+# A line that begins with a timestamp (emphasis and brackets aside): `- 2026-07-10T16:10Z · T9`.
+_STAMP_FIRST_RE = re.compile(r"[*_`\[ \t]*+[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]")
+
+
+def _stamp_first(block: Block) -> tuple[int, str, str, bool] | None:
+    """A paragraph or list item line written as a turn with its timestamp first and one turn
+    ID after it (as entry_line gives a line): meant as a turn, as such a heading is."""
+    for line, text in text_lines(block) or ():
+        if _STAMP_FIRST_RE.match(text) and len(_LATE_ID_RE.findall(text)) == 1:
+            return line, text, text, True
+    return None
 
 
 def _weigh(meant: tuple[int, str, str, bool], blocks: list[Block], index: int) -> bool:
@@ -126,7 +144,9 @@ def _late_turn(block: Heading, rec: Records) -> None:
         return
     ids = _LATE_ID_RE.findall(text)
     if not ids:
-        if _LATE_MEANT_RE.search(text) is not None:
+        # A heading of a timestamp alone is a turn without its ID (`### 2026-07-10T16:10Z`).
+        alone = text.strip(_AROUND_STAMP) == raw
+        if alone or _LATE_MEANT_RE.search(text) is not None:
             message = f"turn heading has no T# number: {text[:120]}"
             rec.issue(FILE, line, "bad-turn-heading", message, RULE)
         return

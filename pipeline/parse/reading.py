@@ -367,17 +367,21 @@ def entry_line(block: Block, letter: str) -> tuple[int, str, str, bool] | None:
     """The first line of a paragraph or list item that may be meant as an entry: (line,
     text, the text after the ID, whether its shape alone says so); the reader weighs the
     rest. None when there is none."""
-    lines: Iterable[tuple[int, str]]
+    lines = text_lines(block)
+    return None if lines is None else next(_meant_lines(lines, letter), None)
+
+
+def text_lines(block: Block) -> Iterable[tuple[int, str]] | None:
+    """(line, text) of a paragraph's or list item's lines (an item's without its marker);
+    None for any other block."""
     if isinstance(block, Item):
-        lines = block.all_lines() if block.parts else block.lines
-    elif isinstance(block, Paragraph) and block.source is not None:
+        return block.all_lines() if block.parts else block.lines
+    if isinstance(block, Paragraph) and block.source is not None:
         # A paragraph not yet split into lines: read its lines where they are.
-        lines = enumerate(block.source[block.start : block.end], block.start + 1)
-    elif isinstance(block, Paragraph):
-        lines = block.lines
-    else:
-        return None
-    return next(_meant_lines(lines, letter), None)
+        return enumerate(block.source[block.start : block.end], block.start + 1)
+    if isinstance(block, Paragraph):
+        return block.lines
+    return None
 
 
 def _meant_lines(
