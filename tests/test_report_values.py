@@ -263,3 +263,29 @@ def test_a_fork_gone_from_forks_md_unresolved_is_vanished_not_closed(tmp_path: P
         ).fetchall()
     )
     assert lifetimes == {"F1": None, "F2": "resolved"}
+
+
+def test_what_changed_reads_the_lifetimes_states(tmp_path: Path) -> None:
+    """ "What changed" and the lifetimes read one definition of a fork's state
+    (fork_states_in): a fork listed with a marker the census cannot read counts as open in
+    both, so it is raised. The report's own copy required `[open]` and left it out."""
+    from pipeline.engine import connect, fetch_dicts
+    from pipeline.report import _query
+    from pipeline.store import Out
+
+    root = tmp_path / "corpus"
+    shutil.copytree(FIXTURES / "cases" / "base" / "open" / "repo", root / "repo")
+    session = root / "repo" / "docs" / "research" / "demo-brainstorm"
+    out = str(tmp_path / "out")
+    crawl([str(root)], out, workers=1, point="n1")
+    with open(session / "forks.md", "a") as forks:
+        forks.write("\n## F9 — Do digests batch by team? [closed]\n- Raised by: user\n")
+    crawl([str(root)], out, workers=1, point="n2")
+    check(out)
+    con = connect(Out(out))
+    changes = fetch_dicts(con, _query("fork_changes"), {"point": "n2", "previous": "n1"})
+    assert [(c["change"], c["fork_id"]) for c in changes] == [("raised", "F9")]
+    lifetime = con.execute(
+        "SELECT censored, vanished FROM fork_lifetimes WHERE fork_id = 'F9'"
+    ).fetchall()
+    assert lifetime == [(True, False)]  # open in the latest snapshot

@@ -11,10 +11,8 @@
 -- A session's snapshots are its observations under one crawl root (a series, as in
 -- history_nodes) ordered by observed_at: commit dates are the clock for lifetimes (ties:
 -- commit and run, then stage and snapshot id); repeated consecutive observations of one
--- snapshot count once. In each
--- snapshot a fork is `resolved` when a ledger Resolves names it (whatever forks.md says),
--- else `open` when forks.md lists it with a marker other than parked (an unreadable marker
--- counts as open, never as closed), else `parked`.
+-- snapshot count once. In each snapshot a fork is resolved, open or parked as
+-- fork_states_in says.
 --
 --   raised_at  the dispatch time of S# for `Raised by: twin (S#)` when a dispatch line of S#
 --              is in the session's sync log in any of its snapshots; else the content_time
@@ -33,6 +31,45 @@
 --              when it has none (a commit: git never holds ops/), of the first later snapshot
 --              of the series that has one (the log is append-only, so it still shows them);
 --              null when hours is null or no such snapshot has ops/sync-log.md.
+-- fork_states_in(snapshot_ids): each fork's state in each snapshot (a VARCHAR[]; NULL for
+-- every snapshot), the one definition the lifetimes and the report's changes read:
+-- `resolved` when a ledger Resolves names it (whatever forks.md says), else `open` when
+-- forks.md lists it with a marker other than parked (an unreadable marker counts as open,
+-- never as closed), else `parked`; with the raiser and title of its first listing.
+CREATE OR REPLACE MACRO fork_states_in(snapshot_ids) AS TABLE
+WITH asked AS (
+    -- Two branches, as in sync_pairs_of: a list filters the rows before they are grouped.
+    SELECT snapshot_id, fork_id, line, title, marker, raised_by_kind, raised_by_sync,
+        false AS resolved
+    FROM forks
+    WHERE fork_id IS NOT NULL AND snapshot_ids IS NULL
+    UNION ALL
+    SELECT snapshot_id, fork_id, line, title, marker, raised_by_kind, raised_by_sync, false
+    FROM forks
+    SEMI JOIN (SELECT unnest(snapshot_ids) AS snapshot_id) USING (snapshot_id)
+    WHERE fork_id IS NOT NULL
+    UNION ALL
+    SELECT snapshot_id, fork_id, NULL, NULL, NULL, NULL, NULL, true
+    FROM ledger_resolves
+    WHERE regexp_full_match(fork_id, 'F[0-9]+') AND snapshot_ids IS NULL
+    UNION ALL
+    SELECT snapshot_id, fork_id, NULL, NULL, NULL, NULL, NULL, true
+    FROM ledger_resolves
+    SEMI JOIN (SELECT unnest(snapshot_ids) AS snapshot_id) USING (snapshot_id)
+    WHERE regexp_full_match(fork_id, 'F[0-9]+')
+)
+SELECT snapshot_id, fork_id,
+    CASE
+        WHEN bool_or(resolved) THEN 'resolved'
+        WHEN bool_or(NOT resolved AND marker IS DISTINCT FROM 'parked') THEN 'open'
+        ELSE 'parked'
+    END AS state,
+    arg_min(raised_by_kind, line) FILTER (WHERE raised_by_kind IS NOT NULL) AS raised_by,
+    arg_min(raised_by_sync, line) FILTER (WHERE raised_by_kind IS NOT NULL) AS raised_by_sync,
+    arg_min(title, line) FILTER (WHERE NOT resolved) AS title
+FROM asked
+GROUP BY snapshot_id, fork_id;
+
 CREATE OR REPLACE MACRO fork_lifetimes_of(run_ids, session_keys) AS TABLE
 WITH asked AS (
     -- Every session, or those asked for: two branches, so that a list of sessions filters the
@@ -66,32 +103,11 @@ seq AS (
     FROM ordered
     WHERE previous IS DISTINCT FROM snapshot_id
 ),
-entries AS (
-    -- For some sessions, only their snapshots' entries are read (the rest would be joined
-    -- away, after every fork of the corpus was grouped).
-    SELECT snapshot_id, fork_id, line, title, marker, raised_by_kind, raised_by_sync,
-        false AS resolved
-    FROM forks
-    WHERE fork_id IS NOT NULL
-        AND (session_keys IS NULL OR snapshot_id IN (SELECT snapshot_id FROM obs))
-    UNION ALL
-    SELECT snapshot_id, fork_id, NULL, NULL, NULL, NULL, NULL, true
-    FROM ledger_resolves
-    WHERE regexp_full_match(fork_id, 'F[0-9]+')
-        AND (session_keys IS NULL OR snapshot_id IN (SELECT snapshot_id FROM obs))
-),
 states AS (
-    SELECT snapshot_id, fork_id,
-        CASE
-            WHEN bool_or(resolved) THEN 'resolved'
-            WHEN bool_or(NOT resolved AND marker IS DISTINCT FROM 'parked') THEN 'open'
-            ELSE 'parked'
-        END AS state,
-        arg_min(raised_by_kind, line) FILTER (WHERE raised_by_kind IS NOT NULL) AS raised_by,
-        arg_min(raised_by_sync, line) FILTER (WHERE raised_by_kind IS NOT NULL) AS raised_by_sync,
-        arg_min(title, line) FILTER (WHERE NOT resolved) AS title
-    FROM entries
-    GROUP BY snapshot_id, fork_id
+    -- For some sessions, only their snapshots' forks are read (the rest would be joined
+    -- away, after every fork of the corpus was grouped).
+    FROM fork_states_in(
+        CASE WHEN session_keys IS NOT NULL THEN (SELECT list(DISTINCT snapshot_id) FROM obs) END)
 ),
 timeline AS (
     SELECT q.session_key, q.root, q.seq, q.snapshots, st.*
