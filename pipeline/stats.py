@@ -22,7 +22,7 @@ from pipeline.engine import connect, fetch_dicts, out_view
 from pipeline.resources import queries_dir
 from pipeline.select import Point, all_points, resolve
 from pipeline.store import Out
-from pipeline.vocabulary import GATES, Z95
+from pipeline.vocabulary import GATES, TAIL95, Z95
 
 # Share-open checkpoints: key → hours (km_summary computes S at each).
 OPEN_AT_HOURS: dict[str, float] = {"1d": 24.0, "7d": 168.0, "30d": 720.0}
@@ -400,16 +400,17 @@ def _estimates(con: Any) -> tuple[list[_SummaryRow], list[tuple[Any, ...]]]:
         SELECT grp, {", ".join(CURVE_COLUMNS)} FROM (
             SELECT *, row_number() OVER (PARTITION BY grp ORDER BY time) - 1 AS i,
                 count(*) OVER (PARTITION BY grp) AS n
-            FROM km_curve('lifetimes_units', $z)
+            FROM km_curve('lifetimes_units', $z, $tail)
         )
         WHERE n <= {CURVE_POINTS}
             OR i = n - 1
             OR floor(i * {CURVE_POINTS - 1} / (n - 1))
                 <> floor((i - 1) * {CURVE_POINTS - 1} / (n - 1))
         ORDER BY grp, time"""
-    curves = con.execute(thinned, {"z": Z95}).fetchall()
-    summary = "SELECT * FROM km_summary('lifetimes_units', $z)"
-    return records(con, _SummaryRow, summary, {"z": Z95}), curves
+    level = {"z": Z95, "tail": TAIL95}
+    curves = con.execute(thinned, level).fetchall()
+    summary = "SELECT * FROM km_summary('lifetimes_units', $z, $tail)"
+    return records(con, _SummaryRow, summary, level), curves
 
 
 def _groups(

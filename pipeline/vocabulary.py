@@ -26,6 +26,8 @@ MANIFEST_STATUSES = ("proposed", "approved", "applied")
 LOCATIONS = ("research", "history")
 # The two-sided 95% normal quantile (1.959963984540054), for every 95% interval.
 Z95 = NormalDist().inv_cdf(0.975)
+# Its one-sided miss, 1 − Φ(Z95) = 0.025: the exact bound where a survival curve falls to 0.
+TAIL95 = NormalDist().cdf(-Z95)
 
 
 def stage_of(location: str, status: str | None, manifest_status: str | None) -> str:

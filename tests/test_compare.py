@@ -27,7 +27,7 @@ from pipeline.compare import (
 from pipeline.crawl import crawl
 from pipeline.engine import connect
 from pipeline.select import resolve
-from pipeline.stats import CURVE_POINTS
+from pipeline.stats import CURVE_POINTS, Lifetime
 from pipeline.store import Out
 from tests.conftest import generate_corpus
 
@@ -388,3 +388,26 @@ def test_a_candidate_median_never_reached_beyond_the_baselines_interval_regresse
     from pipeline.compare_text import median_text
 
     assert (median_text(row.baseline), median_text(row.candidate)) == ("0.1 h", "not reached")
+
+
+def _arm(hours: float, forks: int) -> Lifetime:
+    """An arm whose forks all close at `hours`, estimated by the SQL macros (tests/test_stats)."""
+    from pipeline.stats import CURVE_COLUMNS, CurvePoint
+    from tests.test_stats import km
+
+    steps, summary = km([hours] * forks, [True] * forks)
+    curve = tuple(CurvePoint(*(s[c] for c in CURVE_COLUMNS)) for s in steps)
+    ends = {k: summary[k] for k in ("median", "median_lower", "median_upper")}
+    return Lifetime(forks, forks, forks, **ends, curve=curve)
+
+
+def test_two_forks_per_arm_closing_together_are_noise_not_a_regression() -> None:
+    """Each arm's curve falls to 0 at its median's step. Greenwood's band there is [0, 0], so
+    each median's interval was a point and 1 h against 2 h was a regression "beyond noise";
+    the exact bound where a curve falls to 0 leaves it unchanged. Forty forks a side are
+    evidence, and stay a regression, at the family's level too."""
+    row = median_row(_arm(1.0, 2), _arm(2.0, 2))
+    assert row.difference == 1.0 and row.upper is None
+    assert row.verdict == "unchanged"
+    family = NormalDist().inv_cdf(1 - 0.05 / 21 / 2)
+    assert median_row(_arm(0.1, 40), _arm(5.0, 40), family).verdict == "regression"

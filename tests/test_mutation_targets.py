@@ -221,8 +221,8 @@ def test_lifetime_summary_is_the_km_summary_row(checked: Path) -> None:
     show_lifetimes_unfrozen(con)  # the pass runs here, and leaves the views read below
     hours, syncs = lifetimes(con, point, runs, {})
     row = con.execute(
-        "SELECT * FROM km_summary('lifetimes_syncs', ?) WHERE grp = 'overall'",
-        [NormalDist().inv_cdf(0.975)],
+        "SELECT * FROM km_summary('lifetimes_syncs', ?, ?) WHERE grp = 'overall'",
+        [NormalDist().inv_cdf(0.975), 0.025],
     )
     names = [d[0] for d in row.description]
     summary = dict(zip(names, row.fetchone(), strict=True))  # the syncs durations

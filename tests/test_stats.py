@@ -24,7 +24,7 @@ from pipeline.stats import OPEN_AT_HOURS, compute
 from pipeline.stats_text import format_text
 from pipeline.store import Out
 from pipeline.textout import NOT_REACHED
-from pipeline.vocabulary import Z95
+from pipeline.vocabulary import TAIL95, Z95
 from tests.conftest import FIXTURES, copy_tree, show_lifetimes_unfrozen
 
 SESSION = Path("docs/research/demo-brainstorm")
@@ -54,8 +54,9 @@ def km(
     rows = [("g", d, e, c) for d, e, c in zip(durations, events, other, strict=True)]
     if rows:
         con.executemany("INSERT INTO km_in VALUES (?, ?, ?, ?)", rows)
-    curve = fetch_dicts(con, "SELECT * FROM km_curve('km_in', $z) ORDER BY time", {"z": Z95})
-    summary = fetch_dicts(con, "SELECT * FROM km_summary('km_in', $z)", {"z": Z95})
+    level = {"z": Z95, "tail": TAIL95}
+    curve = fetch_dicts(con, "SELECT * FROM km_curve('km_in', $z, $tail) ORDER BY time", level)
+    summary = fetch_dicts(con, "SELECT * FROM km_summary('km_in', $z, $tail)", level)
     return curve, (summary[0] if summary else {})
 
 
@@ -68,11 +69,16 @@ def assert_matches_lifelines(durations: Sequence[float], events: Sequence[bool])
     kmf = _fit(durations, events)
     steps, summary = km(durations, events)
     survival = kmf.survival_function_.iloc[:, 0]
-    band = kmf.confidence_interval_
+    band = kmf.confidence_interval_.copy()
     table = kmf.event_table
     assert [s["time"] for s in steps] == [float(t) for t in survival.index]
-    for step in steps:
+    for before, step in zip([None, *steps], steps, strict=False):
         assert step["survival"] == pytest.approx(survival.loc[step["time"]], abs=1e-12)
+        if before is not None and step["survival"] == 0 and step["events"] == step["at_risk"]:
+            # Where every fork at risk closes lifelines' band is [0, 0]; ours keeps the exact
+            # upper bound for no survivor of n (docs/stats.md), and the median's end with it.
+            exact = before["upper"] * (1 - TAIL95 ** (1 / step["at_risk"]))
+            band.iloc[band.index.get_loc(step["time"]), 1] = exact
         lower, upper = band.loc[step["time"]]
         assert step["lower"] == pytest.approx(lower, abs=1e-9)
         assert step["upper"] == pytest.approx(upper, abs=1e-9)
@@ -129,6 +135,25 @@ def test_km_counts_closes_before_censorings_at_equal_times() -> None:
     assert got == [(0.0, 5, 0, 0), (2.0, 5, 1, 2), (3.0, 2, 1, 1)]
     assert [s["survival"] for s in steps] == pytest.approx([1.0, 0.8, 0.4])
     assert_matches_lifelines(durations, events)
+
+
+def test_a_curve_falling_to_zero_keeps_an_upper_end_from_the_exact_bound() -> None:
+    """Where every fork still at risk closes, Greenwood's band is [0, 0], so the median of two
+    forks closing together had the interval [1 h, 1 h] and two such arms differed "beyond
+    noise". The upper end there is the exact bound for no survivor of n: with two forks the
+    median's upper end is not reached; with forty it is, at the same step."""
+    for forks, upper in ((2, None), (40, 1.0)):
+        steps, summary = km([1.0] * forks, [True] * forks)
+        assert steps[-1]["upper"] == pytest.approx(1 - TAIL95 ** (1 / forks))
+        assert (summary["median"], summary["median_lower"], summary["median_upper"]) == (
+            1.0,
+            1.0,
+            upper,
+        )
+        assert_matches_lifelines([1.0] * forks, [True] * forks)
+    # A close that leaves forks at risk keeps Greenwood's band.
+    steps, _ = km([1.0, 1.0, 2.0], [True, True, False])
+    assert_matches_lifelines([1.0, 1.0, 2.0], [True, True, False])
 
 
 def test_km_median_not_reached_is_never_a_number() -> None:

@@ -7,8 +7,11 @@
 -- S(t) = S(t-) · (1 − d/n), with n the forks at risk (duration ≥ t) and d the closes at t;
 -- at equal times closes come before censorings. Greenwood's variance with the log-log band
 -- exp(−exp(log(−log S) ± z·se)), se = sqrt(Σ d/(n(n−d))) / |log S|: lifelines'
--- confidence_interval_.
-CREATE OR REPLACE MACRO km_curve(input, z) AS TABLE
+-- confidence_interval_; except at the step where every fork still at risk closes (S falls
+-- to 0, where Greenwood's band is [0, 0] and a median's interval would shrink to a point):
+-- there the upper end is the band before it times the exact bound for no survivor of n,
+-- 1 − tail^(1/n) (Clopper–Pearson; tail = 1 − Φ(z), the band's one-sided miss).
+CREATE OR REPLACE MACRO km_curve(input, z, tail) AS TABLE
 WITH obs AS (
     SELECT grp, CAST(duration AS DOUBLE) AS t, event
     FROM query_table(input)
@@ -37,23 +40,33 @@ product AS (
     FROM risk
     WINDOW w AS (PARTITION BY grp ORDER BY t ROWS UNBOUNDED PRECEDING)
 )
-SELECT grp, t AS time, CAST(at_risk AS BIGINT) AS at_risk, events, censored,
-    survival,
-    CASE WHEN survival >= 1 THEN 1.0 WHEN survival <= 0 THEN 0.0
-        ELSE exp(-exp(ln(-ln(survival)) + z * sqrt(greenwood) / abs(ln(survival)))) END AS lower,
-    CASE WHEN survival >= 1 THEN 1.0 WHEN survival <= 0 THEN 0.0
-        ELSE exp(-exp(ln(-ln(survival)) - z * sqrt(greenwood) / abs(ln(survival)))) END AS upper
+SELECT grp, time, at_risk, events, censored, survival, lower,
+    CASE WHEN survival <= 0 AND events = at_risk
+        THEN lag(upper) OVER (PARTITION BY grp ORDER BY time) * (1 - pow(tail, 1.0 / at_risk))
+        ELSE upper END AS upper
 FROM (
-    SELECT *, CASE WHEN emptied > 0 THEN 0.0 ELSE exp(log_survival) END AS survival FROM product
+    SELECT grp, t AS time, CAST(at_risk AS BIGINT) AS at_risk, events, censored,
+        survival,
+        CASE WHEN survival >= 1 THEN 1.0 WHEN survival <= 0 THEN 0.0
+            ELSE exp(-exp(ln(-ln(survival)) + z * sqrt(greenwood) / abs(ln(survival)))) END
+            AS lower,
+        CASE WHEN survival >= 1 THEN 1.0 WHEN survival <= 0 THEN 0.0
+            ELSE exp(-exp(ln(-ln(survival)) - z * sqrt(greenwood) / abs(ln(survival)))) END
+            AS upper
+    FROM (
+        SELECT *, CASE WHEN emptied > 0 THEN 0.0 ELSE exp(log_survival) END AS survival
+        FROM product
+    )
 );
 
 -- km_summary: one row per grp: the counts; the median with its 95% interval (the first times
 -- the curve, and its lower and upper band, drop to 0.5 or below: lifelines'
--- median_survival_times of the band, i.e. Brookmeyer–Crowley); the quartiles (S ≤ 0.75,
+-- median_survival_times of the band, i.e. Brookmeyer–Crowley, but for km_curve's exact
+-- upper end where the curve falls to 0); the quartiles (S ≤ 0.75,
 -- 0.25); S at 24, 168 and 720 hours (null beyond the longest duration unless S reached 0).
 -- A quantile that is never reached is null ("not reached"). S is compared with q allowing
 -- 1e-9 of rounding, so a curve that steps to exactly 0.5 reaches it.
-CREATE OR REPLACE MACRO km_summary(input, z) AS TABLE
+CREATE OR REPLACE MACRO km_summary(input, z, tail) AS TABLE
 WITH counts AS (
     SELECT grp,
         count(*) AS forks,
@@ -66,7 +79,7 @@ WITH counts AS (
     GROUP BY grp
 ),
 curve AS (
-    SELECT * FROM km_curve(input, z)
+    SELECT * FROM km_curve(input, z, tail)
 ),
 reach AS (
     SELECT grp,
