@@ -180,6 +180,7 @@ def crawl(
         )
     trees = [open_root(r, out_path) for r in roots]  # a bad root fails before any write
     _refuse_overlapping(roots)
+    out.require_folder()
     out.root.mkdir(parents=True, exist_ok=True)
     plan = _Plan(labels or {}, workers, progress, started, git_history, shard, scheduler, point)
     if shard is None:

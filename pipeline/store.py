@@ -70,7 +70,13 @@ class Out:
     def exists(self) -> bool:
         return self.manifest_path.is_file() or (self.tables / RUNS.name).is_dir()
 
+    def require_folder(self) -> None:
+        """OUT is a folder, or nothing yet: a file there is refused in words, not errno's."""
+        if self.root.exists() and not self.root.is_dir():
+            raise OutError(f"{self.root} is a file, not a folder; give --out a folder for OUT")
+
     def require(self) -> None:
+        self.require_folder()
         if not self.exists():
             raise OutError(
                 f"{self.root} holds no census runs; run 'census crawl ROOT --out {self.root}' first"

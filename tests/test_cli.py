@@ -109,6 +109,21 @@ def test_check_without_a_crawl_is_exit_2(tmp_path: Path) -> None:
     assert "holds no census runs" in result.output
 
 
+def test_an_out_that_is_a_file_is_refused_in_one_line(tmp_path: Path) -> None:
+    """It said "File exists" and to check the disk, as for a machine's failure."""
+    out = tmp_path / "out.txt"
+    out.write_text("notes\n")
+    root = str(FIXTURES / "example")
+    for command in (["crawl", root], ["run", root], ["check"], ["stats"], ["report"]):
+        result = runner.invoke(app, [*command, "--out", str(out)])
+        assert result.exit_code == 2, (command, result.output)
+        assert (
+            result.stderr.strip()
+            == f"census: {out} is a file, not a folder; give --out a folder for OUT"
+        )
+    assert out.read_text() == "notes\n"
+
+
 def test_detect_clean_session_exit_0(open_session: Path) -> None:
     result = runner.invoke(app, ["detect", str(open_session)])
     assert result.exit_code == 0, result.output
