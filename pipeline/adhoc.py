@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import json
 import sys
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -132,9 +133,12 @@ def _csv(relation: Any) -> str:
 
 def _json_value(value: Any) -> Any:
     """NaN and infinities as null: JSON has no such numbers (json.dumps would write `NaN`,
-    which strict parsers refuse)."""
+    which strict parsers refuse). A DECIMAL (`SELECT 2.5`, a sum of them) is a number, not
+    the string json.dumps' default would make of it."""
     if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
         return None
+    if isinstance(value, Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
     if isinstance(value, list | tuple):
         return [_json_value(v) for v in value]
     if isinstance(value, dict):

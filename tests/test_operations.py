@@ -484,6 +484,15 @@ def test_sql_json_is_strict_json(nights: tuple[Path, Path]) -> None:
     assert rows == [{"n": None, "i": None, "l": [1.0, None], "s": {"a": 2.5}}]
 
 
+def test_sql_json_writes_decimals_as_numbers(nights: tuple[Path, Path]) -> None:
+    """A DECIMAL (a literal `2.5`, a sum of them) was written as the string "2.5"."""
+    _, out = nights
+    query = "SELECT 2.5 AS d, sum(x) AS s, [1.25] AS l FROM (VALUES (1.5), (2.0)) t(x)"
+    result = runner.invoke(app, ["sql", query, "--out", str(out), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout) == [{"d": 2.5, "s": 3.5, "l": [1.25]}]
+
+
 @pytest.mark.parametrize("damage", ["cut", "gone"])
 def test_a_damaged_table_file_is_one_line_naming_out(
     nights: tuple[Path, Path], tmp_path: Path, damage: str
