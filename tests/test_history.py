@@ -561,3 +561,42 @@ def test_a_reused_id_is_seen_past_a_commit_that_deleted_it_in_the_same_night(
     assert len(found) == 1, found
     assert "F2 was retitled" in found[0][2] and "Who pays?" in found[0][2], found
     assert f"(commit {listed[:12]})" in found[0][2], found
+
+
+def test_commits_in_one_second_are_ordered_by_ancestry_for_lifetimes(tmp_path: Path) -> None:
+    """Commit dates have one-second steps, so a script (or a twin) that raises a fork and
+    resolves it in the next commit may date both alike. The lifetimes ordered such commits
+    by their hashes: half the time the close came first and the fork read as reopened, open
+    for good. Git ancestry orders them (issue 12: history goes by ancestry); the compose
+    dates give the hours. Eight repositories, so that hash order would be right in all of
+    them one time in 256."""
+    root = tmp_path / "root"
+    for i in range(8):
+        repo = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", root / f"repo-{i}")
+        git(repo, "init", "-q")
+        (repo / SESSION / "forks.md").write_text(FORKS_T1)
+        _set_compose(repo, "2026-07-01T10:00Z")
+        commit(repo, "2026-07-05T12:00:00Z", "F1 open")
+        text = (repo / SESSION / "forks.md").read_text()
+        (repo / SESSION / "forks.md").write_text(
+            text.split("## F1")[0] + "## F2" + text.split("## F2")[1]
+        )
+        ledger = repo / SESSION / "ledger.md"
+        ledger.write_text(
+            ledger.read_text() + "\n## D3 — Alerts never ride in a digest\n"
+            "- Decision: security alerts always send at once.\n- Why: a missed one costs more.\n"
+            "- How to apply: the digestible flag is false for them.\n- Resolves: F1\n"
+        )
+        _set_compose(repo, "2026-07-01T16:00Z")
+        commit(repo, "2026-07-05T12:00:00Z", "resolve F1, in the same second")
+    out = Out(tmp_path / "out")
+    crawl([str(root)], str(out.root), workers=1, git_history=True)
+    rows = (
+        connect(out)
+        .execute(
+            "SELECT repo, close_kind, censored, hours FROM fork_lifetimes WHERE fork_id = 'F1' "
+            "ORDER BY repo"
+        )
+        .fetchall()
+    )
+    assert rows == [(f"repo-{i}", "resolved", False, 6.0) for i in range(8)]

@@ -10,9 +10,9 @@
 --
 -- A session's snapshots are its observations under one crawl root (a series, as in
 -- history_nodes) ordered by observed_at: commit dates are the clock for lifetimes (ties:
--- commit and run, then stage and snapshot id); repeated consecutive observations of one
--- snapshot count once. In each snapshot a fork is resolved, open or parked as
--- fork_states_in says.
+-- commits of one second by git ancestry, then commit and run, then stage and snapshot id);
+-- repeated consecutive observations of one snapshot count once. In each snapshot a fork is
+-- resolved, open or parked as fork_states_in says.
 --
 --   raised_at  the dispatch time of S# for `Raised by: twin (S#)` when a dispatch line of S#
 --              is in the session's sync log in any of its snapshots; else the content_time
@@ -71,33 +71,60 @@ FROM asked
 GROUP BY snapshot_id, fork_id;
 
 CREATE OR REPLACE MACRO fork_lifetimes_of(run_ids, session_keys) AS TABLE
-WITH asked AS (
+WITH RECURSIVE asked AS (
     -- Every session, or those asked for: two branches, so that a list of sessions filters the
     -- observations before anything is joined (an OR of both would filter them after).
-    SELECT session_key, root, snapshot_id, run_id, observed_at, "commit", repo, topic
+    SELECT session_key, root, snapshot_id, run_id, observed_at, "commit", parents, repo, topic
     FROM observations
     WHERE session_keys IS NULL AND (run_ids IS NULL OR list_contains(run_ids, run_id))
     UNION ALL
-    SELECT session_key, root, snapshot_id, run_id, observed_at, "commit", repo, topic
+    SELECT session_key, root, snapshot_id, run_id, observed_at, "commit", parents, repo, topic
     FROM observations
     SEMI JOIN (SELECT unnest(session_keys) AS session_key) USING (session_key)
     WHERE run_ids IS NULL OR list_contains(run_ids, run_id)
 ),
+ties AS (
+    -- Commits of a series dated to the same second as another: git ancestry orders them,
+    -- where the order of their hashes would put a close before the raise half the time.
+    SELECT session_key, root, observed_at, "commit", parents
+    FROM (
+        SELECT DISTINCT session_key, root, observed_at, "commit", parents
+        FROM asked WHERE "commit" IS NOT NULL
+    )
+    QUALIFY count(*) OVER (PARTITION BY session_key, root, observed_at) > 1
+),
+chain AS (
+    SELECT session_key, root, observed_at, "commit", 0 AS depth FROM ties
+    UNION ALL
+    SELECT t.session_key, t.root, t.observed_at, t."commit", c.depth + 1
+    FROM chain c
+    JOIN ties t
+        ON t.session_key = c.session_key AND t.root = c.root AND t.observed_at = c.observed_at
+            AND list_contains(t.parents, c."commit")
+),
+depths AS (
+    -- A commit's place among its second's: how many of them lie before it along ancestry.
+    SELECT session_key, root, "commit", max(depth) AS depth FROM chain GROUP BY ALL
+),
 obs AS (
-    SELECT o.*, s.content_time, s.sync_log_exists, stage_rank(s.stage) AS stage_rank
+    SELECT o.* EXCLUDE (parents), coalesce(d.depth, 0) AS depth, s.content_time,
+        s.sync_log_exists, stage_rank(s.stage) AS stage_rank
     FROM asked o
     JOIN snapshots s USING (snapshot_id)
+    LEFT JOIN depths d USING (session_key, root, "commit")
 ),
 ordered AS (
     SELECT *, lag(snapshot_id) OVER (
-        PARTITION BY session_key, root ORDER BY observed_at, "commit", run_id, stage_rank, snapshot_id
+        PARTITION BY session_key, root
+        ORDER BY observed_at, depth, "commit", run_id, stage_rank, snapshot_id
     ) AS previous
     FROM obs
 ),
 seq AS (
     SELECT *,
         row_number() OVER (
-            PARTITION BY session_key, root ORDER BY observed_at, "commit", run_id, stage_rank, snapshot_id
+            PARTITION BY session_key, root
+            ORDER BY observed_at, depth, "commit", run_id, stage_rank, snapshot_id
         ) AS seq,
         count(*) OVER (PARTITION BY session_key, root) AS snapshots
     FROM ordered
