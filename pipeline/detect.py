@@ -9,7 +9,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from pipeline.discover import RepoRef, SessionRef, discover, match_session
+from pipeline.discover import RepoRef, SessionRef, discover, innermost_session
 from pipeline.errors import UnusableInput
 from pipeline.gather import RepoContext, session_input
 from pipeline.parse.records import Records
@@ -67,8 +67,8 @@ class Detection:
 def locate(folder: str) -> tuple[str, str, str, str, bool]:
     """(location, topic, repository root, session path in it, whether the path has the layout)."""
     parts = folder.strip("/").split("/")
-    found = match_session(parts)
-    if found is not None and found[1] == len(parts):
+    found = innermost_session(parts)
+    if found is not None:
         docs_at, _, topic, location = found
         return location, topic, "/" + "/".join(parts[:docs_at]), "/".join(parts[docs_at:]), True
     name = parts[-1]

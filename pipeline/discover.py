@@ -7,7 +7,7 @@ the repository root is the folder that holds that `docs/`.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from pipeline.parse.lexical import is_markdown
@@ -51,17 +51,34 @@ def history_folder(topic: str) -> str:
 
 
 def match_session(parts: list[str]) -> tuple[int, int, str, str] | None:
-    """(index of 'docs', length of the session prefix, topic, location) for a path's parts."""
-    for i in range(len(parts) - 2):
-        if parts[i] != "docs":
-            continue
-        if parts[i + 1] == "research" and parts[i + 2].endswith(SUFFIX):
+    """(index of 'docs', length of the session prefix, topic, location) for a path's parts:
+    the outermost session folder the path lies in or is."""
+    return next(session_matches(parts), None)
+
+
+def session_matches(parts: list[str]) -> Iterator[tuple[int, int, str, str]]:
+    """Every session folder the path lies in or is, outermost first, as match_session gives
+    one: a folder of the layout is a session wherever it lies (spec §2: by its path alone),
+    also inside another session (a copy kept under `basis/`)."""
+    i = 0
+    while i < len(parts) - 2:
+        found = None
+        if parts[i] == "docs" and parts[i + 1] == "research" and parts[i + 2].endswith(SUFFIX):
             topic = parts[i + 2][: -len(SUFFIX)]
-            if topic:
-                return i, i + 3, topic, "research"
-        if parts[i + 1] == "history" and parts[i + 2] == "brainstorms" and len(parts) > i + 3:
-            return i, i + 4, parts[i + 3], "history"
-    return None
+            found = (i, i + 3, topic, "research") if topic else None
+        elif parts[i : i + 3] == ["docs", "history", "brainstorms"] and len(parts) > i + 3:
+            found = (i, i + 4, parts[i + 3], "history")
+        if found is None:
+            i += 1
+            continue
+        yield found
+        i = found[1]
+
+
+def innermost_session(parts: list[str]) -> tuple[int, int, str, str] | None:
+    """The session folder a path is (the innermost match ending at it), None when it is none."""
+    found = [m for m in session_matches(parts) if m[1] == len(parts)]
+    return found[-1] if found else None
 
 
 def discover(entries: Iterable[Entry]) -> list[RepoRef]:
@@ -75,23 +92,13 @@ def discover(entries: Iterable[Entry]) -> list[RepoRef]:
             incomplete = entry.problem if entry.is_dir else None
             continue
         parts = entry.path.split("/")
-        found = match_session(parts)
-        # A file named like a session folder (docs/history/brainstorms/README.md) is a document.
-        if found is None or (found[1] == len(parts) and not entry.is_dir):
+        # A file named like a session folder (docs/history/brainstorms/README.md) is none.
+        found = [m for m in session_matches(parts) if m[1] < len(parts) or entry.is_dir]
+        if not found:
             rest.append(entry)
             continue
-        docs_at, depth, topic, location = found
-        repo_path = "/".join(parts[:docs_at])
-        repo = repos.setdefault(repo_path, RepoRef(repo_path))
-        folder = "/".join(parts[docs_at:depth])
-        session = repo.sessions.get(folder)
-        if session is None:
-            session = repo.sessions[folder] = SessionRef(repo_path, folder, topic, location)
-        inner = "/".join(parts[depth:])
-        if inner:
-            session.entries.append(_relative(entry, inner))
-            if not entry.is_dir:
-                repo.files.add("/".join(parts[docs_at:]))
+        for docs_at, depth, topic, location in found:
+            _add_to_session(repos, parts, entry, docs_at, depth, topic, location)
     for repo in repos.values():
         repo.incomplete = incomplete
     # Longest repository path first, so a nested repository claims its own documents.
@@ -110,6 +117,29 @@ def discover(entries: Iterable[Entry]) -> list[RepoRef]:
         if is_markdown(rel):
             repo.documents.append(_relative(entry, rel))
     return [repos[p] for p in sorted(repos)]
+
+
+def _add_to_session(
+    repos: dict[str, RepoRef],
+    parts: list[str],
+    entry: Entry,
+    docs_at: int,
+    depth: int,
+    topic: str,
+    location: str,
+) -> None:
+    """The entry as one session's (the session folder itself, or a file or folder in it)."""
+    repo_path = "/".join(parts[:docs_at])
+    repo = repos.setdefault(repo_path, RepoRef(repo_path))
+    folder = "/".join(parts[docs_at:depth])
+    session = repo.sessions.get(folder)
+    if session is None:
+        session = repo.sessions[folder] = SessionRef(repo_path, folder, topic, location)
+    inner = "/".join(parts[depth:])
+    if inner:
+        session.entries.append(_relative(entry, inner))
+        if not entry.is_dir:
+            repo.files.add("/".join(parts[docs_at:]))
 
 
 def _owner(path: str, repo_paths: list[str]) -> str | None:

@@ -223,6 +223,48 @@ def test_a_session_folder_that_is_a_link_inside_the_root_is_that_session(tmp_pat
     assert all(o.status != "fail" for o in detect(str(link), "session").outcomes)
 
 
+def test_a_session_folder_inside_another_session_is_a_session_too(tmp_path: Path) -> None:
+    """Spec §2: a session folder is found by its path alone, wherever it lies. A copy kept
+    under another session's basis/ was only files of the outer session to the crawl, while
+    `census detect` and the pre-commit hook took it for a session out of the layout. It is
+    now a session of its own (its repository root the folder that holds its docs/) for all
+    three, and its files stay the outer session's basis too."""
+    from pipeline.check import check
+    from pipeline.detect import detect
+    from pipeline.hook import session_folders
+
+    base = FIXTURES / "cases" / "base"
+    repo = copy_tree(base / "open" / "repo", tmp_path / "root" / "repo")
+    outer = repo / "docs" / "research" / "demo-brainstorm"
+    vendored = outer / "basis" / "vendor" / "docs" / "research" / "old-brainstorm"
+    copy_tree(base / "converging" / "repo" / "docs" / "research" / "demo-brainstorm", vendored)
+    (vendored / "thesis.md").unlink()  # so that the copy fails a rule the outer one passes
+    out = tmp_path / "out"
+    assert crawl([str(tmp_path / "root")], str(out), workers=1).sessions == 2
+    check(str(out))
+    con = connect(Out(out))
+    rows = con.execute("SELECT repo, path, topic FROM sessions ORDER BY repo").fetchall()
+    assert rows == [
+        ("repo", "docs/research/demo-brainstorm", "demo"),
+        ("repo/docs/research/demo-brainstorm/basis/vendor", "docs/research/old-brainstorm", "old"),
+    ]
+    basis = con.execute("SELECT count(*) FROM files WHERE file LIKE 'basis/vendor/%'").fetchone()
+    assert basis[0] > 0, "the copy is still the outer session's basis"
+    found = detect(str(vendored), "session")
+    assert (found.location, found.topic) == ("research", "old")
+    assert found.repo_root == str(vendored.parents[2])
+    failing = {o.rule for o in found.outcomes if o.status == "fail"}
+    statuses = con.execute(
+        "SELECT rule_id FROM statuses WHERE own AND status = 'fail' AND path LIKE '%old%'"
+    ).fetchall()
+    assert {r for (r,) in statuses} == failing >= {"BS-THESIS-01"}
+    in_it = f"{vendored.relative_to(tmp_path / 'root')}/state.md"
+    assert session_folders([in_it]) == [
+        "repo/docs/research/demo-brainstorm",
+        str(vendored.relative_to(tmp_path / "root")),
+    ]
+
+
 def test_detect_takes_the_location_from_the_path_given(tmp_path: Path) -> None:
     """Spec §8: a research path that is a link to a history folder elsewhere is a research
     session to `detect` (it read the target's path: history rules, CENSUS-LOC-01 failing)."""

@@ -80,11 +80,9 @@ def _real_dir(path: str) -> bool:
 def is_session_path(path: str) -> bool:
     """Whether a path (relative, POSIX) is a session folder itself (spec §2), as discovery
     matches one (imported here: discovery reads this module's Entry)."""
-    from pipeline.discover import match_session
+    from pipeline.discover import innermost_session
 
-    parts = path.split("/")
-    found = match_session(parts)
-    return found is not None and found[1] == len(parts)
+    return innermost_session(path.split("/")) is not None
 
 
 def is_repo_root(path: str) -> bool:
