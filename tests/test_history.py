@@ -232,6 +232,20 @@ FORKS_T1 = """# Forks
 """
 
 
+def _resolve_f1(repo: Path) -> None:
+    """F1 leaves forks.md, and a new ledger entry D3 resolves it."""
+    text = (repo / SESSION / "forks.md").read_text()
+    (repo / SESSION / "forks.md").write_text(
+        text.split("## F1")[0] + "## F2" + text.split("## F2")[1]
+    )
+    ledger = repo / SESSION / "ledger.md"
+    ledger.write_text(
+        ledger.read_text() + "\n## D3 — Alerts never ride in a digest\n"
+        "- Decision: security alerts always send at once.\n- Why: a missed one costs more.\n"
+        "- How to apply: the digestible flag is false for them.\n- Resolves: F1\n"
+    )
+
+
 def test_lifetimes_from_commit_dates(tmp_path: Path) -> None:
     """Forks raised, parked and resolved across dated commits; one left open (censored); their
     lifetimes in reconciled syncs from the working tree's sync log (spec §7).
@@ -262,16 +276,7 @@ def test_lifetimes_from_commit_dates(tmp_path: Path) -> None:
     (repo / SESSION / "forks.md").write_text(forks)
     _set_compose(repo, "2026-07-02T16:00Z")
     commit(repo, "2026-07-02T16:00:00Z", "park F2 after 30 h")
-    text = (repo / SESSION / "forks.md").read_text()
-    (repo / SESSION / "forks.md").write_text(
-        text.split("## F1")[0] + "## F2" + text.split("## F2")[1]
-    )
-    ledger = repo / SESSION / "ledger.md"
-    ledger.write_text(
-        ledger.read_text() + "\n## D3 — Alerts never ride in a digest\n"
-        "- Decision: security alerts always send at once.\n- Why: a missed one costs more.\n"
-        "- How to apply: the digestible flag is false for them.\n- Resolves: F1\n"
-    )
+    _resolve_f1(repo)
     _set_compose(repo, "2026-07-04T10:00Z")
     commit(repo, "2026-07-04T10:00:00Z", "resolve F1 after 72 h")
     out = Out(tmp_path / "out")
@@ -330,16 +335,7 @@ def test_an_old_dated_merged_branch_is_read_along_ancestry(
     (repo / SESSION / "fragments" / "notes.md").write_text("# Notes\nraw notes\n")
     commit(repo, "2026-06-20T10:00:00Z", "notes, written long ago")
     git(repo, "checkout", "-q", "main")
-    text = (repo / SESSION / "forks.md").read_text()
-    (repo / SESSION / "forks.md").write_text(
-        text.split("## F1")[0] + "## F2" + text.split("## F2")[1]
-    )
-    ledger = repo / SESSION / "ledger.md"
-    ledger.write_text(
-        ledger.read_text() + "\n## D3 — Alerts never ride in a digest\n"
-        "- Decision: security alerts always send at once.\n- Why: a missed one costs more.\n"
-        "- How to apply: the digestible flag is false for them.\n- Resolves: F1\n"
-    )
+    _resolve_f1(repo)
     commit(repo, "2026-07-02T10:00:00Z", "resolve F1")
     monkeypatch.chdir(tmp_path)
     _night(repo, out, 2, root="root")  # the same root, spelled relative
@@ -577,16 +573,7 @@ def test_commits_in_one_second_are_ordered_by_ancestry_for_lifetimes(tmp_path: P
         (repo / SESSION / "forks.md").write_text(FORKS_T1)
         _set_compose(repo, "2026-07-01T10:00Z")
         commit(repo, "2026-07-05T12:00:00Z", "F1 open")
-        text = (repo / SESSION / "forks.md").read_text()
-        (repo / SESSION / "forks.md").write_text(
-            text.split("## F1")[0] + "## F2" + text.split("## F2")[1]
-        )
-        ledger = repo / SESSION / "ledger.md"
-        ledger.write_text(
-            ledger.read_text() + "\n## D3 — Alerts never ride in a digest\n"
-            "- Decision: security alerts always send at once.\n- Why: a missed one costs more.\n"
-            "- How to apply: the digestible flag is false for them.\n- Resolves: F1\n"
-        )
+        _resolve_f1(repo)
         _set_compose(repo, "2026-07-01T16:00Z")
         commit(repo, "2026-07-05T12:00:00Z", "resolve F1, in the same second")
     out = Out(tmp_path / "out")
