@@ -17,7 +17,10 @@ from pipeline.parse.reading import (
     meant_entry,
     near_fields,
     not_an_entry_heading,
+    note_html_fields,
     note_near,
+    note_nested,
+    note_table_fields,
     number,
     outside_entry,
     passed,
@@ -48,6 +51,7 @@ def parse_forks(lines: list[str], rec: Records) -> None:
     blocks = doc.blocks
     # Forks in HTML blocks are not read: each is a parse issue and ends the fork above.
     ends = hidden_entries(doc, lines, rec, FILE, "F", RULE, _weigh) if doc.html else []
+    note_html_fields(rec, FILE, doc, lines, _FIELDS, _rule_of, ends)
     for index, block in enumerate(blocks):
         if ends and passed(ends, block):
             fork = None
@@ -56,6 +60,7 @@ def parse_forks(lines: list[str], rec: Records) -> None:
             fork = _entry_heading(block, rec, fork)
             continue
         if isinstance(block, Table):
+            note_table_fields(rec, FILE, block, _FIELDS, _rule_of)
             if table_rows(block, blocks, index, rec, FILE, "F", RULE, _weigh):
                 fork = None
             continue
@@ -65,6 +70,7 @@ def parse_forks(lines: list[str], rec: Records) -> None:
             # are not that fork's), and BS-FORK-01 fails.
             fork = None
             not_an_entry_heading(rec, FILE, meant[0], meant[1], "F", RULE)
+        note_nested(rec, FILE, block, _FIELDS, _rule_of)
         if fork is None:
             outside_entry(rec, FILE, fields(block, _FIELDS), "F", _rule_of)
             continue

@@ -18,7 +18,10 @@ from pipeline.parse.reading import (
     meant_entry,
     near_fields,
     not_an_entry_heading,
+    note_html_fields,
     note_near,
+    note_nested,
+    note_table_fields,
     number,
     outside_entry,
     passed,
@@ -41,6 +44,9 @@ _FIELDS = {
     "reverses": "reverses",
 }
 _TEXT = ("decision", "why", "how_to_apply")
+# The fields a line inside another item hides: `Reversed by: D5` there is still the
+# phrase, which counts anywhere in an entry.
+_NESTED = {name: key for name, key in _FIELDS.items() if key != "reversed_by"}
 _BLANK = blank_row(LEDGER, "file", "line", "position")
 # Across a soft line break too, with the ID in a link's text (`[D5](ledger.md#d5)`), and
 # emphasis around the words (`_Reversed by_ D5`); then every ID listed after the first
@@ -70,11 +76,13 @@ def parse_ledger(lines: list[str], rec: Records) -> None:
     blocks = doc.blocks
     # Entries in HTML blocks are not read: each is a parse issue and ends the entry above.
     ends = hidden_entries(doc, lines, rec, FILE, "D", RULE, _weigh) if doc.html else []
+    note_html_fields(rec, FILE, doc, lines, _FIELDS, _rule_of, ends)
     for index, block in enumerate(blocks):
         if ends and passed(ends, block):
             entry = None
         block = as_fields(block, _FIELDS)
         if isinstance(block, Table):
+            note_table_fields(rec, FILE, block, _FIELDS, _rule_of)
             if table_rows(block, blocks, index, rec, FILE, "D", RULE, _weigh):
                 entry = None
             continue
@@ -94,6 +102,7 @@ def parse_ledger(lines: list[str], rec: Records) -> None:
             # fields are not that entry's), and BS-LEDGER-01 fails.
             entry = None
             not_an_entry_heading(rec, FILE, meant_line[0], meant_line[1], "D", RULE)
+        note_nested(rec, FILE, block, _NESTED, _rule_of)
         if entry is None:
             outside_entry(rec, FILE, fields(block, _FIELDS), "D", lambda _key, _value: RULE)
             continue
@@ -112,9 +121,14 @@ def _near(block: Block, rec: Records) -> list[tuple[str, str, int]]:
     for near in near_fields(block, _FIELDS, _SPACED):
         if near.key == "reversed_by" and _REVERSED_BY_RE.search(near.text):
             continue  # the phrase `Reversed by D#`, which counts anywhere in an entry
-        note_near(rec, FILE, near, "BS-FORK-02" if near.key == "resolves" else RULE)
+        note_near(rec, FILE, near, _rule_of(near.key, near.value))
         found.append((near.key, near.value, near.line))
     return found
+
+
+def _rule_of(key: str, _value: str) -> str:
+    """The rule a ledger field is read for: Resolves closes forks (BS-FORK-02)."""
+    return "BS-FORK-02" if key == "resolves" else RULE
 
 
 def _weigh(meant: tuple[int, str, str, bool], blocks: list[Block], index: int) -> bool:

@@ -9,8 +9,20 @@ from typing import Any
 from urllib.parse import unquote
 
 from pipeline.parse.blocks import Block, Heading, Table, parse
-from pipeline.parse.lexical import bare, token
-from pipeline.parse.reading import as_fields, fields, number, repeated, section, unclosed_fence
+from pipeline.parse.lexical import bare, field, token
+from pipeline.parse.reading import (
+    as_fields,
+    fields,
+    nested_fields,
+    note_html_fields,
+    note_nested,
+    note_table_fields,
+    number,
+    repeated,
+    section,
+    table_fields,
+    unclosed_fence,
+)
 from pipeline.parse.records import Records
 
 FILE = "ops/manifest.md"
@@ -64,6 +76,7 @@ def parse_manifest(
     doc = parse(lines)
     # A fence never closed hides the rest of the file (spec §3.1: fail closed).
     unclosed_fence(doc, rec, FILE, "BS-MANIFEST-01")
+    note_html_fields(rec, FILE, doc, lines, _FIELDS, _unread_rule)
     for block in doc.blocks:
         block = as_fields(block, _FIELDS)
         if isinstance(block, Heading):
@@ -74,8 +87,10 @@ def parse_manifest(
             useless = block.level if section(block.text, ("uselessness test",)) else 0
             continue
         if isinstance(block, Table):
+            _unread(rec, block, current)
             _table(block, current, rows)
             continue
+        _unread(rec, block, current)
         for key, value, line in _preamble_first(block):
             if key == "round":
                 rounds += 1
@@ -85,6 +100,32 @@ def parse_manifest(
                 _field(rec, current, key, value, line)
     _unread_round(rec, round_heading)
     _write(rec, current, rounds, rows, exists)
+
+
+def _unread_rule(key: str, _value: str) -> str:
+    return "BS-USELESS-01" if key in _USELESS else "BS-MANIFEST-01"
+
+
+def _unread(rec: Records, block: Block, current: dict[str, Any]) -> None:
+    """Fields the reader does not see (`Round: 2` lazily under `- Gaps: none`, `Status:`
+    right under the table, a row to GFM): each fails the rule that needs it, and a Round
+    or Status so hidden below an applied round fails the move rule too, which would pass
+    on the round it sees."""
+    if isinstance(block, Table):
+        note_table_fields(rec, FILE, block, _FIELDS, _unread_rule)
+        hidden, code = table_fields(block, _FIELDS), "unread-field"
+    else:
+        note_nested(rec, FILE, block, _FIELDS, _unread_rule)
+        hidden, code = nested_fields(block, _FIELDS), "nested-field"
+    if current["status"] != "applied":
+        return
+    for key, name, value, line in hidden:
+        if key in ("round", "status"):
+            message = (
+                f"'{name.capitalize()}: {value[:60]}' is not read, so the manifest may not "
+                "end on the applied round the move is checked on"
+            )
+            rec.issue(FILE, line, code, message, "CENSUS-MOVE-01")
 
 
 def _preamble_first(block: Block) -> list[tuple[str, str, int]]:
@@ -235,6 +276,8 @@ def _table(table: Table, current: dict[str, Any], rows: list[dict[str, Any]]) ->
     where = [names.index(name) for name in _COLUMNS]
     current["has_table"] = True
     for line, cells in table.rows:
+        if cells and not any(cells[1:]) and _is_field(cells[0]):
+            continue  # a field written right under the table (a parse issue), not a route
         num, what, source, destination, action = (cells[i] if i < len(cells) else "" for i in where)
         rows.append(
             {
@@ -249,6 +292,11 @@ def _table(table: Table, current: dict[str, Any], rows: list[dict[str, Any]]) ->
                 "paths": _destinations(destination),
             }
         )
+
+
+def _is_field(text: str) -> bool:
+    parsed = field(text)
+    return parsed is not None and parsed[0] in _FIELDS
 
 
 def destinations(cell: str) -> list[tuple[str, str | None]]:

@@ -121,6 +121,92 @@ def fields(block: Block, known: Mapping[str, str]) -> list[tuple[str, str, int]]
     return found
 
 
+def nested_fields(block: Block, known: Mapping[str, str]) -> list[tuple[str, str, str, int]]:
+    """(key, name, value, line) of each line inside a list item, past its first, that is itself
+    a field of `known`: a sub-item or continuation line belongs to the item above (spec
+    §3.1), so `fields` reads it as part of that item's value and not as a field."""
+    if not isinstance(block, Item) or (len(block.lines) < 2 and not block.parts):
+        return []
+    found = []
+    for line, text in block.all_lines()[1:]:
+        parsed = field(text) if ":" in text[: MAX_FIELD_NAME + 8] else None
+        if parsed is not None and parsed[0] in known:
+            found.append((known[parsed[0]], parsed[0], parsed[1], line))
+    return found
+
+
+def note_nested(
+    rec: Records, file: str, block: Block, known: Mapping[str, str], rule: RuleOf
+) -> None:
+    """A parse issue for each field written inside another item (a sub-item, an indented
+    or lazy continuation line): the reader takes it as part of the value above, so the
+    field it was meant as is not read, and the rule that needs it fails (§3.1, fail
+    closed; `rule`: key, value → that rule)."""
+    if not isinstance(block, Item):
+        return
+    for key, name, value, line in nested_fields(block, known):
+        message = (
+            f"'{name.capitalize()}: {value[:60]}' is written inside the list item on line "
+            f"{block.line} (a sub-item or continuation line), so it is read as part of that "
+            "item's text, "
+            "not as a field; give it a line of its own"
+        )
+        rec.issue(file, line, "nested-field", message, rule(key, value))
+
+
+def table_fields(table: Table, known: Mapping[str, str]) -> list[tuple[str, str, str, int]]:
+    """(key, name, value, line) of each field of `known` written on a line right under a
+    table: GFM reads it as one of the table's rows (`Status: proposed` below the routing
+    table), a row whose first cell alone holds text."""
+    found = []
+    for line, cells in table.rows:
+        parsed = field(cells[0]) if cells and not any(cells[1:]) else None
+        if parsed is not None and parsed[0] in known:
+            found.append((known[parsed[0]], parsed[0], parsed[1], line))
+    return found
+
+
+def note_table_fields(
+    rec: Records, file: str, table: Table, known: Mapping[str, str], rule: RuleOf
+) -> None:
+    """A parse issue for each field of `known` a table took as a row: it is no field, so
+    the rule that needs it fails (spec §3.1, fail closed)."""
+    for key, name, value, line in table_fields(table, known):
+        _unread_field(rec, file, line, f"{name.capitalize()}: {value}", IN_TABLE, rule(key, value))
+
+
+def note_html_fields(
+    rec: Records,
+    file: str,
+    doc: Document,
+    lines: list[str],
+    known: Mapping[str, str],
+    rule: RuleOf,
+    entries: Iterable[int] = (),
+) -> None:
+    """A parse issue for each field of `known` inside a shown HTML block (`<details>` with
+    no blank line around its fields): CommonMark reads no Markdown there, so it is no
+    field, and the rule that needs it fails (spec §3.1, fail closed). A block that holds
+    one of `entries` (the lines of entries already noted as hidden there) gets no more:
+    its fields are that entry's, not read with it."""
+    inner = _html_text(doc, lines) if doc.html else None
+    if inner is None:
+        return
+    noted = [(first, last) for first, last in doc.html if any(first <= e <= last for e in entries)]
+    for block in parse(inner).blocks:
+        for key, value, line in fields(block, known):
+            if not any(first <= line <= last for first, last in noted):
+                _unread_field(rec, file, line, inner[line - 1], IN_HTML, rule(key, value))
+
+
+def _unread_field(
+    rec: Records, file: str, line: int, text: str, where: str, rule: str | None
+) -> None:
+    shown = text.strip(" \t")[:80]
+    message = f"'{shown}' is meant as a field but is not read as one{where}"
+    rec.issue(file, line, "unread-field", message, rule)
+
+
 class NearField(NamedTuple):
     """A line meant as a field of `known` but not written `Name: value` (`- Resolves F1`,
     `- Raised by — twin (S2)`, `- **Raised by** twin (S2)`, `- Raised-by: user`): its key,

@@ -6,7 +6,16 @@ import re
 
 from pipeline.parse.blocks import Block, Heading, Item, Paragraph, Table, parse
 from pipeline.parse.lexical import WHOLE_ID, bare, split_arrow, stamp, token
-from pipeline.parse.reading import as_fields, fields, repeated, section, unclosed_fence
+from pipeline.parse.reading import (
+    as_fields,
+    fields,
+    note_html_fields,
+    note_nested,
+    note_table_fields,
+    repeated,
+    section,
+    unclosed_fence,
+)
 from pipeline.parse.records import Records
 
 FILE = "state.md"
@@ -42,6 +51,7 @@ def parse_state(lines: list[str], rec: Records) -> None:
     doc = parse(lines)
     # A fence never closed hides the rest of the file (spec §3.1: fail closed).
     unclosed_fence(doc, rec, FILE, "BS-STATE-01")
+    note_html_fields(rec, FILE, doc, lines, _FIELDS, _needed_by)
     for block in doc.blocks:
         block = as_fields(block, _FIELDS)
         if isinstance(block, Heading):
@@ -60,6 +70,9 @@ def parse_state(lines: list[str], rec: Records) -> None:
             else:
                 _not_bullets(block, rec)
             continue
+        if isinstance(block, Table):
+            note_table_fields(rec, FILE, block, _FIELDS, _needed_by)
+        note_nested(rec, FILE, block, _FIELDS, _needed_by)
         found = fields(block, _FIELDS)
         for key, value, line in found:
             _field(rec, key, value, line, given)
@@ -75,6 +88,10 @@ def parse_state(lines: list[str], rec: Records) -> None:
         if named or not mapped:
             message = f"an aspect bullet {where}: not read as an aspect"
             rec.issue(FILE, line, "aspect-outside-map", message, "BS-ASPECT-01")
+
+
+def _needed_by(key: str, _value: str) -> str | None:
+    return _NEEDED_BY.get(key)
 
 
 def _not_bullets(block: Block, rec: Records) -> None:

@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
-from pipeline.parse.blocks import Heading, Paragraph, parse
+from pipeline.parse.blocks import Heading, Paragraph, Table, parse
 from pipeline.parse.lexical import stamp
-from pipeline.parse.reading import as_fields, fields, repeated, section, unclosed_fence
+from pipeline.parse.reading import (
+    as_fields,
+    fields,
+    note_html_fields,
+    note_nested,
+    note_table_fields,
+    repeated,
+    section,
+    unclosed_fence,
+)
 from pipeline.parse.records import Records
 
 FILE = "thesis.md"
@@ -24,6 +33,7 @@ def parse_thesis(lines: list[str], rec: Records) -> None:
     doc = parse(lines)
     # A fence never closed hides the rest of the file (spec §3.1: fail closed).
     unclosed_fence(doc, rec, FILE, "BS-THESIS-01")
+    note_html_fields(rec, FILE, doc, lines, _STAMP, _compose)
     for block in doc.blocks:
         if isinstance(block, Heading):
             if block.level == 1 and "thesis_title" not in snap:
@@ -37,12 +47,19 @@ def parse_thesis(lines: list[str], rec: Records) -> None:
             block = as_fields(block, _STAMP)
             if isinstance(block, Heading):
                 block = Paragraph([(block.line, block.text)])
+        if isinstance(block, Table):
+            note_table_fields(rec, FILE, block, _STAMP, _compose)
+        note_nested(rec, FILE, block, _STAMP, _compose)
         for _, raw, line in fields(block, _STAMP):
             if "thesis_stamp_raw" not in snap:
                 _stamp(rec, raw, line)
             else:
                 first = snap["thesis_stamp_raw"]
                 repeated(rec, FILE, line, "Current as of", first, raw, "BS-COMPOSE-01")
+
+
+def _compose(_key: str, _value: str) -> str:
+    return "BS-COMPOSE-01"  # the rule that reads the stamp
 
 
 def _stamp(rec: Records, raw: str, line: int) -> None:
