@@ -230,11 +230,27 @@ def repo_signature(ctx: RepoContext) -> str:
         h.update(f"{doc.path}\0{doc.size}\0{doc.mtime_ns}\n".encode("utf-8", "surrogateescape"))
     if ctx.git is not None:
         try:
-            st = os.stat(os.path.join(ctx.git.path, ".git", "index"))
+            st = os.stat(git_index(ctx.git.path))
             h.update(f"index\0{st.st_size}\0{st.st_mtime_ns}".encode())
         except OSError:
             h.update(b"index\0none")
     return h.hexdigest()
+
+
+def git_index(top: str) -> str:
+    """The path of a working tree's git index. In a linked worktree or a submodule `.git`
+    is a file naming the git directory (`gitdir: …`), which holds the index: staging
+    there must change the signature as it does in a plain clone."""
+    dot_git = os.path.join(top, ".git")
+    if os.path.isfile(dot_git):
+        try:
+            with open(dot_git, encoding="utf-8") as f:
+                first = f.readline().strip()
+        except (OSError, UnicodeDecodeError):
+            return os.path.join(dot_git, "index")
+        if first.startswith("gitdir:"):
+            return os.path.join(top, first[len("gitdir:") :].strip(), "index")
+    return os.path.join(dot_git, "index")
 
 
 def session_signature(repo_sig: str, session: SessionRef) -> str:

@@ -330,3 +330,44 @@ def test_an_out_inside_the_root_is_never_read_and_an_unchanged_night_replays(
         .fetchone()
     )
     assert files == (0,)
+
+
+def _linked_worktree(root: Path, elsewhere: Path) -> Path:
+    """repo-01 as a linked worktree of a clone outside the root: its .git is a file."""
+    main = elsewhere / "main"
+    shutil.move(str(root / "repo-01"), str(main))
+    git(main, "worktree", "add", "-q", str(root / "repo-01"), "-b", "night")
+    return root / "repo-01"
+
+
+def _submodule(root: Path, elsewhere: Path) -> Path:
+    """repo-01 as a submodule of a superproject made at the root: its .git is a file."""
+    source = elsewhere / "source"
+    shutil.move(str(root / "repo-01"), str(source))
+    make_git_repo(root)
+    git(root, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(source), "repo-01")
+    git(root, "commit", "-qm", "submodule")
+    return root / "repo-01"
+
+
+@pytest.mark.parametrize("layout", [_linked_worktree, _submodule], ids=["worktree", "submodule"])
+def test_staging_in_a_checkout_whose_git_is_a_file_is_seen_on_a_rerun(
+    corpus: Path, tmp_path: Path, layout: Callable[[Path, Path], Path]
+) -> None:
+    (tmp_path / "elsewhere").mkdir()
+    ops = next((corpus / "repo-01").glob("docs/**/ops")).relative_to(corpus / "repo-01")
+    kept = shutil.copytree(corpus / "repo-01" / ops, tmp_path / "ops")
+    repo = layout(corpus, tmp_path / "elsewhere")
+    # git ignores ops/, so the new checkout has none: it gets the clone's back.
+    shutil.copytree(kept, repo / ops, dirs_exist_ok=True)
+    aside = repo / ops / "kept-aside.md"
+    assert (repo / ".git").is_file() and "kept-aside.md" not in git(repo, "ls-files")
+    age(corpus)
+    out = tmp_path / "out"
+    # Such a block has no memo (it is walked each night), but its sessions' stat cache
+    # holds unless the repository's signature moves.
+    crawl([str(corpus)], str(out))
+    # The index lives in the git directory `.git` names; staging changes nothing else.
+    git(repo, "add", "-f", str(aside.relative_to(repo)))
+    summary = crawl([str(corpus)], str(out))
+    assert rows(out, summary.run_id) == fresh_rows(corpus, tmp_path)
