@@ -235,7 +235,7 @@ def band_median(curve: tuple[CurvePoint, ...], z: float) -> tuple[float | None, 
     would draw at z, on the curve as stored: thinned to at most stats.CURVE_POINTS steps, an
     end may fall on the next kept step."""
     lower = upper = None
-    before = 1.0  # the upper band at the step before
+    before = survived = 1.0  # the upper band and the curve at the step before
     for step in curve:
         band_low = band_up = step.survival
         if 0 < step.survival < 1 and 0 < step.lower < 1:
@@ -244,9 +244,10 @@ def band_median(curve: tuple[CurvePoint, ...], z: float) -> tuple[float | None, 
             band_low = math.exp(-math.exp(centre + spread))
             band_up = math.exp(-math.exp(centre - spread))
         elif step.survival <= 0 and step.events == step.at_risk > 0:
-            # Every fork at risk closes: km_curve's exact bound for no survivor of n, at z.
-            band_up = before * (1 - NormalDist().cdf(-z) ** (1 / step.at_risk))
-        before = band_up
+            # Every fork at risk closes: km_curve's exact bound for no survivor of Peto's
+            # effective sample size n / S(t−), at z.
+            band_up = min(before, 1 - NormalDist().cdf(-z) ** (survived / step.at_risk))
+        before, survived = band_up, step.survival
         if lower is None and band_low <= 0.5 + 1e-9:
             lower = step.time
         if band_up <= 0.5 + 1e-9:

@@ -390,12 +390,15 @@ def test_a_candidate_median_never_reached_beyond_the_baselines_interval_regresse
     assert (median_text(row.baseline), median_text(row.candidate)) == ("0.1 h", "not reached")
 
 
-def _arm(hours: float, forks: int) -> Lifetime:
-    """An arm whose forks all close at `hours`, estimated by the SQL macros (tests/test_stats)."""
+def _arm(hours: float | list[float], forks: int = 0) -> Lifetime:
+    """An arm whose forks all close at `hours` (one time for `forks` forks, or a time each),
+    estimated by the SQL macros (tests/test_stats)."""
     from pipeline.stats import CURVE_COLUMNS, CurvePoint
     from tests.test_stats import km
 
-    steps, summary = km([hours] * forks, [True] * forks)
+    times = hours if isinstance(hours, list) else [hours] * forks
+    forks = len(times)
+    steps, summary = km(times, [True] * forks)
     curve = tuple(CurvePoint(*(s[c] for c in CURVE_COLUMNS)) for s in steps)
     ends = {k: summary[k] for k in ("median", "median_lower", "median_upper")}
     return Lifetime(forks, forks, forks, **ends, curve=curve)
@@ -411,3 +414,21 @@ def test_two_forks_per_arm_closing_together_are_noise_not_a_regression() -> None
     assert row.verdict == "unchanged"
     family = NormalDist().inv_cdf(1 - 0.05 / 21 / 2)
     assert median_row(_arm(0.1, 40), _arm(5.0, 40), family).verdict == "regression"
+
+
+def test_ten_forks_a_side_all_closed_far_apart_are_a_regression_at_the_family_level() -> None:
+    """Baseline forks close after 1…10 h, the candidate's after 30…39 h. At the family's level
+    the log-log band before the last close is still above 0.5 and one fork is at risk there;
+    the bound for no survivor of one fork kept the baseline median's upper end unreached, so
+    a shift of a day read 'unchanged'. Peto's effective size (ten forks, none censored) makes
+    the exact bound the order statistic's: all ten below the median has chance 2^-10, under
+    the family's one-sided miss, so the upper end is 10 h."""
+    family = NormalDist().inv_cdf(1 - 0.05 / 21 / 2)
+    base = _arm([float(h) for h in range(1, 11)])
+    cand = _arm([float(h) for h in range(30, 40)])
+    row = median_row(base, cand, family)
+    assert row.verdict == "regression" and row.lower is not None and row.lower > 0
+    # With eight forks a side all eight below the median has chance 2^-8, above the miss:
+    # the upper end stays unreached and the shift is not shown beyond noise.
+    eight = median_row(_arm([float(h) for h in range(1, 9)]), _arm([30.0] * 8), family)
+    assert eight.verdict == "unchanged"

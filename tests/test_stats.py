@@ -76,8 +76,10 @@ def assert_matches_lifelines(durations: Sequence[float], events: Sequence[bool])
         assert step["survival"] == pytest.approx(survival.loc[step["time"]], abs=1e-12)
         if before is not None and step["survival"] == 0 and step["events"] == step["at_risk"]:
             # Where every fork at risk closes lifelines' band is [0, 0]; ours keeps the exact
-            # upper bound for no survivor of n (docs/stats.md), and the median's end with it.
-            exact = before["upper"] * (1 - TAIL95 ** (1 / step["at_risk"]))
+            # upper bound for no survivor of Peto's effective n / S(t−), never above the band
+            # before it (docs/stats.md), and the median's end with it.
+            effective = step["at_risk"] / before["survival"]
+            exact = min(before["upper"], 1 - TAIL95 ** (1 / effective))
             band.iloc[band.index.get_loc(step["time"]), 1] = exact
         lower, upper = band.loc[step["time"]]
         assert step["lower"] == pytest.approx(lower, abs=1e-9)

@@ -9,8 +9,10 @@
 -- exp(−exp(log(−log S) ± z·se)), se = sqrt(Σ d/(n(n−d))) / |log S|: lifelines'
 -- confidence_interval_; except at the step where every fork still at risk closes (S falls
 -- to 0, where Greenwood's band is [0, 0] and a median's interval would shrink to a point):
--- there the upper end is the band before it times the exact bound for no survivor of n,
--- 1 − tail^(1/n) (Clopper–Pearson; tail = 1 − Φ(z), the band's one-sided miss).
+-- there the upper end is the exact bound for no survivor of Peto's effective sample size
+-- m = n / S(t−) (the forks at the start, when none was censored): 1 − tail^(1/m)
+-- (Clopper–Pearson; tail = 1 − Φ(z), the band's one-sided miss), and never above the
+-- band before it.
 CREATE OR REPLACE MACRO km_curve(input, z, tail) AS TABLE
 WITH obs AS (
     SELECT grp, CAST(duration AS DOUBLE) AS t, event
@@ -42,7 +44,7 @@ product AS (
 )
 SELECT grp, time, at_risk, events, censored, survival, lower,
     CASE WHEN survival <= 0 AND events = at_risk
-        THEN lag(upper) OVER (PARTITION BY grp ORDER BY time) * (1 - pow(tail, 1.0 / at_risk))
+        THEN least(lag(upper) OVER w, 1 - pow(tail, lag(survival) OVER w / at_risk))
         ELSE upper END AS upper
 FROM (
     SELECT grp, t AS time, CAST(at_risk AS BIGINT) AS at_risk, events, censored,
@@ -57,7 +59,8 @@ FROM (
         SELECT *, CASE WHEN emptied > 0 THEN 0.0 ELSE exp(log_survival) END AS survival
         FROM product
     )
-);
+)
+WINDOW w AS (PARTITION BY grp ORDER BY time);
 
 -- km_summary: one row per grp: the counts; the median with its 95% interval (the first times
 -- the curve, and its lower and upper band, drop to 0.5 or below: lifelines'
