@@ -129,3 +129,20 @@ def test_a_crawl_and_check_fail_the_rule(tmp_path: Path) -> None:
     assert issues == [("forks.md", 12, "malformed-field", "BS-SYNC-02")]
     assert forks == [("twin", ["S2"])]
     assert status == [("fail",)]
+
+
+@pytest.mark.parametrize(
+    ("value", "rule_status"),
+    [
+        ("twin (S2) | user", "fail"),  # the template's choices left unpicked
+        ("user | twin (S#)", "fail"),
+        ("user | twin (S2) | probe | harvest", "fail"),
+        ("user or probe", "pass"),  # two raisers, neither the twin's: a note
+    ],
+)
+def test_a_raised_by_naming_two_raisers_is_no_raiser(
+    tmp_path: Path, value: str, rule_status: str
+) -> None:
+    found = detect(str(_session(tmp_path, "forks.md", RAISED, f"- Raised by: {value}")), "session")
+    assert _status(found, "BS-SYNC-02") == rule_status
+    assert [n["code"] for n in found.notes] == ["unknown-raiser"]

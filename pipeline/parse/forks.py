@@ -36,6 +36,8 @@ FILE = "forks.md"
 _FIELDS = {"raised by": "raised_by", "closes when": "closes_when"}
 _RAISERS = ("user", "twin", "probe", "harvest")
 _BRACKET_RE = re.compile(r"[\[\]]")
+# A raiser named as a word of its own anywhere in a value.
+_RAISER_RE = re.compile(rf"(?<![A-Za-z0-9])(?i:{'|'.join(_RAISERS)})(?![A-Za-z0-9])")
 # What may stand between an ID and its title: spaces, a dash, a colon, emphasis marks.
 _SEPARATORS = " \t—–-:*_`"
 _BLANK = blank_row(FORKS, "file", "line")
@@ -252,6 +254,16 @@ def _raised_by(fork: dict[str, Any], value: str, line: int, rec: Records) -> Non
     syncs = ids(value, "S")
     fork["raised_by_syncs"] = syncs
     fork["raised_by_sync"] = syncs[0] if syncs else None
+    named = {word.lower() for word in _RAISER_RE.findall(value)}
+    if len(named) > 1:
+        # `twin (S2) | user`: the template's choices left unpicked, or two raisers; neither
+        # is the raiser, and if the twin's may be meant BS-SYNC-02 cannot be shown to hold.
+        fork["raised_by_kind"] = "other"
+        rule = "BS-SYNC-02" if syncs or "twin" in named else None
+        listed = ", ".join(sorted(named))
+        message = f"Raised by '{value[:80]}' names more than one raiser ({listed}); name one"
+        rec.issue(FILE, line, "unknown-raiser", message, rule)
+        return
     if kind is None:
         fork["raised_by_kind"] = "other"
         # A raiser that names a sync may be the twin's: BS-SYNC-02 cannot be shown to hold.
