@@ -265,8 +265,21 @@ def _crawl_locked(out: Out, trees: list[Tree], plan: _Plan) -> CrawlSummary:
     memos_changed = run.walked or run.memos_now.keys() != memos.keys() or not vouched
     saved = _Saved(cache != ctx.cache, heads != ctx.heads, memos_changed, run.memos_now, made)
     _commit(out, staging, summary, plan, cache, heads, saved)
+    summary.warnings += _twin_checkouts(run.checkouts)
     summary.seconds = time.perf_counter() - plan.started
     return summary
+
+
+def _twin_checkouts(checkouts: dict[tuple[str, str], set[str]]) -> list[str]:
+    """A warning for repositories checked out twice under a root (one origin, so one
+    identity): each session of theirs is counted once, from the first by path."""
+    pairs = sorted({tuple(sorted(paths)) for paths in checkouts.values() if len(paths) > 1})
+    return [
+        f"warning: {', '.join(paths)} are checkouts of one repository (the same origin); "
+        f"each of their sessions is counted once, from {paths[0]}: crawl one checkout, "
+        "or give each its own census (--out) to compare them"
+        for paths in pairs
+    ]
 
 
 class _RunRows:
@@ -287,12 +300,19 @@ class _RunRows:
         self.written: set[str] = set()  # snapshot ids this run stored
         self.walked = False
         self.taken = 0
+        # Session key and root → the repositories whose working tree holds it: more than
+        # one is two checkouts of one repository (one origin) under a root.
+        self.checkouts: dict[tuple[str, str], set[str]] = {}
 
     def take(self, result: JobResult) -> None:
         self.taken += 1
         if self.taken == 2:
             crash_point("writing")
         _write_result(self.writer, result, self.written)
+        for row in result.observations:
+            if row["commit"] is None:
+                key = (row["session_key"], row["root"])
+                self.checkouts.setdefault(key, set()).add(row["repo_path"])
         self.memos_now.update((key, self.memos[key]) for key in result.kept)
         self.memos_now.update((key, m) for key, m in result.memos.items() if m is not None)
         self.walked = self.walked or bool(result.memos)

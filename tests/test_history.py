@@ -587,3 +587,37 @@ def test_commits_in_one_second_are_ordered_by_ancestry_for_lifetimes(tmp_path: P
         .fetchall()
     )
     assert rows == [(f"repo-{i}", "resolved", False, 6.0) for i in range(8)]
+
+
+@pytest.mark.parametrize("order", ["main-first", "release-first"])
+def test_two_checkouts_of_one_repository_are_one_session_read_from_the_first_by_path(
+    tmp_path: Path, order: str
+) -> None:
+    """Two checkouts with one origin under a root are one repository identity, so one
+    session key in two folders. The first checkout by path stands for it, a choice content
+    cannot flip; an unchanged second night finds no step between the two folders (it found
+    'Status moved backward' when the night before had been read from the other one), and the
+    crawl says what it counted."""
+    root = tmp_path / "root"
+    for name in ("main-checkout", "release-checkout"):
+        repo = copy_tree(FIXTURES / "cases" / "base" / "converging" / "repo", root / name)
+        git(repo, "init", "-q")
+        git(repo, "remote", "add", "origin", "https://example.invalid/team/one.git")
+        commit(repo, "2026-07-08T15:00:00Z", "the session")
+    # The two differ; which snapshot id sorts first decides nothing.
+    other = "release-checkout" if order == "main-first" else "main-checkout"
+    edit(root / other, "state.md", "Status: stopping", "Status: open")
+    out = Out(tmp_path / "out")
+    nights = [crawl([str(root)], str(out.root), workers=1, point=f"n{i}") for i in (1, 2)]
+    assert all(
+        any(
+            "main-checkout, release-checkout are checkouts of one repository" in w
+            for w in night.warnings
+        )
+        for night in nights
+    )
+    check(str(out.root))
+    con = connect(out)
+    assert con.execute("SELECT count(*) FROM series_findings").fetchone() == (0,)
+    chosen = con.execute("SELECT point, repo_path FROM point_sessions ORDER BY point").fetchall()
+    assert chosen == [("n1", "main-checkout"), ("n2", "main-checkout")]

@@ -22,7 +22,10 @@ WHERE p.position > after AND p.position <= upto;
 -- the point's runs). A repository holding the topic both under docs/research/ and under
 -- docs/history/ (a move half done) shows one session in two folders in one run: the research
 -- folder stands for it, as a session with a research folder is by definition unfinished
--- (session schema); never an arbitrary one of the two, which a re-check could flip.
+-- (session schema); never an arbitrary one of the two, which a re-check could flip. Two
+-- checkouts of one repository (one origin) under a root show it in two repositories: the
+-- first by repository path stands for it, a choice by folder that content cannot flip
+-- (the crawl warns of it). `earlier` in history_pairs_in picks by the same order.
 CREATE OR REPLACE MACRO working_nodes_in(after, upto) AS TABLE
 SELECT session_key, root, snapshot_id, "commit", parents, observed_at, point, position, run_id,
     repo, repo_path, path, topic, location, seen_in(run_id, NULL) AS seen_in
@@ -30,7 +33,8 @@ FROM observations_in(after, upto)
 WHERE "commit" IS NULL
 QUALIFY row_number() OVER (
     PARTITION BY session_key, root, point
-    ORDER BY started_at DESC, run_id DESC, location = 'research' DESC, path, snapshot_id) = 1;
+    ORDER BY started_at DESC, run_id DESC, location = 'research' DESC, repo_path, path,
+        snapshot_id) = 1;
 
 -- Commit nodes: each commit that changed the session (with --git-history), once, at the
 -- census point whose crawl first saw it (so a commit first seen before `after` is not one).
@@ -68,13 +72,15 @@ WITH missing AS (
     SELECT session_key, root FROM observations_in(after - 1, after) WHERE "commit" IS NULL
 ),
 last_seen AS (
-    SELECT session_key, root, snapshot_id, parents, position, started_at, run_id
+    SELECT session_key, root, snapshot_id, parents, position, started_at, run_id, location,
+        repo_path, path
     FROM observations_in(after - 1, after)
     WHERE "commit" IS NULL
     UNION ALL
     -- Joined from the few missing series to the observations, so that DuckDB builds its hash
     -- table on them (a semi-join of the observations built it on every observation).
-    SELECT o.session_key, o.root, o.snapshot_id, o.parents, p.position, r.started_at, o.run_id
+    SELECT o.session_key, o.root, o.snapshot_id, o.parents, p.position, r.started_at, o.run_id,
+        o.location, o.repo_path, o.path
     FROM missing m
     JOIN observations o ON o.session_key = m.session_key AND o.root = m.root
     JOIN run_points r ON r.run_id = o.run_id
@@ -83,13 +89,15 @@ last_seen AS (
 ),
 earlier AS (
     -- Each session's working tree at its latest point up to `after`: the one before the
-    -- first of the range (its latest observation, by point, then as working nodes pick).
-    SELECT session_key, root, arg_max(
-            {snapshot_id: snapshot_id, parents: parents, position: position,
-                seen_in: seen_in(run_id, NULL)},
-            {position: position, started_at: started_at, run_id: run_id}) AS node
+    -- first of the range (its latest observation, by point, then as working_nodes_in picks).
+    SELECT session_key, root,
+        {snapshot_id: snapshot_id, parents: parents, position: position,
+            seen_in: seen_in(run_id, NULL)} AS node
     FROM last_seen
-    GROUP BY session_key, root
+    QUALIFY row_number() OVER (
+        PARTITION BY session_key, root
+        ORDER BY position DESC, started_at DESC, run_id DESC, location = 'research' DESC,
+            repo_path, path, snapshot_id) = 1
 ),
 working AS (
     SELECT *,
