@@ -137,9 +137,12 @@ def _unread_git(folder: str) -> tuple[GitRepo, str] | None:
 
 
 def _notes(rec: Records) -> list[dict[str, Any]]:
-    """Every parse issue in file and line order, as detect prints them."""
+    """Every parse issue in file and line order, as detect prints them: once each, though an
+    issue that fails two rules is two rows of parse_issues."""
     issues = sorted(rec.of("parse_issues"), key=lambda i: (i["file"], i["line"] or 0, i["code"]))
-    return [{k: issue[k] for k in ("file", "line", "code", "message")} for issue in issues]
+    keys = ("file", "line", "code", "message")
+    unique = dict.fromkeys(tuple(issue[k] for k in keys) for issue in issues)
+    return [dict(zip(keys, values, strict=True)) for values in unique]
 
 
 def _text_only(rec: Records) -> None:

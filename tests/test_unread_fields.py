@@ -1,9 +1,10 @@
 """census.md §3.1, fail closed: a field written where the reader cannot take it as one never
 just disappears. A sub-item or an indented or lazy continuation line belongs to the item
-above (its value), a line right under a table is one of the table's rows, and an HTML
-block holds no Markdown. A line there that is itself `Name: value` for a field of the
-file is a parse issue on its line, and the rule that needs that field fails. A sub-item
-that is no field (a condition under `Closes when:`) stays part of the value, with no note.
+above (its value), a line right under a table is one of the table's rows, a row after a
+blank line below a table is a paragraph, and an HTML block holds no Markdown. A field (or
+a routing row) written there is a parse issue on its line, and the rule that needs it
+fails. A sub-item that is no field (a condition under `Closes when:`) stays part of the
+value, with no note.
 
 Each case edits a copy of a healthy base session (fixtures/cases/base) on disk and runs
 `census detect`; one also crawls and checks the copy and reads the tables with SQL.
@@ -131,6 +132,16 @@ CASES = {
         "CENSUS-MOVE-01",
         "move",
     ),
+    "a-routing-row-after-a-blank-line": (
+        "applied",
+        "ops/manifest.md",
+        "| append |\n\n",
+        "| append |\n\n| 4 | digest page | thesis + ledger | docs/features/demo.md | create |\n\n",
+        "| 4 | digest page | thesis + ledger | docs/features/demo.md | create |",
+        "row-outside-table",
+        "BS-HARVEST-01",
+        "move",
+    ),
     "raised-by-in-details": (
         "converging",
         "forks.md",
@@ -205,3 +216,21 @@ def test_reversed_by_inside_an_item_is_the_phrase_and_no_note(tmp_path: Path) ->
     folder = _session(tmp_path, "open", "ledger.md", HOW, HOW + "  - Reversed by: D4\n")
     found = detect(str(folder), "session")
     assert [n for n in _notes(found) if n[2] == "nested-field"] == []
+
+
+def test_the_routing_row_is_noted_once_and_fails_the_routes_too(tmp_path: Path) -> None:
+    base, file, old, new, unread, code, _, gate = CASES["a-routing-row-after-a-blank-line"]
+    folder = _session(tmp_path, base, file, old, new)
+    found = detect(str(folder), gate)
+    assert _notes(found) == [(file, _line(folder, file, unread), code)]
+    assert _status(found, "BS-MANIFEST-01") == "fail"
+
+
+def test_a_table_further_down_is_no_stray_row(tmp_path: Path) -> None:
+    # A second table (its own delimiter row) below the routing table is a table, not rows.
+    other = "| Path | Why |\n|---|---|\n| docs/a.md | context |\n\n"
+    folder = _session(
+        tmp_path, "applied", "ops/manifest.md", "| append |\n\n", "| append |\n\n" + other
+    )
+    found = detect(str(folder), "move")
+    assert found.result == "clean" and _notes(found) == []

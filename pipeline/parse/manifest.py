@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import unquote
 
-from pipeline.parse.blocks import Block, Heading, Table, parse
+from pipeline.parse.blocks import Block, Heading, Paragraph, Table, parse, split_cells
 from pipeline.parse.lexical import bare, field, token
 from pipeline.parse.reading import (
     as_fields,
@@ -91,6 +91,8 @@ def parse_manifest(
             _table(block, current, rows)
             continue
         _unread(rec, block, current)
+        if current["has_table"] and isinstance(block, Paragraph):
+            _stray_rows(rec, block)
         for key, value, line in _preamble_first(block):
             if key == "round":
                 rounds += 1
@@ -100,6 +102,21 @@ def parse_manifest(
                 _field(rec, current, key, value, line)
     _unread_round(rec, round_heading)
     _write(rec, current, rounds, rows, exists)
+
+
+def _stray_rows(rec: Records, block: Paragraph) -> None:
+    """Lines written as routing rows after the table ended (a blank line between, so GFM
+    reads a paragraph, not rows): their destinations are not read, so neither the routes
+    (BS-MANIFEST-01) nor the destinations' links into the folder (BS-HARVEST-01) can be
+    shown to hold (§3.1, fail closed)."""
+    for line, text in block.lines:
+        if text.lstrip(" \t").startswith("|") and len(split_cells(text)) >= 3:
+            message = (
+                f"'{text.strip()[:80]}' is written as a routing row, but the table ended above "
+                "it (a blank line), so it is not read; keep the rows together"
+            )
+            for rule in ("BS-MANIFEST-01", "BS-HARVEST-01"):
+                rec.issue(FILE, line, "row-outside-table", message, rule)
 
 
 def _unread_rule(key: str, _value: str) -> str:
