@@ -62,6 +62,7 @@ LINKED_CELLS = [
     (SPACED, "[digest notes](<docs/features/digest notes.md>)"),
     (SPACED, '[digest notes](<docs/features/digest notes.md> "the digest")'),
     (SPACED, "`docs/features/digest notes.md`: new page"),
+    (SPACED, "docs/features/digest notes.md"),  # a bare name with a space, no commentary
     (DEMO, "docs/features/demo.md: new page"),
     (DEMO, "**docs/features/demo.md**: new page"),
     (DEMO, "docs/features/demo.md(new)"),
@@ -154,6 +155,10 @@ def test_an_unread_cell_of_an_earlier_round_fails_too(tmp_path: Path) -> None:
         ("docs/x/(new)", ["docs/x"]),
         ("docs/a.md - new", ["docs/a.md"]),
         ("`docs/a b.md`: new", ["docs/a b.md"]),
+        ("docs/a b.md", ["docs/a b.md"]),
+        ("docs/features/release notes.md", ["docs/features/release notes.md"]),
+        ("docs/x/ new folder", ["docs/x"]),
+        ("docs/guide then prose", ["docs/guide"]),
         ("docs/a.md: new, docs/b.md: too", ["docs/a.md", "docs/b.md"]),
         ("https://wiki.example.com/x", [None]),
         ("<https://wiki.example.com/x>", [None]),

@@ -352,6 +352,11 @@ def _reading(written: str) -> tuple[str | None, str]:
     if bare(written).lower() in _PLACEHOLDERS:
         return None, "elsewhere"
     first = _first_path(written).strip("<>")  # `<https://…>` is an autolink
+    whole = written.strip("`*_ \t")
+    if first != whole and not _PATH_END_RE.search(first) and _PATH_END_RE.search(whole):
+        # `docs/features/release notes.md`: a name with a space, not a path and commentary
+        # (whose path would end in an extension or a `/` before the first space).
+        first = whole
     if _ELSEWHERE_RE.match(first):
         return None, "elsewhere"  # a URL is not a repository path
     # Commentary may follow the path with no space: `docs/a.md: new`, `docs/a.md(new)`;
