@@ -489,15 +489,17 @@ def detect(
     from pipeline.detect import format_lines
 
     found = run_detect(session_dir, gate.value)
+    if sarif is not None:
+        # Written first: a file that cannot be written is an error (exit 2) printed alone,
+        # not after a verdict that reads as the result.
+        from pipeline.sarif import detection_findings, write_sarif
+
+        write_sarif(str(sarif), detection_findings(found))
     if json_:
         typer.echo(json.dumps(found.as_json(), indent=2))
     else:
         for line in format_lines(found):
             typer.echo(line)
-    if sarif is not None:
-        from pipeline.sarif import detection_findings, write_sarif
-
-        write_sarif(str(sarif), detection_findings(found))
     raise typer.Exit(1 if found.result == "failing" else 0)
 
 

@@ -136,6 +136,17 @@ def test_detect_clean_session_exit_0(open_session: Path) -> None:
     )
 
 
+def test_detect_with_a_sarif_path_it_cannot_write_prints_no_verdict(
+    open_session: Path, tmp_path: Path
+) -> None:
+    # 'clean' above an exit 2 read as the result; the error is the whole answer.
+    sarif = tmp_path / "no-such-folder" / "out.sarif"
+    result = runner.invoke(app, ["detect", str(open_session), "--sarif", str(sarif)])
+    assert result.exit_code == 2
+    assert "clean" not in result.stdout and "pass" not in result.stdout
+    assert "no-such-folder" in result.output
+
+
 @pytest.mark.parametrize("git_top", ["repo", "docs", "session"])
 def test_detect_and_check_agree_on_where_git_starts(open_session: Path, git_top: str) -> None:
     """A tracked ops/ file fails BS-OPS-02 when git's working tree holds the repository; one
