@@ -167,16 +167,5 @@ def evaluate(
             report.comparison = comparison or between(con, report.baseline, point)
             wanted = set(metrics)
             report.regressions = [r for r in report.comparison.regressions if r.metric in wanted]
-            report.emptied = _emptied(con, report.baseline, point)
+            report.emptied = report.comparison.emptied
     return report
-
-
-def _emptied(con: Any, baseline: Point, point: Point) -> int:
-    """The baseline's sessions when the point has none, else 0."""
-    counts = dict(
-        con.execute(
-            "SELECT point, count(*) FROM point_sessions WHERE point IN ($b, $p) GROUP BY point",
-            {"b": baseline.name, "p": point.name},
-        ).fetchall()
-    )
-    return int(counts.get(baseline.name, 0)) if not counts.get(point.name) else 0

@@ -691,7 +691,7 @@ def compare(
         from pipeline.sarif import write_sarif
 
         write_sarif(str(sarif), findings_against_baseline(str(out), result))
-    raise typer.Exit(1 if result.regressions else 0)
+    raise typer.Exit(1 if result.tripped else 0)
 
 
 @app.command()

@@ -77,10 +77,19 @@ class Comparison:
     family_size: int
     confidence: float
     rows: list[Row] = field(default_factory=list)
+    # The baseline's sessions when the candidate has none (a replay that wrote nothing, a
+    # wrong root), else 0: every rate is then "no sessions", which no test can flag.
+    emptied: int = 0
 
     @property
     def regressions(self) -> list[Row]:
         return [r for r in self.rows if r.verdict == "regression"]
+
+    @property
+    def tripped(self) -> bool:
+        """Whether the candidate is worse: a regression, or no session where the baseline
+        had some (`compare` exits 1, as `check --fail-on-regression` does)."""
+        return bool(self.regressions or self.emptied)
 
     def counts(self) -> dict[str, int]:
         verdicts = ("regression", "improvement", "unchanged", "no sessions")
@@ -96,6 +105,7 @@ class Comparison:
             "family_size": self.family_size,
             "confidence": self.confidence,
             "counts": self.counts(),
+            "emptied": self.emptied,
             "rows": [asdict(r) for r in ordered(self.rows)],
         }
 
@@ -167,7 +177,19 @@ def between(
         result.rows.append(row)
     base_life, cand_life = (known.get(p.name) or point_lifetime(con, p) for p in (base, cand))
     result.rows.append(median_row(base_life, cand_life, z))
+    result.emptied = _emptied(con, base, cand)
     return result
+
+
+def _emptied(con: Any, baseline: Point, candidate: Point) -> int:
+    """The baseline's sessions when the candidate has none, else 0."""
+    counts = dict(
+        con.execute(
+            "SELECT point, count(*) FROM point_sessions WHERE point IN ($b, $p) GROUP BY point",
+            {"b": baseline.name, "p": candidate.name},
+        ).fetchall()
+    )
+    return int(counts.get(baseline.name, 0)) if not counts.get(candidate.name) else 0
 
 
 def point_lifetime(con: Any, point: Point) -> Lifetime:

@@ -60,8 +60,14 @@ def comparison_table(result: Comparison) -> Any:
 def summary_line(result: Comparison) -> str:
     counts = result.counts()
     names = ", ".join(r.metric for r in result.regressions) or "none"
-    return (
+    line = (
         f"{plural(counts['regression'], 'regression')} ({names}), "
         f"{plural(counts['improvement'], 'improvement')}, {counts['unchanged']} unchanged"
         + (f", {counts['no sessions']} with no sessions" if counts["no sessions"] else "")
     )
+    if result.emptied:
+        line += (
+            f"; the candidate {result.candidate.name} saw no session, where the baseline "
+            f"{result.baseline.name} saw {result.emptied}"
+        )
+    return line

@@ -277,6 +277,28 @@ def test_an_arm_not_checked_yet_is_refused_never_read_as_no_sessions(
     assert runner.invoke(app, ["compare", *args]).exit_code in (0, 1)
 
 
+def test_a_candidate_that_saw_no_session_fails_compare_as_it_fails_the_night(
+    replay: Path, tmp_path: Path
+) -> None:
+    """Every row of an empty candidate reads "no sessions", which no test flags: compare
+    exited 0 where `check --fail-on-regression` trips on the same two points."""
+    out = tmp_path / "out"
+    shutil.copytree(replay, out)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    crawl([str(empty)], str(out), {"run": "empty"}, workers=1)
+    runner = CliRunner()
+    assert runner.invoke(app, ["check", "--out", str(out)]).exit_code == 0
+    args = ["compare", "--out", str(out), "--baseline", "run=baseline", "--candidate", "run=empty"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 1, result.output
+    assert "saw no session, where the baseline" in result.output
+    doc = json.loads(runner.invoke(app, [*args, "--json"]).output)
+    assert doc["emptied"] > 0 and doc["counts"]["regression"] == 0
+    night = runner.invoke(app, ["check", "--out", str(out), "--fail-on-regression"])
+    assert night.exit_code == 1 and "saw no session" in night.stderr
+
+
 def test_fail_on_regression_and_the_trend(replay: Path, tmp_path: Path) -> None:
     from pipeline.stats import compute
 
