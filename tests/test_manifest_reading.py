@@ -189,3 +189,13 @@ def test_links_are_read_as_the_old_pattern_read_them() -> None:
         pieces = [piece.strip() for piece in OLD_SPLIT_RE.split(cell) if piece.strip()]
         if "](" not in cell:
             assert [written for written, _ in destinations(cell)] == pieces, cell
+
+
+@pytest.mark.parametrize("source", ["thesis + fragments", "Thesis + Fragments", "FRAGMENTS"])
+def test_a_source_holding_the_word_fragments_routes_them_all_in_any_case(
+    tmp_path: Path, source: str
+) -> None:
+    # Spec BS-MANIFEST-01: a row whose Source holds the word `fragments` routes every fragment.
+    text = manifest().replace("| fragment:send-window |", f"| {source} |")
+    rules, notes, verdict = detect(tmp_path, text)
+    assert status(rules, "BS-MANIFEST-01") == "pass" and verdict == "clean" and notes == [], rules

@@ -9,7 +9,9 @@ with current_rows as (
     select * from manifest_rows where "current"
 ),
 routes_all_fragments as (
-    select distinct snapshot_id from current_rows where regexp_matches(source, '\bfragments\b')
+    -- The word in any case: `Thesis + Fragments` routes them all as `thesis + fragments` does.
+    select distinct snapshot_id from current_rows
+    where regexp_matches(source, '\bfragments\b', 'i')
 )
 select snapshot_id, file, coalesce(round_line, line) as line,
     case
