@@ -234,3 +234,62 @@ def test_a_table_further_down_is_no_stray_row(tmp_path: Path) -> None:
     )
     found = detect(str(folder), "move")
     assert found.result == "clean" and _notes(found) == []
+
+
+@pytest.mark.parametrize(
+    ("base", "file", "old", "new", "rule", "gate"),
+    [
+        (
+            "converging",
+            "state.md",
+            "- Status: stopping",
+            "- Status — stopping",
+            "BS-STATE-01",
+            "session",
+        ),
+        (
+            "converging",
+            "state.md",
+            "- Status: stopping",
+            "- Status = stopping",
+            "BS-STATE-01",
+            "session",
+        ),
+        (
+            "converging",
+            "thesis.md",
+            "Current as of:",
+            "Current as of —",
+            "BS-COMPOSE-01",
+            "session",
+        ),
+        (
+            "applied",
+            "ops/manifest.md",
+            "- Result: pass",
+            "- Result — pass",
+            "BS-USELESS-01",
+            "move",
+        ),
+        # A second Status after the applied one, not read: the move rule may not pass on it.
+        (
+            "applied",
+            "ops/manifest.md",
+            "Status: applied\n",
+            "Status: applied\n- Status — proposed\n",
+            "CENSUS-MOVE-01",
+            "move",
+        ),
+    ],
+)
+def test_a_malformed_field_in_state_thesis_or_manifest_names_its_line(
+    tmp_path: Path, base: str, file: str, old: str, new: str, rule: str, gate: str
+) -> None:
+    folder = _session(tmp_path, base, file, old, new)
+    found = detect(str(folder), gate)
+    written = new.strip().split("\n")[-1]
+    lines = (folder / file).read_text(encoding="utf-8").split("\n")
+    line = next(i for i, text in enumerate(lines, 1) if text.startswith(written))
+    assert (file, line, "malformed-field") in _notes(found)
+    outcome = next(o for o in found.outcomes if o.rule == rule)
+    assert outcome.status == "fail" and any(f["line"] == line for f in outcome.findings)

@@ -17,6 +17,7 @@ from pipeline.parse.reading import (
     note_html_fields,
     note_nested,
     note_table_fields,
+    note_unread_near,
     number,
     repeated,
     section,
@@ -134,6 +135,8 @@ def _unread(rec: Records, block: Block, current: dict[str, Any]) -> None:
     else:
         note_nested(rec, FILE, block, _FIELDS, _unread_rule)
         hidden, code = nested_fields(block, _FIELDS), "nested-field"
+        near = note_unread_near(rec, FILE, block, _FIELDS, _unread_rule)
+        hidden += [(n.key, _NAMES[n.key], n.value, n.line) for n in near]
     if current["status"] != "applied":
         return
     for key, name, value, line in hidden:

@@ -307,6 +307,26 @@ def note_near(rec: Records, file: str, near: NearField, rule: str | None) -> Non
     rec.issue(file, near.line, "malformed-field", message, rule)
 
 
+def note_unread_near(
+    rec: Records, file: str, block: Block, known: Mapping[str, str], rule: RuleOf
+) -> list[NearField]:
+    """A parse issue for each line meant as a field of `known` but not written `Name:
+    value` (`- Status — stopping`, `Current as of = …`) in a file whose reader reads no such
+    line (state.md, thesis.md, the manifest): the field stays unread, and the issue names
+    the line and fails the rule that needs it, which the missing field alone left nameless;
+    the lines, for a reader with more to say."""
+    found = near_fields(block, known, {})
+    names = {key: name for name, key in reversed(list(known.items()))}
+    for near in found:
+        name = names[near.key].capitalize()
+        message = (
+            f"'{near.text[:80]}' is meant as a '{name}:' field but is not written "
+            f"'{name}: value', so it is not read"
+        )
+        rec.issue(file, near.line, "malformed-field", message, rule(near.key, near.value))
+    return found
+
+
 def as_fields(block: Block, known: Mapping[str, str]) -> Block:
     """A setext heading whose underlined lines hold a field of `known` is the paragraph it
     underlines: `Why: …` above a `---` is meant as a field and a break, not as a title

@@ -12,6 +12,7 @@ from pipeline.parse.reading import (
     note_html_fields,
     note_nested,
     note_table_fields,
+    note_unread_near,
     repeated,
     section,
     unclosed_fence,
@@ -73,6 +74,7 @@ def parse_state(lines: list[str], rec: Records) -> None:
         if isinstance(block, Table):
             note_table_fields(rec, FILE, block, _FIELDS, _needed_by)
         note_nested(rec, FILE, block, _FIELDS, _needed_by)
+        note_unread_near(rec, FILE, block, _FIELDS, _needed_by)
         found = fields(block, _FIELDS)
         for key, value, line in found:
             _field(rec, key, value, line, given)

@@ -10,6 +10,7 @@ from pipeline.parse.reading import (
     note_html_fields,
     note_nested,
     note_table_fields,
+    note_unread_near,
     repeated,
     section,
     unclosed_fence,
@@ -50,6 +51,7 @@ def parse_thesis(lines: list[str], rec: Records) -> None:
         if isinstance(block, Table):
             note_table_fields(rec, FILE, block, _STAMP, _compose)
         note_nested(rec, FILE, block, _STAMP, _compose)
+        note_unread_near(rec, FILE, block, _STAMP, _compose)
         for _, raw, line in fields(block, _STAMP):
             if "thesis_stamp_raw" not in snap:
                 _stamp(rec, raw, line)
