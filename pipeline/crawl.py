@@ -266,8 +266,22 @@ def _crawl_locked(out: Out, trees: list[Tree], plan: _Plan) -> CrawlSummary:
     saved = _Saved(cache != ctx.cache, heads != ctx.heads, memos_changed, run.memos_now, made)
     _commit(out, staging, summary, plan, cache, heads, saved)
     summary.warnings += _twin_checkouts(run.checkouts)
+    if summary.sessions and not plan.shard_name:
+        summary.warnings += _empty_roots(trees, {root for _, root in run.checkouts})
     summary.seconds = time.perf_counter() - plan.started
     return summary
+
+
+def _empty_roots(trees: list[Tree], seen: set[str]) -> list[str]:
+    """A warning for each root that held no session while others did: a typo or a root
+    given below a repository's docs/ would otherwise pass unseen in the night's total."""
+    return [
+        f"warning: {tree.label} holds no session folder (the other roots held some); a "
+        "session is a folder REPO/docs/research/{topic}-brainstorm/ or "
+        "REPO/docs/history/brainstorms/{topic}/ below a root"
+        for tree in trees
+        if _root_key(tree) not in seen
+    ]
 
 
 def _twin_checkouts(checkouts: dict[tuple[str, str], set[str]]) -> list[str]:

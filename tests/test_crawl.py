@@ -292,3 +292,20 @@ def test_a_root_below_the_repository_says_it_found_no_session(tmp_path: Path) ->
     assert result.exit_code == 0 and "no session folder under the roots" in result.stderr
     again = CliRunner().invoke(app, ["crawl", str(repo), "--out", str(tmp_path / "o")])
     assert again.exit_code == 0 and "no session folder" not in again.stderr
+
+
+def test_a_root_with_no_session_beside_others_is_a_warning(tmp_path: Path) -> None:
+    # A typo'd or too-deep root would vanish in the night's total: the crawl names it.
+    repo = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", tmp_path / "repo")
+    (tmp_path / "docs-only").mkdir()
+    both = crawl([str(repo), str(tmp_path / "docs-only")], str(tmp_path / "out"), workers=1)
+    assert both.sessions == 1
+    assert [w for w in both.warnings if "holds no session folder" in w] == [
+        next(w for w in both.warnings if w.startswith(f"warning: {tmp_path / 'docs-only'} holds"))
+    ]
+    alone = crawl([str(repo)], str(tmp_path / "out2"), workers=1)
+    assert not any("holds no session folder" in w for w in alone.warnings)
+    # Sharded, a root may hold no session of this shard: no warning there.
+    roots = [str(repo), str(tmp_path / "docs-only")]
+    shard = crawl(roots, str(tmp_path / "out3"), shard=(1, 2), point="n1")
+    assert not any("holds no session folder" in w for w in shard.warnings)
