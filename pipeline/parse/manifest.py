@@ -49,9 +49,10 @@ _LINK_RE = re.compile(r"!?\[[^\[\]]*+\]\(\s*+<?([^)>\s]*+)>?[^)]*+\)")
 _NESTED_RE = re.compile(r"\[[^\[\]]*+\[")
 # What follows a link's `](`, matched only up to the link's `)`.
 _TARGET_RE = re.compile(r"\s*+<?([^)>\s]*+)")
-# ` and ` starts only where a run of spaces starts: tried at every space of a long run,
-# `\s+and` rescans the rest of the run each time (quadratic).
-_SPLIT_RE = re.compile(r"<br\s*/?>|[,;]|(?<!\s)\s++and\s+", re.I)
+# ` and ` (or ` & `, ` + `: the same word, spaced) starts only where a run of spaces starts:
+# tried at every space of a long run, `\s+and` rescans the rest of the run each time
+# (quadratic).
+_SPLIT_RE = re.compile(r"<br\s*/?>|[,;]|(?<!\s)\s++(?:and|&|\+)\s+", re.I)
 # A link target in angle brackets, which CommonMark lets hold spaces and `)`: each `<`
 # starts at most one attempt and it stops at the next `<` or `>`, so the cell is read once.
 _ANGLED_RE = re.compile(r"(\]\(\s*+<)([^<>\n]*+)>")
