@@ -130,17 +130,18 @@ def _unread(rec: Records, block: Block, current: dict[str, Any]) -> None:
     right under the table, a row to GFM): each fails the rule that needs it, and a Round
     or Status so hidden below an applied round fails the move rule too, which would pass
     on the round it sees."""
+    hidden: list[tuple[str, str, str, int, str]] = []  # key, name, value, line, code
     if isinstance(block, Table):
         note_table_fields(rec, FILE, block, _FIELDS, _unread_rule)
-        hidden, code = table_fields(block, _FIELDS), "unread-field"
+        hidden += [(*f, "unread-field") for f in table_fields(block, _FIELDS)]
     else:
         note_nested(rec, FILE, block, _FIELDS, _unread_rule)
-        hidden, code = nested_fields(block, _FIELDS), "nested-field"
+        hidden += [(*f, "nested-field") for f in nested_fields(block, _FIELDS)]
         near = note_unread_near(rec, FILE, block, _FIELDS, _unread_rule)
-        hidden += [(n.key, _NAMES[n.key], n.value, n.line) for n in near]
+        hidden += [(n.key, _NAMES[n.key], n.value, n.line, "malformed-field") for n in near]
     if current["status"] != "applied":
         return
-    for key, name, value, line in hidden:
+    for key, name, value, line, code in hidden:
         if key in ("round", "status"):
             message = (
                 f"'{name.capitalize()}: {value[:60]}' is not read, so the manifest may not "
