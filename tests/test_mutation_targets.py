@@ -283,8 +283,10 @@ def test_compare_tiny_replay(checked: Path) -> None:
         "family_size",
         "confidence",
         "counts",
+        "emptied",
         "rows",
     ]
+    assert plain["emptied"] == 0  # both arms saw sessions
     assert plain["baseline"] == {
         "point": result.baseline.name,
         "labels": {"run": "baseline"},
