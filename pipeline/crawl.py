@@ -265,11 +265,21 @@ def _crawl_locked(out: Out, trees: list[Tree], plan: _Plan) -> CrawlSummary:
     memos_changed = run.walked or run.memos_now.keys() != memos.keys() or not vouched
     saved = _Saved(cache != ctx.cache, heads != ctx.heads, memos_changed, run.memos_now, made)
     _commit(out, staging, summary, plan, cache, heads, saved)
-    summary.warnings += _twin_checkouts(run.checkouts)
-    if summary.sessions and not plan.shard_name:
-        summary.warnings += _empty_roots(trees, {root for _, root in run.checkouts})
+    summary.warnings += _root_warnings(trees, run.checkouts, summary.sessions, plan)
     summary.seconds = time.perf_counter() - plan.started
     return summary
+
+
+def _root_warnings(
+    trees: list[Tree], checkouts: dict[tuple[str, str], set[str]], sessions: int, plan: _Plan
+) -> list[str]:
+    """What the roots' layout hides from the night's figures: a repository checked out
+    twice, and a root with no session beside roots that have some (a shard may hold none
+    of a root's sessions, so shards are not told)."""
+    found = _twin_checkouts(checkouts)
+    if sessions and not plan.shard_name:
+        found += _empty_roots(trees, {root for _, root in checkouts})
+    return found
 
 
 def _empty_roots(trees: list[Tree], seen: set[str]) -> list[str]:
