@@ -9,11 +9,10 @@ from typing import Any
 from urllib.parse import unquote
 
 from pipeline.parse.blocks import Block, Heading, Paragraph, Table, parse, split_cells
-from pipeline.parse.lexical import bare, field, token
+from pipeline.parse.lexical import bare, token
 from pipeline.parse.reading import (
     as_fields,
     fields,
-    nested_fields,
     note_html_fields,
     note_nested,
     note_table_fields,
@@ -132,11 +131,11 @@ def _unread(rec: Records, block: Block, current: dict[str, Any]) -> None:
     on the round it sees."""
     hidden: list[tuple[str, str, str, int, str]] = []  # key, name, value, line, code
     if isinstance(block, Table):
-        note_table_fields(rec, FILE, block, _FIELDS, _unread_rule)
-        hidden += [(*f, "unread-field") for f in table_fields(block, _FIELDS)]
+        found = note_table_fields(rec, FILE, block, _FIELDS, _unread_rule)
+        hidden += [(*f, "unread-field") for f in found]
     else:
-        note_nested(rec, FILE, block, _FIELDS, _unread_rule)
-        hidden += [(*f, "nested-field") for f in nested_fields(block, _FIELDS)]
+        found = note_nested(rec, FILE, block, _FIELDS, _unread_rule)
+        hidden += [(*f, "nested-field") for f in found]
         near = note_unread_near(rec, FILE, block, _FIELDS, _unread_rule)
         hidden += [(n.key, _NAMES[n.key], n.value, n.line, "malformed-field") for n in near]
     if current["status"] != "applied":
@@ -297,9 +296,11 @@ def _table(table: Table, current: dict[str, Any], rows: list[dict[str, Any]]) ->
         return
     where = [names.index(name) for name in _COLUMNS]
     current["has_table"] = True
+    # A field written right under the table is a row to GFM (a parse issue), not a route.
+    fields_below = {line for *_, line in table_fields(table, _FIELDS)}
     for line, cells in table.rows:
-        if cells and not any(cells[1:]) and _is_field(cells[0]):
-            continue  # a field written right under the table (a parse issue), not a route
+        if line in fields_below:
+            continue
         num, what, source, destination, action = (cells[i] if i < len(cells) else "" for i in where)
         rows.append(
             {
@@ -314,11 +315,6 @@ def _table(table: Table, current: dict[str, Any], rows: list[dict[str, Any]]) ->
                 "paths": _destinations(destination),
             }
         )
-
-
-def _is_field(text: str) -> bool:
-    parsed = field(text)
-    return parsed is not None and parsed[0] in _FIELDS
 
 
 def destinations(cell: str) -> list[tuple[str, str | None]]:

@@ -129,7 +129,7 @@ def nested_fields(block: Block, known: Mapping[str, str]) -> list[tuple[str, str
         return []
     found = []
     for line, text in block.all_lines()[1:]:
-        parsed = field(text) if ":" in text[: MAX_FIELD_NAME + 8] else None
+        parsed = field(text)
         if parsed is not None and parsed[0] in known:
             found.append((known[parsed[0]], parsed[0], parsed[1], line))
     return found
@@ -137,21 +137,20 @@ def nested_fields(block: Block, known: Mapping[str, str]) -> list[tuple[str, str
 
 def note_nested(
     rec: Records, file: str, block: Block, known: Mapping[str, str], rule: RuleOf
-) -> None:
+) -> list[tuple[str, str, str, int]]:
     """A parse issue for each field written inside another item (a sub-item, an indented
     or lazy continuation line): the reader takes it as part of the value above, so the
     field it was meant as is not read, and the rule that needs it fails (§3.1, fail
-    closed; `rule`: key, value → that rule)."""
-    if not isinstance(block, Item):
-        return
-    for key, name, value, line in nested_fields(block, known):
+    closed; `rule`: key, value → that rule). The fields, as nested_fields gives them."""
+    found = nested_fields(block, known)
+    for key, name, value, line in found:
         message = (
             f"'{name.capitalize()}: {value[:60]}' is written inside the list item on line "
-            f"{block.line} (a sub-item or continuation line), so it is read as part of that "
-            "item's text, "
-            "not as a field; give it a line of its own"
+            f"{first_line(block)} (a sub-item or continuation line), so it is read as part of "
+            "that item's text, not as a field; give it a line of its own"
         )
         rec.issue(file, line, "nested-field", message, rule(key, value))
+    return found
 
 
 def table_fields(table: Table, known: Mapping[str, str]) -> list[tuple[str, str, str, int]]:
@@ -168,11 +167,14 @@ def table_fields(table: Table, known: Mapping[str, str]) -> list[tuple[str, str,
 
 def note_table_fields(
     rec: Records, file: str, table: Table, known: Mapping[str, str], rule: RuleOf
-) -> None:
+) -> list[tuple[str, str, str, int]]:
     """A parse issue for each field of `known` a table took as a row: it is no field, so
-    the rule that needs it fails (spec §3.1, fail closed)."""
-    for key, name, value, line in table_fields(table, known):
+    the rule that needs it fails (spec §3.1, fail closed). The fields, as table_fields
+    gives them."""
+    found = table_fields(table, known)
+    for key, name, value, line in found:
         _unread_field(rec, file, line, f"{name.capitalize()}: {value}", IN_TABLE, rule(key, value))
+    return found
 
 
 def note_html_fields(
