@@ -775,7 +775,16 @@ def hook(
 
 
 def main() -> None:
-    app()
+    try:
+        app()
+    except SystemExit as stop:
+        if stop.code == 130:  # Typer's exit for Ctrl-C, which it leaves unsaid
+            typer.echo(
+                "census: interrupted; OUT is as it was before this command (its writes "
+                "commit whole or not at all)",
+                err=True,
+            )
+        raise
 
 
 if __name__ == "__main__":

@@ -371,9 +371,10 @@ def written_by(partition: str) -> str:
 
 
 def crash_point(name: str) -> None:
-    """Where the atomicity tests kill the process (CENSUS_KILL_AT=name); a no-op otherwise."""
+    """Where the atomicity tests kill the process (CENSUS_KILL_AT=name, with SIGKILL or the
+    signal CENSUS_KILL_WITH names, such as SIGINT for Ctrl-C); a no-op otherwise."""
     if os.environ.get("CENSUS_KILL_AT") == name:
-        os.kill(os.getpid(), signal.SIGKILL)
+        os.kill(os.getpid(), signal.Signals[os.environ.get("CENSUS_KILL_WITH", "SIGKILL")])
 
 
 def write_manifest(out: Out, files: dict[str, list[str]]) -> None:

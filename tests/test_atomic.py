@@ -74,3 +74,31 @@ def test_unchanged_out_after_a_refused_second_writer(corpus: Path, tmp_path: Pat
     with Out(out).lock(), pytest.raises(OutError):
         crawl([str(corpus)], str(out), workers=1)
     assert table_contents(out) == before
+
+
+@pytest.mark.parametrize("command", ["crawl", "check"])
+def test_ctrl_c_says_out_is_as_before(command: str, corpus: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    crawl([str(corpus)], str(out), workers=1)
+    if command == "crawl":
+        change(corpus)
+        argv = ["crawl", str(corpus), "--out", str(out), "--workers", "1"]
+    else:
+        argv = ["check", "--out", str(out)]
+    before = table_contents(out)
+    # A real SIGINT (what Ctrl-C sends) at the point where the command's files are staged.
+    env = {**os.environ, "CENSUS_KILL_AT": "staged", "CENSUS_KILL_WITH": "SIGINT"}
+    done = subprocess.run(
+        [sys.executable, "-m", "pipeline.cli", *argv],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 130
+    assert done.stderr.strip().splitlines()[-1] == (
+        "census: interrupted; OUT is as it was before this command (its writes commit whole "
+        "or not at all)"
+    )
+    assert table_contents(out) == before
