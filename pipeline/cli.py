@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import traceback
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
@@ -48,7 +49,8 @@ class _CensusGroup(typer.core.TyperGroup):
             if hasattr(err, "exit_code"):
                 _usage_line(err, ctx.meta.get("census.args"))
             if _state["debug"]:
-                raise
+                # The traceback is added; the exit code still says "unusable input" (2).
+                traceback.print_exc()
             typer.echo(f"census: {_error_line(err, ctx)}", err=True)
             ctx.exit(2)
 

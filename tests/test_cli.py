@@ -244,6 +244,21 @@ def test_detect_unusable_input_exit_2(tmp_path: Path) -> None:
     assert not_dir.exit_code == 2 and "not a directory" in not_dir.output
 
 
+@pytest.mark.parametrize(
+    "argv",
+    [["detect", "missing"], ["crawl", "missing", "--out", "out"], ["check", "--out", "out"]],
+)
+def test_debug_adds_a_traceback_and_keeps_exit_2(argv: list[str], tmp_path: Path) -> None:
+    argv = [str(tmp_path / a) if a in ("missing", "out") else a for a in argv]
+    plain = runner.invoke(app, argv)
+    debug = runner.invoke(app, ["--debug", *argv])
+    assert plain.exit_code == 2 and "Traceback" not in plain.output
+    # A scheduler run with --debug must still read "unusable input", not "violations found".
+    assert debug.exit_code == 2, debug.output
+    assert "Traceback" in debug.output
+    assert debug.output.strip().splitlines()[-1] == plain.output.strip()
+
+
 def test_detect_shows_what_its_walk_could_not_enter(open_session: Path, tmp_path: Path) -> None:
     """What the walk refuses (here a link that loops back to the session) is a note, as
     crawl makes it a parse issue: `clean` never hides a folder that was not read."""
