@@ -593,7 +593,8 @@ def report(
 ) -> None:
     """Render a census point (the latest by default) as one self-contained HTML file: what
     changed since the previous point and the alarms first, then the detail. With
-    --fail-above or --fail-on-regression, exit 1 when an alarm tripped (as census check).
+    --fail-above or --fail-on-regression, exit 1 when an alarm asked for tripped (as census
+    check).
 
     Example: census report --out census-out --baseline run=baseline --candidate run=candidate
     """

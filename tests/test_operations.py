@@ -432,6 +432,11 @@ def test_report_exits_1_on_an_alarm_it_was_asked_for(
     shown = runner.invoke(app, ["report", "--out", str(out), "--html", str(page)])
     assert shown.exit_code == 0, shown.output
     assert "Alarm:" in page.read_text()
+    # --fail-above alone asks for no regression alarm: exit 0 as check's, the regression shown.
+    for command in (["report", "--html", str(page)], ["check"]):
+        above = runner.invoke(app, [*command, "--out", str(out), "--fail-above", "0.99"])
+        assert above.exit_code == 0 and above.stderr == "", above.output
+    assert "Alarm:" in page.read_text()
     # One default watch: the page without the flag watches what check's bare flag does.
     watching = re.search(r"watching (\d+) metrics", page.read_text())
     assert watching is not None and int(watching[1]) == len(load_rules())
