@@ -400,8 +400,10 @@ PARSE_ISSUES = _table(
     _c(
         "rule_id",
         "string",
-        "The rule that fails because this could not be read (docs/errors.md); null when "
-        "no rule needs it.",
+        "The rule this issue fails by itself (its finding reads 'could not read: …'); null "
+        "when it fails none, or when the rule fails on the row the line left instead (a fork "
+        "heading with no ID is a forks row that BS-FORK-01 fails). docs/errors.md names the "
+        "rules each code fails.",
     ),
 )
 
