@@ -618,10 +618,21 @@ def report(
         metrics=alarms.parse_metrics(fail_on_regression) if fail_on_regression else None,
     )
     typer.echo(f"report: {summary.path} ({summary.bytes / 1024:.0f} KiB, {summary.seconds:.2f} s)")
+    _note_unchecked(run, summary.unchecked_later, summary.point)
     if summary.alarm and (fail_above is not None or fail_on_regression):
         # Asked for, an alarm fails the command as in census check; else it is on the page only.
         _warn(summary.alarm_lines)
         raise typer.Exit(1)
+
+
+def _note_unchecked(run: str | None, names: list[str], shown: Any) -> None:
+    """The latest (the default) is the latest checked point; a later one crawled but not
+    checked is named on stderr, lest yesterday's numbers be read as tonight's."""
+    from pipeline.select import unchecked_note
+
+    note = unchecked_note(names, shown) if run in (None, "latest") else None
+    if note:
+        typer.echo(note, err=True)
 
 
 @app.command()
@@ -641,6 +652,7 @@ def stats(
 
     _repair(out)
     result = compute(str(out), run, _labels(label))
+    _note_unchecked(run, result.unchecked_later, result.point)
     if json_:
         typer.echo(json.dumps(result.as_json(), indent=2))
     else:

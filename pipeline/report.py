@@ -66,6 +66,8 @@ class ReportSummary:
     seconds: float
     alarm: bool = False  # an alarm tripped (shown on the page; the exit code when asked for)
     alarm_lines: list[str] = field(default_factory=list)  # as census check prints them
+    point: Point | None = None
+    unchecked_later: list[str] = field(default_factory=list)  # points crawled after, not checked
 
 
 @dataclass(frozen=True)
@@ -453,4 +455,12 @@ def build(
     # The page watches regressions by default; the exit code reads only the alarms asked for,
     # as check's does (`--fail-above` alone never fails on a regression).
     asked = data.alarm if metrics is not None else replace(data.alarm, regressions=[], emptied=0)
-    return ReportSummary(target, target.stat().st_size, seconds, asked.tripped, asked.alarm_lines())
+    return ReportSummary(
+        target,
+        target.stat().st_size,
+        seconds,
+        asked.tripped,
+        asked.alarm_lines(),
+        data.point,
+        data.stats.unchecked_later,
+    )

@@ -92,6 +92,22 @@ def resolve(
     return picked
 
 
+def unchecked_after(con: Any, point: Point) -> list[str]:
+    """The points crawled after `point` and not checked yet: a command that shows the latest
+    checked point says so, lest yesterday's numbers be read as tonight's."""
+    return [p.name for p in all_points(con) if p.position > point.position and not p.checked]
+
+
+def unchecked_note(names: list[str], shown: Point) -> str | None:
+    if not names:
+        return None
+    which = f"point {names[0]} is" if len(names) == 1 else f"points {', '.join(names)} are"
+    return (
+        f"note: census {which} not checked yet; this shows {shown.name}, the latest checked "
+        "(run 'census check' first)"
+    )
+
+
 def _pick(points: list[Point], run: str, wanted: dict[str, str]) -> Point:
     scope = f" among the points with {_text(wanted)}" if wanted else ""
     if run == "latest":

@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 
 from pipeline.engine import connect, fetch_dicts, out_view
 from pipeline.resources import queries_dir
-from pipeline.select import Point, all_points, resolve
+from pipeline.select import Point, all_points, resolve, unchecked_after
 from pipeline.store import Out
 from pipeline.vocabulary import GATES, TAIL95, Z95
 
@@ -175,6 +175,8 @@ class Stats:
     compose_lag: list[ComposeLag]
     idle: list[Idle]
     trend: list[TrendRate]
+    # Points crawled after this one and not checked yet (the default shows the latest checked).
+    unchecked_later: list[str]
 
     def as_json(self) -> dict[str, Any]:
         """Stable keys (docs/stats.md); times as ISO 8601 ending in Z."""
@@ -527,6 +529,7 @@ def compute(
         records(con, ComposeLag, query_sql("compose_lag"), at),
         records(con, Idle, query_sql("idle"), at),
         records(con, TrendRate, query_sql("trend"), at),
+        unchecked_after(con, point),
     )
 
 

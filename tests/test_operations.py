@@ -414,6 +414,32 @@ def test_sql_selects_a_point_not_checked_yet_by_name(
     assert latest.stdout == "p\nnight-4\n"
 
 
+def test_stats_and_report_name_a_later_point_not_checked_yet(
+    nights: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """The default is the latest checked point; a night crawled after it and not checked is
+    named on stderr, so yesterday's numbers are not read as tonight's."""
+    corpus, source = nights
+    out = tmp_path / "out"
+    shutil.copytree(source, out)
+    crawl([str(corpus)], str(out), workers=1, point="night-5")
+    note = (
+        "note: census point night-5 is not checked yet; this shows night-4, the latest "
+        "checked (run 'census check' first)\n"
+    )
+    shown = runner.invoke(app, ["stats", "--out", str(out), "--json"])
+    assert shown.exit_code == 0 and shown.stderr == note, shown.output
+    assert json.loads(shown.stdout)["unchecked_later"] == ["night-5"]
+    page = tmp_path / "r.html"
+    report = runner.invoke(app, ["report", "--out", str(out), "--html", str(page)])
+    assert report.exit_code == 0 and report.stderr == note, report.output
+    named = runner.invoke(app, ["stats", "--out", str(out), "--run", "night-4"])
+    assert named.exit_code == 0 and named.stderr == "", "a point asked for by name needs no note"
+    check(str(out))
+    after = runner.invoke(app, ["stats", "--out", str(out)])
+    assert after.exit_code == 0 and after.stderr == "" and "night-5" in after.stdout
+
+
 def test_report_exits_1_on_an_alarm_it_was_asked_for(
     nights: tuple[Path, Path], tmp_path: Path
 ) -> None:
