@@ -64,7 +64,7 @@ class ReportSummary:
     path: Path
     bytes: int
     seconds: float
-    alarm: bool = False  # an alarm tripped (shown on the page; the exit code when asked for)
+    alarm: bool = False  # an alarm asked for (--fail-above, --fail-on-regression) tripped
     alarm_lines: list[str] = field(default_factory=list)  # as census check prints them
     point: Point | None = None
     unchecked_later: list[str] = field(default_factory=list)  # points crawled after, not checked
