@@ -89,7 +89,8 @@ def parse_manifest(
             continue
         if isinstance(block, Table):
             _unread(rec, block, current)
-            _table(block, current, rows)
+            if not _table(block, current, rows) and not useless:
+                _unread_table(rec, block)
             continue
         _unread(rec, block, current)
         if current["has_table"] and isinstance(block, Paragraph):
@@ -288,12 +289,30 @@ def _new_round(num: int | None, line: int | None) -> dict[str, Any]:
     return state
 
 
-def _table(table: Table, current: dict[str, Any], rows: list[dict[str, Any]]) -> None:
+def _unread_table(rec: Records, table: Table) -> None:
+    """A table meant as the routing table whose header does not name its five columns
+    (`Target` for `Destination`, `No.` for `#`): its rows are not read as routes, so neither
+    the routes (BS-MANIFEST-01) nor the destinations' links into the folder (BS-HARVEST-01)
+    can be shown to hold (§3.1, fail closed). A table of something else is left alone."""
+    names = [bare(cell).lower() for cell in table.header]
+    named = sum(name in names for name in _COLUMNS)
+    if named < 3 and not any("destination" in name for name in names):
+        return
+    missing = ", ".join(f"`{name.capitalize()}`" for name in _COLUMNS if name not in names)
+    message = (
+        f"a table with the header '{' | '.join(table.header)[:80]}' is not read as the routing "
+        f"table: its header lacks {missing}; write `| # | What | Source | Destination | Action |`"
+    )
+    for rule in ("BS-MANIFEST-01", "BS-HARVEST-01"):
+        rec.issue(FILE, table.line, "unread-table", message, rule)
+
+
+def _table(table: Table, current: dict[str, Any], rows: list[dict[str, Any]]) -> bool:
     """The rows of a routing table: one whose header names the five columns (any case,
-    any order, emphasis dropped; more columns are allowed)."""
+    any order, emphasis dropped; more columns are allowed). False for another table."""
     names = [bare(cell).lower() for cell in table.header]
     if not all(name in names for name in _COLUMNS):
-        return
+        return False
     where = [names.index(name) for name in _COLUMNS]
     current["has_table"] = True
     # A field written right under the table is a row to GFM (a parse issue), not a route.
@@ -315,6 +334,7 @@ def _table(table: Table, current: dict[str, Any], rows: list[dict[str, Any]]) ->
                 "paths": _destinations(destination),
             }
         )
+    return True
 
 
 def destinations(cell: str) -> list[tuple[str, str | None]]:
