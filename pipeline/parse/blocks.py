@@ -214,20 +214,40 @@ class _Box:
 def parse_full(lines: list[str]) -> Document:
     """The same structure as parse(), always by the general parser (tests compare the
     two readings)."""
-    return _Parser(lines).run()
+    return _unticked(_Parser(lines).run())
 
 
 def parse(lines: list[str]) -> Document:
     """The block structure of a file given as its lines (line ends removed)."""
     if len(lines) < _LARGE or not gc.isenabled():
-        return _flat(lines) or _Parser(lines).run()
+        return _unticked(_flat(lines) or _Parser(lines).run())
     # The parse makes no reference cycles, so a collection during it would only walk again
     # what it has just made: on a large file that doubles its time.
     gc.disable()
     try:
-        return _flat(lines) or _Parser(lines).run()
+        return _unticked(_flat(lines) or _Parser(lines).run())
     finally:
         gc.enable()
+
+
+# A GFM task list item's checkbox, opening its first line before the item's text.
+_TASK_BOX_RE = re.compile(r"\[[ xX]\][ \t]++(?=\S)")
+
+
+def _unticked(doc: Document) -> Document:
+    """GFM shows a task item's `[ ]` or `[x]` as a checkbox, not as text: `- [x] Resolves:
+    F4` is the field `Resolves: F4` (it was read as no field at all, and its rule passed)."""
+    stack = [b for b in doc.blocks if isinstance(b, Item)]
+    while stack:
+        item = stack.pop()
+        if item.lines and item.lines[0][1][:1] == "[":
+            line, text = item.lines[0]
+            box = _TASK_BOX_RE.match(text)
+            if box is not None:
+                item.lines[0] = (line, text[box.end() :])
+        if item.parts:
+            stack += [p for p in item.parts if isinstance(p, Item)]
+    return doc
 
 
 def _flat(lines: list[str]) -> Document | None:

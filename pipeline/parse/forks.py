@@ -6,7 +6,7 @@ import re
 from typing import Any
 
 from pipeline.parse.blocks import Block, Heading, Table, parse
-from pipeline.parse.lexical import ARROW_RE, bare, ids, token
+from pipeline.parse.lexical import ARROW_RE, bare, ids, says_nothing, token
 from pipeline.parse.reading import (
     as_fields,
     entry_id,
@@ -82,8 +82,7 @@ def parse_forks(lines: list[str], rec: Records) -> None:
             elif key == "raised_by":
                 _raised_by(fork, value, line, rec)
             else:
-                # Only emphasis marks or a dash (`**`, `—`) say nothing: an empty condition.
-                said = value if bare(value).strip("—–- ") else ""
+                said = "" if says_nothing(value) else value  # `—`, `**`: an empty condition
                 fork["closes_when"], fork["closes_when_line"] = said, line
 
 

@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 from pipeline.parse.blocks import Block, Heading, Item, Paragraph, Table, parse
-from pipeline.parse.lexical import bare, ids
+from pipeline.parse.lexical import bare, ids, says_nothing
 from pipeline.parse.reading import (
     as_fields,
     entry_id,
@@ -180,7 +180,7 @@ def _field(
     name = entry["decision_id"] or "entry"
     if key in _TEXT:
         if entry[key] is None:
-            entry[key] = value
+            entry[key] = "" if says_nothing(value) else value  # as an empty Closes when
         else:
             label = key.replace("_", " ").capitalize()
             repeated(rec, FILE, line, label, entry[key], value, "BS-LEDGER-01")

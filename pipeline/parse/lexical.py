@@ -89,6 +89,13 @@ def field(text: str) -> tuple[str, str] | None:
     colon = text.find(":", 0, MAX_FIELD_NAME + 8)
     if colon < 1:
         return None
+    if text[0] in _ODD_BULLETS and text[1:2] in _ODD_BULLETS[text[0]]:
+        # A bullet CommonMark takes for no list marker (`• Resolves: F4`, `-` and a no-break
+        # space): the line is still the field it shows, not a line of prose.
+        text = text[2:].lstrip(" \t\xa0")
+        colon = text.find(":", 0, MAX_FIELD_NAME + 8)
+        if colon < 1:
+            return None
     name = text[:colon].strip(_MARKS).lower()
     if "  " in name or "\t" in name or "\xa0" in name:
         name = " ".join(name.split())  # `Raised  by`, `Raised\tby`: the same name, spaced
@@ -98,7 +105,29 @@ def field(text: str) -> tuple[str, str] | None:
     # `**Status:** open`: the marks right after the colon close the name's emphasis.
     if value[:1] in ("*", "_"):
         value = value.lstrip("*_")
-    return name, value.strip(" \t\xa0")
+    return name, shown(value.strip(" \t\xa0"))
+
+
+# A bullet character that is no list marker to CommonMark, and the spaces after it that
+# make it one to a reader: a typographic bullet and any space, or `-*+` and a no-break one.
+_ODD_BULLETS = {b: " \t\xa0\u202f" for b in "•◦‣▪"} | {b: "\xa0\u202f" for b in "-*+"}
+# An HTML comment inside a line, which a rendered page does not show (`stopping <!-- since
+# S3 -->`): not part of a value, and its `-->` is no arrow.
+_INLINE_COMMENT_RE = re.compile(r"[ \t]*+<!--.*?-->")
+
+
+def shown(text: str) -> str:
+    """Text without the HTML comments inside it, as a rendered page shows it."""
+    if "<!--" not in text:
+        return text
+    return _INLINE_COMMENT_RE.sub("", text).strip(" \t\xa0")
+
+
+def says_nothing(value: str | None) -> bool:
+    """A field value that is empty to a reader: nothing, emphasis marks or a dash alone
+    (`**`, `—`, `-`), or a hidden comment (`<!-- fill in -->`). One definition for every
+    field the schema requires non-empty (Closes when; Decision, Why, How to apply)."""
+    return value is None or not bare(shown(value)).strip("—–- ")
 
 
 # Text with the emphasis and code-span marks around it (and spaces) removed; a method

@@ -23,7 +23,7 @@ from pipeline.parse.blocks import (
     html_kind,
     parse,
 )
-from pipeline.parse.lexical import MAX_FIELD_NAME, bare, field, int32
+from pipeline.parse.lexical import MAX_FIELD_NAME, bare, field, int32, shown
 from pipeline.parse.records import Records
 
 # An entry heading: emphasis marks, the ID's letter, its digits, and the character after.
@@ -99,7 +99,7 @@ def fields(block: Block, known: Mapping[str, str]) -> list[tuple[str, str, int]]
         if parsed is None or parsed[0] not in known:
             return []
         if block.parts or len(block.lines) > 1:
-            return [(known[parsed[0]], item_value(block, parsed[1]), line)]
+            return [(known[parsed[0]], shown(item_value(block, parsed[1])), line)]
         return [(known[parsed[0]], parsed[1], line)]
     if not isinstance(block, Paragraph):
         return []
@@ -111,13 +111,13 @@ def fields(block: Block, known: Mapping[str, str]) -> list[tuple[str, str, int]]
         parsed = field(text)
         if parsed is not None and parsed[0] in known:
             if key:
-                found.append((key, " ".join(values), first))
+                found.append((key, shown(" ".join(values)), first))
             key, first = known[parsed[0]], line
             values = [parsed[1]] if parsed[1] else []
         elif key:
             values.append(text)
     if key:
-        found.append((key, " ".join(values), first))
+        found.append((key, shown(" ".join(values)), first))
     return found
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from pipeline.parse.blocks import Block, Heading, Item, Paragraph, Table, parse
-from pipeline.parse.lexical import WHOLE_ID, bare, split_arrow, stamp, token
+from pipeline.parse.lexical import WHOLE_ID, bare, shown, split_arrow, stamp, token
 from pipeline.parse.reading import (
     as_fields,
     fields,
@@ -142,16 +142,16 @@ def _field(rec: Records, key: str, value: str, line: int, given: dict[str, str])
 
 def _meant_as_aspect(text: str) -> bool:
     """`{name} — {description} → {refs}`: a name, a dash, then an arrow."""
-    arrow = split_arrow(text)
+    arrow = split_arrow(shown(text))
     return arrow is not None and _DASH_AT_RE.search(arrow[0]) is not None
 
 
 def _aspect(item: Item, rec: Records) -> None:
     """One aspect: `{name} — {description} → {refs}`; its sub-items are part of it, and
     hold its refs when the arrow has nothing after it on the aspect's own line."""
-    text = item.text
+    text = shown(item.text)  # a comment's `-->` is no arrow
     arrow = split_arrow(text)
-    if len(item.lines) > 1 and (first := split_arrow(item.lines[0][1])) is not None:
+    if len(item.lines) > 1 and (first := split_arrow(shown(item.lines[0][1]))) is not None:
         # The aspect's own line has its arrow: the lines after it continue its refs (an
         # arrow there too must not make the first line's refs part of the description).
         more = " ".join(t for _, t in item.lines[1:])

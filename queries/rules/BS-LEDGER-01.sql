@@ -19,13 +19,17 @@ select snapshot_id, file, line,
 from ordered
 where decision_id is null or not heading_ok or decision_num <= highest_before
 union all
-select snapshot_id, file, line, decision_id || ' has no ''' || field || ':'''
+select snapshot_id, file, line,
+    decision_id || case when value is null then ' has no ''' else ' has an empty ''' end
+        || field || ':'''
 from (
-    select snapshot_id, file, line, decision_id, 'Decision' as field from ledger where coalesce(decision, '') = ''
+    select snapshot_id, file, line, decision_id, 'Decision' as field, decision as value
+    from ledger where coalesce(decision, '') = ''
     union all
-    select snapshot_id, file, line, decision_id, 'Why' from ledger where coalesce(why, '') = ''
+    select snapshot_id, file, line, decision_id, 'Why', why from ledger where coalesce(why, '') = ''
     union all
-    select snapshot_id, file, line, decision_id, 'How to apply' from ledger where coalesce(how_to_apply, '') = ''
+    select snapshot_id, file, line, decision_id, 'How to apply', how_to_apply
+    from ledger where coalesce(how_to_apply, '') = ''
 )
 where decision_id is not null
 union all

@@ -1,0 +1,182 @@
+"""census.md §3.1, read as people and models write: forms a rendered page shows as the field
+they mean are read as that field, and what a page shows as empty is empty.
+
+- A GFM task item (`- [x] Resolves: F4`): the checkbox is not part of the text.
+- An HTML comment inside a line (`stopping <!-- was open -->`) shows nothing: it is no part of
+  a value, and its `-->` is no arrow.
+- A value of a dash, emphasis marks or a comment alone is empty, for every field the schema
+  requires non-empty (one definition: `Closes when`, `Decision`, `Why`, `How to apply`).
+- A bullet CommonMark does not take as a list marker (`•`, `-` and a no-break space) still
+  marks the field it shows: under an item it is a nested field (a parse issue that fails
+  the rule), on a line of its own it is read.
+- A manifest table meant as the routing table whose header misses a column is a parse issue
+  that fails BS-MANIFEST-01 and BS-HARVEST-01 (its destinations' links went unchecked).
+
+Each case edits a copy of the healthy applied base session on disk and runs `census detect`;
+one also crawls and checks the copies and reads the rule results with SQL.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from pipeline.check import check
+from pipeline.crawl import crawl
+from pipeline.detect import Detection, detect
+from tests.conftest import FIXTURES, copy_tree
+
+SESSION = "docs/research/demo-brainstorm"
+RESOLVES = "- Resolves: F2\n"  # D4's line in the base ledger; F4 is still parked there
+ASPECT = "- opt-out — how a user leaves digests without losing alerts → D2, thesis\n"
+DECISION = "- Decision: a user who turns digests off receives each notification on its own, never "
+
+
+def _session(root: Path, name: str, file: str, old: str, new: str) -> Path:
+    """A copy of the applied base session with one piece of `file` replaced."""
+    repo = copy_tree(FIXTURES / "cases" / "base" / "applied" / "repo", root / name)
+    path = repo / SESSION / file
+    text = path.read_text(encoding="utf-8")
+    assert text.count(old) == 1 or old == new, old
+    path.write_text(text.replace(old, new), encoding="utf-8")
+    return repo / SESSION
+
+
+def _status(found: Detection, rule: str) -> str:
+    return next(o.status for o in found.outcomes if o.rule == rule)
+
+
+def _messages(found: Detection, rule: str) -> list[str]:
+    outcome = next(o for o in found.outcomes if o.rule == rule)
+    return [str(f["message"]) for f in outcome.findings]
+
+
+def test_the_base_session_is_clean(tmp_path: Path) -> None:
+    """The control: the applied base session passes every rule these cases make fail."""
+    found = detect(_session(tmp_path, "r", "state.md", ASPECT, ASPECT), "move")
+    assert found.result == "clean", found.outcomes
+
+
+# (file, old, new, the rule, its status, a phrase of its finding)
+CASES = {
+    "ticked-resolves": (
+        "ledger.md",
+        RESOLVES,
+        "- [x] Resolves: F4\n",
+        "BS-FORK-02",
+        "fail",
+        "F4 is still listed [parked] but D4 resolves it",
+    ),
+    "unticked-raised-by": (
+        "forks.md",
+        "- Raised by: probe\n",
+        "- [ ] Raised by: twin (S9)\n",
+        "BS-SYNC-02",
+        "fail",
+        "S9 is not in ops/sync-log.md",
+    ),
+    "comment-after-an-aspects-refs": (
+        "state.md",
+        ASPECT,
+        ASPECT.rstrip("\n") + " <!-- reviewed at S3 -->\n",
+        "BS-ASPECT-01",
+        "pass",
+        "",
+    ),
+    "comment-in-the-status-value": (
+        "state.md",
+        "- Status: stopping\n",
+        "- Status: stopping <!-- was open -->\n",
+        "BS-STATE-01",
+        "pass",
+        "",
+    ),
+    "decision-a-dash": (
+        "ledger.md",
+        DECISION,
+        "- Decision: —\n- Note: a user who turns digests off receives each notification on its "
+        "own, never ",
+        "BS-LEDGER-01",
+        "fail",
+        "has an empty 'Decision:'",
+    ),
+    "decision-a-comment": (
+        "ledger.md",
+        DECISION,
+        "- Decision: <!-- fill in -->\n- Note: a user who turns digests off receives each "
+        "notification on its own, never ",
+        "BS-LEDGER-01",
+        "fail",
+        "has an empty 'Decision:'",
+    ),
+    "closes-when-a-comment": (
+        "forks.md",
+        "- Raised by: probe\n",
+        "- Raised by: probe\n- Closes when: <!-- fill in -->\n",
+        "BS-FORK-01",
+        "fail",
+        "has an empty 'Closes when:'",
+    ),
+    "resolves-after-a-typographic-bullet": (
+        "ledger.md",
+        RESOLVES,
+        "\n• Resolves: F4\n",
+        "BS-FORK-02",
+        "fail",
+        "F4 is still listed [parked] but D4 resolves it",
+    ),
+    "resolves-under-an-item-after-a-no-break-space": (
+        "ledger.md",
+        RESOLVES,
+        "-\u00a0Resolves: F4\n",
+        "BS-FORK-02",
+        "fail",
+        "could not read",
+    ),
+    "routing-table-with-target-for-destination": (
+        "ops/manifest.md",
+        "| # | What | Source | Destination | Action |",
+        "| # | What | Source | Target | Action |",
+        "BS-HARVEST-01",
+        "fail",
+        "its header lacks `Destination`",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_a_written_form_reads_as_it_shows(name: str, tmp_path: Path) -> None:
+    file, old, new, rule, status, phrase = CASES[name]
+    found = detect(_session(tmp_path, "r", file, old, new), "move")
+    assert _status(found, rule) == status, found.outcomes
+    if phrase:
+        assert any(phrase in m for m in _messages(found, rule)), _messages(found, rule)
+
+
+def test_a_closes_when_of_a_dash_was_already_empty(tmp_path: Path) -> None:
+    """The control for the one definition: `Closes when: —` failed before `Decision: —` did."""
+    folder = _session(tmp_path, "r", "forks.md", "- Raised by: probe\n", "- Raised by: probe\n")
+    text = (folder / "forks.md").read_text(encoding="utf-8")
+    first = next(line for line in text.splitlines() if line.startswith("- Closes when:"))
+    (folder / "forks.md").write_text(text.replace(first, "- Closes when: —"), encoding="utf-8")
+    assert _status(detect(folder, "move"), "BS-FORK-01") == "fail"
+
+
+def test_the_crawl_reads_them_as_detect_does(tmp_path: Path) -> None:
+    """Every case, crawled and checked together: each session's rule status is detect's."""
+    corpus = tmp_path / "corpus"
+    for name, (file, old, new, *_) in CASES.items():
+        _session(corpus, name, file, old, new)
+    out = tmp_path / "out"
+    crawl([str(corpus)], str(out), workers=1)
+    check(str(out))
+    con = duckdb.connect(str(out / "census.duckdb"), read_only=True)
+    rows = con.execute(
+        "SELECT o.repo, r.rule_id, r.status FROM observations o "
+        "JOIN rule_results r USING (snapshot_id)"
+    ).fetchall()
+    got = {(repo, rule): status for repo, rule, status in rows}
+    for name, (_, _, _, rule, status, _) in CASES.items():
+        assert got[(name, rule)] == status, name
