@@ -847,12 +847,21 @@ def _history(
 ) -> History:
     """The repository's history at HEAD; the commit snapshots of this shard's sessions that OUT
     does not hold yet are observed. An unchanged HEAD reads nothing from git but HEAD."""
-    from pipeline.gather import History, read_history, walk_history
+    from pipeline.gather import History, read_history, shallow_boundary, walk_history
 
     ctx = batch.ctx
     assert repo_ctx.git is not None
     repo_key = f"{job.root_abs}\x1f{repo.path}"
     head = repo_ctx.git.head()
+    boundary = shallow_boundary(repo_ctx.git.path)
+    if boundary:
+        message = (
+            "a shallow clone: the commits before its boundary are not in the repository, so "
+            "--git-history reads only part of each session's history (fetch with --unshallow)"
+        )
+        repo_ctx.issues.append((".git", "history-incomplete", message))
+        # Deepened later (`git fetch --unshallow`), the history is new though HEAD is not.
+        head = f"{head}\x1fshallow:{boundary}" if head is not None else None
     known = ctx.heads.get(repo_key)
     if known and head is not None and known.get("head") == head:
         batch.result.heads[repo_key] = known

@@ -237,6 +237,15 @@ def repo_signature(ctx: RepoContext) -> str:
     return h.hexdigest()
 
 
+def shallow_boundary(top: str) -> str:
+    """A digest of a shallow clone's boundary commits (`.git/shallow`); '' for a full clone."""
+    try:
+        with open(os.path.join(os.path.dirname(git_index(top)), "shallow"), "rb") as f:
+            return hashlib.sha256(f.read()).hexdigest()[:16]
+    except OSError:
+        return ""
+
+
 def git_index(top: str) -> str:
     """The path of a working tree's git index. In a linked worktree or a submodule `.git`
     is a file naming the git directory (`gitdir: …`), which holds the index: staging

@@ -9,19 +9,34 @@ other users can still be read.
 from __future__ import annotations
 
 import bisect
+import contextlib
 import os
 import subprocess
 from dataclasses import dataclass
 from functools import cached_property
 
+from pipeline.sources.tree import ReadError
+
+
+def _env() -> dict[str, str]:
+    """Git that reads only: no index refresh, no prompt, and no lazy fetch of an object a
+    partial clone lacks (which writes a pack into .git and reaches the network): the
+    variable of git 2.44 and later, and for older ones no transport allowed at all."""
+    return {
+        **os.environ,
+        "GIT_OPTIONAL_LOCKS": "0",
+        "GIT_TERMINAL_PROMPT": "0",
+        "GIT_NO_LAZY_FETCH": "1",
+        "GIT_ALLOW_PROTOCOL": "none",
+    }
+
 
 def _git(repo: str, *args: str) -> subprocess.CompletedProcess[bytes] | None:
-    env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0"}
     try:
         return subprocess.run(
             ["git", "-c", "safe.directory=*", "-C", repo, *args],
             capture_output=True,
-            env=env,
+            env=_env(),
             timeout=120,
             check=False,
         )
@@ -148,14 +163,19 @@ class GitHistory:
         if key not in self._trees:
             args = ["ls-tree", "-r", "-z", "--long", commit]
             done = _git(self.repo.path, *args, *([prefix] if prefix else []))
+            if done is not None and done.returncode != 0:
+                # --long reads every blob for its size; a partial clone lacks some. Listed
+                # without sizes, the files are still there, and a missing one is noted when read.
+                done = _git(self.repo.path, *args[:3], commit, *([prefix] if prefix else []))
             entries = []
             if done is not None and done.returncode == 0:
                 for record in done.stdout.decode("utf-8", "replace").split("\0"):
                     meta, _, path = record.partition("\t")
                     parts = meta.split()
-                    if len(parts) == 4 and parts[1] == "blob":
+                    if len(parts) in (3, 4) and parts[1] == "blob":
                         rel = path[len(prefix) + 1 :] if prefix else path
-                        entries.append((rel, parts[2], int(parts[3]) if parts[3].isdigit() else 0))
+                        size = parts[3] if len(parts) == 4 else ""
+                        entries.append((rel, parts[2], int(size) if size.isdigit() else 0))
             self._trees = {key: entries}  # One commit at a time is all the walk needs.
         return self._trees[key]
 
@@ -165,14 +185,24 @@ class GitHistory:
                 ["git", "-c", "safe.directory=*", "-C", self.repo.path, "cat-file", "--batch"],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
-                env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"},
+                stderr=subprocess.DEVNULL,
+                env=_env(),
             )
         assert self._batch.stdin is not None and self._batch.stdout is not None
-        self._batch.stdin.write(sha.encode() + b"\n")
-        self._batch.stdin.flush()
-        header = self._batch.stdout.readline().split()
+        try:
+            self._batch.stdin.write(sha.encode() + b"\n")
+            self._batch.stdin.flush()
+            header = self._batch.stdout.readline().split()
+        except OSError:  # git exited (a broken pipe)
+            header = []
+        if not header:
+            # Git before 2.44 exits on an object a partial clone lacks (it may not fetch it);
+            # the next blob starts a new process.
+            self._batch.kill()
+            self.close()
         if len(header) < 3 or header[1] == b"missing":
-            return b""
+            # Not an empty file: a partial or damaged clone lacks it (fail closed).
+            raise ReadError("unreadable", "not in the repository's objects (a partial clone?)")
         size = int(header[2])
         data = self._batch.stdout.read(size)
         self._batch.stdout.read(1)
@@ -181,7 +211,8 @@ class GitHistory:
     def close(self) -> None:
         if self._batch is not None:
             assert self._batch.stdin is not None and self._batch.stdout is not None
-            self._batch.stdin.close()
+            with contextlib.suppress(OSError):  # a pipe git already closed
+                self._batch.stdin.close()
             self._batch.stdout.close()
             self._batch.wait(timeout=30)
             self._batch = None

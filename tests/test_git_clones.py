@@ -1,0 +1,80 @@
+"""Clones that hold only part of a history, crawled with --git-history (spec §2, §12).
+
+- A partial clone (`--filter=blob:none`) lacks old files' contents. Git would fetch them
+  on demand, writing a pack into the root's .git (and reaching the network): the census
+  never writes in what it reads, so a missing file is an `unreadable` parse issue instead,
+  never an empty file.
+- A shallow clone (`--depth 1`) lacks the commits before its boundary: a
+  `history-incomplete` parse issue says so, and once deepened (`git fetch --unshallow`),
+  the next night reads the history it now holds, though HEAD did not move.
+
+Real repositories, cloned through git's file:// transport, and real crawls.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import duckdb
+
+from pipeline.crawl import crawl
+from tests.conftest import FIXTURES, copy_tree, git
+
+SESSION = "docs/research/demo-brainstorm"
+
+
+def _upstream(tmp_path: Path) -> Path:
+    """Three commits of one session: open, then its state edited twice."""
+    repo = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", tmp_path / "up")
+    git(repo, "init", "-q")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "one")
+    state = repo / SESSION / "state.md"
+    for n in (2, 3):
+        state.write_text(state.read_text() + f"\nEdit {n}.\n")
+        git(repo, "commit", "-q", "-am", f"edit {n}")
+    git(repo, "config", "uploadpack.allowfilter", "true")
+    return repo
+
+
+def _files(root: Path) -> dict[str, tuple[int, int]]:
+    found = {}
+    for folder, _, names in os.walk(root):
+        for name in names:
+            st = os.stat(os.path.join(folder, name))
+            found[os.path.join(folder, name)] = (st.st_size, st.st_mtime_ns)
+    return found
+
+
+def _issues(out: Path) -> list[tuple[str, str]]:
+    con = duckdb.connect(str(out / "census.duckdb"), read_only=True)
+    return con.execute("SELECT file, code FROM parse_issues ORDER BY ALL").fetchall()
+
+
+def test_a_partial_clone_is_read_without_fetching(tmp_path: Path) -> None:
+    upstream = _upstream(tmp_path)
+    clone = tmp_path / "corpus" / "clone"
+    clone.parent.mkdir()
+    git(tmp_path, "clone", "-q", "--filter=blob:none", f"file://{upstream}", str(clone))
+    before = _files(clone)
+    out = tmp_path / "out"
+    summary = crawl([str(clone.parent)], str(out), workers=1, git_history=True)
+    assert _files(clone) == before, "the crawl wrote into the clone's .git (a lazy fetch)"
+    # The two older state.md contents are not in the clone: each is a parse issue.
+    assert _issues(out).count(("state.md", "unreadable")) == 2
+    assert summary.history == 3  # one snapshot per commit, HEAD's included
+
+
+def test_a_shallow_clone_says_so_and_reads_its_history_once_deepened(tmp_path: Path) -> None:
+    upstream = _upstream(tmp_path)
+    clone = tmp_path / "corpus" / "clone"
+    clone.parent.mkdir()
+    git(tmp_path, "clone", "-q", "--depth", "1", f"file://{upstream}", str(clone))
+    out = tmp_path / "out"
+    first = crawl([str(clone.parent)], str(out), workers=1, git_history=True)
+    assert first.history == 1  # HEAD's commit alone
+    assert ("clone/.git", "history-incomplete") in _issues(out)
+    git(clone, "fetch", "-q", "--unshallow")
+    second = crawl([str(clone.parent)], str(out), workers=1, git_history=True)
+    assert second.history == 2, "the deepened history is read, though HEAD did not move"
