@@ -9,6 +9,8 @@ whose content hash is already stored is read but not parsed or written again.
 from __future__ import annotations
 
 import os
+import signal
+import sys
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -141,6 +143,22 @@ _CTX: _Context | None = None
 def _init_worker(ctx: _Context) -> None:
     global _CTX
     _CTX = ctx
+
+
+def _die_with_parent(parent: int) -> None:
+    """A worker ends with the crawl that started it: a crawl killed outright (a scheduler's
+    `timeout -s KILL`) cannot stop its workers, which ran on without it, holding pipes."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    if os.getppid() != parent:  # the parent died before the line above
+        os._exit(1)
+
+
+def _start_worker(parent: int, ctx: _Context) -> None:
+    _die_with_parent(parent)
+    _init_worker(ctx)
 
 
 def crawl(
@@ -634,7 +652,9 @@ def _confirming(
     size = -(-len(keys) // (workers * 4))  # a few batches per worker, to balance them
     batches = [(keys[i : i + size], items[i : i + size]) for i in range(0, len(keys), size)]
     # Spawned: fork would copy the locks of threads a caller (pyarrow, DuckDB) may run.
-    with ProcessPoolExecutor(workers, get_context("spawn")) as pool:
+    with ProcessPoolExecutor(
+        workers, get_context("spawn"), _die_with_parent, (os.getpid(),)
+    ) as pool:
         answers = pool.map(memo.confirm, [batch for _, batch in batches])
         yield (
             [key for key, holds in zip(batch_keys, answer, strict=True) if holds]
@@ -663,7 +683,9 @@ def _results(
             yield run_job(job, tree)
         return
     # Spawned workers: the parent has pyarrow threads running, and fork would copy their locks.
-    with ProcessPoolExecutor(workers, get_context("spawn"), _init_worker, (ctx,)) as pool:
+    with ProcessPoolExecutor(
+        workers, get_context("spawn"), _start_worker, (os.getpid(), ctx)
+    ) as pool:
         pending: set[Future[JobResult]] = set()
         inline: list[tuple[Tree, Job]] = []
         for tree, job in [*head, *jobs]:

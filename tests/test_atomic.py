@@ -6,6 +6,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -102,3 +103,36 @@ def test_ctrl_c_says_out_is_as_before(command: str, corpus: Path, tmp_path: Path
         "or not at all)"
     )
     assert table_contents(out) == before
+
+
+def _processes_with(mark: str) -> list[int]:
+    """Live processes whose environment carries `mark` (a crawl's workers inherit it)."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            environ = Path(f"/proc/{pid}/environ").read_bytes()
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if f"CENSUS_TEST_MARK={mark}".encode() in environ.split(b"\0") and state != "Z":
+            found.append(int(pid))
+    return found
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_workers_end_with_a_crawl_killed_outright(corpus: Path, tmp_path: Path) -> None:
+    """A scheduler's `timeout -s KILL` kills the crawl alone: its worker processes must not
+    run on without it (they did, for minutes, holding their pipes)."""
+    mark = f"{os.getpid()}-{tmp_path.name}"
+    env = {**os.environ, "CENSUS_KILL_AT": "writing", "CENSUS_TEST_MARK": mark}
+    # Every job goes to the two workers (none inline), and "writing" falls between jobs.
+    code = (
+        "import pipeline.crawl as c; c.JOB_SESSIONS = 1; c.INLINE_SESSIONS = 1; "
+        f"c.crawl([{str(corpus)!r}], {str(tmp_path / 'out')!r}, workers=2)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, check=False)
+    assert done.returncode == -signal.SIGKILL
+    deadline = time.monotonic() + 20
+    while _processes_with(mark) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _processes_with(mark) == []
