@@ -9,6 +9,11 @@ they mean are read as that field, and what a page shows as empty is empty.
 - A bullet CommonMark does not take as a list marker (`•`, `-` and a no-break space) still
   marks the field it shows: under an item it is a nested field (a parse issue that fails
   the rule), on a line of its own it is read.
+- A fork or ledger heading whose ID is followed by a full stop or a bracket (`## F4. …`,
+  `## D2) …`): §3.1 takes a dash, colon, space or the end there; it is counted, with a
+  parse issue, and its rule fails.
+- A thesis section written only at another level (`### Claim 1: …` under `## Argument`
+  with no `## Claim`) is no section: a parse issue, and BS-THESIS-01 fails.
 - A manifest table meant as the routing table whose header misses a column is a parse issue
   that fails BS-MANIFEST-01 and BS-HARVEST-01 (its destinations' links went unchecked).
 
@@ -135,6 +140,30 @@ CASES = {
         "fail",
         "could not read",
     ),
+    "fork-id-then-a-full-stop": (
+        "forks.md",
+        "## F4 — ",
+        "## F4. ",
+        "BS-FORK-01",
+        "fail",
+        "is meant as a fork entry",
+    ),
+    "ledger-id-then-a-bracket": (
+        "ledger.md",
+        "## D2 — ",
+        "## D2) ",
+        "BS-LEDGER-01",
+        "fail",
+        "is meant as a ledger entry",
+    ),
+    "claim-only-as-a-subheading": (
+        "thesis.md",
+        "## Claim\n",
+        "## Summary\n### Claim 1: digests cut volume\n",
+        "BS-THESIS-01",
+        "fail",
+        "the section is `## Claim`",
+    ),
     "routing-table-with-target-for-destination": (
         "ops/manifest.md",
         "| # | What | Source | Destination | Action |",
@@ -153,6 +182,22 @@ def test_a_written_form_reads_as_it_shows(name: str, tmp_path: Path) -> None:
     assert _status(found, rule) == status, found.outcomes
     if phrase:
         assert any(phrase in m for m in _messages(found, rule)), _messages(found, rule)
+
+
+def test_a_subheading_named_claim_beside_the_section_is_no_note(tmp_path: Path) -> None:
+    """The control: `### Claim 1` under `## Argument` is fine when `## Claim` is there."""
+    folder = _session(
+        tmp_path, "r", "thesis.md", "## What changed\n", "### Claim 1\n\n## What changed\n"
+    )
+    found = detect(folder, "move")
+    assert found.result == "clean" and found.notes == [], found.notes
+
+
+@pytest.mark.parametrize("heading", ["## **F4** — ", "## F4: ", "## F4 ", "## `F4` — "])
+def test_an_id_then_a_dash_colon_or_space_is_an_entry(heading: str, tmp_path: Path) -> None:
+    """The control: §3.1's separators after the ID, emphasis closing around it included."""
+    found = detect(_session(tmp_path, "r", "forks.md", "## F4 — ", heading), "move")
+    assert found.result == "clean", (found.outcomes, found.notes)
 
 
 def test_a_closes_when_of_a_dash_was_already_empty(tmp_path: Path) -> None:

@@ -394,13 +394,22 @@ def entry_id(text: str, letter: str) -> tuple[bool, str | None, str]:
     """
     m = _ENTRY_RES[letter].match(text)
     if m is not None and m[1] and not _word_goes_on(m[2]):
-        return True, m[1], text[m.end(1) :]
+        if letter == "T" or m[2] in _AFTER_ID:
+            return True, m[1], text[m.end(1) :]
+        # `## F4. title`, `## D2) title`: §3.1 takes a dash, colon, space or the end after
+        # the ID; meant as an entry, the reader's own weighing counts it, and its rule fails.
+        return False, None, ""
     misspelt = _MISSPELT_RES[letter].match(text)
     if misspelt is not None and not _word_goes_on(misspelt[2]):
         return True, None, text[misspelt.end(1) :]
     if m is not None and not m[1] and (not m[2] or m[2] in " \t—–:"):
         return True, None, text[m.end(1) :]
     return False, None, ""
+
+
+# What may follow a fork's or ledger entry's ID in its heading (spec §3.1: a dash, colon,
+# space or the end), emphasis closing around the ID (`**F4** — …`) included.
+_AFTER_ID = frozenset(["", " ", "\t", "—", "–", "-", ":", "*", "_", "`", "\xa0"])
 
 
 def _word_goes_on(char: str) -> bool:
@@ -464,7 +473,13 @@ def meant_entry(
     # A space alone separates a whole ID in a heading (`## D2x notes` is a section), or
     # an ID from a turn's timestamp.
     timestamp = letter == "T" and text[m.end() : m.end() + 1].isdigit()
-    if separator is None and not (space and ((heading and not glued) or timestamp)):
+    # `## D2) title`, `## F4. title`: a numbered-list habit, which §3.1's entry does not take.
+    numbered = heading and not glued and not space and text[m.end() : m.end() + 1] in ".)"
+    if (
+        separator is None
+        and not (space and ((heading and not glued) or timestamp))
+        and not numbered
+    ):
         return None
     strong = heading or bool(hashes) or "[" in opening
     strong = strong or (bool(opening) and text.rstrip(" \t").endswith(opening[0]))

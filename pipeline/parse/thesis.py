@@ -35,14 +35,18 @@ def parse_thesis(lines: list[str], rec: Records) -> None:
     # A fence never closed hides the rest of the file (spec §3.1: fail closed).
     unclosed_fence(doc, rec, FILE, "BS-THESIS-01")
     note_html_fields(rec, FILE, doc, lines, _STAMP, _compose)
+    elsewhere: dict[str, Heading] = {}  # a section's name at another level than 2
     for block in doc.blocks:
         if isinstance(block, Heading):
             if block.level == 1 and "thesis_title" not in snap:
                 snap["thesis_title"] = block.text
                 continue
-            name = section(block.text, _NAMES) if block.level >= 2 else None
-            if name is not None:
+            name = section(block.text, _NAMES)
+            if name is not None and block.level == 2:
                 snap[_HEADINGS[name]] = True
+                continue
+            if name is not None:
+                elsewhere.setdefault(name, block)
                 continue
             # A stamp in a heading, or above a `---` (a setext heading), is still the stamp.
             block = as_fields(block, _STAMP)
@@ -58,6 +62,14 @@ def parse_thesis(lines: list[str], rec: Records) -> None:
             else:
                 first = snap["thesis_stamp_raw"]
                 repeated(rec, FILE, line, "Current as of", first, raw, "BS-COMPOSE-01")
+    for name, heading in elsewhere.items():
+        if not snap[_HEADINGS[name]]:
+            # `### Claim 1: …` under another section is no Claim section (spec: `## Claim`).
+            message = (
+                f"'{'#' * heading.level} {heading.text[:60]}' is a level-{heading.level} "
+                f"heading; the section is `## {name.capitalize()}`"
+            )
+            rec.issue(FILE, heading.line, "section-heading-level", message, "BS-THESIS-01")
 
 
 def _compose(_key: str, _value: str) -> str:
