@@ -258,9 +258,14 @@ def band_median(curve: tuple[CurvePoint, ...], z: float) -> tuple[float | None, 
     end may fall on the next kept step."""
     lower = upper = None
     before = survived = 1.0  # the upper band and the curve at the step before
+    tail = NormalDist().cdf(-z)
     for step in curve:
         band_low = band_up = step.survival
-        if 0 < step.survival < 1 and 0 < step.lower < 1:
+        after = step.at_risk - step.events - step.censored
+        if step.survival >= 1 and after > 0:
+            # No fork closed yet: km_curve's exact bound for all `after` forks surviving.
+            band_low = tail ** (1 / after)
+        elif 0 < step.survival < 1 and 0 < step.lower < 1:
             centre = math.log(-math.log(step.survival))
             spread = (math.log(-math.log(step.lower)) - centre) * z / Z95
             band_low = math.exp(-math.exp(centre + spread))
@@ -268,7 +273,7 @@ def band_median(curve: tuple[CurvePoint, ...], z: float) -> tuple[float | None, 
         elif step.survival <= 0 and step.events == step.at_risk > 0:
             # Every fork at risk closes: km_curve's exact bound for no survivor of Peto's
             # effective sample size n / S(t−), at z.
-            band_up = min(before, 1 - NormalDist().cdf(-z) ** (survived / step.at_risk))
+            band_up = min(before, 1 - tail ** (survived / step.at_risk))
         before, survived = band_up, step.survival
         if lower is None and band_low <= 0.5 + 1e-9:
             lower = step.time

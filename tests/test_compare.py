@@ -454,3 +454,18 @@ def test_ten_forks_a_side_all_closed_far_apart_are_a_regression_at_the_family_le
     # the upper end stays unreached and the shift is not shown beyond noise.
     eight = median_row(_arm([float(h) for h in range(1, 9)]), _arm([30.0] * 8), family)
     assert eight.verdict == "unchanged"
+
+
+def test_one_fork_against_ten_is_noise_not_a_regression() -> None:
+    """Before any close Greenwood's band is [1, 1], so one candidate fork closing at 50 h put
+    its median's lower end at 50 h, and ten baseline forks closing after 1…10 h read as a
+    regression "beyond noise" against a single fork. The exact bound for every fork at risk
+    surviving leaves one fork's median anywhere from 0 h: unchanged, at 95% and at the
+    family's level."""
+    family = NormalDist().inv_cdf(1 - 0.05 / 21 / 2)
+    base = _arm([float(h) for h in range(1, 11)])
+    for z in (Z95, family):
+        row = median_row(base, _arm([50.0]), z)
+        assert (row.difference, row.verdict) == (45.0, "unchanged"), z
+    # Forty candidate forks closing at 50 h are evidence, and stay a regression.
+    assert median_row(base, _arm(50.0, 40), family).verdict == "regression"

@@ -216,8 +216,10 @@ def stored_curve(steps: list[tuple[float, float, float]]) -> tuple[CurvePoint, .
             return survival
         return math.exp(-math.exp(math.log(-math.log(survival)) + shift))
 
+    # A hundred forks at risk: enough that the exact bound before the first close (S = 1)
+    # stays above 0.5 at every level these tests widen to.
     return tuple(
-        CurvePoint(t, 10, 1, 0, s_, band(s_, Z95 * se), band(s_, -Z95 * se)) for t, s_, se in steps
+        CurvePoint(t, 100, 1, 0, s_, band(s_, Z95 * se), band(s_, -Z95 * se)) for t, s_, se in steps
     )
 
 

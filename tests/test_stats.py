@@ -81,6 +81,11 @@ def assert_matches_lifelines(durations: Sequence[float], events: Sequence[bool])
             effective = step["at_risk"] / before["survival"]
             exact = min(before["upper"], 1 - TAIL95 ** (1 / effective))
             band.iloc[band.index.get_loc(step["time"]), 1] = exact
+        after = step["at_risk"] - step["events"] - step["censored"]
+        if step["survival"] >= 1 and after > 0:
+            # Where no fork has closed yet lifelines' band is [1, 1]; ours keeps the exact
+            # lower bound for all `after` forks at risk surviving (docs/stats.md).
+            band.iloc[band.index.get_loc(step["time"]), 0] = TAIL95 ** (1 / after)
         lower, upper = band.loc[step["time"]]
         assert step["lower"] == pytest.approx(lower, abs=1e-9)
         assert step["upper"] == pytest.approx(upper, abs=1e-9)
@@ -88,7 +93,10 @@ def assert_matches_lifelines(durations: Sequence[float], events: Sequence[bool])
         assert step["events"] == table.loc[step["time"], "observed"]
         assert step["censored"] == table.loc[step["time"], "censored"]
     median_ci = median_survival_times(band)
-    assert summary["median_lower"] == _finite(median_ci.iloc[0, 0])
+    # lifelines reads a band as never rising; the exact lower bound before the first close
+    # can lie below a later Greenwood one, so the lower end is the first time at or below 0.5.
+    below = [t for t, low in zip(band.index, band.iloc[:, 0], strict=True) if low <= 0.5 + 1e-9]
+    assert summary["median_lower"] == (float(below[0]) if below else None)
     assert summary["median_upper"] == _finite(median_ci.iloc[0, 1])
     for key, q in (("median", 0.5), ("p25", 0.75), ("p75", 0.25)):
         if any(abs(s["survival"] - q) < 1e-9 for s in steps):
@@ -144,18 +152,31 @@ def test_a_curve_falling_to_zero_keeps_an_upper_end_from_the_exact_bound() -> No
     forks closing together had the interval [1 h, 1 h] and two such arms differed "beyond
     noise". The upper end there is the exact bound for no survivor of n: with two forks the
     median's upper end is not reached; with forty it is, at the same step."""
-    for forks, upper in ((2, None), (40, 1.0)):
+    # Two forks are also too few to bound the lower end (no close yet, see the next test).
+    for forks, lower, upper in ((2, 0.0, None), (40, 1.0, 1.0)):
         steps, summary = km([1.0] * forks, [True] * forks)
         assert steps[-1]["upper"] == pytest.approx(1 - TAIL95 ** (1 / forks))
         assert (summary["median"], summary["median_lower"], summary["median_upper"]) == (
             1.0,
-            1.0,
+            lower,
             upper,
         )
         assert_matches_lifelines([1.0] * forks, [True] * forks)
     # A close that leaves forks at risk keeps Greenwood's band.
     steps, _ = km([1.0, 1.0, 2.0], [True, True, False])
     assert_matches_lifelines([1.0, 1.0, 2.0], [True, True, False])
+
+
+def test_before_the_first_close_the_lower_end_is_the_exact_bound() -> None:
+    """Before any close Greenwood's band is [1, 1], so one fork closing at 50 h put its
+    median's lower end at 50 h, and compare called 5 h against it a regression "beyond
+    noise". There the lower end is the exact bound for all n forks at risk surviving,
+    tail^(1/n): five forks or fewer cannot place a median above 0 at 95%; six can."""
+    for forks, lower in ((1, 0.0), (5, 0.0), (6, 50.0)):
+        steps, summary = km([50.0] * forks, [True] * forks)
+        assert steps[0]["lower"] == pytest.approx(TAIL95 ** (1 / forks))
+        assert summary["median"] == 50.0 and summary["median_lower"] == lower, forks
+        assert_matches_lifelines([50.0] * forks, [True] * forks)
 
 
 def test_km_median_not_reached_is_never_a_number() -> None:
@@ -593,7 +614,9 @@ def test_compute_end_to_end(history: Path) -> None:
         "compose_lag",
         "idle",
         "trend",
+        "unchecked_later",
     ]
+    assert result.unchecked_later == []
     assert result.point.labels == {"phase": "late"}
     assert len(result.history) == 4
     overall = result.fork_lifetimes.overall

@@ -12,7 +12,10 @@
 -- there the upper end is the exact bound for no survivor of Peto's effective sample size
 -- m = n / S(t−) (the forks at the start, when none was censored): 1 − tail^(1/m)
 -- (Clopper–Pearson; tail = 1 − Φ(z), the band's one-sided miss), and never above the
--- band before it.
+-- band before it. Likewise where no fork has closed yet (S = 1, where Greenwood's band is
+-- [1, 1] and one fork's close would bound a median's lower end): the lower end is the exact
+-- bound for every one of the n forks at risk after t surviving, tail^(1/n), so a median
+-- from a handful of forks may lie anywhere from t on.
 CREATE OR REPLACE MACRO km_curve(input, z, tail) AS TABLE
 WITH obs AS (
     SELECT grp, CAST(duration AS DOUBLE) AS t, event
@@ -42,7 +45,10 @@ product AS (
     FROM risk
     WINDOW w AS (PARTITION BY grp ORDER BY t ROWS UNBOUNDED PRECEDING)
 )
-SELECT grp, time, at_risk, events, censored, survival, lower,
+SELECT grp, time, at_risk, events, censored, survival,
+    CASE WHEN survival >= 1 AND at_risk > events + censored
+        THEN pow(tail, 1.0 / (at_risk - events - censored))
+        ELSE lower END AS lower,
     CASE WHEN survival <= 0 AND events = at_risk
         THEN least(lag(upper) OVER w, 1 - pow(tail, lag(survival) OVER w / at_risk))
         ELSE upper END AS upper
