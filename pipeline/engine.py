@@ -109,6 +109,9 @@ def connect(out: Out | None = None, sandbox: bool = False, views: bool = True) -
     con = duckdb.connect(":memory:", config={"threads": str(os.cpu_count() or 1)})
     # No progress bar: DuckDB draws it on stdout for a long query, inside the command's output.
     con.execute("SET enable_progress_bar = false")
+    # Times are UTC everywhere (spec §3): a message's `…Z` and a point's date must not follow
+    # the machine's zone, which DuckDB would use to format and return TIMESTAMPTZ values.
+    con.execute("SET TimeZone = 'UTC'")
     if out is not None and not sandbox and _attach(con, out):
         return con
     if out is None:

@@ -10,7 +10,7 @@ each arm of compare (docs/time-model.md).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from pipeline.errors import SelectorError
@@ -43,8 +43,16 @@ def all_points(con: Any) -> list[Point]:
         "SELECT point, position, started_at, runs, map_entries(labels), checked "
         "FROM points ORDER BY position"
     ).fetchall()
+    # In UTC whatever the connection's zone: every page, line and chart shows the time as UTC.
     return [
-        Point(r[0], r[1], r[2], tuple(r[3]), {e["key"]: e["value"] for e in r[4] or []}, r[5])
+        Point(
+            r[0],
+            r[1],
+            r[2].astimezone(UTC),
+            tuple(r[3]),
+            {e["key"]: e["value"] for e in r[4] or []},
+            r[5],
+        )
         for r in rows
     ]
 
