@@ -563,6 +563,29 @@ def test_sync_pairs_pair_dispatches_with_results(history: Path) -> None:
     assert rows[5]["dispatched_at"] == ts("2026-07-13T09:30Z")
 
 
+def test_a_sync_pair_takes_every_column_from_its_first_lines(tmp_path: Path) -> None:
+    """A sync ID with two dispatches and two results (BS-SYNC-01 fails) is paired from the
+    first of each in file order (docs/tables.md), every column from that line: the first
+    lines' times do not parse, so the pair has no times. DuckDB's arg_min skips NULLs, so
+    the times (and the edits) came from the second lines while the rest came from the first."""
+    session = Session(tmp_path / "corpus")
+    out = str(tmp_path / "out")
+    log = [
+        "S1 | gate: intake | dispatched: soon | scope: first",
+        "S1 | gate: stop | dispatched: 2026-07-06T10:00Z | scope: second",
+        "S1 → failed | yesterday | boom",
+        "S1 → reconciled | 2026-07-06T10:20Z | 4 edits · 0 new forks · 0 open",
+    ]
+    session.write("2026-07-06T14:00Z", TURNS[:1], log, [(1, "open", "user")], {1: []})
+    crawl([str(tmp_path / "corpus")], out, workers=1)
+    (row,) = _dicts(connect(Out(out)), "SELECT * FROM sync_pairs")
+    assert (row["gate"], row["scope"], row["dispatch_line"]) == ("intake", "first", 1)
+    assert (row["result"], row["summary"], row["result_line"]) == ("failed", "boom", 3)
+    assert (row["dispatched_at"], row["result_at"], row["latency_s"]) == (None, None, None)
+    assert row["edits"] is None
+    assert (row["dispatches"], row["results"]) == (2, 2)
+
+
 def test_sync_pairs_unpaired_orphaned_and_health(tmp_path: Path) -> None:
     session = Session(tmp_path / "corpus")
     out = str(tmp_path / "out")

@@ -1,7 +1,9 @@
 -- One row per snapshot and sync ID: the dispatch paired with its result (spec §6).
 -- A dispatch with no result is in flight (result null); a result with no dispatch keeps its
 -- row with the dispatch columns null. Where a sync ID has several dispatch or result lines
--- (BS-SYNC-01 fails), the first of each in file order is used and the counts say how many.
+-- (BS-SYNC-01 fails), the first of each in file order is used, every column from that line
+-- (arg_min_null: arg_min skips NULLs, and took an unreadable first line's time from the
+-- second), and the counts say how many.
 --
 -- sync_pairs_of(snapshot_ids) pairs them for those snapshots only (NULL: every one), so that
 -- a pass over a few sessions (fork_lifetimes_of) does not pair every snapshot's syncs; the view
@@ -17,9 +19,9 @@ WITH events AS (
 dispatches AS (
     SELECT snapshot_id, sync_id,
         min(sync_num) AS sync_num,
-        arg_min(gate, line) AS gate,
-        arg_min(scope, line) AS scope,
-        arg_min("at", line) AS dispatched_at,
+        arg_min_null(gate, line) AS gate,
+        arg_min_null(scope, line) AS scope,
+        arg_min_null("at", line) AS dispatched_at,
         min(line) AS dispatch_line,
         max(line) AS last_dispatch_line,
         count(*) AS dispatches
@@ -30,12 +32,12 @@ dispatches AS (
 results AS (
     SELECT snapshot_id, sync_id,
         min(sync_num) AS sync_num,
-        arg_min(result, line) AS result,
-        arg_min("at", line) AS result_at,
-        arg_min(edits, line) AS edits,
-        arg_min(new_forks, line) AS new_forks,
-        arg_min(open_forks, line) AS open_forks,
-        arg_min(summary, line) AS summary,
+        arg_min_null(result, line) AS result,
+        arg_min_null("at", line) AS result_at,
+        arg_min_null(edits, line) AS edits,
+        arg_min_null(new_forks, line) AS new_forks,
+        arg_min_null(open_forks, line) AS open_forks,
+        arg_min_null(summary, line) AS summary,
         min(line) AS result_line,
         count(*) AS results
     FROM events
