@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from pipeline.engine import connect, quote
-from pipeline.errors import UsageError
+from pipeline.errors import CensusError, UsageError
 from pipeline.schema import TABLES, Table
 from pipeline.select import all_points
 from pipeline.store import Out, new_run_id, publish, read_state, write_state
@@ -83,8 +83,22 @@ def compact(out_path: str) -> MaintenanceSummary:
         tables = [t for t in TABLES.values() if len(out.manifest()[t.name]) > 1]
         if tables:
             rewrite(out, tables)
-        out.sweep()
+        _sweep_after_readers(out)
         return MaintenanceSummary(before, _file_count(out))
+
+
+def _sweep_after_readers(out: Out) -> None:
+    """Delete the files a rewrite superseded only once census.duckdb names the new ones: a
+    reader of it (the DuckDB CLI) sees the old files or the new, never a file gone (it got IO
+    errors for the second between the sweep and the next command's rebuild). When it cannot
+    be rebuilt, the old files stay until a later sweep."""
+    from pipeline.aftercommit import refresh_database
+
+    try:
+        refresh_database(out)
+    except (CensusError, OSError):
+        return
+    out.sweep()
 
 
 def prune(
@@ -108,7 +122,8 @@ def prune(
             counts = {t: con.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0] for t in TABLES}
             after = rewrite(out, list(TABLES.values()), _keep(kept_runs, kept_points))
             summary.rows = {t: (counts[t], after[t]) for t in after}
-            out.sweep()
+            con.close()
+            _sweep_after_readers(out)
         summary.files_after = _file_count(out)
         return summary
 

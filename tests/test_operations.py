@@ -220,6 +220,30 @@ def test_file_count_stays_bounded_and_compact_merges(tmp_path: Path) -> None:
     assert len(on_disk) == sum(len(f) for f in Out(out).manifest().values()), "old files swept"
 
 
+@pytest.mark.parametrize("maintenance", ["compact", "prune"])
+def test_census_duckdb_names_live_files_once_compact_or_prune_returns(
+    maintenance: str, nights: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """A reader of census.duckdb (the DuckDB CLI) between a compaction's sweep and the next
+    command's rebuild got 'No files found': the sweep deleted the files its views named. The
+    library call itself now leaves census.duckdb naming only files that exist."""
+    import duckdb
+
+    from pipeline.maintain import compact, prune
+
+    _, source = nights
+    out = tmp_path / "out"
+    shutil.copytree(source, out)
+    crawl([str(nights[0])], str(out), workers=1, point="night-5")  # two files per table
+    if maintenance == "compact":
+        compact(str(out))
+    else:
+        prune(str(out), keep_last=2)
+    con = duckdb.connect(str(out / "census.duckdb"), read_only=True)
+    for table in ("runs", "observations", "snapshots", "rule_results", "forks"):
+        con.execute(f'SELECT count(*) FROM "{table}"').fetchone()
+
+
 def test_a_moved_out_reads_its_own_files_in_the_duckdb_cli(
     nights: tuple[Path, Path], tmp_path: Path
 ) -> None:
