@@ -34,6 +34,12 @@ def run_query(
 
     out = Out(out_path)
     out.require()
+    if output is not None and output.resolve().is_relative_to(out.root):
+        # Read-only means OUT too: an --output over a committed file damaged OUT silently.
+        raise UsageError(
+            f"--output {output} lies inside OUT ({out.root}), which census sql only reads; "
+            "write the result elsewhere"
+        )
     if fmt == "parquet" and output is None and sys.stdout.isatty():
         raise UsageError(
             "--format parquet is binary: give --output FILE, or send stdout to a file or pipe"

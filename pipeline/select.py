@@ -91,13 +91,19 @@ def resolve(
     named = run not in (None, "latest", "previous")
     if unchecked_ok:
         # Ad hoc SQL may name a point not checked yet; `latest` stays the latest checked.
-        return _pick(points if named else (done or points), run or "latest", wanted)
-    picked = _pick(points if named or not done else done, run or "latest", wanted)
+        among = points if named else (done or points)
+        return _pick(among, run or "latest", wanted, _which(among, points))
+    among = points if named or not done else done
+    picked = _pick(among, run or "latest", wanted, _which(among, points))
     if not picked.checked and checked:
         raise SelectorError(
             f"census point {picked.name!r} is not checked yet; run 'census check' on this OUT first"
         )
     return picked
+
+
+def _which(among: list[Point], points: list[Point]) -> str:
+    return " checked" if len(among) < len(points) else ""
 
 
 def unchecked_after(con: Any, point: Point) -> list[str]:
@@ -116,13 +122,14 @@ def unchecked_note(names: list[str], shown: Point) -> str | None:
     )
 
 
-def _pick(points: list[Point], run: str, wanted: dict[str, str]) -> Point:
+def _pick(points: list[Point], run: str, wanted: dict[str, str], which: str = "") -> Point:
+    """`which`: what the points are, when not every point of OUT (" checked")."""
     scope = f" among the points with {_text(wanted)}" if wanted else ""
     if run == "latest":
         return points[-1]
     if run == "previous":
         if len(points) < 2:
-            raise SelectorError(f"there is no previous census point{scope}: OUT holds one")
+            raise SelectorError(f"there is no previous census point{scope}: OUT holds one{which}")
         return points[-2]
     for point in points:
         if run == point.name or run in point.runs:

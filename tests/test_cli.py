@@ -279,6 +279,28 @@ def test_detect_empty_folder_still_prints_and_fails(tmp_path: Path) -> None:
     assert result.output.strip().endswith("failing")
 
 
+def test_sql_refuses_an_output_inside_out(crawled: Path) -> None:
+    """census sql only reads OUT: an --output over a committed table file damaged it silently
+    (the next query counted zero sessions)."""
+    committed = next((crawled / "tables" / "observations").rglob("*.parquet"))
+    before = committed.read_bytes()
+    for target in (committed, crawled / "manifest.json", crawled / "result.csv"):
+        done = runner.invoke(
+            app, ["sql", "SELECT 1", "--out", str(crawled), "-f", "csv", "--output", str(target)]
+        )
+        assert done.exit_code == 2 and "lies inside OUT" in done.output, done.output
+    assert committed.read_bytes() == before and not (crawled / "result.csv").exists()
+
+
+def test_previous_with_one_checked_point_says_checked(crawled: Path, corpus: Path) -> None:
+    """Two points, one checked: 'OUT holds one' read as wrong; it holds one checked point."""
+    assert runner.invoke(app, ["check", "--out", str(crawled)]).exit_code == 0
+    assert runner.invoke(app, ["crawl", str(corpus), "--out", str(crawled)]).exit_code == 0
+    done = runner.invoke(app, ["stats", "--out", str(crawled), "--run", "previous"])
+    assert done.exit_code == 2
+    assert "there is no previous census point: OUT holds one checked" in done.output
+
+
 def test_sql_formats(crawled: Path, tmp_path: Path) -> None:
     query = "SELECT stage, count(*) AS n FROM snapshots GROUP BY stage ORDER BY stage"
     table = runner.invoke(app, ["sql", query, "--out", str(crawled)])
