@@ -692,6 +692,8 @@ def compare(
     cand = Selector(candidate_run, _labels(candidate))
     _repair(out)
     result = run_compare(str(out), base, cand)
+    for note in result.notes:
+        typer.echo(note, err=True)
     if json_:
         typer.echo(json.dumps(result.as_json(), indent=2, default=str))
     else:

@@ -23,7 +23,7 @@ from typing import Any
 
 from pipeline.engine import connect, fetch_dicts
 from pipeline.rules import load_rules
-from pipeline.select import Point, resolve
+from pipeline.select import Point, earlier_carrying, resolve
 from pipeline.stats import (
     CurvePoint,
     Lifetime,
@@ -80,6 +80,8 @@ class Comparison:
     # The baseline's sessions when the candidate has none (a replay that wrote nothing, a
     # wrong root), else 0: every rate is then "no sessions", which no test can flag.
     emptied: int = 0
+    # What the reader should know about how the arms were chosen (printed on stderr).
+    notes: list[str] = field(default_factory=list)
 
     @property
     def regressions(self) -> list[Row]:
@@ -146,7 +148,16 @@ def compare(out_path: str, baseline: Selector, candidate: Selector) -> Compariso
     con = connect(out)
     base = resolve(con, baseline.run, baseline.labels, checked=True)
     cand = resolve(con, candidate.run, candidate.labels, checked=True)
-    return between(con, base, cand)
+    result = between(con, base, cand)
+    for arm, selector, point in (("baseline", baseline, base), ("candidate", candidate, cand)):
+        left = earlier_carrying(con, point, selector.labels) if selector.run is None else []
+        if left:
+            result.notes.append(
+                f"note: the {arm} is census point {point.name} alone; {', '.join(left)} also "
+                f"carry {', '.join(f'{k}={v}' for k, v in selector.labels.items())} and are "
+                "not counted (crawl an arm's runs into one --point to count them together)"
+            )
+    return result
 
 
 def between(

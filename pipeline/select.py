@@ -141,6 +141,14 @@ def _pick(points: list[Point], run: str, wanted: dict[str, str], which: str = ""
     )
 
 
+def earlier_carrying(con: Any, point: Point, labels: dict[str, str]) -> list[str]:
+    """The checked points before `point` that also carry `labels`: an arm chosen by labels is
+    its latest point alone, so an arm crawled as two separate points (no shared --point)
+    leaves these out."""
+    points = [p for p in all_points(con) if p.checked and p.position < point.position]
+    return [p.name for p in _carrying(points, _run_labels(con), labels)] if labels else []
+
+
 def _carrying(
     points: list[Point], carrying: dict[str, dict[str, str]], wanted: dict[str, str]
 ) -> list[Point]:

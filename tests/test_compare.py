@@ -469,3 +469,29 @@ def test_one_fork_against_ten_is_noise_not_a_regression() -> None:
         assert (row.difference, row.verdict) == (45.0, "unchanged"), z
     # Forty candidate forks closing at 50 h are evidence, and stay a regression.
     assert median_row(base, _arm(50.0, 40), family).verdict == "regression"
+
+
+def test_an_arm_crawled_as_two_points_says_what_it_left_out(tmp_path: Path) -> None:
+    """An arm chosen by labels is its latest census point: a baseline crawled in two separate
+    crawls (no shared --point) was silently its second half. Compare names what it left
+    out on stderr; one --point for both crawls counts them together, with no note."""
+    corpus = generate_corpus(tmp_path / "c", 40, 3, 0.1)
+    halves = sorted(str(p) for p in corpus.iterdir() if p.is_dir())
+    out = tmp_path / "out"
+    for half in (halves[: len(halves) // 2], halves[len(halves) // 2 :]):
+        crawl(half, str(out), {"run": "baseline"}, workers=1)
+    crawl([str(corpus)], str(out), {"run": "candidate"}, workers=1)
+    check(str(out))
+    args = ["compare", "--out", str(out), "--baseline", "run=baseline"]
+    done = CliRunner().invoke(app, [*args, "--candidate", "run=candidate"])
+    chosen = resolve(connect(Out(out)), None, {"run": "baseline"}, checked=True)
+    assert f"note: the baseline is census point {chosen.name} alone;" in done.stderr
+    assert "not counted" in done.stderr and "candidate is" not in done.stderr
+    together = tmp_path / "together"
+    for half in (halves[: len(halves) // 2], halves[len(halves) // 2 :]):
+        crawl(half, str(together), {"run": "baseline"}, workers=1, point="base")
+    crawl([str(corpus)], str(together), {"run": "candidate"}, workers=1)
+    check(str(together))
+    args = ["compare", "--out", str(together), "--baseline", "run=baseline"]
+    quiet = CliRunner().invoke(app, [*args, "--candidate", "run=candidate"])
+    assert quiet.stderr == "", quiet.stderr
