@@ -3,7 +3,7 @@
 -- description: The folder's location agrees with its lifecycle: a research folder is not harvested; a history folder is harvested and has no ops/.
 -- reads: state.md
 select snapshot_id, 'state.md' as file, status_line as line,
-    'Status is harvested but the folder is still under docs/research/; finish the move to docs/history/brainstorms/'
+    'Status is harvested but the folder is not under docs/history/brainstorms/; finish the move to docs/history/brainstorms/'
         || topic || '/' as message
 from snapshots
 where location = 'research' and status = 'harvested'
