@@ -89,7 +89,7 @@ def field(text: str) -> tuple[str, str] | None:
     colon = text.find(":", 0, MAX_FIELD_NAME + 8)
     if colon < 1:
         return None
-    if text[0] in _ODD_BULLETS and text[1:2] in _ODD_BULLETS[text[0]]:
+    if text[0] in _BULLET_CHARS and text[1:2] in _ODD_BULLETS[text[0]]:
         # A bullet CommonMark takes for no list marker (`• Resolves: F4`, `-` and a no-break
         # space): the line is still the field it shows, not a line of prose.
         text = text[2:].lstrip(" \t\xa0")
@@ -105,12 +105,14 @@ def field(text: str) -> tuple[str, str] | None:
     # `**Status:** open`: the marks right after the colon close the name's emphasis.
     if value[:1] in ("*", "_"):
         value = value.lstrip("*_")
-    return name, shown(value.strip(" \t\xa0"))
+    value = value.strip(" \t\xa0")
+    return name, (shown(value) if "<!--" in value else value)
 
 
 # A bullet character that is no list marker to CommonMark, and the spaces after it that
 # make it one to a reader: a typographic bullet and any space, or `-*+` and a no-break one.
 _ODD_BULLETS = {b: " \t\xa0\u202f" for b in "•◦‣▪"} | {b: "\xa0\u202f" for b in "-*+"}
+_BULLET_CHARS = "".join(_ODD_BULLETS)  # a string: `in` on it is the cheapest test per field
 # An HTML comment inside a line, which a rendered page does not show (`stopping <!-- since
 # S3 -->`): not part of a value, and its `-->` is no arrow.
 _INLINE_COMMENT_RE = re.compile(r"[ \t]*+<!--.*?-->")
