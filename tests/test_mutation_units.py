@@ -357,3 +357,17 @@ def test_plain_is_utc_whatever_the_local_zone(monkeypatch: pytest.MonkeyPatch) -
     finally:
         monkeypatch.undo()
         time.tzset()
+
+
+def test_an_alarm_names_a_median_never_reached_as_compare_does() -> None:
+    """The alarm line showed a candidate median the curve never reaches as '–'; compare and the
+    report say 'not reached' (spec §7: shown as 'not reached', never as a number)."""
+    from pipeline.alarms import AlarmReport
+
+    when = datetime(2026, 12, 3, tzinfo=UTC)
+    night1, night2 = Point("night-1", 1, when, ("r1",)), Point("night-2", 2, when, ("r2",))
+    regressed = Row(MEDIAN, "own", "two-sample", Arm(10, 10, 5.0), Arm(0, 10, None), None,
+                    12.0, None, worse_when="higher")  # fmt: skip
+    report = AlarmReport("out", night2, [], baseline=night1, regressions=[regressed])
+    (line,) = report.alarm_lines()
+    assert line.startswith(f"{MEDIAN} regressed from 5.0 h at night-1 to not reached at night-2")
