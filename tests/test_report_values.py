@@ -289,3 +289,20 @@ def test_what_changed_reads_the_lifetimes_states(tmp_path: Path) -> None:
         "SELECT censored, vanished FROM fork_lifetimes WHERE fork_id = 'F9'"
     ).fetchall()
     assert lifetime == [(True, False)]  # open in the latest snapshot
+
+
+def test_one_newly_failing_session_is_named_in_the_singular(tmp_path: Path) -> None:
+    """One session that was clean and fails now reads "The 1 session that was clean … and
+    fails now", not "that were … fail"."""
+    root = tmp_path / "corpus"
+    shutil.copytree(FIXTURES / "cases" / "base" / "open" / "repo", root / "repo")
+    session = root / "repo" / "docs" / "research" / "demo-brainstorm"
+    out = str(tmp_path / "out")
+    crawl([str(root)], out, workers=1, point="n1")
+    with open(session / "forks.md", "a") as forks:
+        forks.write("\n## F9 — Is this fork ever closed? [open]\n- Raised by: user\n")
+    crawl([str(root)], out, workers=1, point="n2")
+    check(out)
+    html = build(out, str(tmp_path / "report.html")).path.read_text()
+    text = " ".join(html.split())
+    assert "The 1 session that was clean (or not there) at <code>n1</code> and fails now" in text
