@@ -25,6 +25,14 @@ class _CensusGroup(typer.core.TyperGroup):
     """One line on stderr and exit 2 for every error (a traceback only with --debug); a closed
     pipe ends quietly."""
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # `census --help` lists each command by its docstring's first paragraph; Typer's rich
+        # mode would keep that paragraph's line breaks, which cut sentences mid-line.
+        for command in self.commands.values():
+            if command.short_help is None and command.help:
+                command.short_help = " ".join(command.help.split("\n\n")[0].split())
+
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         ctx.meta["census.args"] = list(args)
         try:

@@ -399,3 +399,17 @@ def test_a_night_missing_a_shard_is_not_frozen(corpus: Path, tmp_path: Path) -> 
     shard("1/2")
     whole = runner.invoke(app, ["check", "--out", out])
     assert whole.exit_code == 0, whole.output
+
+
+def test_the_command_list_reads_each_summary_as_one_paragraph() -> None:
+    """`census --help` lists each command by its docstring's first paragraph, reflowed: a
+    docstring's own line breaks do not cut a sentence mid-line."""
+    from typer.main import get_command
+
+    result = runner.invoke(app, ["--help"], terminal_width=400, env={"COLUMNS": "400"})
+    assert result.exit_code == 0
+    listed = result.output
+    for name, command in get_command(app).commands.items():  # type: ignore[attr-defined]
+        summary = " ".join((command.help or "").split("\n\n")[0].split())
+        line = next(line for line in listed.splitlines() if f"│ {name} " in line)
+        assert summary in line, (name, line)
