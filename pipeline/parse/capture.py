@@ -8,7 +8,7 @@ import re
 from datetime import UTC, datetime
 
 from pipeline.parse.blocks import Block, Heading, Table, parse
-from pipeline.parse.lexical import find_timestamp, parse_timestamp
+from pipeline.parse.lexical import canonical_id, find_timestamp, parse_timestamp
 from pipeline.parse.reading import (
     entry_id,
     entry_line,
@@ -83,7 +83,7 @@ def parse_capture(lines: list[str], rec: Records) -> None:
             _turn(block, rec)
             continue
         num, raw, instant = fast
-        line, turn_id = block.line, f"T{num}"
+        line, turn_id = block.line, canonical_id("T", num)
         rec.add(
             "turns",
             file=FILE,
@@ -178,7 +178,7 @@ def _turn_row(line: int, heading: str, digits: str | None, rest: str, rec: Recor
         "turns",
         file=FILE,
         line=line,
-        turn_id=f"T{digits}",
+        turn_id=canonical_id("T", digits),
         turn_num=int(digits) if len(digits) < 10 else number(rec, FILE, line, digits, "turn"),
         at_raw=raw if raw is not None else rest.strip(" \t·—–-:|")[:200],
         at=at,

@@ -6,7 +6,7 @@ import re
 from typing import Any
 
 from pipeline.parse.blocks import Block, Heading, Table, parse
-from pipeline.parse.lexical import ARROW_RE, bare, ids, says_nothing, token
+from pipeline.parse.lexical import ARROW_RE, bare, canonical_id, ids, says_nothing, token
 from pipeline.parse.reading import (
     as_fields,
     entry_id,
@@ -171,7 +171,7 @@ def _heading(
 ) -> dict[str, Any]:
     fork = dict(_BLANK)
     if digits is not None:
-        fork["fork_id"] = f"F{digits}"
+        fork["fork_id"] = canonical_id("F", digits)
         fork["fork_num"] = number(rec, FILE, line, digits, "fork")
     else:
         rec.issue(FILE, line, "bad-fork-heading", f"fork heading has no F# ID: {heading[:120]}")

@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 from pipeline.parse.blocks import Block, Heading, Item, Paragraph, Table, parse
-from pipeline.parse.lexical import bare, ids, says_nothing
+from pipeline.parse.lexical import bare, canonical_id, ids, says_nothing
 from pipeline.parse.reading import (
     as_fields,
     entry_id,
@@ -156,7 +156,7 @@ def _heading(
     entry = dict(_BLANK)
     line = block.line
     if digits is not None:
-        entry["decision_id"] = f"D{digits}"
+        entry["decision_id"] = canonical_id("D", digits)
         # Ascending order cannot be checked without the number: BS-LEDGER-01 fails.
         entry["decision_num"] = number(rec, FILE, line, digits, "ledger entry", RULE)
     else:

@@ -171,11 +171,18 @@ def _joins(char: str) -> bool:
     return bool(char) and (char.isalnum() or char in "_-")
 
 
+def canonical_id(letter: str, digits: str) -> str:
+    """An ID as the census names it: its letter and its number, leading zeros dropped (the
+    schema's IDs are `F{n}`, so `F04` in a heading and `F4` in a ref are one fork)."""
+    return letter + (digits.lstrip("0") or "0")
+
+
 def ids(text: str, letter: str) -> list[str]:
-    """Every `{letter}{n}` that stands as a whole word in text, in order, once each."""
+    """Every `{letter}{n}` that stands as a whole word in text, in order, once each (as
+    canonical_id names it)."""
     if letter not in text:
         return []
-    found = _ID_RES[letter].findall(text)
+    found = [canonical_id(letter, f[1:]) for f in _ID_RES[letter].findall(text)]
     return list(dict.fromkeys(found)) if len(found) > 1 else found
 
 

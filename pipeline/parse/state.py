@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from pipeline.parse.blocks import Block, Heading, Item, Paragraph, Table, parse
-from pipeline.parse.lexical import WHOLE_ID, bare, shown, split_arrow, stamp, token
+from pipeline.parse.lexical import WHOLE_ID, bare, canonical_id, shown, split_arrow, stamp, token
 from pipeline.parse.reading import (
     as_fields,
     fields,
@@ -198,9 +198,10 @@ def _refs(raw: str) -> list[tuple[str, str, str | None]]:
         text_ids = _FRAGMENT_RE.sub(lambda m: " " * len(m[0]), text) if hits else text
         seen: set[str] = set()
         for m in _REF_ID_RE.finditer(text_ids):
-            if m[0] not in seen:
-                seen.add(m[0])
-                hits.append((m.start(), m[0], "fork" if m[0][0] == "F" else "decision", m[0]))
+            target = canonical_id(m[0][0], m[0][1:])
+            if target not in seen:
+                seen.add(target)
+                hits.append((m.start(), m[0], "fork" if m[0][0] == "F" else "decision", target))
         for m in _THESIS_RE.finditer(text_ids):
             hits.append((m.start(), m[0], "thesis", None))
         for m in _NONE_YET_RE.finditer(text_ids):
@@ -233,7 +234,7 @@ def _simple_ref(text: str) -> tuple[str, str, str | None] | None:
     """A part that is one ref in the schema's spelling, read without searching it."""
     c = text[0]
     if c in "FD" and text[1:].isdigit() and text.isascii():
-        return text, "fork" if c == "F" else "decision", text
+        return text, "fork" if c == "F" else "decision", canonical_id(c, text[1:])
     if text == "thesis":
         return text, "thesis", None
     if text == "none yet":

@@ -19,7 +19,7 @@ from pipeline.parse.blocks import (
     html_kind,
     parse,
 )
-from pipeline.parse.lexical import ARROW_RE, MAX_LINE_CHARS, bare, field, stamp, token
+from pipeline.parse.lexical import ARROW_RE, MAX_LINE_CHARS, bare, canonical_id, field, stamp, token
 from pipeline.parse.reading import HIDDEN_HTML, number, untagged
 from pipeline.parse.records import Records
 
@@ -207,7 +207,7 @@ def _event(rec: Records, line: int, num: str, kind: str, at_raw: str, **fields: 
     row = {
         "file": FILE,
         "line": line,
-        "sync_id": f"S{num}",
+        "sync_id": canonical_id("S", num),
         "sync_num": int(num) if len(num) < 10 else number(rec, FILE, line, num, "sync"),
         "kind": kind,
         "at_raw": at_raw,

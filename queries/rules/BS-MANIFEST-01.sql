@@ -40,9 +40,10 @@ join manifests m using (snapshot_id)
 where f.marker = 'parked' and f.fork_id is not null and not exists (
     select 1 from current_rows r
     where r.snapshot_id = f.snapshot_id
-        -- The ID as a whole word, wrapped in emphasis or not (`_F4_` names F4).
-        and (regexp_matches(r.what, '(^|[^A-Za-z0-9])' || f.fork_id || '([^A-Za-z0-9]|$)')
-            or regexp_matches(r.source, '(^|[^A-Za-z0-9])' || f.fork_id || '([^A-Za-z0-9]|$)'))
+        -- The ID as a whole word, wrapped in emphasis or not (`_F4_` names F4), by its
+        -- number: `F04` names F4 as the ID readers do (leading zeros dropped).
+        and (regexp_matches(r.what, '(^|[^A-Za-z0-9])F0*' || substr(f.fork_id, 2) || '([^A-Za-z0-9]|$)')
+            or regexp_matches(r.source, '(^|[^A-Za-z0-9])F0*' || substr(f.fork_id, 2) || '([^A-Za-z0-9]|$)'))
 )
 union all
 select fr.snapshot_id, 'ops/manifest.md', null,
