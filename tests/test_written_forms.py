@@ -200,6 +200,39 @@ def test_an_id_then_a_dash_colon_or_space_is_an_entry(heading: str, tmp_path: Pa
     assert found.result == "clean", (found.outcomes, found.notes)
 
 
+# Underscore emphasis around a value with commentary after it, as `**…**` is read: (file,
+# old, new). Each left the session failing (`Status 'stopping_ (since S3)' is not …`).
+UNDERSCORED = {
+    "status": ("state.md", "- Status: stopping\n", "- Status: _stopping_ (since S3)\n"),
+    "result": ("ops/manifest.md", "- Result: pass\n", "- Result: _pass_ (all five answered)\n"),
+    "manifest-status": ("ops/manifest.md", "Status: applied\n", "Status: _applied_ (today)\n"),
+    "raised-by": ("forks.md", "- Raised by: probe\n", "- Raised by: _probe_ (night run)\n"),
+    "thesis-ref": ("state.md", "→ D2, thesis\n", "→ D2, _thesis_ (the claim)\n"),
+    "fragment-ref": (
+        "state.md",
+        "→ D4, fragment:send-window\n",
+        "→ D4, _fragment:send-window_ (notes)\n",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(UNDERSCORED))
+def test_underscore_emphasis_then_commentary_is_the_value(name: str, tmp_path: Path) -> None:
+    file, old, new = UNDERSCORED[name]
+    found = detect(_session(tmp_path, "r", file, old, new), "move")
+    assert found.result == "clean" and found.notes == [], (found.outcomes, found.notes)
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [("- Status: stopping\n", "- Status: stopping_now\n"), ("→ D2, thesis\n", "→ D2, my_thesis\n")],
+)
+def test_an_underscore_inside_a_word_is_no_emphasis(old: str, new: str, tmp_path: Path) -> None:
+    """The control: `stopping_now` is another word, not the token, and fails."""
+    found = detect(_session(tmp_path, "r", "state.md", old, new), "move")
+    assert found.result == "failing", found.outcomes
+
+
 def test_a_closes_when_of_a_dash_was_already_empty(tmp_path: Path) -> None:
     """The control for the one definition: `Closes when: —` failed before `Decision: —` did."""
     folder = _session(tmp_path, "r", "forks.md", "- Raised by: probe\n", "- Raised by: probe\n")

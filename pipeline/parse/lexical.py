@@ -35,7 +35,8 @@ INT32_MAX = 2**31 - 1
 # Spaces, and the emphasis and code-span marks stripped around names and tokens.
 # A no-break space (pasted from a rendered page) is a space here too.
 _MARKS = " \t\xa0*_`"
-_WORD_RE = re.compile(r"[A-Za-z]++(?![\w-])")
+# A value's first word; emphasis closing right after it (`_stopping_ (since S3)`) ends it.
+_WORD_RE = re.compile(r"[A-Za-z]++(?=[*_]*+(?![\w-]))")
 # An ID as a whole word: no letter or digit on either side, so emphasis (`_F4_`, `**F4**`)
 # wraps it as any other mark does (`\b` would count `_` as part of the word).
 WHOLE_ID = r"(?<![A-Za-z0-9]){}\d+(?![A-Za-z0-9])"

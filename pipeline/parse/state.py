@@ -35,9 +35,12 @@ _SITTINGS = ("single", "multi")
 # Searched for alone (the spaces around it are trimmed): `^(.*?)` before DASH's `\s*`
 # is quadratic in a long run of spaces.
 _DASH_AT_RE = re.compile(r"[—–]|(?<=\s)-(?=\s)")
-_FRAGMENT_RE = re.compile(r"(?i:fragment):[ \t]*+([^\s,;()\[\]`*]++)")
-_THESIS_RE = re.compile(r"(?i)(?<![\w-])thesis(?![\w-])")
-_NONE_YET_RE = re.compile(r"(?i)(?<![\w-])none\s+yet(?![\w-])")
+# A fragment's name ends where emphasis closing it does (`_fragment:x_ (notes)` names x).
+_FRAGMENT_RE = re.compile(r"(?i:fragment):[ \t]*+([^\s,;()\[\]`*]+?)(?=_*+(?:[\s,;()\[\]`*]|$))")
+# A keyword as a word of its own, or wrapped in underscore emphasis (`_thesis_ (claim)`).
+_ALONE_BEFORE, _ALONE_AFTER = r"(?:(?<![\w-])|(?<=(?<![\w-])_))", r"(?=_?(?![\w-]))"
+_THESIS_RE = re.compile(rf"(?i){_ALONE_BEFORE}thesis{_ALONE_AFTER}")
+_NONE_YET_RE = re.compile(rf"(?i){_ALONE_BEFORE}none\s+yet{_ALONE_AFTER}")
 _REF_ID_RE = re.compile(WHOLE_ID.format("[FD]"))
 _ASPECTS_RE = re.compile(r"(?i)(?<![a-z])aspects?(?![a-z])")
 
@@ -184,7 +187,8 @@ def _refs(raw: str) -> list[tuple[str, str, str | None]]:
     that holds none of them is one unknown ref."""
     found: list[tuple[str, str, str | None]] = []
     for part in _ref_parts(raw):
-        text = part.strip()
+        # Emphasis around a whole ref is no part of it (`_thesis_`, `*none yet*`).
+        text = bare(part)
         if not text:
             continue
         simple = _simple_ref(text)
