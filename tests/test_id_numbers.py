@@ -117,3 +117,25 @@ def test_a_manifest_row_names_a_parked_fork_by_its_number(tmp_path: Path) -> Non
     assert status("## F4 —", "parked fork F04") == "pass"
     assert status("## F004 —", "parked fork F4") == "pass"
     assert status("## F4 —", "parked fork F40") == "fail"
+
+
+def test_a_fragment_path_routes_that_fragment_only(tmp_path: Path) -> None:
+    """BS-MANIFEST-01: a Source `fragments/send-window.md` names one fragment; only the word
+    `fragments` (or the folder, `fragments/`) routes them all. The path's word routed every
+    fragment, so one without a row passed."""
+    repo = copy_tree(FIXTURES / "cases" / "base" / "applied" / "repo", tmp_path / "repo")
+    session = repo / SESSION
+    (session / "fragments" / "error-codes.md").write_text("# Error codes\n", encoding="utf-8")
+    manifest = session / "ops" / "manifest.md"
+    text = manifest.read_text(encoding="utf-8")
+
+    def status(source: str) -> str:
+        manifest.write_text(text.replace("fragment:send-window", source), encoding="utf-8")
+        found = detect(session, "move")
+        return next(o.status for o in found.outcomes if o.rule == "BS-MANIFEST-01")
+
+    assert status("fragments/send-window.md") == "fail"
+    assert status("docs/fragments") == "fail"
+    assert status("fragments") == "pass"
+    assert status("fragments/") == "pass"
+    assert status("thesis + Fragments") == "pass"

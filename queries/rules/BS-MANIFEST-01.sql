@@ -9,9 +9,10 @@ with current_rows as (
     select * from manifest_rows where "current"
 ),
 routes_all_fragments as (
-    -- The word in any case: `Thesis + Fragments` routes them all as `thesis + fragments` does.
+    -- The word in any case: `Thesis + Fragments` routes them all as `thesis + fragments` does;
+    -- so does the folder, `fragments/`, while `fragments/x.md` names one fragment only.
     select distinct snapshot_id from current_rows
-    where regexp_matches(source, '\bfragments\b', 'i')
+    where regexp_matches(source, '(^|[^\w/.-])fragments/?([^\w/.-]|$)', 'i')
 )
 select snapshot_id, file, coalesce(round_line, line) as line,
     case
