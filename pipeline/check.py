@@ -73,7 +73,7 @@ def check(out_path: str, recheck: bool = False) -> CheckSummary:
         current = ruleset()
         points = _points(con)
         pending = [p for p, done in points if recheck or not done]
-        _require_every_shard(con, [p for p, done in points if not done])
+        _require_every_shard(con, [p for p, done in points if not done], [p for p, _ in points])
         last = con.execute("SELECT arg_max(ruleset, check_id) FROM checks").fetchone()[0]
         summary = CheckSummary(
             pending, 0, 0, current, last if last and last != current else None, 0.0, recheck
@@ -88,7 +88,7 @@ def check(out_path: str, recheck: bool = False) -> CheckSummary:
 _SHARD = re.compile(r"(\d+)-of-(\d+)")
 
 
-def _require_every_shard(con: Any, unchecked: list[str]) -> None:
+def _require_every_shard(con: Any, unchecked: list[str], order: list[str]) -> None:
     """A night crawled in shards is decided only once every shard of it is in: a check freezes
     it for good (a late shard is then refused), so a missing one would lose its sessions."""
     rows = con.execute(
@@ -103,6 +103,14 @@ def _require_every_shard(con: Any, unchecked: list[str]) -> None:
         if not shards or (len(counts) == 1 and len(shards) == max(counts)):
             continue
         crawled = ", ".join(f"{k}/{n}" for k, n in sorted(shards))
+        later = order[order.index(point) + 1 :]
+        if later:
+            # A crawl adds to the latest point only: this night can no longer be completed.
+            raise UsageError(
+                f"census point {point!r} holds shards {crawled} only, and {later[0]!r} was "
+                f"crawled after it, so no shard can join it now; drop it with census prune "
+                f"--point {point}, then check"
+            )
         raise UsageError(
             f"census point {point!r} holds shards {crawled} only; crawl the others with "
             f"--point {point} --shard K/N (one N for the night), then check"

@@ -329,6 +329,8 @@ def crawl(
 
 
 def _print_check(summary: Any) -> None:
+    from pipeline.textout import plural
+
     if summary.previous_ruleset:
         typer.echo(
             f"the rules changed since the last check ({summary.previous_ruleset} → "
@@ -344,11 +346,12 @@ def _print_check(summary: Any) -> None:
         if summary.parse_issues
         else "no parse issues"
     )
-    names = ", ".join(summary.points[-3:]) + (" …" if len(summary.points) > 3 else "")
+    # The last three: an ellipsis before them says the earlier ones are not named.
+    names = ("…, " if len(summary.points) > 3 else "") + ", ".join(summary.points[-3:])
     typer.echo(
         f"{what} {len(summary.points)} census point(s) ({names}): "
-        f"{summary.snapshots} snapshots evaluated ({unread}), {summary.series_findings} "
-        f"findings along history, {summary.seconds:.2f} s"
+        f"{plural(summary.snapshots, 'snapshot')} evaluated ({unread}), "
+        f"{plural(summary.series_findings, 'finding')} along history, {summary.seconds:.2f} s"
     )
 
 
@@ -727,6 +730,13 @@ def prune(
         str | None,
         typer.Option(help="Drop the census points started before this date (YYYY-MM-DD)."),
     ] = None,
+    point: Annotated[
+        str | None,
+        typer.Option(
+            "--point",
+            help="Drop this one census point (a night whose shards can no longer all be crawled).",
+        ),
+    ] = None,
     json_: JsonOption = False,
 ) -> None:
     """Drop whole census points from OUT, atomically; keep every snapshot a kept point observes.
@@ -745,7 +755,7 @@ def prune(
             when = datetime.fromisoformat(before).replace(tzinfo=UTC)
         except ValueError:
             fail(f"--before {before!r} is not a date; write --before 2026-10-01")
-    summary = run_prune(str(out), keep_last, when)
+    summary = run_prune(str(out), keep_last, when, point)
     _repair(out)
     if json_:
         from dataclasses import asdict

@@ -9,6 +9,7 @@ whose content hash is already stored is read but not parsed or written again.
 from __future__ import annotations
 
 import os
+import re
 import signal
 import sys
 import time
@@ -230,7 +231,7 @@ def _crawl_locked(out: Out, trees: list[Tree], plan: _Plan) -> CrawlSummary:
     run_id = new_run_id()
     point = plan.point or run_id
     if plan.point:  # a new run id names a new point, which nothing can have checked
-        _refuse_checked_point(out, point)
+        _refuse_closed_point(out, point, plan.shard)
     now = datetime.now(UTC)
     made = memo.context(READER_VERSION, plan.git_history, plan.shard_name)
     memos, vouched_by = memo.load(_memo_file(out, plan), made)
@@ -486,8 +487,11 @@ def _root_key(tree: Tree) -> str:
     return os.path.realpath(tree.label)
 
 
-def _refuse_checked_point(out: Out, point: str) -> None:
-    """A checked census point is final: a crawl adds a point, never rewrites one."""
+def _refuse_closed_point(out: Out, point: str, shard: tuple[int, int] | None) -> None:
+    """A crawl adds to the latest census point or starts a new one, never rewrites one: a
+    checked point is final, and a point crawled after this one would have its sessions'
+    later content ordered before this one's (a step forward read as a step back). Shards of
+    one night share one N, or the night could never be checked."""
     from pipeline.engine import parquet_scan
 
     files = out.files(CHECKS.name)
@@ -496,6 +500,32 @@ def _refuse_checked_point(out: Out, point: str) -> None:
         raise OutError(
             f"census point {point!r} is already checked and its results are final; "
             "crawl into a new --point"
+        )
+    runs = out.files(RUNS.name)
+    if not runs:
+        return
+    rows = _query(
+        "WITH p AS (SELECT coalesce(point, run_id) AS point, min(started_at) AS started, "
+        "list(labels['shard']) AS shards "
+        f"FROM {parquet_scan(runs)} GROUP BY 1) "
+        "SELECT (SELECT arg_max(point, started) FROM p WHERE started > mine.started), "
+        "mine.shards FROM p AS mine WHERE mine.point = ?",
+        [point],
+    )
+    if not rows:
+        return
+    later, shards = rows[0]
+    if later is not None:
+        raise OutError(
+            f"census point {point!r} is no longer the latest ({later!r} was crawled after it); "
+            "a crawl adds to the latest point or starts a new one: crawl into a new --point"
+        )
+    written = sorted({s for s in shards or [] if s and re.fullmatch(r"\d+-of-\d+", s)})
+    if shard is not None and any(not s.endswith(f"-of-{shard[1]}") for s in written):
+        held = ", ".join(s.replace("-of-", "/") for s in written)
+        raise UsageError(
+            f"census point {point!r} holds shards {held}; --shard {shard[0]}/{shard[1]} "
+            "cannot join them (the shards of one night share one N)"
         )
 
 

@@ -102,18 +102,23 @@ def _sweep_after_readers(out: Out) -> None:
 
 
 def prune(
-    out_path: str, keep_last: int | None = None, before: datetime | None = None
+    out_path: str,
+    keep_last: int | None = None,
+    before: datetime | None = None,
+    point: str | None = None,
 ) -> MaintenanceSummary:
-    """Drop whole census points (all but the last `keep_last`, or those started before
-    `before`), keeping every snapshot a kept point observes; OUT then reads as a crawl of the
-    kept runs would have left it, and the kept points' checked results are unchanged."""
+    """Drop whole census points (all but the last `keep_last`, those started before `before`,
+    or the one named `point`), keeping every snapshot a kept point observes; OUT then reads as
+    a crawl of the kept runs would have left it, and the kept points' checked results are
+    unchanged."""
     out = Out(out_path)
     out.require()
     with out.lock():
         out.sweep()
         con = connect(out)
         points = all_points(con)
-        dropped = _dropped(points, keep_last, before)
+        dropped = _dropped(points, keep_last, before, point)
+        _refuse_losing_history(points, dropped)
         summary = MaintenanceSummary(_file_count(out), 0, [p.name for p in dropped])
         if dropped:
             _remember_pruned_commits(out, con, [r for p in dropped for r in p.runs])
@@ -128,9 +133,18 @@ def prune(
         return summary
 
 
-def _dropped(points: list[Any], keep_last: int | None, before: datetime | None) -> list[Any]:
-    if (keep_last is None) == (before is None):
-        raise UsageError("give --keep-last N or --before DATE (one of them)")
+def _dropped(
+    points: list[Any], keep_last: int | None, before: datetime | None, point: str | None
+) -> list[Any]:
+    if sum(way is not None for way in (keep_last, before, point)) != 1:
+        raise UsageError("give --keep-last N, --before DATE or --point NAME (one of them)")
+    if point is not None:
+        named = [p for p in points if p.name == point]
+        if not named:
+            raise UsageError(f"OUT holds no census point {point!r}")
+        if len(points) == 1:
+            raise UsageError(f"{point!r} is OUT's only census point; a prune keeps at least one")
+        return named
     if keep_last is not None:
         if keep_last < 1:
             raise UsageError("--keep-last must keep at least one census point")
@@ -142,6 +156,21 @@ def _dropped(points: list[Any], keep_last: int | None, before: datetime | None) 
             f"every census point started before {before:%Y-%m-%d}; a prune keeps at least one"
         )
     return dropped
+
+
+def _refuse_losing_history(points: list[Any], dropped: list[Any]) -> None:
+    """A point not checked yet finds what changed since the checked points before it: a prune
+    that drops one of those first would lose its findings along the history (an unchecked
+    point itself may be dropped: a night whose shards can no longer all be crawled)."""
+    for later in points:
+        if later.checked or later in dropped:
+            continue
+        earlier = [p.name for p in dropped if p.checked and p.position < later.position]
+        if earlier:
+            raise UsageError(
+                f"census point {later.name!r} is not checked yet and compares with "
+                f"{earlier[-1]!r}, which this prune drops; run census check first"
+            )
 
 
 def _keep(runs: list[str], points: list[str]) -> dict[str, str]:

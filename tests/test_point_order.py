@@ -1,0 +1,96 @@
+"""A crawl adds to the latest census point or starts a new one (docs/time-model.md). A late
+crawl into an earlier night (its second shard, or a plain rerun with its --point) ordered
+that night's newer content before the next night's: a session that moved stopping →
+harvested read as harvested → stopping, a false BS-STATE-01 frozen at the later night.
+Shards of one night share one N: a shard of another N made the night, and every later one,
+impossible to check."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from pipeline.cli import app
+from tests.conftest import FIXTURES, copy_tree
+
+runner = CliRunner()
+STATE = "repo/docs/research/demo-brainstorm/state.md"
+
+
+def _crawl(root: Path, out: Path, point: str, *more: str) -> tuple[int, str]:
+    result = runner.invoke(app, ["crawl", str(root), "--out", str(out), "--point", point, *more])
+    return result.exit_code, result.stderr
+
+
+def _corpus(tmp_path: Path) -> Path:
+    root = tmp_path / "root"
+    copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", root / "repo")
+    return root
+
+
+def test_a_late_crawl_into_an_earlier_point_is_refused(tmp_path: Path) -> None:
+    root, out = _corpus(tmp_path), tmp_path / "out"
+    assert _crawl(root, out, "A", "--shard", "1/2")[0] == 0
+    state = root / STATE
+    state.write_text(state.read_text().replace("Status: open", "Status: stopping"))
+    assert _crawl(root, out, "B")[0] == 0
+    manifest = (out / "manifest.json").read_bytes()
+    for late in (["--shard", "2/2"], []):
+        code, stderr = _crawl(root, out, "A", *late)
+        assert code == 2
+        assert stderr == (
+            "census: census point 'A' is no longer the latest ('B' was crawled after it); a "
+            "crawl adds to the latest point or starts a new one: crawl into a new --point\n"
+        )
+        assert (out / "manifest.json").read_bytes() == manifest, "OUT is as it was"
+    # The latest point takes more runs, and a new point starts after it.
+    assert _crawl(root, out, "B")[0] == 0
+    assert _crawl(root, out, "C")[0] == 0
+    # A can no longer be completed: check says so, and how to go on without it.
+    stuck = runner.invoke(app, ["check", "--out", str(out)])
+    assert stuck.exit_code == 2
+    assert stuck.stderr == (
+        "census: census point 'A' holds shards 1/2 only, and 'B' was crawled after it, so no "
+        "shard can join it now; drop it with census prune --point A, then check\n"
+    )
+    pruned = runner.invoke(app, ["prune", "--out", str(out), "--point", "A"])
+    assert pruned.exit_code == 0, pruned.output
+    checked = runner.invoke(app, ["check", "--out", str(out)])
+    assert checked.exit_code == 0, checked.output
+    assert "checked 2 census point(s) (B, C)" in checked.stdout
+
+
+def test_a_prune_never_drops_what_an_unchecked_point_compares_with(tmp_path: Path) -> None:
+    """n2 (Status back to open) is crawled, not checked; dropping n1 first would lose its
+    backward step. The prune is refused until n2 is checked."""
+    root, out = _corpus(tmp_path), tmp_path / "out"
+    state = root / STATE
+    state.write_text(state.read_text().replace("Status: open", "Status: stopping"))
+    assert _crawl(root, out, "n1")[0] == 0
+    assert runner.invoke(app, ["check", "--out", str(out)]).exit_code == 0
+    state.write_text(state.read_text().replace("Status: stopping", "Status: open"))
+    assert _crawl(root, out, "n2")[0] == 0
+    refused = runner.invoke(app, ["prune", "--out", str(out), "--keep-last", "1"])
+    assert refused.exit_code == 2
+    assert refused.stderr == (
+        "census: census point 'n2' is not checked yet and compares with 'n1', which this prune "
+        "drops; run census check first\n"
+    )
+    checked = runner.invoke(app, ["check", "--out", str(out)])
+    assert checked.exit_code == 0 and "1 finding along history" in checked.stdout, checked.stdout
+    assert runner.invoke(app, ["prune", "--out", str(out), "--keep-last", "1"]).exit_code == 0
+
+
+def test_a_shard_of_another_n_is_refused(tmp_path: Path) -> None:
+    root, out = _corpus(tmp_path), tmp_path / "out"
+    assert _crawl(root, out, "A", "--shard", "1/2")[0] == 0
+    assert _crawl(root, out, "A", "--shard", "2/2")[0] == 0
+    code, stderr = _crawl(root, out, "A", "--shard", "1/3")
+    assert code == 2
+    assert stderr == (
+        "census: census point 'A' holds shards 1/2, 2/2; --shard 1/3 cannot join them (the "
+        "shards of one night share one N)\n"
+    )
+    assert _crawl(root, out, "A", "--shard", "2/2")[0] == 0, "a shard crawled again may join"
+    assert runner.invoke(app, ["check", "--out", str(out)]).exit_code == 0
