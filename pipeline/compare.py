@@ -23,7 +23,7 @@ from typing import Any
 
 from pipeline.engine import connect, fetch_dicts
 from pipeline.rules import load_rules
-from pipeline.select import Point, earlier_carrying, resolve
+from pipeline.select import Point, earlier_carrying, resolve, unchecked_after, unchecked_note
 from pipeline.stats import (
     CurvePoint,
     Lifetime,
@@ -150,6 +150,12 @@ def compare(out_path: str, baseline: Selector, candidate: Selector) -> Compariso
     cand = resolve(con, candidate.run, candidate.labels, checked=True)
     result = between(con, base, cand)
     for arm, selector, point in (("baseline", baseline, base), ("candidate", candidate, cand)):
+        if selector.run in (None, "latest"):
+            # The arm is its latest checked point: a later one crawled for it is not counted.
+            later = unchecked_after(con, point, selector.labels)
+            note = unchecked_note(later, point)
+            if note:
+                result.notes.append(note.replace("this shows", f"the {arm} is", 1))
         left = earlier_carrying(con, point, selector.labels) if selector.run is None else []
         if left:
             result.notes.append(

@@ -106,10 +106,14 @@ def _which(among: list[Point], points: list[Point]) -> str:
     return " checked" if len(among) < len(points) else ""
 
 
-def unchecked_after(con: Any, point: Point) -> list[str]:
-    """The points crawled after `point` and not checked yet: a command that shows the latest
-    checked point says so, lest yesterday's numbers be read as tonight's."""
-    return [p.name for p in all_points(con) if p.position > point.position and not p.checked]
+def unchecked_after(con: Any, point: Point, labels: dict[str, str] | None = None) -> list[str]:
+    """The points crawled after `point` and not checked yet (carrying `labels`, when given): a
+    command that shows the latest checked point says so, lest yesterday's numbers be read as
+    tonight's."""
+    later = [p for p in all_points(con) if p.position > point.position and not p.checked]
+    if labels:
+        later = _carrying(later, _run_labels(con), labels)
+    return [p.name for p in later]
 
 
 def unchecked_note(names: list[str], shown: Point) -> str | None:

@@ -459,6 +459,10 @@ def test_stats_and_report_name_a_later_point_not_checked_yet(
     assert report.exit_code == 0 and report.stderr == note, report.output
     named = runner.invoke(app, ["stats", "--out", str(out), "--run", "night-4"])
     assert named.exit_code == 0 and named.stderr == "", "a point asked for by name needs no note"
+    # compare's latest arm is the latest checked too: an eval that forgot to check the new
+    # candidate is told so, not passed on yesterday's candidate in silence.
+    compared = runner.invoke(app, ["compare", "--out", str(out)])
+    assert compared.stderr == note.replace("this shows", "the candidate is"), compared.output
     check(str(out))
     after = runner.invoke(app, ["stats", "--out", str(out)])
     assert after.exit_code == 0 and after.stderr == "" and "night-5" in after.stdout
