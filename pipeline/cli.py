@@ -208,6 +208,16 @@ def main_options(
     _state["debug"] = debug
 
 
+def _require_file_path(path: Path | None, option: str, example: str) -> None:
+    """Refuse, before anything is written, an output file path that can never be written."""
+    if path is None:
+        return
+    if path.is_dir():
+        fail(f"{option} {path} is a directory; give a file path, such as {path / example}")
+    if not path.parent.is_dir():
+        fail(f"{option} {path}: the folder {path.parent} does not exist")
+
+
 def _warn(lines: list[str]) -> None:
     """Warnings (a step after a commit that failed) on stderr; the exit code stays as it is."""
     for line in lines:
@@ -424,14 +434,25 @@ def check(
     if fail_above is not None and not 0 <= fail_above <= 1:
         fail(f"--fail-above {fail_above} is not a rate between 0 and 1; write --fail-above 0.2")
     metrics = alarms.parse_metrics(fail_on_regression)
+    _require_file_path(sarif, "--sarif", "census.sarif")
     summary = run_check(str(out), recheck=recheck)
     _warn(summary.warnings)
     _repair(out)
     report = alarms.evaluate(str(out), run, _labels(label), gate, fail_above, metrics)
     if sarif is not None:
+        from pipeline.errors import os_trouble
         from pipeline.sarif import write_sarif
 
-        write_sarif(str(sarif), report.findings())
+        try:
+            write_sarif(str(sarif), report.findings())
+        except OSError as err:
+            # The check is committed: the exit code still says what it found.
+            found = os_trouble(err, str(sarif))
+            problem = found.problem if found else str(err)
+            _warn(
+                [f"warning: the check is committed, but {sarif} could not be written ({problem})"]
+            )
+            sarif = None
     if json_:
         typer.echo(json.dumps(report.as_json(summary), indent=2, default=str))
     else:
@@ -701,6 +722,7 @@ def compare(
 
     base = Selector(baseline_run or (None if baseline else "previous"), _labels(baseline))
     cand = Selector(candidate_run, _labels(candidate))
+    _require_file_path(sarif, "--sarif", "census.sarif")
     _repair(out)
     result = run_compare(str(out), base, cand)
     for note in result.notes:

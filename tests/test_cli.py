@@ -413,3 +413,40 @@ def test_the_command_list_reads_each_summary_as_one_paragraph() -> None:
         summary = " ".join((command.help or "").split("\n\n")[0].split())
         line = next(line for line in listed.splitlines() if f"│ {name} " in line)
         assert summary in line, (name, line)
+
+
+def test_a_sarif_path_that_can_never_be_written_is_refused_before_the_check(
+    crawled: Path, tmp_path: Path
+) -> None:
+    """Refused in one line, exit 2, before anything is committed: the point stays unchecked."""
+    missing = tmp_path / "no-such-folder" / "census.sarif"
+    for path, line in (
+        (missing, f"census: --sarif {missing}: the folder {missing.parent} does not exist\n"),
+        (
+            tmp_path,
+            f"census: --sarif {tmp_path} is a directory; give a file path, such as "
+            f"{tmp_path / 'census.sarif'}\n",
+        ),
+    ):
+        result = runner.invoke(app, ["check", "--out", str(crawled), "--sarif", str(path)])
+        assert (result.exit_code, result.stderr) == (2, line)
+    unchecked = connect(Out(crawled)).execute("SELECT bool_or(checked) FROM points").fetchone()
+    assert unchecked == (False,)
+
+
+def test_a_sarif_write_failing_after_the_commit_warns_and_keeps_the_alarm(tmp_path: Path) -> None:
+    """/dev/full takes the path and fails the write (no space): the check is committed, so
+    the command exits as its alarms say (the example corpus fails rules), with a warning."""
+    out = str(tmp_path / "out")
+    roots = sorted(str(p) for p in (FIXTURES / "example").iterdir() if p.name != "README.md")
+    assert runner.invoke(app, ["crawl", *roots, "--out", out]).exit_code == 0
+    result = runner.invoke(
+        app, ["check", "--out", out, "--sarif", "/dev/full", "--fail-above", "0"]
+    )
+    assert result.exit_code == 1, result.output
+    lines = result.stderr.splitlines()
+    assert lines[0].startswith(
+        "census: warning: the check is committed, but /dev/full could not be written (no space"
+    ), lines
+    assert any(line.startswith("census: BS-") for line in lines[1:]), lines
+    assert "SARIF →" not in result.stdout
