@@ -208,6 +208,22 @@ def main_options(
     _state["debug"] = debug
 
 
+def _sarif_after_commit(sarif: Path, findings: Any) -> bool:
+    """Write the SARIF file of a committed check; a failure is a warning, since the exit code
+    must still say what the check found. Whether it was written."""
+    from pipeline.errors import os_trouble
+    from pipeline.sarif import write_sarif
+
+    try:
+        write_sarif(str(sarif), findings)
+    except OSError as err:
+        found = os_trouble(err, str(sarif))
+        problem = found.problem if found else str(err)
+        _warn([f"warning: the check is committed, but {sarif} could not be written ({problem})"])
+        return False
+    return True
+
+
 def _require_file_path(path: Path | None, option: str, example: str) -> None:
     """Refuse, before anything is written, an output file path that can never be written."""
     if path is None:
@@ -439,20 +455,8 @@ def check(
     _warn(summary.warnings)
     _repair(out)
     report = alarms.evaluate(str(out), run, _labels(label), gate, fail_above, metrics)
-    if sarif is not None:
-        from pipeline.errors import os_trouble
-        from pipeline.sarif import write_sarif
-
-        try:
-            write_sarif(str(sarif), report.findings())
-        except OSError as err:
-            # The check is committed: the exit code still says what it found.
-            found = os_trouble(err, str(sarif))
-            problem = found.problem if found else str(err)
-            _warn(
-                [f"warning: the check is committed, but {sarif} could not be written ({problem})"]
-            )
-            sarif = None
+    if sarif is not None and not _sarif_after_commit(sarif, report.findings()):
+        sarif = None
     if json_:
         typer.echo(json.dumps(report.as_json(summary), indent=2, default=str))
     else:
