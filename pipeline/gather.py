@@ -188,7 +188,7 @@ def session_input(ctx: RepoContext, session: SessionRef) -> SessionInput:
     manifest = inp.files.get("ops/manifest.md")
     if manifest is not None:
         inp.existing_destinations = frozenset(
-            d for d in manifest_destinations(manifest) if d in ctx.repo.files
+            d for d in manifest_destinations(manifest, session.path) if d in ctx.repo.files
         )
     inp.unreadable_documents = _unread_destinations(ctx, inp)
     return inp
@@ -209,11 +209,11 @@ def _unread_destinations(ctx: RepoContext, inp: SessionInput) -> list[tuple[str,
     return [(d, *ctx.unreadable_documents[d]) for d in sorted(chosen)]
 
 
-def manifest_destinations(data: bytes) -> list[str]:
+def manifest_destinations(data: bytes, folder: str) -> list[str]:
     from pipeline.parse.lexical import decode
 
     scratch = Records("")
-    parse_manifest(decode(data, "ops/manifest.md", scratch), scratch)
+    parse_manifest(decode(data, "ops/manifest.md", scratch), scratch, folder=folder)
     rows = scratch.of("manifest_destinations")
     return [r["destination_path"] for r in rows if r["destination_path"]]
 

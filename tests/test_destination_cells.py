@@ -68,6 +68,9 @@ LINKED_CELLS = [
     (DEMO, "docs/features/demo.md(new)"),
     (DEMO, "docs/features/demo.md — new page"),
     (DEMO, "[demo](<docs/features/demo.md>): new page"),
+    # Relative to the manifest's folder (ops/), as the rendered link goes.
+    (DEMO, "[demo](../../../features/demo.md)"),
+    (DEMO, "../../../features/demo.md"),
 ]
 
 
@@ -86,6 +89,32 @@ def test_the_same_destination_without_the_link_passes(
     document: str, cell: str, tmp_path: Path
 ) -> None:
     assert _harvest(_repo(tmp_path, document, cell, link=False)) == ("pass", [], [])
+
+
+@pytest.mark.parametrize(
+    ("cell", "definition"),
+    [
+        ("[demo][d]", "[d]: docs/features/demo.md"),
+        ("[docs/features/demo.md][]", "[DOCS/features/demo.md]: <docs/features/demo.md>"),
+        ("[demo][page]", "[page]: ../../../features/demo.md"),
+    ],
+)
+def test_a_reference_link_reads_its_definition(cell: str, definition: str, tmp_path: Path) -> None:
+    repo = _repo(tmp_path, DEMO, cell)
+    manifest = repo / SESSION / "ops" / "manifest.md"
+    manifest.write_text(manifest.read_text(encoding="utf-8") + f"\n{definition}\n")
+    status, findings, notes = _harvest(repo)
+    assert (status, notes) == ("fail", []), (cell, findings, notes)
+    assert any(f.startswith(f"/{DEMO} ") and "links into" in f for f in findings), findings
+
+
+def test_a_reference_link_with_no_definition_fails_with_a_note(tmp_path: Path) -> None:
+    status, findings, notes = _harvest(_repo(tmp_path, DEMO, "[demo][nowhere]", link=False))
+    assert status == "fail"
+    assert findings == [
+        "ops/manifest.md could not read: Destination '[demo][nowhere]' names no repository path"
+    ]
+    assert notes == ["unreadable-destination"]
 
 
 def test_the_crawl_and_check_read_an_angled_target_with_spaces(tmp_path: Path) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote
 
@@ -66,9 +67,35 @@ _WORD_RE = re.compile(r"[\w-]+")
 _PLACEHOLDERS = {"", "-", "--", "—", "–", "none", "n/a", "(none)"}
 
 
+@dataclass(frozen=True)
+class _Links:
+    """What a Destination cell's links resolve against: the session folder (a relative link
+    goes from ops/, as a rendered link does) and the file's reference definitions."""
+
+    folder: str = ""
+    references: dict[str, str] = field(default_factory=dict)
+
+
+# A reference definition, `[label]: target` (up to three spaces in).
+_DEFINITION_RE = re.compile(r" {0,3}\[([^\]]+)\]:[ \t]*+<?([^\s>]+)>?")
+# A full or collapsed reference link, `[text][label]` or `[text][]`.
+_REFERENCE_RE = re.compile(r"!?\[([^\]]*)\]\[([^\]]*)\]")
+
+
+def _label(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
 def parse_manifest(
-    lines: list[str], rec: Records, exists: Callable[[str], bool] = lambda _: False
+    lines: list[str],
+    rec: Records,
+    exists: Callable[[str], bool] = lambda _: False,
+    folder: str = "",
 ) -> None:
+    """`folder`: the session folder, repository-relative (a link relative to ops/ resolves
+    from it)."""
+    definitions = (m for line in lines if "]:" in line and (m := _DEFINITION_RE.match(line)))
+    links = _Links(folder, {_label(m[1]): m[2] for m in definitions})
     current = _new_round(None, None)
     rounds = 0
     useless = 0  # the uselessness test section's heading level; 0 outside it
@@ -89,7 +116,7 @@ def parse_manifest(
             continue
         if isinstance(block, Table):
             _unread(rec, block, current)
-            if not _table(block, current, rows) and not useless:
+            if not _table(block, current, rows, links) and not useless:
                 _unread_table(rec, block)
             continue
         _unread(rec, block, current)
@@ -307,7 +334,9 @@ def _unread_table(rec: Records, table: Table) -> None:
         rec.issue(FILE, table.line, "unread-table", message, rule)
 
 
-def _table(table: Table, current: dict[str, Any], rows: list[dict[str, Any]]) -> bool:
+def _table(
+    table: Table, current: dict[str, Any], rows: list[dict[str, Any]], links: _Links
+) -> bool:
     """The rows of a routing table: one whose header names the five columns (any case,
     any order, emphasis dropped; more columns are allowed). False for another table."""
     names = [bare(cell).lower() for cell in table.header]
@@ -331,7 +360,7 @@ def _table(table: Table, current: dict[str, Any], rows: list[dict[str, Any]]) ->
                 "source": source,
                 "destination": destination,
                 "action": action,
-                "paths": _destinations(destination),
+                "paths": _destinations(destination, links),
             }
         )
     return True
@@ -344,9 +373,14 @@ def destinations(cell: str) -> list[tuple[str, str | None]]:
     return [(written, path) for written, path, _ in _destinations(cell)]
 
 
-def _destinations(cell: str) -> list[tuple[str, str | None, str]]:
+def _destinations(cell: str, links: _Links = _Links()) -> list[tuple[str, str | None, str]]:
     """destinations, each with how it reads: `path`, `word` (a path only if that file
     exists), `elsewhere` (a URL, a placeholder, out of the repository) or `unread`."""
+    if "][" in cell:
+        found = [_REFERENCE_RE.sub(lambda m: _referenced(m, links), cell)]
+        if "\0" in found[0]:  # a reference with no definition in the file names nothing known
+            return [(cell.strip(), None, "unread")]
+        cell = found[0]
     linked = "](" in cell
     # Spaces in an angled target become escapes, decoded with the rest of the path.
     text = _unlink(_ANGLED_RE.sub(_escape_angled, cell)) if linked else cell
@@ -354,7 +388,7 @@ def _destinations(cell: str) -> list[tuple[str, str | None, str]]:
     for piece in _SPLIT_RE.split(text):
         written = piece.strip()
         if written:
-            found.append((written, *_reading(written)))
+            found.append((written, *_reading(written, links.folder)))
     if linked and not found:
         # Links with empty targets (`[page]()`) name something, but no path.
         found.append((cell.strip(), None, "unread"))
@@ -368,8 +402,16 @@ def _escape_angled(m: re.Match[str]) -> str:
     return m[1] + target.replace(")", "%29") + ">"
 
 
-def _reading(written: str) -> tuple[str | None, str]:
-    """The path a destination as written names, and how it reads (see _destinations)."""
+def _referenced(m: re.Match[str], links: _Links) -> str:
+    """A reference link's target between spaces, as _unlink leaves an inline link's; a NUL
+    when the file defines no such label."""
+    target = links.references.get(_label(m[2] or m[1]))
+    return f" {target} " if target is not None else "\0"
+
+
+def _reading(written: str, folder: str = "") -> tuple[str | None, str]:
+    """The path a destination as written names, and how it reads (see _destinations);
+    `folder`: the session's, from whose ops/ a `../` path goes, as a rendered link does."""
     if bare(written).lower() in _PLACEHOLDERS:
         return None, "elsewhere"
     first = _first_path(written).strip("<>")  # `<https://…>` is an autolink
@@ -387,6 +429,8 @@ def _reading(written: str) -> tuple[str | None, str]:
     if paren == 0 or (paren > 0 and _PATH_END_RE.search(first, 0, paren)):
         first = first[:paren]
     first = first.strip("`*_")
+    if folder and first.startswith("../"):
+        first = posixpath.join(folder, "ops", first)
     path = destination_path(first)
     if path is None:
         return None, "elsewhere" if _normal(first).startswith("..") else "unread"

@@ -142,7 +142,9 @@ def parse_session(inp: SessionInput, snapshot_id: str | None = None) -> Records:
         if name in decoded:
             reader(decoded[name], rec)
     if "ops/manifest.md" in decoded:
-        parse_manifest(decoded["ops/manifest.md"], rec, inp.existing_destinations.__contains__)
+        parse_manifest(
+            decoded["ops/manifest.md"], rec, inp.existing_destinations.__contains__, inp.path
+        )
     gitignore = inp.files.get("ops/.gitignore")
     if gitignore is not None:
         lines = decode(gitignore, "ops/.gitignore", rec)
