@@ -231,3 +231,14 @@ def test_a_cell_that_names_no_path_is_a_parse_issue(cell: str, issue: bool) -> N
     parse_manifest(decode(text.encode(), "ops/manifest.md", rec), rec, {"LICENSE"}.__contains__)
     found = [(i["line"], i["code"], i["rule_id"]) for i in rec.of("parse_issues")]
     assert found == ([(6, "unreadable-destination", "BS-HARVEST-01")] if issue else [])
+
+
+def test_a_link_with_a_backslash_escape_is_read(tmp_path: Path) -> None:
+    """`demo\\-brainstorm` is `demo-brainstorm` to CommonMark: the document was never parsed,
+    since its raw text did not name the folder, and BS-HARVEST-01 passed."""
+    repo = _repo(tmp_path, DEMO, "docs/features/demo.md", link=False)
+    document = repo / DEMO
+    escaped = "\nSee [the brainstorm](../research/demo\\-brainstorm/thesis.md).\n"
+    document.write_text(document.read_text(encoding="utf-8") + escaped, encoding="utf-8")
+    status, findings, _ = _harvest(repo)
+    assert status == "fail" and any("links into" in f for f in findings), findings
