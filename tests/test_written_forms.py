@@ -74,6 +74,15 @@ CASES = {
         "fail",
         "F4 is still listed [parked] but D4 resolves it",
     ),
+    # No colon, in emphasis: a note naming the line, not only "has no stamp" with no line.
+    "stamp-without-colon": (
+        "thesis.md",
+        "Current as of: 2026-07-10T16:05Z\n",
+        "*Current as of 2026-07-10T16:05Z*\n",
+        "BS-COMPOSE-01",
+        "fail",
+        "could not read: '*Current as of 2026-07-10T16:05Z*' is meant as",
+    ),
     "unticked-raised-by": (
         "forks.md",
         "- Raised by: probe\n",

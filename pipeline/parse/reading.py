@@ -310,14 +310,19 @@ def note_near(rec: Records, file: str, near: NearField, rule: str | None) -> Non
 
 
 def note_unread_near(
-    rec: Records, file: str, block: Block, known: Mapping[str, str], rule: RuleOf
+    rec: Records,
+    file: str,
+    block: Block,
+    known: Mapping[str, str],
+    rule: RuleOf,
+    spaced: Mapping[str, Callable[[str], object]] | None = None,
 ) -> list[NearField]:
     """A parse issue for each line meant as a field of `known` but not written `Name:
     value` (`- Status — stopping`, `Current as of = …`) in a file whose reader reads no such
     line (state.md, thesis.md, the manifest): the field stays unread, and the issue names
     the line and fails the rule that needs it, which the missing field alone left nameless;
-    the lines, for a reader with more to say."""
-    found = near_fields(block, known, {})
+    the lines, for a reader with more to say. `spaced`: as near_fields takes it."""
+    found = near_fields(block, known, spaced or {})
     names = {key: name for name, key in reversed(list(known.items()))}
     for near in found:
         name = names[near.key].capitalize()

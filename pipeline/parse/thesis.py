@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pipeline.parse.blocks import Heading, Paragraph, Table, parse
-from pipeline.parse.lexical import stamp
+from pipeline.parse.lexical import find_timestamp, stamp
 from pipeline.parse.reading import (
     as_fields,
     fields,
@@ -55,7 +55,8 @@ def parse_thesis(lines: list[str], rec: Records) -> None:
         if isinstance(block, Table):
             note_table_fields(rec, FILE, block, _STAMP, _compose)
         note_nested(rec, FILE, block, _STAMP, _compose)
-        note_unread_near(rec, FILE, block, _STAMP, _compose)
+        # `*Current as of 2026-07-09T10:14Z*`: a space alone before a timestamp is meant too.
+        note_unread_near(rec, FILE, block, _STAMP, _compose, {"stamp": find_timestamp})
         for _, raw, line in fields(block, _STAMP):
             if "thesis_stamp_raw" not in snap:
                 _stamp(rec, raw, line)
