@@ -160,6 +160,10 @@ def session_input(ctx: RepoContext, session: SessionRef) -> SessionInput:
         # is in doubt, so its rules fail instead of passing on what happened to be read.
         inp.unreadable.append((".", "archive-incomplete", ctx.repo.incomplete))
     for entry in session.entries:
+        if entry.path in RULE_FOLDERS and not entry.is_dir:
+            # A file named ops where the folder should be: every rule reading ops/ fails.
+            inp.unreadable.append((entry.path + "/", "not-a-folder", "a file, not a folder"))
+            continue
         if entry.path == "ops" or entry.path.startswith("ops/"):
             inp.has_ops_dir = True
         if entry.is_dir:

@@ -119,6 +119,7 @@ UNREAD_CODES = (
     "unreadable",
     "vanished",
     "not-a-file",
+    "not-a-folder",
     "archive-incomplete",
     "binary",
 )

@@ -88,3 +88,21 @@ def test_an_ops_folder_linked_from_elsewhere_in_the_repository_fails_its_readers
     readers = {r.rule_id for r in load_rules() if any(n.startswith("ops/") for n in r.reads)}
     assert {r: statuses[r] for r in readers} == dict.fromkeys(readers, "fail")
     assert any(n["file"] == "ops/" for n in found.notes), found.notes
+
+
+@pytest.mark.parametrize("folder", ["ops", "fragments"])
+def test_a_file_where_a_folder_should_be_fails_its_readers(folder: str, tmp_path: Path) -> None:
+    """A file named ops (or fragments) is no folder: a note, and every rule reading a file in
+    it fails (BS-OPS-01 said only that ops/.gitignore was missing; the others ran as if the
+    folder were absent)."""
+    import shutil
+
+    repo = copy_tree(FIXTURES / "cases" / "base" / "applied" / "repo", tmp_path / "corpus" / "r")
+    session = repo / SESSION
+    shutil.rmtree(session / folder)
+    (session / folder).write_text("notes\n", encoding="utf-8")
+    found = detect(str(session), "move")
+    statuses = {o.rule: o.status for o in found.outcomes}
+    readers = {r.rule_id for r in load_rules() if any(n.startswith(folder) for n in r.reads)}
+    assert readers and {r: statuses[r] for r in readers} == dict.fromkeys(readers, "fail")
+    assert [(n["file"], n["code"]) for n in found.notes] == [(f"{folder}/", "not-a-folder")]
