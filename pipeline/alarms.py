@@ -90,6 +90,21 @@ class AlarmReport:
             f"to {value(row.candidate.value)} at {self.point.name}{span}"
         )
 
+    def check_flags(self) -> str:
+        """The `census check` options that raise these same alarms (`rules` for every rule)."""
+        flags = [] if self.threshold is None else [f"--fail-above {self.threshold}"]
+        if self.watched:
+            known = sorted(r.rule_id for r in load_rules())
+            every = set(known) <= set(self.watched)
+            named = [m for m in self.watched if not (every and m in known)]
+            if every and not named:
+                flags.append("--fail-on-regression")
+            else:
+                flags.append(
+                    "--fail-on-regression " + ",".join((["rules"] if every else []) + named)
+                )
+        return " ".join(flags)
+
     def closing_line(self) -> str:
         parts = []
         if self.threshold is not None:

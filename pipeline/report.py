@@ -14,6 +14,7 @@ is shown, never run. Charts are inline SVG (pipeline.charts), so the page loads 
 
 from __future__ import annotations
 
+import shlex
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -43,6 +44,12 @@ from pipeline.store import Out
 from pipeline.textout import count_rate, difference_interval, interval, num, pct, plural
 from pipeline.vocabulary import REGRESSION_DEFAULT
 
+# Every open fork of the point, as the page's longest-open table lists them (vanished ones are
+# censored but not open).
+OPEN_FORKS_QUERY = (
+    "SELECT * FROM fork_lifetimes_at(selected_point()) WHERE censored AND NOT vanished "
+    "ORDER BY hours DESC"
+)
 WORST_QUERY = (
     "SELECT repo, path, stage, failing_rules FROM sessions "
     "WHERE point = selected_point() AND failing_rules > 0 ORDER BY failing_rules DESC"
@@ -132,6 +139,9 @@ class ReportData:
     anchors: set[str] = field(default_factory=set)  # sessions detailed on the page
     label_tags: dict[str, int] = field(default_factory=dict)  # label keys left out → values
     roots: list[str] = field(default_factory=list)  # the point's runs' roots, as given
+    worst_n: int = 25  # how many of the worst sessions were asked for
+    # Which points the previous one was chosen among (" with k=v", when labels selected them).
+    previous_scope: str = ""
 
 
 def _query(name: str) -> str:
@@ -189,6 +199,9 @@ def gather(
         open_forks,
     )
     data.anchors = {s["anchor"] for s in data.newly_failing + data.worst}
+    data.worst_n = worst_n
+    if selector.labels:
+        data.previous_scope = " with " + " ".join(f"{k}={v}" for k, v in selector.labels.items())
     data.label_tags = tags
     data.roots = _roots(con, point)
     # The page's data is in hand: DuckDB's memory is given back before the charts take theirs.
@@ -409,12 +422,14 @@ def render(data: ReportData) -> str:
         median_text=median_text,
         point_label=charts.point_label,
         ordered_rows=ordered,
+        shell_word=shlex.quote,
     )
     descriptions = {r.rule_id: r.description for r in load_rules()}
     return env.get_template("census.html.j2").render(
         d=data,
         descriptions=descriptions,
         worst_query=WORST_QUERY,
+        open_forks_query=OPEN_FORKS_QUERY,
         clean_metric=CLEAN,
         median_metric=MEDIAN,
         moved=MOVED,

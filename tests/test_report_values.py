@@ -306,3 +306,39 @@ def test_one_newly_failing_session_is_named_in_the_singular(tmp_path: Path) -> N
     html = build(out, str(tmp_path / "report.html")).path.read_text()
     text = " ".join(html.split())
     assert "The 1 session that was clean (or not there) at <code>n1</code> and fails now" in text
+
+
+def test_the_page_points_at_its_own_point_and_says_what_it_was_asked(tmp_path: Path) -> None:
+    """A report of an earlier point names that point in the queries it prints (without
+    `--run`, `census sql` answered for the latest); `--worst 0` lists none without saying no
+    session fails; the alarm footnote's check command watches what the page watched; a point
+    chosen by labels is "the first with" them, not the first in OUT."""
+    from typer.testing import CliRunner
+
+    from pipeline.cli import app
+
+    root = tmp_path / "corpus"
+    shutil.copytree(FIXTURES / "cases" / "base" / "open" / "repo", root / "repo")
+    out = str(tmp_path / "out")
+    crawl([str(root)], out, {"night": "1"}, workers=1, point="n1")
+    forks = root / "repo" / "docs" / "research" / "demo-brainstorm" / "forks.md"
+    forks.write_text(forks.read_text() + "\n## F9 — Never closed? [open]\n- Raised by: user\n")
+    crawl([str(root)], out, {"night": "2"}, workers=1, point="n2")
+    check(out)
+
+    def page(*options: str) -> str:
+        html = tmp_path / "report.html"
+        result = CliRunner().invoke(app, ["report", "--out", out, "--html", str(html), *options])
+        assert result.exit_code in (0, 1), result.output
+        return " ".join(html.read_text().split())
+
+    earlier = page("--run", "n1", "--worst", "0", "--fail-on-regression", "clean-share")
+    assert f"--out {out} --run n1</pre>" in earlier
+    assert "None listed (<code>--worst 0</code>)." in earlier
+    assert "No session fails a rule" not in earlier
+    assert "census check --fail-on-regression clean-share</code>, watching 1 metric" in earlier
+    latest = page("--fail-on-regression", "rules,clean-share")
+    assert "census check --fail-on-regression rules,clean-share</code>" in latest
+    assert f"--out {out} --run n2</pre>" in latest
+    labelled = page("--label", "night=2")
+    assert "this is the first census point with night=2 in OUT" in labelled

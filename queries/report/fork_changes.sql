@@ -40,4 +40,4 @@ FROM open_before b
 JOIN now n USING (session_key, root)
 LEFT JOIN state_now s USING (session_key, root, fork_id)
 WHERE s.state IS DISTINCT FROM 'open'
-ORDER BY 1, 2, 3, 4;
+ORDER BY 1, 2, 3, 4, 5, 6;
