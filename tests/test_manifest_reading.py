@@ -187,7 +187,7 @@ def test_links_are_read_as_the_old_pattern_read_them() -> None:
         cell = "".join(rnd.choice(marks) for _ in range(rnd.randint(1, 12)))
         assert _unlink(cell) == OLD_LINK_RE.sub(lambda m: f" {m[1]} ", cell), cell
         pieces = [piece.strip() for piece in OLD_SPLIT_RE.split(cell) if piece.strip()]
-        if "](" not in cell:
+        if "](" not in cell and "][" not in cell:  # links and reference links read as links
             assert [written for written, _ in destinations(cell)] == pieces, cell
 
 
