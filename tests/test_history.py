@@ -621,3 +621,31 @@ def test_two_checkouts_of_one_repository_are_one_session_read_from_the_first_by_
     assert con.execute("SELECT count(*) FROM series_findings").fetchone() == (0,)
     chosen = con.execute("SELECT point, repo_path FROM point_sessions ORDER BY point").fetchall()
     assert chosen == [("n1", "main-checkout"), ("n2", "main-checkout")]
+
+
+@pytest.mark.slow
+def test_a_commit_holding_both_folders_stands_as_its_research_folder(tmp_path: Path) -> None:
+    """A harvest kept as a copy: every commit holds the topic under docs/research/ (Status
+    stopping) and docs/history/ (harvested). Each commit node took one folder or the other as
+    rows happened to come (over 150 commits, 34 took history), and a "Status moved backward
+    from harvested to stopping" was found though neither folder's Status changed. Like a
+    working node, a commit node stands as its research folder."""
+    repo = copy_tree(FIXTURES / "cases" / "base" / "applied" / "repo", tmp_path / "root" / "repo")
+    harvested = FIXTURES / "cases" / "base" / "harvested" / "repo" / "docs" / "history"
+    copy_tree(harvested, repo / "docs" / "history")
+    git(repo, "init", "-q")
+    commit(repo, "2026-07-01T10:00:00Z", "both folders")
+    thesis = [repo / SESSION / "thesis.md", repo / "docs/history/brainstorms/demo/thesis.md"]
+    for i in range(1, 151):
+        for path in thesis:
+            path.write_text(path.read_text() + f"line {i}\n")
+        commit(repo, f"2026-07-02T10:{i // 60:02d}:{i % 60:02d}Z", f"c{i}")
+    out = str(tmp_path / "out")
+    crawl([str(tmp_path / "root")], out, git_history=True, workers=1, point="night-1")
+    check(out)
+    con = connect(Out(out))
+    nodes = con.execute(
+        "SELECT location, count(*) FROM commit_nodes_in(0, 1) GROUP BY ALL"
+    ).fetchall()
+    assert nodes == [("research", 151)]
+    assert con.execute("SELECT count(*) FROM series_findings").fetchone() == (0,)

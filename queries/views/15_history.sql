@@ -38,6 +38,8 @@ QUALIFY row_number() OVER (
 
 -- Commit nodes: each commit that changed the session (with --git-history), once, at the
 -- census point whose crawl first saw it (so a commit first seen before `after` is not one).
+-- A commit holding the topic in both folders (a move half done) stands as its research
+-- folder, as working_nodes_in picks: never the one of the two a row order gives.
 CREATE OR REPLACE MACRO commit_nodes_in(after, upto) AS TABLE
 SELECT * FROM (
     SELECT session_key, root, snapshot_id, "commit", parents, observed_at, point, position,
@@ -45,7 +47,9 @@ SELECT * FROM (
     FROM observations_in(0, upto)
     WHERE "commit" IS NOT NULL
     QUALIFY row_number() OVER (
-        PARTITION BY session_key, root, "commit" ORDER BY position, started_at, run_id) = 1
+        PARTITION BY session_key, root, "commit"
+        ORDER BY position, started_at, run_id, location = 'research' DESC, repo_path, path,
+            snapshot_id) = 1
 )
 WHERE position > after;
 
