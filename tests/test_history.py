@@ -649,3 +649,40 @@ def test_a_commit_holding_both_folders_stands_as_its_research_folder(tmp_path: P
     ).fetchall()
     assert nodes == [("research", 151)]
     assert con.execute("SELECT count(*) FROM series_findings").fetchone() == (0,)
+
+
+@pytest.mark.parametrize(
+    ("file", "old", "new", "findings"),
+    [
+        # A reversal note inside the Decision line is an annotation, as on its own line.
+        (
+            "ledger.md",
+            "anything marked urgent sends at once.",
+            "anything marked urgent sends at once. Reversed by D2.",
+            0,
+        ),
+        (
+            "ledger.md",
+            "anything marked urgent sends at once.",
+            "anything marked urgent sends at once. _(Reversed by: D2)_",
+            0,
+        ),
+        # White space the page shows as one space is no retitle or rewrite.
+        ("forks.md", "## F1 — Do security alerts ever", "## F1 — Do  security alerts  ever", 0),
+        ("ledger.md", "- Decision: comments, mentions", "- Decision: comments,   mentions", 0),
+        # The controls: a word changed is a rewrite and a retitle.
+        ("ledger.md", "anything marked urgent sends at once.", "anything urgent waits.", 1),
+        ("forks.md", "## F1 — Do security alerts ever", "## F1 — Do safety alerts ever", 1),
+    ],
+)
+def test_what_the_page_shows_the_same_is_no_rewrite(
+    file: str, old: str, new: str, findings: int, tmp_path: Path
+) -> None:
+    repo = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", tmp_path / "root" / "repo")
+    out = str(tmp_path / "out")
+    crawl([str(tmp_path / "root")], out, workers=1, point="n1")
+    edit(repo, file, old, new)
+    crawl([str(tmp_path / "root")], out, workers=1, point="n2")
+    check(out)
+    found = connect(Out(out)).execute("SELECT message FROM series_findings").fetchall()
+    assert len(found) == findings, found

@@ -97,7 +97,8 @@ select c.pair_id, c.fork_id as element, 'retitled: ' || t.title || ' → ' || c.
         || c.title || ''' (' || c.after_seen || '); a new question takes a new ID' as message
 from compared c
 join titles t on t.snapshot_id = c.earlier_id and t.fork_id = c.fork_id
-where not list_contains(t.titles, c.title)
+-- As shown: a doubled space is no retitle.
+where not list_contains([as_shown(x) for x in t.titles], as_shown(c.title))
 union all
 select p.pair_id, a.fork_id, 'reappears', a.file, a.line,
     a.fork_id || ' reappears after ' || coalesce(min(r.decision_id), 'an entry with no D#')

@@ -11,9 +11,10 @@ with lost as (
     where not exists (
         select 1 from ledger k
         where k.snapshot_id = p.after_id and k.decision_id = b.decision_id
-            and k.decision is not distinct from b.decision
-            and k.why is not distinct from b.why
-            and k.how_to_apply is not distinct from b.how_to_apply
+            -- As shown, a reversal note left out (an annotation, not a rewrite).
+            and without_reversal(k.decision) is not distinct from without_reversal(b.decision)
+            and without_reversal(k.why) is not distinct from without_reversal(b.why)
+            and without_reversal(k.how_to_apply) is not distinct from without_reversal(b.how_to_apply)
     )
 )
 select l.pair_id, l.decision_id as element,
@@ -24,9 +25,12 @@ select l.pair_id, l.decision_id as element,
             || ', gone in ' || l.after_seen || '); reverse it with a new entry instead'
         else ' was rewritten between ' || l.before_seen || ' and ' || l.after_seen || ' ('
             || concat_ws(', ',
-                case when a.decision is distinct from l.decision then 'Decision' end,
-                case when a.why is distinct from l.why then 'Why' end,
-                case when a.how_to_apply is distinct from l.how_to_apply then 'How to apply' end)
+                case when without_reversal(a.decision) is distinct from without_reversal(l.decision)
+                    then 'Decision' end,
+                case when without_reversal(a.why) is distinct from without_reversal(l.why)
+                    then 'Why' end,
+                case when without_reversal(a.how_to_apply)
+                    is distinct from without_reversal(l.how_to_apply) then 'How to apply' end)
             || ' changed); amend with a new entry instead'
     end as message
 from lost l
@@ -34,6 +38,8 @@ left join ledger a on a.snapshot_id = l.after_id and a.decision_id = l.decision_
 -- The message compares with the entry of that ID now that differs in the fewest fields.
 qualify row_number() over (
     partition by l.pair_id, l.decision_id, l.decision, l.why, l.how_to_apply
-    order by (a.decision is distinct from l.decision)::int + (a.why is distinct from l.why)::int
-        + (a.how_to_apply is distinct from l.how_to_apply)::int, a.line
+    order by (without_reversal(a.decision) is distinct from without_reversal(l.decision))::int
+        + (without_reversal(a.why) is distinct from without_reversal(l.why))::int
+        + (without_reversal(a.how_to_apply)
+            is distinct from without_reversal(l.how_to_apply))::int, a.line
 ) = 1

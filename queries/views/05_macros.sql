@@ -1,3 +1,13 @@
+-- Text as a rendered page shows it, for comparing along a history: runs of white space read as
+-- one space (a doubled space is no retitle or rewrite).
+CREATE OR REPLACE MACRO as_shown(t) AS regexp_replace(trim(t), '\s+', ' ', 'g');
+
+-- A ledger entry's text without a reversal note in it (`… Reversed by D2.`): the note is an
+-- annotation, never a rewrite (session schema), as it is in the heading or on its own line.
+CREATE OR REPLACE MACRO without_reversal(t) AS as_shown(regexp_replace(
+    t, '[*_]*[(\[]?[*_]*reversed[ \t]+by[*_]*:?[ \t]*[*_]*D[0-9]+[*_]*[)\]]?[*_]*[.;,]?', '',
+    'gi'));
+
 -- The Wilson score interval for k failures out of n at normal quantile z (null when n is 0):
 -- the one definition every rate's interval and every comparison in census uses.
 -- At k = 0 (k = n) the bound is exactly 0 (1), never a rounding error that WHERE rate_lo > 0
