@@ -377,10 +377,10 @@ def _destinations(cell: str, links: _Links = _Links()) -> list[tuple[str, str | 
     """destinations, each with how it reads: `path`, `word` (a path only if that file
     exists), `elsewhere` (a URL, a placeholder, out of the repository) or `unread`."""
     if "][" in cell:
-        found = [_REFERENCE_RE.sub(lambda m: _referenced(m, links), cell)]
-        if "\0" in found[0]:  # a reference with no definition in the file names nothing known
+        resolved = _REFERENCE_RE.sub(lambda m: _referenced(m, links), cell)
+        if "\0" in resolved:  # a reference with no definition in the file names nothing known
             return [(cell.strip(), None, "unread")]
-        cell = found[0]
+        cell = resolved
     linked = "](" in cell
     # Spaces in an angled target become escapes, decoded with the rest of the path.
     text = _unlink(_ANGLED_RE.sub(_escape_angled, cell)) if linked else cell
