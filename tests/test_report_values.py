@@ -265,6 +265,20 @@ def test_a_fork_gone_from_forks_md_unresolved_is_vanished_not_closed(tmp_path: P
     assert lifetimes == {"F1": None, "F2": "resolved"}
 
 
+def _two_nights(tmp_path: Path, fork: str, labels: bool = False) -> str:
+    """OUT over the healthy open base session: n1 as it is, n2 with `fork` appended to its
+    forks.md; both checked. Labels night=1 and night=2 when asked."""
+    root = tmp_path / "corpus"
+    shutil.copytree(FIXTURES / "cases" / "base" / "open" / "repo", root / "repo")
+    out = str(tmp_path / "out")
+    crawl([str(root)], out, {"night": "1"} if labels else None, workers=1, point="n1")
+    forks = root / "repo" / "docs" / "research" / "demo-brainstorm" / "forks.md"
+    forks.write_text(forks.read_text() + fork)
+    crawl([str(root)], out, {"night": "2"} if labels else None, workers=1, point="n2")
+    check(out)
+    return out
+
+
 def test_what_changed_reads_the_lifetimes_states(tmp_path: Path) -> None:
     """ "What changed" and the lifetimes read one definition of a fork's state
     (fork_states_in): a fork listed with a marker the census cannot read counts as open in
@@ -273,15 +287,7 @@ def test_what_changed_reads_the_lifetimes_states(tmp_path: Path) -> None:
     from pipeline.report import _query
     from pipeline.store import Out
 
-    root = tmp_path / "corpus"
-    shutil.copytree(FIXTURES / "cases" / "base" / "open" / "repo", root / "repo")
-    session = root / "repo" / "docs" / "research" / "demo-brainstorm"
-    out = str(tmp_path / "out")
-    crawl([str(root)], out, workers=1, point="n1")
-    with open(session / "forks.md", "a") as forks:
-        forks.write("\n## F9 — Do digests batch by team? [closed]\n- Raised by: user\n")
-    crawl([str(root)], out, workers=1, point="n2")
-    check(out)
+    out = _two_nights(tmp_path, "\n## F9 — Do digests batch by team? [closed]\n- Raised by: user\n")
     con = connect(Out(out))
     changes = fetch_dicts(con, _query("fork_changes"), {"point": "n2", "previous": "n1"})
     assert [(c["change"], c["fork_id"]) for c in changes] == [("raised", "F9")]
@@ -294,15 +300,7 @@ def test_what_changed_reads_the_lifetimes_states(tmp_path: Path) -> None:
 def test_one_newly_failing_session_is_named_in_the_singular(tmp_path: Path) -> None:
     """One session that was clean and fails now reads "The 1 session that was clean … and
     fails now", not "that were … fail"."""
-    root = tmp_path / "corpus"
-    shutil.copytree(FIXTURES / "cases" / "base" / "open" / "repo", root / "repo")
-    session = root / "repo" / "docs" / "research" / "demo-brainstorm"
-    out = str(tmp_path / "out")
-    crawl([str(root)], out, workers=1, point="n1")
-    with open(session / "forks.md", "a") as forks:
-        forks.write("\n## F9 — Is this fork ever closed? [open]\n- Raised by: user\n")
-    crawl([str(root)], out, workers=1, point="n2")
-    check(out)
+    out = _two_nights(tmp_path, "\n## F9 — Is this fork ever closed? [open]\n- Raised by: user\n")
     html = build(out, str(tmp_path / "report.html")).path.read_text()
     text = " ".join(html.split())
     assert "The 1 session that was clean (or not there) at <code>n1</code> and fails now" in text
@@ -317,14 +315,7 @@ def test_the_page_points_at_its_own_point_and_says_what_it_was_asked(tmp_path: P
 
     from pipeline.cli import app
 
-    root = tmp_path / "corpus"
-    shutil.copytree(FIXTURES / "cases" / "base" / "open" / "repo", root / "repo")
-    out = str(tmp_path / "out")
-    crawl([str(root)], out, {"night": "1"}, workers=1, point="n1")
-    forks = root / "repo" / "docs" / "research" / "demo-brainstorm" / "forks.md"
-    forks.write_text(forks.read_text() + "\n## F9 — Never closed? [open]\n- Raised by: user\n")
-    crawl([str(root)], out, {"night": "2"}, workers=1, point="n2")
-    check(out)
+    out = _two_nights(tmp_path, "\n## F9 — Never closed? [open]\n- Raised by: user\n", True)
 
     def page(*options: str) -> str:
         html = tmp_path / "report.html"
