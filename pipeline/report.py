@@ -173,15 +173,9 @@ def gather(
     # After the comparison, which needs the memory.
     _keep_points(con, shown, "findings", FINDINGS_READ)
     watched = alarms.parse_metrics([REGRESSION_DEFAULT] if metrics is None else metrics)
+    comparison = since.comparison if since else None
     alarm = alarms.evaluate(
-        out_path,
-        point.name,
-        selector.labels,
-        None,
-        threshold,
-        watched,
-        since.comparison if since else None,
-        con=con,
+        out_path, point.name, selector.labels, None, threshold, watched, comparison, con=con
     )
     at = {"point": point.name, "previous": before.name if before else ""}
     newly = _detailed(con, "newly_failing", {**at, "limit": NEWLY_FAILING}) if before else []
@@ -199,10 +193,8 @@ def gather(
         open_forks,
     )
     data.anchors = {s["anchor"] for s in data.newly_failing + data.worst}
-    data.worst_n = worst_n
-    if selector.labels:
-        data.previous_scope = " with " + " ".join(f"{k}={v}" for k, v in selector.labels.items())
-    data.label_tags = tags
+    data.worst_n, data.label_tags = worst_n, tags
+    data.previous_scope = _scope(selector.labels)
     data.roots = _roots(con, point)
     # The page's data is in hand: DuckDB's memory is given back before the charts take theirs.
     con.close()
@@ -211,6 +203,11 @@ def gather(
     charts_ready.join()
     data.charts = _charts(stats, since)
     return data
+
+
+def _scope(labels: dict[str, str]) -> str:
+    """Which points the previous one was chosen among, as the page says it ("" for all)."""
+    return " with " + " ".join(f"{k}={v}" for k, v in labels.items()) if labels else ""
 
 
 def _roots(con: Any, point: Point) -> list[str]:
