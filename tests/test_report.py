@@ -363,7 +363,7 @@ def test_report_in_a_browser(report: Path, browser: Any, tmp_path: Path) -> None
     assert HOSTILE in body, "the hostile fork title is shown as text"
     assert dialogs == [] and page.evaluate("typeof window.alertCalled") == "undefined"
     # The header's line reads whole: a <details> inside a <p> broke it after "4 roots (".
-    meta = page.locator("header .meta").inner_text()
+    meta = page.locator("header div.meta").inner_text()
     assert "4 roots" in meta and "the first census point in OUT" in meta, meta
     page.click("#rates table th:nth-child(5)")
     assert_page_layout(page)
