@@ -9,7 +9,6 @@ figures are facts: later crawls add points, never rewrite one (docs/time-model.m
 
 from __future__ import annotations
 
-import re
 import time
 from dataclasses import dataclass, field
 from itertools import pairwise
@@ -33,7 +32,15 @@ from pipeline.schema import (
     SESSION_VERDICTS,
     SNAPSHOTS,
 )
-from pipeline.store import Out, QueryWriter, new_run_id, publish, started_at, written_by
+from pipeline.store import (
+    SHARD_LABEL_RE,
+    Out,
+    QueryWriter,
+    new_run_id,
+    publish,
+    started_at,
+    written_by,
+)
 
 if TYPE_CHECKING:
     from pipeline.select import Point
@@ -85,9 +92,6 @@ def check(out_path: str, recheck: bool = False) -> CheckSummary:
     return summary
 
 
-_SHARD = re.compile(r"(\d+)-of-(\d+)")
-
-
 def _require_every_shard(con: Any, unchecked: list[str], order: list[str]) -> None:
     """A night crawled in shards is decided only once every shard of it is in: a check freezes
     it for good (a late shard is then refused), so a missing one would lose its sessions."""
@@ -98,7 +102,7 @@ def _require_every_shard(con: Any, unchecked: list[str], order: list[str]) -> No
     ).fetchall()
     for point, names in rows:
         # A user's own `shard` label (not K-of-N) says nothing about the night's shards.
-        shards = {(int(m[1]), int(m[2])) for n in names if n and (m := _SHARD.fullmatch(n))}
+        shards = {(int(m[1]), int(m[2])) for n in names if n and (m := SHARD_LABEL_RE.fullmatch(n))}
         counts = {n for _, n in shards}
         if not shards or (len(counts) == 1 and len(shards) == max(counts)):
             continue

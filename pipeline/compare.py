@@ -153,9 +153,9 @@ def compare(out_path: str, baseline: Selector, candidate: Selector) -> Compariso
         if selector.run in (None, "latest"):
             # The arm is its latest checked point: a later one crawled for it is not counted.
             later = unchecked_after(con, point, selector.labels)
-            note = unchecked_note(later, point)
+            note = unchecked_note(later, point, f"the {arm} is")
             if note:
-                result.notes.append(note.replace("this shows", f"the {arm} is", 1))
+                result.notes.append(note)
         left = earlier_carrying(con, point, selector.labels) if selector.run is None else []
         if left:
             result.notes.append(

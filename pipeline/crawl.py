@@ -9,7 +9,6 @@ whose content hash is already stored is read but not parsed or written again.
 from __future__ import annotations
 
 import os
-import re
 import signal
 import sys
 import time
@@ -39,6 +38,7 @@ from pipeline.sources.git import GitRepo
 from pipeline.sources.tree import OUT_OF_ROOT, DirTree, Tree
 from pipeline.store import (
     RUN_ID_RE,
+    SHARD_LABEL_RE,
     Out,
     PartitionWriter,
     crash_point,
@@ -520,7 +520,7 @@ def _refuse_closed_point(out: Out, point: str, shard: tuple[int, int] | None) ->
             f"census point {point!r} is no longer the latest ({later!r} was crawled after it); "
             "a crawl adds to the latest point or starts a new one: crawl into a new --point"
         )
-    written = sorted({s for s in shards or [] if s and re.fullmatch(r"\d+-of-\d+", s)})
+    written = sorted({s for s in shards or [] if s and SHARD_LABEL_RE.fullmatch(s)})
     if shard is not None and any(not s.endswith(f"-of-{shard[1]}") for s in written):
         held = ", ".join(s.replace("-of-", "/") for s in written)
         raise UsageError(

@@ -37,7 +37,7 @@ from pipeline.engine import connect, fetch_dicts, out_view
 from pipeline.errors import UsageError
 from pipeline.resources import queries_dir, reports_dir
 from pipeline.rules import load_rules
-from pipeline.select import Point, all_points, previous, resolve
+from pipeline.select import Point, all_points, labels_text, previous, resolve
 from pipeline.stats import Lifetime, Stats, compute, keep_session_verdicts, longest_open
 from pipeline.stats_text import censored_text
 from pipeline.store import Out
@@ -207,7 +207,7 @@ def gather(
 
 def _scope(labels: dict[str, str]) -> str:
     """Which points the previous one was chosen among, as the page says it ("" for all)."""
-    return " with " + " ".join(f"{k}={v}" for k, v in labels.items()) if labels else ""
+    return f" with {labels_text(labels)}" if labels else ""
 
 
 def _roots(con: Any, point: Point) -> list[str]:

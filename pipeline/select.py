@@ -84,7 +84,7 @@ def resolve(
         if not points:
             known = sorted({f"{k}={v}" for ls in carrying.values() for k, v in ls.items()})
             raise SelectorError(
-                f"no run carries the labels {_text(wanted)}; labels in OUT: "
+                f"no run carries the labels {labels_text(wanted)}; labels in OUT: "
                 f"{', '.join(known) or 'none'}"
             )
     done = [p for p in points if p.checked] if checked else points
@@ -116,19 +116,20 @@ def unchecked_after(con: Any, point: Point, labels: dict[str, str] | None = None
     return [p.name for p in later]
 
 
-def unchecked_note(names: list[str], shown: Point) -> str | None:
+def unchecked_note(names: list[str], shown: Point, what: str = "this shows") -> str | None:
+    """`what`: how the note names the point shown (compare: "the candidate is")."""
     if not names:
         return None
     which = f"point {names[0]} is" if len(names) == 1 else f"points {', '.join(names)} are"
     return (
-        f"note: census {which} not checked yet; this shows {shown.name}, the latest checked "
+        f"note: census {which} not checked yet; {what} {shown.name}, the latest checked "
         "(run 'census check' first)"
     )
 
 
 def _pick(points: list[Point], run: str, wanted: dict[str, str], which: str = "") -> Point:
     """`which`: what the points are, when not every point of OUT (" checked")."""
-    scope = f" among the points with {_text(wanted)}" if wanted else ""
+    scope = f" among the points with {labels_text(wanted)}" if wanted else ""
     if run == "latest":
         return points[-1]
     if run == "previous":
@@ -174,5 +175,5 @@ def previous(con: Any, point: Point, labels: dict[str, str] | None = None) -> Po
     return earlier[-1] if earlier else None
 
 
-def _text(labels: dict[str, str]) -> str:
+def labels_text(labels: dict[str, str]) -> str:
     return " ".join(f"{k}={v}" for k, v in labels.items())

@@ -347,6 +347,8 @@ def _duckdb_values(type_: str, values: list[Any]) -> list[Any]:
 # How new_run_id spells a run id (a census point may not be named so: --run ID reads it as
 # the point holding that run).
 RUN_ID_RE = re.compile(r"\d{8}T\d{6}\.\d{6}Z-[0-9a-f]{6}")
+# A run's `shard` label as --shard K/N writes it: `K-of-N`.
+SHARD_LABEL_RE = re.compile(r"(\d+)-of-(\d+)")
 
 
 def new_run_id() -> str:
