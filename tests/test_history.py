@@ -394,6 +394,46 @@ def test_an_uncommitted_step_back_is_counted_once(tmp_path: Path) -> None:
     assert rates == [("night-1", 0), ("night-2", 1), ("night-3", 0)]
 
 
+def test_an_uncommitted_step_back_committed_later_is_counted_once(tmp_path: Path) -> None:
+    """The step seen in the working tree on night 2 is committed, unchanged, before night 3:
+    the commit records the step night 2 already counted, so night 3 has no finding."""
+    repo = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", tmp_path / "root" / "repo")
+    git(repo, "init", "-q")
+    edit(repo, "state.md", "Status: open", "Status: stopping")
+    commit(repo, "2026-07-01T10:00:00Z", "stopping")
+    out = tmp_path / "out"
+    _night(repo, out, 1)
+    edit(repo, "state.md", "Status: stopping", "Status: open")  # not committed
+    _night(repo, out, 2)
+    commit(repo, "2026-07-02T10:00:00Z", "back to open, committed")
+    _night(repo, out, 3)
+    _night(repo, out, 4)
+    assert [(p, r) for p, r, _ in _series(out)] == [("night-2", "BS-STATE-01")]
+
+
+def test_a_later_crawl_never_moves_a_checked_points_harvest_time(tmp_path: Path) -> None:
+    """Night 1 sees the harvested folder without history (harvested when first seen); night 2
+    reads the commit that moved it, dated weeks before: night 2 knows the earlier time, night
+    1 keeps the one it was checked with."""
+    repo = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", tmp_path / "root" / "repo")
+    git(repo, "init", "-q")
+    commit(repo, "2026-07-01T10:00:00Z", "research")
+    (repo / "docs" / "history" / "brainstorms").mkdir(parents=True)
+    git(repo, "mv", SESSION, "docs/history/brainstorms/demo")
+    commit(repo, "2026-07-20T10:00:00Z", "harvest")
+    out = tmp_path / "out"
+    crawl([str(repo.parent)], str(out), workers=1, point="night-1")
+    check(str(out))
+    query = "SELECT point, harvested_at::VARCHAR FROM sessions ORDER BY point"
+    night_one = connect(Out(out)).execute(query).fetchall()
+    assert len(night_one) == 1 and not night_one[0][1].startswith("2026-07-20")
+    _night(repo, out, 2)
+    assert connect(Out(out)).execute(query).fetchall() == [
+        night_one[0],
+        ("night-2", "2026-07-20 10:00:00+00"),
+    ]
+
+
 def test_credentials_in_the_origin_url_never_reach_the_tables_or_the_report(
     history: tuple[Path, dict[str, str]], tmp_path: Path
 ) -> None:

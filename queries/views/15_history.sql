@@ -64,7 +64,8 @@ FROM working_nodes;
 --   a commit and each nearest earlier commit (by git ancestry, through merges) that changed
 --   the session; the working tree at a point and the working tree at the session's previous
 --   point; the working tree and the session's commits at HEAD that the previous working tree
---   did not already have (so an uncommitted step is counted once, not every night).
+--   did not already have (so an uncommitted step is counted once, not every night, nor again
+--   when it is committed unchanged).
 -- A pair belongs to the census point of its later node; pairs of identical content are left
 -- out (nothing can have changed).
 CREATE OR REPLACE MACRO history_pairs_in(after, upto) AS TABLE
@@ -120,10 +121,41 @@ working AS (
     QUALIFY position > after
 ),
 commits AS (FROM commit_nodes_in(0, upto)),
-heads AS (
+committed AS (
     SELECT session_key, root, point, snapshot_id, seen_in, unnest(parents) AS parent
     FROM commits
     WHERE position > after
+),
+candidates AS (
+    -- A commit on the parent the session's working tree at its previous point stood on.
+    SELECT c.session_key, c.root, c.point, c.snapshot_id, c.parent, w.previous_id
+    FROM committed c
+    JOIN working w
+        ON w.session_key = c.session_key AND w.root = c.root AND w.point = c.point
+        AND list_contains(w.previous_parents, c.parent)
+),
+content AS (
+    -- What git can hold of their content (every file outside ops/, which is never committed):
+    -- a working tree's and a commit's snapshot ids differ even where this is the same.
+    SELECT snapshot_id, string_agg(file || ':' || sha256, '/' ORDER BY file) AS files
+    FROM files
+    WHERE snapshot_id IN (SELECT snapshot_id FROM candidates UNION SELECT previous_id FROM candidates)
+        AND file NOT LIKE 'ops/%'
+    GROUP BY snapshot_id
+),
+shown AS (
+    -- Such a commit with the content that tree showed is a step seen uncommitted, then
+    -- committed unchanged: it was compared on that night.
+    SELECT c.session_key, c.root, c.point, c.snapshot_id, c.parent
+    FROM candidates c
+    JOIN content now ON now.snapshot_id = c.snapshot_id
+    JOIN content shown ON shown.snapshot_id = c.previous_id
+    WHERE now.files = shown.files
+),
+heads AS (
+    -- So it is no pair again: the step counts once, on the night it appeared.
+    FROM committed
+    ANTI JOIN shown USING (session_key, root, point, snapshot_id, parent)
     UNION ALL
     SELECT session_key, root, point, snapshot_id, seen_in,
         unnest([c for c in parents if NOT list_contains(coalesce(previous_parents, []), c)])

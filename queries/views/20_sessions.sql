@@ -105,21 +105,26 @@ WITH verdicts AS (
     WHERE point IN (SELECT point FROM points_judged_live)
 ),
 harvests AS (
-    -- The first time each series was seen in docs/history/ (its commit time with history).
-    SELECT o.session_key, o.root, min(o.observed_at) AS harvested_at, min(p.position) AS position
+    -- The first time each series was seen in docs/history/ (its commit time with history),
+    -- as known at each point: from the observations of that point and those before it, so a
+    -- commit a later crawl first read never moves a checked point's value.
+    SELECT session_key, root, position,
+        min(min(o.observed_at)) OVER (PARTITION BY session_key, root ORDER BY position)
+            AS harvested_at
     FROM observations o
     JOIN run_points r USING (run_id)
     JOIN points p USING (point)
     WHERE o.location = 'history'
-    GROUP BY o.session_key, o.root
+    GROUP BY session_key, root, position
 )
 SELECT ps.point, ps.position, ps.session_key, ps.root, ps.repo, ps.repo_path, ps.path,
     ps.topic, ps.location, ps.stage, ps.gate, ps.snapshot_id, ps.run_id, ps.observed_at,
     s.status, s.started AS started_at,
-    CASE WHEN h.position <= ps.position THEN h.harvested_at END AS harvested_at,
+    h.harvested_at,
     s.content_time, s.forks_open, s.forks_parked, s.ledger_entries, s.turns, s.syncs,
     v.clean, v.failing_rules
 FROM point_sessions ps
 JOIN snapshots s USING (snapshot_id)
 LEFT JOIN verdicts v USING (point, session_key, root)
-LEFT JOIN harvests h USING (session_key, root);
+ASOF LEFT JOIN harvests h
+    ON h.session_key = ps.session_key AND h.root = ps.root AND h.position <= ps.position;
