@@ -231,7 +231,7 @@ def _crawl_locked(out: Out, trees: list[Tree], plan: _Plan) -> CrawlSummary:
     run_id = new_run_id()
     point = plan.point or run_id
     if plan.point:  # a new run id names a new point, which nothing can have checked
-        _refuse_closed_point(out, point, plan.shard)
+        _refuse_closed_point(out, point, plan.shard, plan.labels)
     now = datetime.now(UTC)
     made = memo.context(READER_VERSION, plan.git_history, plan.shard_name)
     memos, vouched_by = memo.load(_memo_file(out, plan), made)
@@ -487,11 +487,14 @@ def _root_key(tree: Tree) -> str:
     return os.path.realpath(tree.label)
 
 
-def _refuse_closed_point(out: Out, point: str, shard: tuple[int, int] | None) -> None:
+def _refuse_closed_point(
+    out: Out, point: str, shard: tuple[int, int] | None, labels: dict[str, str]
+) -> None:
     """A crawl adds to the latest census point or starts a new one, never rewrites one: a
     checked point is final, and a point crawled after this one would have its sessions'
     later content ordered before this one's (a step forward read as a step back). Shards of
-    one night share one N, or the night could never be checked."""
+    one night share one N, or the night could never be checked; the runs of one point share
+    their labels, or a selector by label would pick another arm's sessions with it."""
     from pipeline.engine import parquet_scan
 
     files = out.files(CHECKS.name)
@@ -506,15 +509,15 @@ def _refuse_closed_point(out: Out, point: str, shard: tuple[int, int] | None) ->
         return
     rows = _query(
         "WITH p AS (SELECT coalesce(point, run_id) AS point, min(started_at) AS started, "
-        "list(labels['shard']) AS shards "
+        "list(labels['shard']) AS shards, arg_min(labels, started_at) AS labels "
         f"FROM {parquet_scan(runs)} GROUP BY 1) "
         "SELECT (SELECT arg_max(point, started) FROM p WHERE started > mine.started), "
-        "mine.shards FROM p AS mine WHERE mine.point = ?",
+        "mine.shards, mine.labels FROM p AS mine WHERE mine.point = ?",
         [point],
     )
     if not rows:
         return
-    later, shards = rows[0]
+    later, shards, held_labels = rows[0]
     if later is not None:
         raise OutError(
             f"census point {point!r} is no longer the latest ({later!r} was crawled after it); "
@@ -526,6 +529,20 @@ def _refuse_closed_point(out: Out, point: str, shard: tuple[int, int] | None) ->
         raise UsageError(
             f"census point {point!r} holds shards {held}; --shard {shard[0]}/{shard[1]} "
             "cannot join them (the shards of one night share one N)"
+        )
+    _refuse_other_labels(point, dict(held_labels or {}), labels)
+
+
+def _refuse_other_labels(point: str, held: dict[str, str], labels: dict[str, str]) -> None:
+    from pipeline.select import labels_text
+
+    held = {k: v for k, v in held.items() if k != "shard"}
+    mine = {k: v for k, v in labels.items() if k != "shard"}
+    if held != mine:
+        raise UsageError(
+            f"census point {point!r} holds runs with {labels_text(held) or 'no labels'} and "
+            f"this crawl has {labels_text(mine) or 'no labels'}: the runs of one point share "
+            "their labels (or it would mix two arms); crawl into its own --point"
         )
 
 

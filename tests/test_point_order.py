@@ -3,7 +3,8 @@ crawl into an earlier night (its second shard, or a plain rerun with its --point
 that night's newer content before the next night's: a session that moved stopping →
 harvested read as harvested → stopping, a false BS-STATE-01 frozen at the later night.
 Shards of one night share one N: a shard of another N made the night, and every later one,
-impossible to check."""
+impossible to check. The runs of one point share their labels: a replay's candidate crawled
+into the baseline's point made one point of both arms, compared with itself."""
 
 from __future__ import annotations
 
@@ -94,3 +95,19 @@ def test_a_shard_of_another_n_is_refused(tmp_path: Path) -> None:
     )
     assert _crawl(root, out, "A", "--shard", "2/2")[0] == 0, "a shard crawled again may join"
     assert runner.invoke(app, ["check", "--out", str(out)]).exit_code == 0
+
+
+def test_a_crawl_with_other_labels_than_its_point_is_refused(tmp_path: Path) -> None:
+    root, out = _corpus(tmp_path), tmp_path / "out"
+    assert _crawl(root, out, "replay", "--label", "arm=baseline", "--shard", "1/2")[0] == 0
+    code, stderr = _crawl(root, out, "replay", "--label", "arm=candidate")
+    assert code == 2
+    assert stderr == (
+        "census: census point 'replay' holds runs with arm=baseline and this crawl has "
+        "arm=candidate: the runs of one point share their labels (or it would mix two arms); "
+        "crawl into its own --point\n"
+    )
+    assert "this crawl has no labels" in _crawl(root, out, "replay")[1]
+    joined = _crawl(root, out, "replay", "--shard", "2/2", "--label", "arm=baseline")
+    assert joined[0] == 0, "a shard label is no label of the point's"
+    assert _crawl(root, out, "replay-2", "--label", "arm=candidate")[0] == 0
