@@ -882,6 +882,11 @@ VIEWS: dict[str, tuple[str, list[tuple[str, str]]]] = {
                 "The ID's dispatch is the last dispatch line in the file (the one allowed "
                 "in flight).",
             ),
+            (
+                "failed_results",
+                "Result lines with this ID that read failed (any of them, not only the "
+                "first: sync health counts the sync failed).",
+            ),
         ],
     ),
     "fork_lifetimes": (

@@ -130,6 +130,7 @@ class SyncHealth:
     in_flight: int
     unpaired: int
     orphaned: int
+    misfiled: int
     failed_share: float | None
     latency_n: int
     latency_p50_s: float | None

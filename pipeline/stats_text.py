@@ -112,13 +112,14 @@ def _flows(stats: Stats) -> Any:
 
 def _sync(stats: Stats) -> Any:
     columns = ["gate", "sessions", "syncs", "reconciled", "failed", "in flight", "unpaired"]
-    columns += ["orphaned", "failed share", "p50", "p90", "max"]
+    columns += ["orphaned", "misfiled", "failed share", "p50", "p90", "max"]
     rows = [
         [
             h.gate,
             *(str(v) for v in (h.sessions, h.syncs, h.reconciled, h.failed, h.in_flight)),
             str(h.unpaired),
             str(h.orphaned),
+            str(h.misfiled),
             pct(h.failed_share),
             *(num(v, 0) for v in (h.latency_p50_s, h.latency_p90_s, h.latency_max_s)),
         ]

@@ -622,6 +622,35 @@ def test_sync_pairs_unpaired_orphaned_and_health(tmp_path: Path) -> None:
     assert health.failed_share == 0.5 and health.latency_p50_s == 90.0
 
 
+def test_sync_health_counts_what_bs_sync_01_fails(tmp_path: Path) -> None:
+    """A later `S1 → failed` after its reconciled result, and a result written before its
+    dispatch, fail BS-SYNC-01: sync health counted both healthy (failed 0, a latency of the
+    misordered pair). Every failed line counts, and both are misfiled."""
+    session = Session(tmp_path / "corpus")
+    out = str(tmp_path / "out")
+    log = [
+        "S1 | gate: intake | dispatched: 2026-07-01T09:40Z | scope: bootstrap",
+        "S1 → reconciled | 2026-07-01T09:47Z | 9 edits · 2 new forks · 2 open",
+        "S2 → reconciled | 2026-07-09T11:20Z | 7 edits · 2 new forks · 3 open",
+        "S2 | gate: on-demand | dispatched: 2026-07-09T11:12Z | scope: full reconcile",
+        "S1 → failed | 2026-07-09T11:25Z | twin crashed on retry",
+    ]
+    session.write("2026-07-10T14:00Z", TURNS[:1], log, [(1, "open", "user")], {1: []})
+    crawl([str(tmp_path / "corpus")], out, workers=1)
+    check(out)
+    health = compute(out).sync_health[0]
+    assert (health.syncs, health.reconciled, health.failed, health.misfiled) == (2, 1, 1, 2)
+    assert (health.in_flight, health.unpaired, health.orphaned) == (0, 0, 0)
+    assert health.failed_share == 0.5
+    assert health.latency_n == 1 and health.latency_max_s == 420.0, "S2's result is no reply"
+    failing = (
+        connect(Out(out))
+        .execute("SELECT count(*) FROM findings WHERE rule_id = 'BS-SYNC-01'")
+        .fetchone()
+    )
+    assert failing == (2,)
+
+
 def test_compute_end_to_end(history: Path) -> None:
     result = compute(str(history))
     assert list(result.as_json()) == [

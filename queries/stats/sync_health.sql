@@ -4,9 +4,16 @@
 --   in_flight  dispatched, no result yet, and the session's newest dispatch (allowed);
 --   unpaired   dispatched, no result, and not the newest (BS-SYNC-01 fails);
 --   orphaned   a result line with no dispatch line;
---   latency    result time minus dispatch time, seconds, where both parse.
+--   misfiled   dispatched or answered more than once, or answered before its dispatch
+--              (BS-SYNC-01 fails it for its lines);
+--   failed     any result line of it reads failed (a later "failed" counts, not only the first);
+--   latency    result time minus dispatch time, seconds, where both parse and the result comes
+--              after the dispatch.
 WITH pairs AS (
-    SELECT s.session_key, s.root, coalesce(p.gate, '(none)') AS gate, p.* EXCLUDE (gate)
+    SELECT s.session_key, s.root, coalesce(p.gate, '(none)') AS gate,
+        p.* EXCLUDE (gate, latency_s),
+        p.dispatches > 1 OR p.results > 1 OR p.result_line < p.dispatch_line AS misfiled,
+        CASE WHEN p.result_line > p.dispatch_line THEN p.latency_s END AS latency_s
     FROM point_sessions s
     JOIN sync_pairs p USING (snapshot_id)
     WHERE s.point = $point
@@ -15,13 +22,14 @@ SELECT
     CASE WHEN grouping(gate) = 1 THEN 'all' ELSE gate END AS gate,
     count(DISTINCT (session_key, root)) AS sessions,
     count(*) AS syncs,
-    count(*) FILTER (WHERE result = 'reconciled') AS reconciled,
-    count(*) FILTER (WHERE result = 'failed') AS failed,
+    count(*) FILTER (WHERE result = 'reconciled' AND failed_results = 0) AS reconciled,
+    count(*) FILTER (WHERE failed_results > 0) AS failed,
     count(*) FILTER (WHERE result IS NULL AND dispatch_line IS NOT NULL AND newest) AS in_flight,
     count(*) FILTER (WHERE result IS NULL AND dispatch_line IS NOT NULL AND NOT newest) AS unpaired,
     count(*) FILTER (WHERE dispatch_line IS NULL) AS orphaned,
-    count(*) FILTER (WHERE result = 'failed') / nullif(count(*) FILTER (WHERE result IS NOT NULL), 0)
-        AS failed_share,
+    count(*) FILTER (WHERE misfiled) AS misfiled,
+    count(*) FILTER (WHERE failed_results > 0)
+        / nullif(count(*) FILTER (WHERE result IS NOT NULL), 0) AS failed_share,
     count(latency_s) AS latency_n,
     quantile_cont(latency_s, 0.5) AS latency_p50_s,
     quantile_cont(latency_s, 0.9) AS latency_p90_s,

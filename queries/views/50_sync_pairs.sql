@@ -39,7 +39,8 @@ results AS (
         arg_min_null(open_forks, line) AS open_forks,
         arg_min_null(summary, line) AS summary,
         min(line) AS result_line,
-        count(*) AS results
+        count(*) AS results,
+        count(*) FILTER (WHERE result = 'failed') AS failed_results
     FROM events
     WHERE kind = 'result'
     GROUP BY snapshot_id, sync_id
@@ -65,7 +66,8 @@ SELECT
     -- The newest sync is the one dispatched last in file order (spec §3.1).
     coalesce(
         d.last_dispatch_line = max(d.last_dispatch_line) OVER (PARTITION BY snapshot_id), false
-    ) AS newest
+    ) AS newest,
+    coalesce(r.failed_results, 0) AS failed_results
 FROM dispatches d
 FULL JOIN results r USING (snapshot_id, sync_id);
 
