@@ -78,3 +78,21 @@ def test_a_shallow_clone_says_so_and_reads_its_history_once_deepened(tmp_path: P
     git(clone, "fetch", "-q", "--unshallow")
     second = crawl([str(clone.parent)], str(out), workers=1, git_history=True)
     assert second.history == 2, "the deepened history is read, though HEAD did not move"
+
+
+def test_reading_a_repository_never_runs_a_command_its_config_names(tmp_path: Path) -> None:
+    """A repository's config may name a command git runs while it reads: the fsmonitor hook
+    (on reading the index) ran at every crawl and detect, writing where it liked."""
+    from typer.testing import CliRunner
+
+    from pipeline.cli import app
+
+    repo = _upstream(tmp_path)
+    marker = tmp_path / "ran"
+    git(repo, "config", "core.fsmonitor", f"touch {marker}; false #")
+    git(repo, "config", "log.showSignature", "true")
+    git(repo, "config", "gpg.program", f"touch {marker}")
+    crawl([str(repo)], str(tmp_path / "out"), workers=1, git_history=True)
+    detected = CliRunner().invoke(app, ["detect", str(repo / SESSION)])
+    assert detected.exit_code in (0, 1), detected.output
+    assert not marker.exists(), "git ran a command the crawled repository's config named"

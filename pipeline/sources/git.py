@@ -3,7 +3,8 @@
 Read once per repository: the index's tracked paths (BS-OPS-02) and the origin
 URL (repository identity). Every call sets GIT_OPTIONAL_LOCKS=0 so that git
 does not refresh the index, and safe.directory=* so that repositories owned by
-other users can still be read.
+other users can still be read; and no setting of the repository's own config runs a
+command (READ_ONLY), since reading must never execute what a crawled repository says.
 """
 
 from __future__ import annotations
@@ -31,10 +32,22 @@ def _env() -> dict[str, str]:
     }
 
 
+# Settings a repository's config could use to run a command while git reads it: the fsmonitor
+# hook runs on reading the index (ls-files), and a signature check runs gpg.program (log).
+READ_ONLY = (
+    "-c",
+    "safe.directory=*",
+    "-c",
+    "core.fsmonitor=false",
+    "-c",
+    "log.showSignature=false",
+)
+
+
 def _git(repo: str, *args: str) -> subprocess.CompletedProcess[bytes] | None:
     try:
         return subprocess.run(
-            ["git", "-c", "safe.directory=*", "-C", repo, *args],
+            ["git", *READ_ONLY, "-C", repo, *args],
             capture_output=True,
             env=_env(),
             timeout=120,
@@ -182,7 +195,7 @@ class GitHistory:
     def blob(self, sha: str) -> bytes:
         if self._batch is None:
             self._batch = subprocess.Popen(
-                ["git", "-c", "safe.directory=*", "-C", self.repo.path, "cat-file", "--batch"],
+                ["git", *READ_ONLY, "-C", self.repo.path, "cat-file", "--batch"],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,
