@@ -821,9 +821,13 @@ def _crawl_block(batch: _JobBatch, job: Job, walker: DirTree, rel: str) -> None:
     stamps = memo.stamps_of(job.root_abs, rel, entries, started)
     walk_issues = walker.issues[seen:]
     repos = list(discover(entries))
-    # A link out of the root inside a session is that session's own parse issue already.
+    # A link out of the root inside a session is that session's own parse issue already, and
+    # a folder not listed inside a repository is its session's or the repository's (discover).
     sessions = tuple(f"{s.root_path}/" for r in repos for s in r.sessions.values())
+    inside = tuple(f"{r.path}/" if r.path else "" for r in repos)
     for path, code, message in walk_issues:
+        if code == "unreadable-dir" and repos and f"{path}/".startswith(inside):
+            continue
         if message != OUT_OF_ROOT or not path.startswith(sessions):
             batch.root_issue(f"{job.root_label}:{path}", code, message)
     issues, observed = len(batch.result.issues), len(batch.result.observations)

@@ -108,7 +108,8 @@ def detect(path: str, gate: str = "session") -> Detection:
     # What the walk could not enter is shown, as crawl shows it (a link out of the folder
     # is a parse issue of the session already).
     for where, code, message in walker.issues:
-        if message != OUT_OF_ROOT:
+        # A folder not listed in it is the session's own issue already (gather).
+        if message != OUT_OF_ROOT and code != "unreadable-dir":
             rec.issue(where, None, code, message)
     _text_only(rec)
     outcomes = _evaluate(rec, gate)

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from pipeline.parse.lexical import is_markdown
-from pipeline.sources.tree import Entry
+from pipeline.sources.tree import UNLISTED, Entry
 
 SUFFIX = "-brainstorm"
 
@@ -112,6 +112,9 @@ def discover(entries: Iterable[Entry]) -> list[RepoRef]:
         if entry.problem == "git" and "/" not in rel:
             repo.has_git = True
         if entry.is_dir:
+            if entry.problem and entry.problem.startswith(UNLISTED):
+                # A folder of documents not listed may hold a link into any session.
+                repo.documents.append(_relative(entry, rel))
             continue
         repo.files.add(rel)
         if is_markdown(rel):
@@ -138,6 +141,8 @@ def _add_to_session(
     inner = "/".join(parts[depth:])
     if inner:
         session.entries.append(_relative(entry, inner))
+    elif entry.problem and entry.problem.startswith(UNLISTED):
+        session.entries.append(_relative(entry, "."))  # the session folder was not listed
         if not entry.is_dir:
             repo.files.add("/".join(parts[docs_at:]))
 

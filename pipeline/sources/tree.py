@@ -54,6 +54,8 @@ class Tree:
 
 BAD_NAME = "name is not valid UTF-8 (shown with U+FFFD); not read"
 OUT_OF_ROOT = "symbolic link leads out of the root; not followed"
+# The problem of a folder the walk could not list: what it holds is unknown.
+UNLISTED = "cannot list directory"
 
 
 def storable_name(name: str) -> str:
@@ -151,9 +153,7 @@ class DirTree(Tree):
             with os.scandir(full) as it:
                 raw = sorted(it, key=lambda e: e.name)
         except OSError as err:
-            self.issues.append(
-                (rel or ".", "unreadable-dir", f"cannot list directory: {err.strerror}")
-            )
+            self.issues.append((rel or ".", "unreadable-dir", f"{UNLISTED}: {err.strerror}"))
             return []
         entries = []
         for item in raw:
@@ -236,7 +236,13 @@ class DirTree(Tree):
         stack = [rel]
         while stack:
             current = stack.pop()
+            failed = len(self.issues)
             children = self._scan(current)
+            unlisted = [i for i in self.issues[failed:] if i[1] == "unreadable-dir"]
+            if unlisted and current != rel:
+                # The folder again, now with its problem: what it holds is unknown, and the
+                # session (or repository) it is part of says so (gather, discover).
+                yield Entry(current, True, 0, 0, unlisted[0][2])
             yield from children
             stack.extend(e.path for e in reversed(children) if e.is_dir and e.problem is None)
 
