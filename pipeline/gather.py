@@ -149,6 +149,9 @@ def _may_link_into(document: str, data: bytes, topics: set[str]) -> bool:
     return False
 
 
+# The problem of a file a commit holds as a symbolic link (git stores the target's path).
+COMMITTED_LINK = "a symbolic link in the commit; not followed"
+
 # Session subfolders whose files rules read (`ops/` covers ops/capture.md in a rule's reads).
 RULE_FOLDERS = ("ops", "fragments")
 
@@ -357,7 +360,9 @@ def walk_history(
         if not topics:
             continue
         tree = git_history.tree(commit, prefix)
-        blobs = {path: (sha, size) for path, sha, size in tree}
+        blobs = {path: (sha, size) for path, sha, size, _ in tree}
+        # A link committed in place of a file: its blob is a path, never the file's text.
+        links = {path: COMMITTED_LINK for path, _, _, link in tree if link}
         repo = RepoRef(ctx.repo.path, has_git=True)
         repo.files = set(blobs)
         for topic in sorted(topics):
@@ -366,7 +371,7 @@ def walk_history(
                 (history_folder(topic), "history"),
             ):
                 entries = [
-                    Entry(path[len(folder) + 1 :], False, size, 0)
+                    Entry(path[len(folder) + 1 :], False, size, 0, links.get(path))
                     for path, (sha, size) in blobs.items()
                     if path.startswith(folder + "/")
                 ]
@@ -376,7 +381,7 @@ def walk_history(
                     )
         session_prefixes = tuple(f + "/" for f in repo.sessions)
         repo.documents = [
-            Entry(path, False, size, 0)
+            Entry(path, False, size, 0, links.get(path))
             for path, (sha, size) in sorted(blobs.items())
             if is_markdown(path) and not path.startswith(session_prefixes)
         ]

@@ -96,3 +96,26 @@ def test_reading_a_repository_never_runs_a_command_its_config_names(tmp_path: Pa
     detected = CliRunner().invoke(app, ["detect", str(repo / SESSION)])
     assert detected.exit_code in (0, 1), detected.output
     assert not marker.exists(), "git ran a command the crawled repository's config named"
+
+
+def test_a_file_committed_as_a_symbolic_link_is_not_read_as_its_text(tmp_path: Path) -> None:
+    """Git stores a link's target path as its blob: read as forks.md, it was a forks.md with no
+    fork, and BS-FORK-01 passed. It is unread, as the working tree's link out of the root is."""
+    repo = _upstream(tmp_path)
+    forks = repo / SESSION / "forks.md"
+    outside = tmp_path / "elsewhere.md"
+    forks.rename(outside)
+    forks.symlink_to(outside)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "forks.md is a link now")
+    out = tmp_path / "out"
+    crawl([str(repo)], str(out), workers=1, git_history=True)
+    con = duckdb.connect(str(out / "census.duckdb"), read_only=True)
+    rows = con.execute(
+        'SELECT o."commit" IS NULL, p.message FROM observations o JOIN parse_issues p '
+        "USING (snapshot_id) WHERE p.file = 'forks.md' ORDER BY 1"
+    ).fetchall()
+    assert rows == [
+        (False, "a symbolic link in the commit; not followed"),
+        (True, "symbolic link leads out of the root; not followed"),
+    ]

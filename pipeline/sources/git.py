@@ -142,7 +142,7 @@ class GitHistory:
     def __init__(self, repo: GitRepo) -> None:
         self.repo = repo
         self._batch: subprocess.Popen[bytes] | None = None
-        self._trees: dict[str, list[tuple[str, str, int]]] = {}
+        self._trees: dict[str, list[tuple[str, str, int, bool]]] = {}
 
     def dag(self, prefix: str) -> list[Commit]:
         """Commits that changed prefix/docs, parents first (topological order), each with its
@@ -170,8 +170,9 @@ class GitHistory:
                     commit.changed.add(name[len(prefix) + 1 :] if prefix else name)
         return list(found.values())
 
-    def tree(self, commit: str, prefix: str) -> list[tuple[str, str, int]]:
-        """(path relative to prefix, blob id, size) of every file under prefix at a commit."""
+    def tree(self, commit: str, prefix: str) -> list[tuple[str, str, int, bool]]:
+        """(path relative to prefix, blob id, size, is a symbolic link) of every file under
+        prefix at a commit (a link's blob is its target's path, not a file's text)."""
         key = f"{commit}:{prefix}"
         if key not in self._trees:
             args = ["ls-tree", "-r", "-z", "--long", commit]
@@ -188,7 +189,8 @@ class GitHistory:
                     if len(parts) in (3, 4) and parts[1] == "blob":
                         rel = path[len(prefix) + 1 :] if prefix else path
                         size = parts[3] if len(parts) == 4 else ""
-                        entries.append((rel, parts[2], int(size) if size.isdigit() else 0))
+                        link = parts[0] == "120000"
+                        entries.append((rel, parts[2], int(size) if size.isdigit() else 0, link))
             self._trees = {key: entries}  # One commit at a time is all the walk needs.
         return self._trees[key]
 
