@@ -941,6 +941,13 @@ def _history(
         ops = {t: [tuple(p) for p in pairs] for t, pairs in known["ops"].items()}
         return History(known["at_head"], ops)
     history = read_history(repo_ctx)
+    failure = repo_ctx.history().failure if head is not None else ""
+    if failure:
+        repo_ctx.history_problem = (
+            f"git could not walk the history ({failure}): no commit was read, so a step back "
+            "along it cannot be seen"
+        )
+        repo_ctx.issues.append((".git", "history-incomplete", repo_ctx.history_problem))
 
     def wanted(topic: str, commit: str) -> bool:
         key = session_key(identity, topic)
@@ -952,7 +959,7 @@ def _history(
         at = datetime.fromtimestamp(when, UTC)
         batch.observe(past_ctx, session, identity, key, commit, at, commit, parents)
     batch.result.heads[repo_key] = {
-        "head": head,
+        "head": None if failure else head,  # read again next time, once git can
         "at_head": history.at_head,
         "ops": history.ops_tracked,
     }

@@ -39,6 +39,8 @@ class RepoContext:
     # A commit's documents by blob id, and links found per (document, blob) across commits.
     blob_ids: dict[str, str] = field(default_factory=dict)
     link_cache: dict[tuple[str, str], list[tuple[int, str, str, str]]] | None = None
+    # Why git could not walk the history (with --git-history): the series rules fail.
+    history_problem: str = ""
     # Documents that could not be read (path → code, message): their links are unknown.
     unreadable_documents: dict[str, tuple[str, str]] = field(default_factory=dict)
     _links: dict[str, list[LinkIn]] | None = None
@@ -198,6 +200,7 @@ def session_input(ctx: RepoContext, session: SessionRef) -> SessionInput:
             f"git could not list the files it tracks in {ctx.git.path} ({ctx.git.failure}): "
             "whether an ops/ file is tracked is unknown"
         )
+    inp.history_problem = ctx.history_problem
     inp.from_commit = ctx.index_free
     inp.tracked_history = sorted(ctx.tracked_history.get(session.path, []))
     inp.links = ctx.links_into(session.topic)

@@ -119,3 +119,31 @@ def test_a_file_committed_as_a_symbolic_link_is_not_read_as_its_text(tmp_path: P
         (False, "a symbolic link in the commit; not followed"),
         (True, "symbolic link leads out of the root; not followed"),
     ]
+
+
+def test_a_history_git_cannot_walk_fails_the_series_rules(tmp_path: Path) -> None:
+    """A treeless clone (`--filter=tree:0`) has no trees for `git log` to name paths from,
+    and git may not fetch them: the history was dropped without a word, and the step back it
+    holds passed BS-STATE-01. Now it is a history-incomplete issue, and the rules that compare
+    the history fail on the working tree; HEAD is not remembered, so the next night tries again."""
+    from pipeline.parse.session import SERIES_RULES
+    from pipeline.rules import load_rules
+
+    assert set(SERIES_RULES) == {r.rule_id for r in load_rules() if r.series}
+    upstream = _upstream(tmp_path)
+    clone = tmp_path / "corpus" / "clone"
+    clone.parent.mkdir()
+    git(tmp_path, "clone", "-q", "--filter=tree:0", f"file://{upstream}", str(clone))
+    out = tmp_path / "out"
+    summary = crawl([str(clone.parent)], str(out), workers=1, git_history=True)
+    assert summary.history == 0
+    con = duckdb.connect(str(out / "census.duckdb"), read_only=True)
+    rows = con.execute(
+        "SELECT rule_id, message FROM parse_issues WHERE code = 'history-incomplete' "
+        "ORDER BY 1 NULLS FIRST"
+    ).fetchall()
+    assert [r for r, _ in rows] == [None, *sorted(SERIES_RULES)]
+    assert all("git could not walk the history (fatal: " in m for _, m in rows)
+    again = crawl([str(clone.parent)], str(out), workers=1, git_history=True)
+    # Walked again and said again (the snapshot's own issues are stored with it, once).
+    assert again.parse_issues == 1

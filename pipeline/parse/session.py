@@ -31,6 +31,9 @@ _READERS: list[tuple[str, Callable[[list[str], Records], None]]] = [
     ("ops/sync-log.md", parse_sync_log),
 ]
 # The files the readers read as text; basis/ and fragments/ are only listed.
+# The rules that compare a session's history (each has a queries/series/ file): an unread
+# history fails them.
+SERIES_RULES = ("BS-FORK-01", "BS-LEDGER-01", "BS-STATE-01")
 _READ = (*(name for name, _ in _READERS), "ops/manifest.md")
 EXISTS_FLAGS = {
     "state.md": "state_exists",
@@ -82,6 +85,7 @@ class SessionInput:
     # Why git could not list what it tracks, in a git working tree (git missing, a damaged
     # index): BS-OPS-02 then fails rather than being skipped as "no git context".
     git_problem: str | None = None
+    history_problem: str = ""  # git could not walk the history (with --git-history)
     # (session-relative path, commit) that a commit tracked, with --git-history.
     tracked_history: list[tuple[str, str]] = field(default_factory=list)
     links: list[LinkIn] = field(default_factory=list)
@@ -110,6 +114,8 @@ class SessionInput:
             parts += ["u", name, code, str(self.sizes.get(name))]
         parts += ["t", "none" if self.tracked is None else "\x1f".join(sorted(self.tracked))]
         parts += ["g", self.git_problem or ""]
+        if self.history_problem:
+            parts += ["hp", self.history_problem]
         parts += ["h", *(f"{name}@{commit}" for name, commit in sorted(self.tracked_history))]
         for link in sorted(self.links, key=lambda k: (k.file, k.line, k.target)):
             parts += ["l", link.file, str(link.line), link.kind, link.target, link.resolved]
@@ -127,6 +133,9 @@ def parse_session(inp: SessionInput, snapshot_id: str | None = None) -> Records:
     snap["git_context"] = inp.tracked is not None or inp.git_problem is not None
     if inp.git_problem is not None:
         rec.issue(".git", None, "git-unreadable", inp.git_problem, "BS-OPS-02")
+    for rule_id in SERIES_RULES if inp.history_problem else ():
+        # The history the series rules compare was not read: they cannot pass (fail closed).
+        rec.issue(".git", None, "history-incomplete", inp.history_problem, rule_id)
     snap["commit_snapshot"] = inp.from_commit
     snap["ops_exists"] = inp.has_ops_dir
     unreadable = {u[0] for u in inp.unreadable}

@@ -143,6 +143,7 @@ class GitHistory:
         self.repo = repo
         self._batch: subprocess.Popen[bytes] | None = None
         self._trees: dict[str, list[tuple[str, str, int, bool]]] = {}
+        self.failure = ""  # why git could not walk the history, once dag() was asked
 
     def dag(self, prefix: str) -> list[Commit]:
         """Commits that changed prefix/docs, parents first (topological order), each with its
@@ -158,6 +159,11 @@ class GitHistory:
             spec,
         )
         if done is None or done.returncode != 0:
+            # A treeless clone (no trees to name the paths) or a damaged repository: nothing
+            # read is not "no commit", and the caller says so.
+            said = done.stderr.decode("utf-8", "replace").strip().splitlines() if done else []
+            errors = [line for line in said if line.startswith(("fatal:", "error:"))]
+            self.failure = (errors or said or ["git log did not run"])[0]
             return []
         found: dict[str, Commit] = {}
         for record in done.stdout.split(b"\x01")[1:]:
