@@ -899,7 +899,7 @@ def _crawl_repo(batch: _JobBatch, job: Job, repo: RepoRef, tree: Tree | None) ->
             repo_ctx.tracked_history[session.path] = sorted(
                 (f, c) for f, c in history.ops_tracked.get(session.topic, [])
             )
-    repo_sig = repo_signature(repo_ctx)
+    repo_sig = repo_signature(repo_ctx) + (tree.stamp if tree is not None else "")
     for session in mine.values():
         key = f"{job.root_abs}\x1f{session.root_path}"
         sig = session_signature(repo_sig, session)

@@ -371,3 +371,37 @@ def test_staging_in_a_checkout_whose_git_is_a_file_is_seen_on_a_rerun(
     git(repo, "add", "-f", str(aside.relative_to(repo)))
     summary = crawl([str(corpus)], str(out))
     assert rows(out, summary.run_id) == fresh_rows(corpus, tmp_path)
+
+
+def test_an_archive_replaced_in_place_is_read_again(tmp_path: Path) -> None:
+    """A script writes every member of a tar with time 0: two versions of one session that
+    differ in one field (same size) list the same. The second night kept the first night's
+    content, 0 read; the archive file's own size and time now say it changed."""
+    import io
+    import tarfile
+
+    from tests.conftest import FIXTURES
+
+    session = FIXTURES / "cases" / "base" / "open" / "repo" / "docs/research/demo-brainstorm"
+    files = {p.relative_to(session): p.read_bytes() for p in session.rglob("*") if p.is_file()}
+
+    def write(path: Path, status: bytes) -> None:
+        with tarfile.open(path, "w:gz") as archive:
+            for name, data in sorted(files.items()):
+                data = data.replace(b"Status: open", status) if name.name == "state.md" else data
+                member = tarfile.TarInfo(f"repo/docs/research/demo-brainstorm/{name}")
+                member.size = len(data)
+                archive.addfile(member, io.BytesIO(data))
+
+    corpus = tmp_path / "corpus.tar.gz"
+    out = tmp_path / "out"
+    write(corpus, b"Status: open")
+    crawl([str(corpus)], str(out), workers=1)
+    write(corpus, b"Status: oops")  # the same length: the same member sizes
+    second = crawl([str(corpus)], str(out), workers=1)
+    assert (second.read, second.new_snapshots) == (1, 1)
+    statuses = connect(Out(out)).execute(
+        "SELECT s.status FROM observations o JOIN snapshots s USING (snapshot_id) "
+        "JOIN runs r USING (run_id) ORDER BY r.started_at"
+    )
+    assert statuses.fetchall() == [("open",), ("oops",)]

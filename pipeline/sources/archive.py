@@ -7,6 +7,7 @@ kept in memory. Nothing is ever extracted to disk.
 
 from __future__ import annotations
 
+import contextlib
 import lzma
 import os
 import posixpath
@@ -96,6 +97,9 @@ class ArchiveTree(Tree):
         # Why members may be missing (CUT_SHORT, CORRUPT, SIZE_LIMIT); None when all were listed.
         self.incomplete: str | None = None
         self._last: str | None = None  # the last member met, to say where a fault struck
+        with contextlib.suppress(OSError):  # an archive that cannot be opened says so later
+            st = os.stat(path)
+            self.stamp = f"{st.st_size}:{st.st_mtime_ns}"
 
     def blocks(self) -> Iterator[list[Entry]]:
         try:

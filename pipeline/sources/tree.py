@@ -38,6 +38,10 @@ class Tree:
     # The archive's file name, part of repository identity; '' for directories.
     archive_name: str = ""
     is_directory: bool = False
+    # The root file's own size and time (an archive): its members' metadata may not change
+    # when it is replaced (a script writes every member with time 0), so this enters every
+    # repository's signature; '' for directories, whose files' own metadata say it.
+    stamp: str = ""
 
     def __init__(self, label: str) -> None:
         self.label = label
