@@ -80,6 +80,9 @@ class Comparison:
     # The baseline's sessions when the candidate has none (a replay that wrote nothing, a
     # wrong root), else 0: every rate is then "no sessions", which no test can flag.
     emptied: int = 0
+    # The candidate's sessions when the baseline has none (a wrong folder for the baseline):
+    # nothing was compared, which must not read as a pass.
+    baseless: int = 0
     # What the reader should know about how the arms were chosen (printed on stderr).
     notes: list[str] = field(default_factory=list)
 
@@ -90,8 +93,9 @@ class Comparison:
     @property
     def tripped(self) -> bool:
         """Whether the candidate is worse: a regression, or no session where the baseline
-        had some (`compare` exits 1, as `check --fail-on-regression` does)."""
-        return bool(self.regressions or self.emptied)
+        had some (`compare` exits 1, as `check --fail-on-regression` does); or nothing could
+        be compared, the baseline having no session."""
+        return bool(self.regressions or self.emptied or self.baseless)
 
     def counts(self) -> dict[str, int]:
         verdicts = ("regression", "improvement", "unchanged", "no sessions")
@@ -108,6 +112,7 @@ class Comparison:
             "confidence": self.confidence,
             "counts": self.counts(),
             "emptied": self.emptied,
+            "baseless": self.baseless,
             "rows": [asdict(r) for r in ordered(self.rows)],
         }
 
@@ -194,19 +199,21 @@ def between(
         result.rows.append(row)
     base_life, cand_life = (known.get(p.name) or point_lifetime(con, p) for p in (base, cand))
     result.rows.append(median_row(base_life, cand_life, z))
-    result.emptied = _emptied(con, base, cand)
+    result.emptied, result.baseless = _emptied(con, base, cand)
     return result
 
 
-def _emptied(con: Any, baseline: Point, candidate: Point) -> int:
-    """The baseline's sessions when the candidate has none, else 0."""
+def _emptied(con: Any, baseline: Point, candidate: Point) -> tuple[int, int]:
+    """The baseline's sessions when the candidate has none, else 0; and the candidate's
+    when the baseline has none, else 0."""
     counts = dict(
         con.execute(
             "SELECT point, count(*) FROM point_sessions WHERE point IN ($b, $p) GROUP BY point",
             {"b": baseline.name, "p": candidate.name},
         ).fetchall()
     )
-    return int(counts.get(baseline.name, 0)) if not counts.get(candidate.name) else 0
+    before, after = (int(counts.get(p.name, 0)) for p in (baseline, candidate))
+    return (before if not after else 0), (after if not before else 0)
 
 
 def point_lifetime(con: Any, point: Point) -> Lifetime:

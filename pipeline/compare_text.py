@@ -70,4 +70,9 @@ def summary_line(result: Comparison) -> str:
             f"; the candidate {result.candidate.name} saw no session, where the baseline "
             f"{result.baseline.name} saw {result.emptied}"
         )
+    if result.baseless:
+        line += (
+            f"; the baseline {result.baseline.name} saw no session, where the candidate "
+            f"{result.candidate.name} saw {result.baseless}: nothing was compared"
+        )
     return line

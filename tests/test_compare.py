@@ -297,6 +297,22 @@ def test_a_candidate_that_saw_no_session_fails_compare_as_it_fails_the_night(
     assert doc["emptied"] > 0 and doc["counts"]["regression"] == 0
     night = runner.invoke(app, ["check", "--out", str(out), "--fail-on-regression"])
     assert night.exit_code == 1 and "saw no session" in night.stderr
+    # The arms the other way round: an empty baseline compares nothing, and exits 1 too.
+    swapped = [
+        "compare",
+        "--out",
+        str(out),
+        "--baseline",
+        "run=empty",
+        "--candidate",
+        "run=baseline",
+    ]
+    result = runner.invoke(app, swapped)
+    assert result.exit_code == 1, result.output
+    assert "the baseline" in result.output and "saw no session" in result.output
+    assert "nothing was compared" in result.output
+    doc = json.loads(runner.invoke(app, [*swapped, "--json"]).output)
+    assert doc["baseless"] > 0 and doc["emptied"] == 0
 
 
 def test_fail_on_regression_and_the_trend(replay: Path, tmp_path: Path) -> None:

@@ -284,9 +284,10 @@ def test_compare_tiny_replay(checked: Path) -> None:
         "confidence",
         "counts",
         "emptied",
+        "baseless",
         "rows",
     ]
-    assert plain["emptied"] == 0  # both arms saw sessions
+    assert plain["emptied"] == plain["baseless"] == 0  # both arms saw sessions
     assert plain["baseline"] == {
         "point": result.baseline.name,
         "labels": {"run": "baseline"},
