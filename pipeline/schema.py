@@ -775,7 +775,9 @@ VIEWS: dict[str, tuple[str, list[tuple[str, str]]]] = {
     ),
     "sessions": (
         "One row per census point and session: where it stands and whether it is clean at its "
-        "own gate.",
+        "own gate. The table macro matched_roots(earlier, later) matches two points' sessions "
+        "as compare matches its arms (by session_key where each point holds the key once, else "
+        "under its root): session_key, root_before, root; the report's 'What changed' reads it.",
         [
             _POINT,
             _POSITION,

@@ -333,3 +333,32 @@ def test_the_page_points_at_its_own_point_and_says_what_it_was_asked(tmp_path: P
     assert f"--out {out} --run n2</pre>" in latest
     labelled = page("--label", "night=2")
     assert "this is the first census point with night=2 in OUT" in labelled
+
+
+def test_a_replays_arms_in_two_folders_are_matched_as_compare_matches_them(
+    tmp_path: Path,
+) -> None:
+    """The candidate, crawled from its own folder, holds the baseline's sessions under another
+    root: compare matches them by session_key, and "What changed" matched by root, so
+    identical arms read as every session opened and gone, every fork raised. A session the
+    candidate broke is newly failing, with the rule it did not fail before."""
+    from pipeline.engine import connect, fetch_dicts
+    from pipeline.report import _query
+    from pipeline.store import Out
+
+    out = str(tmp_path / "out")
+    for arm in ("baseline", "candidate"):
+        root = tmp_path / arm
+        shutil.copytree(FIXTURES / "cases" / "base" / "open" / "repo", root / "repo")
+        if arm == "candidate":
+            (root / "repo" / "docs" / "research" / "demo-brainstorm" / "thesis.md").unlink()
+        crawl([str(root)], out, {"arm": arm}, workers=1, point=arm)
+    check(out)
+    con = connect(Out(out))
+    at = {"point": "candidate", "previous": "baseline"}
+    changes = fetch_dicts(con, _query("session_changes"), at)
+    assert [c["change"] for c in changes] == ["newly failing"]
+    assert fetch_dicts(con, _query("fork_changes"), at) == []
+    newly = fetch_dicts(con, _query("newly_failing"), {**at, "limit": 5})
+    assert "BS-THESIS-01" in {f["rule_id"] for f in newly}
+    assert all(f["new_rule"] for f in newly), "the baseline failed none of them"

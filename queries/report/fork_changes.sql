@@ -1,5 +1,6 @@
 -- Forks raised and closed between the previous census point ($previous) and the chosen one
--- ($point), session by session (the sessions' snapshots at each point):
+-- ($point), session by session (the sessions' snapshots at each point, matched as compare
+-- matches its arms: matched_roots):
 --   'raised'    open now, not listed at the previous point (or the session is new);
 --   'closed'    open at the previous point and, now, resolved by a ledger entry or parked;
 --   'vanished'  open at the previous point and now gone from forks.md with no ledger entry
@@ -8,7 +9,13 @@
 WITH now AS (
     SELECT session_key, root, repo, path, topic, snapshot_id FROM sessions WHERE point = $point
 ),
-before AS (SELECT session_key, root, snapshot_id FROM sessions WHERE point = $previous),
+before AS (
+    SELECT b.session_key, m.root, b.snapshot_id
+    FROM sessions b
+    JOIN matched_roots($previous, $point) m
+        ON m.session_key = b.session_key AND m.root_before = b.root
+    WHERE b.point = $previous
+),
 states AS (
     FROM fork_states_in((
         SELECT list(DISTINCT snapshot_id)

@@ -1,8 +1,13 @@
 -- Sessions failing at the chosen census point ($point) that were clean at the previous one
 -- ($previous) or not there at all, most failing rules first ($limit of them), each with its
--- findings at its own gate; `new_rule` marks a rule the session did not fail before.
-WITH before AS (
-    SELECT session_key, root, clean FROM sessions WHERE point = $previous
+-- findings at its own gate; `new_rule` marks a rule the session did not fail before. The
+-- sessions are matched as compare matches its arms (matched_roots).
+WITH matched AS (FROM matched_roots($previous, $point)),
+before AS (
+    SELECT b.session_key, m.root, b.clean
+    FROM sessions b
+    JOIN matched m ON m.session_key = b.session_key AND m.root_before = b.root
+    WHERE b.point = $previous
 ),
 newly AS (
     SELECT n.session_key, n.root, n.repo, n.repo_path, n.path, n.stage, n.gate,
@@ -14,9 +19,10 @@ newly AS (
     LIMIT $limit
 ),
 failed_before AS (
-    SELECT DISTINCT f.session_key, f.root, f.rule_id
+    SELECT DISTINCT f.session_key, m.root, f.rule_id
     FROM findings f
-    SEMI JOIN newly w USING (session_key, root)
+    JOIN matched m ON m.session_key = f.session_key AND m.root_before = f.root
+    SEMI JOIN newly w ON w.session_key = f.session_key AND w.root = m.root
     WHERE f.point = $previous AND f.status = 'fail'
 )
 SELECT w.session_key, w.repo, w.repo_path, w.path, w.stage, w.gate, w.failing_rules,

@@ -1,5 +1,5 @@
 -- Sessions whose verdict or stage changed between the previous census point ($previous) and
--- the chosen one ($point), matched by session (session_key under its root):
+-- the chosen one ($point), matched as compare matches its arms (matched_roots):
 --   change 'newly failing'  clean (or absent) at the previous point, failing now;
 --          'newly clean'    failing at the previous point, clean now;
 --          'opened'         not at the previous point (a new session);
@@ -8,7 +8,13 @@
 --          'gone'           at the previous point, not at this one.
 -- A session can appear twice (a verdict change and a stage change).
 WITH now AS (SELECT * FROM sessions WHERE point = $point),
-before AS (SELECT * FROM sessions WHERE point = $previous),
+before AS (
+    SELECT b.* REPLACE (m.root AS root)
+    FROM sessions b
+    JOIN matched_roots($previous, $point) m
+        ON m.session_key = b.session_key AND m.root_before = b.root
+    WHERE b.point = $previous
+),
 pairs AS (
     SELECT coalesce(n.session_key, b.session_key) AS session_key,
         coalesce(n.root, b.root) AS root,

@@ -128,3 +128,21 @@ JOIN snapshots s USING (snapshot_id)
 LEFT JOIN verdicts v USING (point, session_key, root)
 ASOF LEFT JOIN harvests h
     ON h.session_key = ps.session_key AND h.root = ps.root AND h.position <= ps.position;
+
+-- How the sessions of an earlier point (`earlier`) are matched with a later one's (`later`),
+-- as compare matches its arms: by session_key where each point holds the key once (a
+-- replay's arms crawl one layout under two roots; a night, under the same root), else by
+-- session_key under its root. One row per earlier session: its root there (root_before) and
+-- the root it is matched under at the later point (root).
+CREATE OR REPLACE MACRO matched_roots(earlier, later) AS TABLE
+WITH b AS (
+    SELECT session_key, root, count(*) OVER (PARTITION BY session_key) AS twins
+    FROM point_sessions WHERE point = earlier
+),
+n AS (
+    SELECT session_key, root, count(*) OVER (PARTITION BY session_key) AS twins
+    FROM point_sessions WHERE point = later
+)
+SELECT b.session_key, b.root AS root_before, coalesce(n.root, b.root) AS root
+FROM b
+LEFT JOIN n ON n.session_key = b.session_key AND n.twins = 1 AND b.twins = 1;
