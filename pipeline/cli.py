@@ -654,6 +654,8 @@ def report(
     )
     typer.echo(f"report: {summary.path} ({summary.bytes / 1024:.0f} KiB, {summary.seconds:.2f} s)")
     _note_unchecked(run, summary.unchecked_later, summary.point)
+    for note in summary.notes:  # the arms of the page's comparison, as compare names them
+        typer.echo(note, err=True)
     if summary.alarm:  # only the alarms asked for; the page shows the rest
         _warn(summary.alarm_lines)
         raise typer.Exit(1)

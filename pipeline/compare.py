@@ -23,7 +23,14 @@ from typing import Any
 
 from pipeline.engine import connect, fetch_dicts
 from pipeline.rules import load_rules
-from pipeline.select import Point, earlier_carrying, resolve, unchecked_after, unchecked_note
+from pipeline.select import (
+    Point,
+    earlier_carrying,
+    labels_text,
+    resolve,
+    unchecked_after,
+    unchecked_note,
+)
 from pipeline.stats import (
     CurvePoint,
     Lifetime,
@@ -163,9 +170,10 @@ def compare(out_path: str, baseline: Selector, candidate: Selector) -> Compariso
                 result.notes.append(note)
         left = earlier_carrying(con, point, selector.labels) if selector.run is None else []
         if left:
+            carry = "also carries" if len(left) == 1 else "also carry"
             result.notes.append(
-                f"note: the {arm} is census point {point.name} alone; {', '.join(left)} also "
-                f"carry {', '.join(f'{k}={v}' for k, v in selector.labels.items())} and are "
+                f"note: the {arm} is census point {point.name} alone; {', '.join(left)} "
+                f"{carry} {labels_text(selector.labels)} and {'is' if len(left) == 1 else 'are'} "
                 "not counted (crawl an arm's runs into one --point to count them together)"
             )
     return result

@@ -75,6 +75,7 @@ class ReportSummary:
     alarm_lines: list[str] = field(default_factory=list)  # as census check prints them
     point: Point | None = None
     unchecked_later: list[str] = field(default_factory=list)  # points crawled after, not checked
+    notes: list[str] = field(default_factory=list)  # how compare's arms were chosen, as it says
 
 
 @dataclass(frozen=True)
@@ -475,4 +476,5 @@ def build(
         asked.alarm_lines(),
         data.point,
         data.stats.unchecked_later,
+        data.comparison.notes if data.comparison else [],
     )

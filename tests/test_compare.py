@@ -503,6 +503,14 @@ def test_an_arm_crawled_as_two_points_says_what_it_left_out(tmp_path: Path) -> N
     chosen = resolve(connect(Out(out)), None, {"run": "baseline"}, checked=True)
     assert f"note: the baseline is census point {chosen.name} alone;" in done.stderr
     assert "not counted" in done.stderr and "candidate is" not in done.stderr
+    assert "also carries run=baseline and is not counted" in done.stderr, "one point left out"
+    # The report's comparison of the same arms says so too, on stderr and on its page.
+    page = tmp_path / "report.html"
+    arms = ["--baseline", "run=baseline", "--candidate", "run=candidate", "--html", str(page)]
+    reported = CliRunner().invoke(app, ["report", "--out", str(out), *arms])
+    assert reported.exit_code == 0, reported.output
+    assert f"note: the baseline is census point {chosen.name} alone;" in reported.stderr
+    assert "also carries run=baseline and is not counted" in page.read_text()
     together = tmp_path / "together"
     for half in (halves[: len(halves) // 2], halves[len(halves) // 2 :]):
         crawl(half, str(together), {"run": "baseline"}, workers=1, point="base")
