@@ -122,7 +122,12 @@ SNAPSHOTS = _table(
         "Read from a commit (--git-history), not a working tree; ops/ is then usually absent.",
     ),
     _c("state_exists", "bool", "state.md exists."),
-    _c("status", "string", "state.md Status, as written (trimmed); null when absent."),
+    _c(
+        "status",
+        "string",
+        "state.md Status, as read (spec §3.1: emphasis and a trailing comment dropped, so "
+        "'**stopping** (since S3)' is stopping); null when absent.",
+    ),
     _c("status_line", "int32", "Line of the Status bullet."),
     _c("posture", "string", "state.md Posture."),
     _c("started", "timestamp", "state.md Started (a date alone reads as midnight UTC)."),
@@ -283,7 +288,12 @@ TURNS = _table(
     _c("turn_id", "string", "T# ID."),
     _c("turn_num", "int32", "Its number."),
     _c("at_raw", "string", "Timestamp as written."),
-    _c("at", "timestamp", "Timestamp as a UTC instant; null when unparseable."),
+    _c(
+        "at",
+        "timestamp",
+        "Timestamp as a UTC instant; null when unparseable. AT is a keyword in DuckDB's SQL: "
+        'write the column "at" (in double quotes).',
+    ),
 )
 
 SYNC_EVENTS = _table(
@@ -299,7 +309,12 @@ SYNC_EVENTS = _table(
     _c("scope", "string", "Dispatch scope."),
     _c("result", "string", "reconciled or failed (result lines)."),
     _c("at_raw", "string", "Timestamp as written."),
-    _c("at", "timestamp", "Timestamp as a UTC instant; null when unparseable."),
+    _c(
+        "at",
+        "timestamp",
+        "Timestamp as a UTC instant; null when unparseable. AT is a keyword in DuckDB's SQL: "
+        'write the column "at" (in double quotes).',
+    ),
     _c("summary", "string", "Result summary text."),
     _c("edits", "int32", "'N edits' from a reconciled summary."),
     _c("new_forks", "int32", "'N new forks' from a reconciled summary."),
@@ -315,7 +330,12 @@ MANIFESTS = _table(
     _c("round", "int32", "The last Round number; null when missing or unparseable."),
     _c("rounds", "int32", "How many Round lines the file has."),
     _c("round_line", "int32", "Line of the last Round line."),
-    _c("status", "string", "The current round's Status value, as written."),
+    _c(
+        "status",
+        "string",
+        "The current round's Status value, as read (spec §3.1: 'applied (all rows done)' is "
+        "applied).",
+    ),
     _c("status_line", "int32", "Line of that Status."),
     _c("has_table", "bool", "The current round has a table header row."),
     _c("table_rows", "int32", "Data rows in the current round's table."),
