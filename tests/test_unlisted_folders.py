@@ -95,3 +95,22 @@ def test_documents_not_listed_fail_the_harvest_link_rule(repo: Path, tmp_path: P
     assert "BS-HARVEST-01 fail /docs/guides could not read:" in detected.stdout
     _checked(repo.parent, tmp_path / "out")
     assert ("address-validation", "BS-HARVEST-01") in _failed(tmp_path / "out")
+
+
+def test_a_root_the_user_cannot_read_is_refused(tmp_path: Path) -> None:
+    """A root at mode 000 was a night of 0 sessions, exit 0, with a hint to give a folder
+    above the repository; an archive so, a "corrupt" archive. Both are one line, exit 2."""
+    root = tmp_path / "root"
+    shutil.copytree(CHECKOUT, root / "acme-checkout")
+    archive = shutil.make_archive(str(tmp_path / "corpus"), "zip", root)
+    for path in (root, Path(archive)):
+        path.chmod(0)
+        try:
+            done = _census("crawl", str(path), "--out", str(tmp_path / "out"))
+        finally:
+            path.chmod(0o755)
+        assert done.returncode == 2, done.stderr
+        assert done.stderr == (
+            f"census: permission denied on root {str(path)!r}; give this user access to it\n"
+        )
+    assert not (tmp_path / "out").exists(), "refused before any write"
