@@ -96,3 +96,35 @@ def test_a_fifo_named_like_an_archive_is_refused_not_waited_on(tmp_path: Path) -
         app, ["crawl", str(tmp_path / "pipe.tar"), "--out", str(tmp_path / "o")]
     )
     assert result.exit_code == 2 and "not a regular file" in result.output, result.output
+
+
+def test_a_link_member_standing_for_sessions_is_an_issue_not_a_silence(tmp_path: Path) -> None:
+    """Links in an archive are not followed. One standing where a session folder or a docs/
+    would be held sessions no one saw: 0 issues, where the same shape as a folder says so."""
+    import io
+
+    from pipeline.crawl import crawl
+    from pipeline.engine import connect
+    from pipeline.store import Out
+
+    archive = tmp_path / "links.tar"
+    with tarfile.open(archive, "w") as tar:
+        readme = tarfile.TarInfo("repo/README.md")
+        readme.size = 3
+        tar.addfile(readme, io.BytesIO(b"hi\n"))
+        for name, target in (
+            ("repo/docs/research/mirror-brainstorm", "saved-carts-brainstorm"),
+            ("repo2/docs", "/srv/other/docs"),
+            ("repo/node_modules/.bin/tool", "../tool/cli.js"),
+        ):
+            link = tarfile.TarInfo(name)
+            link.type, link.linkname = tarfile.SYMTYPE, target
+            tar.addfile(link)
+    crawl([str(archive)], str(tmp_path / "out"), workers=1)
+    issues = connect(Out(tmp_path / "out")).execute(
+        "SELECT file, code FROM parse_issues ORDER BY file"
+    )
+    assert issues.fetchall() == [
+        (f"{archive}:repo/docs/research/mirror-brainstorm", "unreadable"),
+        (f"{archive}:repo2/docs", "unreadable"),
+    ], "a link that can stand for no session is no issue"

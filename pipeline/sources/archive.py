@@ -40,6 +40,10 @@ FAULTS = (
     RuntimeError,
     NotImplementedError,
 )
+# The problem of a link member (symbolic or hard): never followed, so nothing it names is read.
+LINK = "link inside an archive; not followed"
+# Folders between a repository and its session folders.
+_ABOVE_SESSIONS = ("docs/research", "docs/history", "docs/history/brainstorms")
 CUT_SHORT = "cut short"
 CORRUPT = "corrupt"
 SIZE_LIMIT = "stopped at the size limit"
@@ -140,6 +144,19 @@ class ArchiveTree(Tree):
             )
         )
 
+    def _note_link(self, name: str) -> None:
+        """A link member standing where a session folder, or a folder above one, would be
+        (`…-brainstorm`, `docs`, `docs/research`, `docs/history/brainstorms/x`): its sessions
+        would vanish without a word. (A link in a session is that session's own issue; a
+        link as a document, a document not read.)"""
+        from pipeline.discover import innermost_session
+
+        parts = name.split("/")
+        tail = "/".join(parts[-3:])
+        above = parts[-1] == "docs" or tail.endswith(_ABOVE_SESSIONS)
+        if above or innermost_session(parts) is not None:
+            self.issues.append((name, "unreadable", f"{LINK}: no session under it is read"))
+
     def _add(
         self, raw_name: str, is_dir: bool, size: int, mtime: float, problem: str | None
     ) -> str | None:
@@ -173,10 +190,12 @@ class ArchiveTree(Tree):
                 self._last = member.name
                 problem = None
                 if member.issym() or member.islnk():
-                    problem = "link inside an archive; not followed"
+                    problem = LINK
                 elif not (member.isfile() or member.isdir()):
                     problem = "special archive member; not read"
                 name = self._add(member.name, member.isdir(), member.size, member.mtime, problem)
+                if name is not None and problem == LINK:
+                    self._note_link(name)
                 if name is None or self._entries[name].problem or not member.isfile():
                     continue
                 total += member.size
@@ -196,11 +215,13 @@ class ArchiveTree(Tree):
         with zipfile.ZipFile(self.path) as archive:
             for info in archive.infolist():
                 is_link = (info.external_attr >> 16) & 0o170000 == 0o120000
-                problem = "link inside an archive; not followed" if is_link else None
+                problem = LINK if is_link else None
                 mtime = _zip_time(info.date_time)
                 name = self._add(
                     _zip_name(info).rstrip("/"), info.is_dir(), info.file_size, mtime, problem
                 )
+                if name is not None and is_link:
+                    self._note_link(name)
                 if name is None or problem or info.is_dir():
                     continue
                 total += info.file_size
