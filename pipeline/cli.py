@@ -526,6 +526,11 @@ def detect(
     from pipeline.detect import detect as run_detect
     from pipeline.detect import format_lines
 
+    _require_file_path(sarif, "--sarif", "census.sarif")
+    if sarif is not None and sarif.resolve().is_relative_to(Path(session_dir).resolve()):
+        # The census never writes in what it reads: the next crawl would read it as the
+        # session's own file.
+        fail(f"--sarif {sarif} lies inside the session folder it checks; give a path outside it")
     found = run_detect(session_dir, gate.value)
     if sarif is not None:
         # Written first: a file that cannot be written is an error (exit 2) printed alone,

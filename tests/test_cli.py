@@ -145,6 +145,15 @@ def test_detect_with_a_sarif_path_it_cannot_write_prints_no_verdict(
     assert result.exit_code == 2
     assert "clean" not in result.stdout and "pass" not in result.stdout
     assert "no-such-folder" in result.output
+    # Said as check says it (the write's own error read "check the disk"), and a path inside
+    # the session folder is refused: the census never writes in what it reads.
+    for path, line in (
+        (tmp_path, f"--sarif {tmp_path} is a directory; give a file path, such as "),
+        (open_session / "r.sarif", "lies inside the session folder it checks"),
+    ):
+        result = runner.invoke(app, ["detect", str(open_session), "--sarif", str(path)])
+        assert result.exit_code == 2 and line in result.stderr, result.stderr
+    assert not (open_session / "r.sarif").exists()
 
 
 @pytest.mark.parametrize("git_top", ["repo", "docs", "session"])
