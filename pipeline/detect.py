@@ -17,7 +17,7 @@ from pipeline.parse.session import parse_session
 from pipeline.rules import results_sql, rules_for
 from pipeline.schema import CONTENT_TABLES, SNAPSHOTS
 from pipeline.sources.git import GitRepo, enclosing_repo
-from pipeline.sources.tree import OUT_OF_ROOT, DirTree, read_file
+from pipeline.sources.tree import OUT_OF_ROOT, DirTree, Entry, read_file
 
 NO_LAYOUT = "no repository layout"
 
@@ -96,7 +96,7 @@ def detect(path: str, gate: str = "session") -> Detection:
     session = SessionRef("", session_path, topic, location, entries)
     repo = RepoRef("", {session_path: session})
     if in_layout and gate == "move":
-        _add_repo_documents(repo, repo_root)
+        _add_repo_documents(repo, repo_root, session_path)
     ctx = RepoContext(repo, lambda p: read_file(os.path.join(repo_root, p)))
     git = enclosing_repo(folder) or _unread_git(folder)
     # As in the crawl, git context comes from a working tree at or above the repository root:
@@ -163,10 +163,12 @@ def _utf8(text: str) -> str:
     return raw.decode("utf-8", "replace")
 
 
-def _add_repo_documents(repo: RepoRef, repo_root: str) -> None:
-    """The repository's Markdown documents and file set, for BS-HARVEST-01 at the move gate."""
+def _add_repo_documents(repo: RepoRef, repo_root: str, session_path: str) -> None:
+    """The repository's Markdown documents and file set, for BS-HARVEST-01 at the move gate.
+    The session folder is named as a folder: one that is a link out of the repository (which
+    the walk does not follow) would leave the repository with no session, and no documents."""
     for block in DirTree(repo_root).blocks():
-        for found in discover(block):
+        for found in discover([*block, Entry(session_path, True, 0, 0)]):
             if found.path == "":
                 repo.documents, repo.files = found.documents, found.files
 

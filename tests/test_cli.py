@@ -459,3 +459,23 @@ def test_a_sarif_write_failing_after_the_commit_warns_and_keeps_the_alarm(tmp_pa
     ), lines
     assert any(line.startswith("census: BS-") for line in lines[1:]), lines
     assert "SARIF →" not in result.stdout
+
+
+def test_detect_on_a_linked_session_folder_reads_the_repositorys_documents(
+    tmp_path: Path,
+) -> None:
+    """A harvested session folder that is a link to a folder elsewhere: the repository's walk
+    does not follow it, so the repository had no session, hence no documents, and a README
+    linking into the folder passed BS-HARVEST-01. The same folder copied in place fails."""
+    source = FIXTURES / "example" / "acme-checkout" / "docs" / "history" / "brainstorms"
+    elsewhere = copy_tree(source / "address-validation", tmp_path / "elsewhere" / "address")
+    repo = tmp_path / "repo"
+    (repo / "docs" / "history" / "brainstorms").mkdir(parents=True)
+    link = repo / "docs" / "history" / "brainstorms" / "address-validation"
+    link.symlink_to(elsewhere)
+    (repo / "README.md").write_text(
+        "# R\n[x](docs/history/brainstorms/address-validation/thesis.md)\n"
+    )
+    result = runner.invoke(app, ["detect", str(link), "--gate", "move"])
+    assert result.exit_code == 1, result.output
+    assert "BS-HARVEST-01 fail /README.md:2" in result.stdout
