@@ -916,7 +916,8 @@ VIEWS: dict[str, tuple[str, list[tuple[str, str]]]] = {
         "observations (spec §7; the header of queries/views/60_fork_lifetimes.sql gives every "
         "rule). The table macros fork_lifetimes_for(run_ids) and fork_lifetimes_at(point) give "
         "the same over the given runs only, or for a census point's sessions over its history "
-        "(the forks stats counts for it); "
+        "(the forks stats counted for it when check froze them in lifetime_summaries; after "
+        "a prune it reads only the history left, where stats keeps the frozen figures); "
         "fork_lifetimes_of(run_ids, session_keys) over the given runs for some sessions only "
         "(NULL: every run, every session).",
         [
