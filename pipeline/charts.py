@@ -162,6 +162,28 @@ def point_label(point: Point) -> str:
     return point_labels([point])[point.name]
 
 
+def point_phrases(points: Sequence[Point]) -> dict[str, str]:
+    """Each census point's name in the page's sentences ("What changed since …?"): the name
+    given with --point (a date shortened), else its labels as k=v (a bare "4" reads as a
+    number), else its start date; the time, then the position, are added where two of the
+    points read alike (two nights on one day)."""
+    from pipeline.select import labels_text
+    from pipeline.store import RUN_ID_RE
+
+    phrases = {}
+    for p in points:
+        labels = {k: short_date(v) for k, v in p.labels.items() if k != "shard"}
+        if not RUN_ID_RE.fullmatch(p.name):
+            phrases[p.name] = short_date(p.name)
+        else:
+            phrases[p.name] = labels_text(labels) or short_date(f"{p.started_at:%Y-%m-%d}")
+    if len(set(phrases.values())) < len(phrases):
+        phrases = {p.name: f"{phrases[p.name]} {p.started_at:%H:%M}" for p in points}
+    if len(set(phrases.values())) < len(phrases):
+        phrases = {p.name: f"{phrases[p.name]} #{p.position}" for p in points}
+    return phrases
+
+
 def _rate_rows(rated: Sequence[RuleRate], moved: dict[str, str]) -> list[dict[str, Any]]:
     return [
         {

@@ -409,6 +409,8 @@ def render(data: ReportData) -> str:
         trim_blocks=True,
         lstrip_blocks=True,
     )
+    # The page's two points are named so that they never read alike (two nights on one day).
+    phrases = charts.point_phrases([p for p in (data.point, data.previous) if p is not None])
     env.globals.update(
         pct=pct,
         num=num,
@@ -418,7 +420,7 @@ def render(data: ReportData) -> str:
         plural=plural,
         censored_text=censored_text,
         median_text=median_text,
-        point_label=charts.point_label,
+        point_label=lambda point: phrases.get(point.name) or charts.point_label(point),
         ordered_rows=ordered,
         shell_word=shlex.quote,
     )

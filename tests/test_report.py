@@ -215,7 +215,8 @@ def test_week_report_first_screen(
     page, errors, requests = open_page(browser, report)
     assert errors == [] and requests == [report.as_uri()], "the report loads nothing else"
     header = page.locator("header").inner_text()
-    assert "Nov 30" in header and "night=2026-11-30" in header and "night-6" in header
+    assert header.startswith("Brainstorm census — night-7\n"), "named as the point was"
+    assert "night=2026-11-30" in header and header.endswith("compared with night-6")
     for selector in ("#run .verdict", "#run .cards", "#since table.moved"):
         box = page.locator(selector).bounding_box()
         assert box is not None and box["y"] < 900, f"{selector} is below the first screen"

@@ -362,3 +362,29 @@ def test_a_replays_arms_in_two_folders_are_matched_as_compare_matches_them(
     newly = fetch_dicts(con, _query("newly_failing"), {**at, "limit": 5})
     assert "BS-THESIS-01" in {f["rule_id"] for f in newly}
     assert all(f["new_rule"] for f in newly), "the baseline failed none of them"
+
+
+def test_the_page_names_its_two_points_so_they_never_read_alike() -> None:
+    """The page's sentences named a point by its label values alone ("No alarm at 4.") and by
+    its date, so two nights of one day read "What changed since Dec 3?" on Dec 3. A point is
+    now its --point name, else its labels as k=v, else its date; a time, then its position,
+    where the two would read alike."""
+    from datetime import UTC, datetime
+
+    from pipeline.charts import point_phrases
+    from pipeline.select import Point
+
+    def point(name: str, hour: int, labels: dict[str, str], position: int) -> Point:
+        when = datetime(2026, 12, 3, hour, 0, tzinfo=UTC)
+        return Point(name, position, when, ("20261203T100000.000000Z-aaaaaa",), labels)
+
+    named = point("2026-11-29", 9, {"team": "platform"}, 1)
+    assert point_phrases([named]) == {"2026-11-29": "Nov 29"}
+    first = point("20261203T090000.000000Z-aaaaaa", 9, {"night": "4"}, 1)
+    assert point_phrases([first])[first.name] == "night=4"
+    bare = point("20261203T090000.000000Z-bbbbbb", 9, {}, 1)
+    later = point("20261203T150000.000000Z-cccccc", 15, {"shard": "1-of-2"}, 2)
+    assert point_phrases([later, bare]) == {
+        later.name: "Dec 3 15:00",
+        bare.name: "Dec 3 09:00",
+    }
