@@ -92,11 +92,13 @@ def _sweep_after_readers(out: Out) -> None:
     reader of it (the DuckDB CLI) sees the old files or the new, never a file gone (it got IO
     errors for the second between the sweep and the next command's rebuild). When it cannot
     be rebuilt, the old files stay until a later sweep."""
+    import duckdb
+
     from pipeline.aftercommit import refresh_database
 
     try:
         refresh_database(out)
-    except (CensusError, OSError):
+    except (CensusError, OSError, duckdb.Error):  # a full disk is DuckDB's IOException too
         return
     out.sweep()
 
