@@ -881,7 +881,7 @@ def _replayed(
 
 def _crawl_repo(batch: _JobBatch, job: Job, repo: RepoRef, tree: Tree | None) -> None:
     # The reading side is imported where it runs: an unchanged rerun's parent never reads.
-    from pipeline.gather import repo_signature, session_signature
+    from pipeline.gather import destination_stamps, repo_signature, session_signature
 
     ctx = batch.ctx
     repo_ctx = _repo_context(job, repo, tree)
@@ -899,7 +899,8 @@ def _crawl_repo(batch: _JobBatch, job: Job, repo: RepoRef, tree: Tree | None) ->
             repo_ctx.tracked_history[session.path] = sorted(
                 (f, c) for f, c in history.ops_tracked.get(session.topic, [])
             )
-    repo_sig = repo_signature(repo_ctx) + (tree.stamp if tree is not None else "")
+    repo_sig = repo_signature(repo_ctx) + destination_stamps(repo_ctx)
+    repo_sig += tree.stamp if tree is not None else ""
     for session in mine.values():
         key = f"{job.root_abs}\x1f{session.root_path}"
         sig = session_signature(repo_sig, session)

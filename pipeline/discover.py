@@ -141,10 +141,10 @@ def _add_to_session(
     inner = "/".join(parts[depth:])
     if inner:
         session.entries.append(_relative(entry, inner))
-    elif entry.problem and entry.problem.startswith(UNLISTED):
-        session.entries.append(_relative(entry, "."))  # the session folder was not listed
         if not entry.is_dir:
             repo.files.add("/".join(parts[docs_at:]))
+    elif entry.problem and entry.problem.startswith(UNLISTED):
+        session.entries.append(_relative(entry, "."))  # the session folder was not listed
 
 
 def _owner(path: str, repo_paths: list[str]) -> str | None:

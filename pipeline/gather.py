@@ -5,6 +5,7 @@ Shared by the crawl (many repositories) and `census detect` (one folder).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import posixpath
@@ -68,6 +69,23 @@ class RepoContext:
         if self._links is None:
             self._links = self._scan_links()
         return self._links.get(topic, [])
+
+    def links_in_sessions(self, paths: list[str], topic: str) -> list[LinkIn]:
+        """Links into the topic's folders from files inside session folders, which are no
+        repository documents: a manifest may route a row into another session's forks.md.
+        Read when asked; one that cannot be read is a document not read."""
+        folders = (research_folder(topic), history_folder(topic))
+        found = []
+        for path in paths:
+            try:
+                data = self.read(path)
+            except ReadError as err:
+                self.unreadable_documents[path] = (err.code, err.message)
+                continue
+            for line, kind, target, resolved in _resolved_links(path, data, {topic}):
+                if any(is_inside(resolved, folder) for folder in folders):
+                    found.append(LinkIn(path, line, kind, target, resolved))
+        return found
 
     def _scan_links(self) -> dict[str, list[LinkIn]]:
         topics = {s.topic for s in self.repo.sessions.values()}
@@ -209,6 +227,15 @@ def session_input(ctx: RepoContext, session: SessionRef) -> SessionInput:
         inp.existing_destinations = frozenset(
             d for d in manifest_destinations(manifest, session.path) if d in ctx.repo.files
         )
+        # A destination inside another session folder is read here (no repository document).
+        own = f"{session.path}/"
+        inside = sorted(
+            d
+            for d in inp.existing_destinations
+            if is_markdown(d) and not d.startswith(own) and match_session(d.split("/"))
+        )
+        if inside:
+            inp.links = [*inp.links, *ctx.links_in_sessions(inside, session.topic)]
     inp.unreadable_documents = _unread_destinations(ctx, inp)
     return inp
 
@@ -235,6 +262,27 @@ def manifest_destinations(data: bytes, folder: str) -> list[str]:
     parse_manifest(decode(data, "ops/manifest.md", scratch), scratch, folder=folder)
     rows = scratch.of("manifest_destinations")
     return [r["destination_path"] for r in rows if r["destination_path"]]
+
+
+def destination_stamps(ctx: RepoContext) -> str:
+    """The metadata of the session files a manifest of the repository may name as a
+    Destination (its folder's name and the file's path in it appear in the manifest's text):
+    a session's snapshot reads their links, so a change to one is a change to it too."""
+    manifests = []
+    for session in ctx.repo.sessions.values():
+        if any(e.path == "ops/manifest.md" for e in session.entries):
+            with contextlib.suppress(ReadError):  # read again, and noted, with its session
+                manifests.append(ctx.read(f"{session.path}/ops/manifest.md"))
+    if not manifests:
+        return ""
+    named = []
+    for session in ctx.repo.sessions.values():
+        name = posixpath.basename(session.path)
+        for e in session.entries:
+            key = f"{name}/{e.path}".encode("utf-8", "surrogateescape")
+            if is_markdown(e.path) and any(key in data for data in manifests):
+                named.append(f"{session.path}/{e.path}\0{e.size}\0{e.mtime_ns}")
+    return "\n".join(named)
 
 
 def repo_signature(ctx: RepoContext) -> str:

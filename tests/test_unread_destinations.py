@@ -66,3 +66,36 @@ def test_an_unread_document_no_round_names_fails_nothing(tmp_path: Path) -> None
     repo = copy_tree(FIXTURES / "cases" / "base" / "applied" / "repo", tmp_path / "repo")
     _oversize(repo / "docs" / "architecture" / "overview.md")
     assert _harvest(repo / "docs" / "research" / "demo-brainstorm") == ("pass", [])
+
+
+def test_a_destination_in_another_session_folder_is_read_and_followed(tmp_path: Path) -> None:
+    """A round may route a row into another session's forks.md. That file is no repository
+    document, so its links were never read: one into the folder passed BS-HARVEST-01 (and,
+    once, the file did not count as existing). It is read, in detect and in the crawl; the
+    next night's crawl reads the session again when only that file changed."""
+    repo = copy_tree(FIXTURES / "cases" / "base" / "applied" / "repo", tmp_path / "corpus" / "repo")
+    session = repo / "docs" / "research" / "demo-brainstorm"
+    manifest = session / "ops" / "manifest.md"
+    manifest.write_text(
+        manifest.read_text().replace(
+            "| 2 | send window section | fragment:send-window | docs/features/demo.md |",
+            "| 2 | send window section | fragment:send-window | "
+            "docs/research/auth-brainstorm/forks.md |",
+        )
+    )
+    other = repo / "docs" / "research" / "auth-brainstorm"
+    open_session = FIXTURES / "cases" / "base" / "open" / "repo" / "docs/research/demo-brainstorm"
+    copy_tree(open_session, other)
+    forks = other / "forks.md"
+    linked = forks.read_text() + "\nParked from [demo](../demo-brainstorm/forks.md).\n"
+    forks.write_text(linked)
+    status, findings = _harvest(session)
+    assert status == "fail"
+    assert any("/docs/research/auth-brainstorm/forks.md" in f for f in findings), findings
+    checked = _checked_status(tmp_path / "corpus", tmp_path / "out")
+    assert ("fail", "/docs/research/auth-brainstorm/forks.md") in checked
+    forks.write_text(linked.replace("[demo](../demo-brainstorm/forks.md)", "demo"))
+    assert _harvest(session)[0] == "pass"
+    rows = _checked_status(tmp_path / "corpus", tmp_path / "out")
+    assert rows.count(("fail", "/docs/research/auth-brainstorm/forks.md")) == 1, rows
+    assert ("pass", "") in rows, "the night after, the link gone, the session passes"
