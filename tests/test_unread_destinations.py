@@ -99,3 +99,21 @@ def test_a_destination_in_another_session_folder_is_read_and_followed(tmp_path: 
     rows = _checked_status(tmp_path / "corpus", tmp_path / "out")
     assert rows.count(("fail", "/docs/research/auth-brainstorm/forks.md")) == 1, rows
     assert ("pass", "") in rows, "the night after, the link gone, the session passes"
+
+
+def test_an_mdx_destination_is_read_for_its_links(tmp_path: Path) -> None:
+    """MDX is Markdown with JSX: a destination written as docs/features/demo.mdx was never
+    read, so its link into the folder passed BS-HARVEST-01."""
+    repo = copy_tree(FIXTURES / "cases" / "base" / "applied" / "repo", tmp_path / "corpus" / "repo")
+    session = repo / "docs" / "research" / "demo-brainstorm"
+    manifest = session / "ops" / "manifest.md"
+    manifest.write_text(
+        manifest.read_text().replace("docs/features/demo.md", "docs/features/demo.mdx")
+    )
+    (repo / "docs" / "features" / "demo.mdx").write_text(
+        "import Note from './note'\n\n# Demo\n\n"
+        "<Note>See the [session](../research/demo-brainstorm/thesis.md).</Note>\n"
+    )
+    status, findings = _harvest(session)
+    assert status == "fail"
+    assert any("/docs/features/demo.mdx" in f for f in findings), findings

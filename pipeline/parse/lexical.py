@@ -11,7 +11,8 @@ from pipeline.parse.records import Records
 
 MAX_FILE_BYTES = 8 * 1024 * 1024
 # The names of Markdown documents (BS-HARVEST-01 reads every one for links into a session).
-MARKDOWN_SUFFIXES = (".md", ".markdown")
+# MDX is Markdown with JSX: its links read as Markdown links (and a JSX <a href> as HTML).
+MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx")
 
 
 def is_markdown(path: str) -> bool:
