@@ -658,22 +658,23 @@ def report(
         metrics=alarms.parse_metrics(fail_on_regression) if fail_on_regression else None,
     )
     typer.echo(f"report: {summary.path} ({summary.bytes / 1024:.0f} KiB, {summary.seconds:.2f} s)")
-    _note_unchecked(run, summary.unchecked_later, summary.point)
-    for note in summary.notes:  # the arms of the page's comparison, as compare names them
-        typer.echo(note, err=True)
+    _note_unchecked(run, summary.unchecked_later, summary.point, summary.notes)
     if summary.alarm:  # only the alarms asked for; the page shows the rest
         _warn(summary.alarm_lines)
         raise typer.Exit(1)
 
 
-def _note_unchecked(run: str | None, names: list[str], shown: Any) -> None:
+def _note_unchecked(
+    run: str | None, names: list[str], shown: Any, more: list[str] | None = None
+) -> None:
     """The latest (the default) is the latest checked point; a later one crawled but not
-    checked is named on stderr, lest yesterday's numbers be read as tonight's."""
+    checked is named on stderr, lest yesterday's numbers be read as tonight's. `more`: other
+    notes for stderr (how a comparison's arms were chosen, as compare names them)."""
     from pipeline.select import unchecked_note
 
     note = unchecked_note(names, shown) if run in (None, "latest") else None
-    if note:
-        typer.echo(note, err=True)
+    for line in [*([note] if note else []), *(more or [])]:
+        typer.echo(line, err=True)
 
 
 @app.command()

@@ -224,20 +224,27 @@ def session_input(ctx: RepoContext, session: SessionRef) -> SessionInput:
     inp.links = ctx.links_into(session.topic)
     manifest = inp.files.get("ops/manifest.md")
     if manifest is not None:
-        inp.existing_destinations = frozenset(
-            d for d in manifest_destinations(manifest, session.path) if d in ctx.repo.files
-        )
-        # A destination inside another session folder is read here (no repository document).
-        own = f"{session.path}/"
-        inside = sorted(
-            d
-            for d in inp.existing_destinations
-            if is_markdown(d) and not d.startswith(own) and match_session(d.split("/"))
-        )
-        if inside:
-            inp.links = [*inp.links, *ctx.links_in_sessions(inside, session.topic)]
+        _add_destinations(ctx, inp, session, manifest)
     inp.unreadable_documents = _unread_destinations(ctx, inp)
     return inp
+
+
+def _add_destinations(
+    ctx: RepoContext, inp: SessionInput, session: SessionRef, manifest: bytes
+) -> None:
+    """The manifest's destinations that exist, and the links of those inside another
+    session's folder (no repository document, so read here)."""
+    inp.existing_destinations = frozenset(
+        d for d in manifest_destinations(manifest, session.path) if d in ctx.repo.files
+    )
+    own = f"{session.path}/"
+    inside = sorted(
+        d
+        for d in inp.existing_destinations
+        if is_markdown(d) and not d.startswith(own) and match_session(d.split("/"))
+    )
+    if inside:
+        inp.links = [*inp.links, *ctx.links_in_sessions(inside, session.topic)]
 
 
 def _unread_destinations(ctx: RepoContext, inp: SessionInput) -> list[tuple[str, str, str]]:
