@@ -42,7 +42,7 @@ from pipeline.stats import Lifetime, Stats, compute, keep_session_verdicts, long
 from pipeline.stats_text import censored_text
 from pipeline.store import Out
 from pipeline.textout import count_rate, difference_interval, interval, num, pct, plural
-from pipeline.vocabulary import REGRESSION_DEFAULT
+from pipeline.vocabulary import REGRESSION_DEFAULT, STAGES
 
 # Every open fork of the point, as the page's longest-open table lists them (vanished ones are
 # censored but not open).
@@ -433,6 +433,7 @@ def render(data: ReportData) -> str:
         clean_metric=CLEAN,
         median_metric=MEDIAN,
         moved=MOVED,
+        stages=STAGES,
     )
 
 

@@ -388,3 +388,33 @@ def test_the_page_names_its_two_points_so_they_never_read_alike() -> None:
         later.name: "Dec 3 15:00",
         bare.name: "Dec 3 09:00",
     }
+
+
+def test_a_stage_emptied_keeps_its_row_and_the_printed_query_runs_as_pasted(
+    tmp_path: Path,
+) -> None:
+    """The stage table listed the stages the point has sessions in, so a stage emptied since
+    the previous point lost its row and its count there (the column summed to less than the
+    point had); and the census sql line the page prints put an OUT with a space unquoted."""
+    import re
+    import shlex
+    import subprocess
+    import sys
+    from html import unescape
+
+    root = tmp_path / "corpus"
+    shutil.copytree(FIXTURES / "example" / "orbit-api", root / "orbit-api")
+    out = str(tmp_path / "my out")
+    crawl([str(root)], out, workers=1, point="n1")
+    shutil.rmtree(root / "orbit-api" / "docs" / "history" / "brainstorms" / "api-versioning")
+    crawl([str(root)], out, workers=1, point="n2")
+    check(out)
+    html = build(out, str(tmp_path / "report.html")).path.read_text()
+    text = " ".join(html.split())
+    assert '<td>harvested</td><td class="num">0</td><td class="num">1</td>' in text
+    printed = re.search(r"<pre>(census sql .*?)</pre>", html, re.S)
+    assert printed is not None
+    words = shlex.split(unescape(printed[1]))
+    assert words[words.index("--out") + 1] == out
+    census = [sys.executable, "-m", "pipeline.cli", *words[1:]]
+    assert subprocess.run(census, capture_output=True, check=False).returncode == 0
