@@ -55,6 +55,11 @@ def test_the_base_session_passes(tmp_path: Path) -> None:
         (lambda t: t.replace(D1, D1 + "**Reversed by** D2, D99\n\n"), "D1 is reversed by D99"),
         (lambda t: t + "\nReversed by D1 and D99.\n", "D2 is reversed by D99"),
         (lambda t: t + "\nReversed by D1, D2 and D99.\n", "D2 is reversed by D99"),
+        # Emphasis on one word of the phrase, as a page shows it: the reversal was dropped.
+        (lambda t: t + "- **Reversed** by D99\n", "D2 is reversed by D99"),
+        (lambda t: t + "- *Reversed* by: D99\n", "D2 is reversed by D99"),
+        (lambda t: t + "- Reversed **by** D99\n", "D2 is reversed by D99"),
+        (lambda t: t.replace(D1, D1[:-1] + " (**reversed** by D99)\n"), "D1 is reversed by D99"),
     ],
 )
 def test_every_id_a_reversal_names_must_be_an_entry(
@@ -100,3 +105,20 @@ def test_a_crawl_and_check_fail_on_the_second_id(tmp_path: Path) -> None:
         ).fetchall()
     assert ledger == [("D2", ["D2", "D99"], "D1", ["D1", "D98"])]
     assert status == [("fail",)]
+
+
+@pytest.mark.parametrize(
+    "line", ["- Resolved: F2", "- Resolves forks: F2", "- Resolve F2", "- **Resolved**: F1, F2"]
+)
+def test_another_form_of_resolves_is_read_and_noted(tmp_path: Path, line: str) -> None:
+    """`Resolved: F2` or `Resolves forks: F2` was no field at all: dropped without a word,
+    so BS-FORK-02 passed with F2 still listed open. It is taken as Resolves, with a note
+    that fails the rule; `- Resolving F2 needs data` stays prose."""
+    found = detect(str(_session(tmp_path, lambda t: t + line + "\n")), "session")
+    outcome = next(o for o in found.outcomes if o.rule == "BS-FORK-02")
+    messages = [f["message"] for f in outcome.findings]
+    assert outcome.status == "fail", messages
+    assert any("is meant as a 'Resolves:' field" in m for m in messages), messages
+    assert any("F2 is still listed [open] but D2 resolves it" in m for m in messages), messages
+    prose = detect(str(_session(tmp_path / "p", lambda t: t + "- Resolving F2 needs data\n")))
+    assert next(o for o in prose.outcomes if o.rule == "BS-FORK-02").status == "pass"

@@ -9,6 +9,7 @@ from typing import Any
 from pipeline.parse.blocks import Block, Heading, Item, Paragraph, Table, parse
 from pipeline.parse.lexical import bare, canonical_id, ids, says_nothing
 from pipeline.parse.reading import (
+    NearField,
     as_fields,
     entry_id,
     entry_line,
@@ -49,11 +50,12 @@ _TEXT = ("decision", "why", "how_to_apply")
 _NESTED = {name: key for name, key in _FIELDS.items() if key != "reversed_by"}
 _BLANK = blank_row(LEDGER, "file", "line", "position")
 # Across a soft line break too, with the ID in a link's text (`[D5](ledger.md#d5)`), and
-# emphasis around the words (`_Reversed by_ D5`); then every ID listed after the first
+# emphasis around or between the words (`_Reversed by_ D5`, `**Reversed** by D5`), as the
+# page shows them; then every ID listed after the first
 # (`D5, D7`, `D5 and D7`, `[D5](…) and [D7](…)`).
 _ID_AFTER = r"(?:\]\([^()\s]*+\))?+[\s*_`]*+(?:[,;&/]|(?i:and|or)(?![A-Za-z0-9]))?+[\s*_`\[]*+"
 _REVERSED_BY_RE = re.compile(
-    r"(?<![A-Za-z0-9])(?i:reversed\s++by)(?![A-Za-z0-9])[\s:*_`\[]*+"
+    r"(?<![A-Za-z0-9])(?i:reversed)[*_`~]*+\s++[*_`~]*+(?i:by)(?![A-Za-z0-9])[\s:*_`~\[]*+"
     rf"(D\d+(?:{_ID_AFTER}D\d+(?![A-Za-z0-9]))*+)(?![A-Za-z0-9])"
 )
 # The fields a space alone may separate from their value when the value names an ID
@@ -115,15 +117,44 @@ def parse_ledger(lines: list[str], rec: Records) -> None:
 
 def _near(block: Block, rec: Records) -> list[tuple[str, str, int]]:
     """(key, value, line) of each line meant as a field but not written `Name: value`
-    (`- Resolves F1`, `- Reverses — D3`): read, and a parse issue that fails the rule that
-    reads the field."""
+    (`- Resolves F1`, `- Reverses — D3`, `- Resolved: F2`): read, and a parse issue that
+    fails the rule that reads the field."""
     found = []
-    for near in near_fields(block, _FIELDS, _SPACED):
+    misnamed = _misnamed(block)
+    for near in [*near_fields(block, _FIELDS, _SPACED), *misnamed]:
         if near.key == "reversed_by" and _REVERSED_BY_RE.search(near.text):
             continue  # the phrase `Reversed by D#`, which counts anywhere in an entry
         note_near(rec, FILE, near, _rule_of(near.key, near.value))
         found.append((near.key, near.value, near.line))
     return found
+
+
+# A list item named by another form of Resolves or Reverses (`Resolved: F2`, `Resolves
+# forks: F2`, `Resolve F2`) before the ID that field takes: meant as that field, which a
+# reader would otherwise drop without a word (spec §3.1, fail closed). Without a separator
+# only IDs may follow (`Resolving F2 needs data` is prose).
+_OTHER_NAME = r"(?i:resolv|revers)[A-Za-z]*+(?:[ \t]++(?i:forks?|decisions?|entr(?:y|ies)))?+"
+_MISNAMED_RE = re.compile(
+    rf"[*_`]*+(?P<name>{_OTHER_NAME})[*_`]*+[ \t]*+(?P<sep>[:=\u2014\u2013-]?)[ \t]*+"
+    r"(?P<value>[*_`\[]*+(?P<letter>[FD])\d+.*)"
+)
+_IDS_ONLY_RE = re.compile(r"(?:[*_`\[\]]*+[FD]\d+[*_`\]]*+(?:[ \t]*+(?:,|&|and)[ \t]*+)?)++")
+
+
+def _misnamed(block: Block) -> list[NearField]:
+    if not isinstance(block, Item) or not block.lines:
+        return []
+    line, text = block.lines[0]
+    m = _MISNAMED_RE.fullmatch(text.strip())
+    name = m["name"].lower() if m else ""
+    if m is None or name in _FIELDS or name.startswith("reversed"):
+        return []
+    if not m["sep"] and not _IDS_ONLY_RE.fullmatch(m["value"].strip()):
+        return []
+    key = "resolves" if name.startswith("resolv") else "reverses"
+    if m["letter"] != ("F" if key == "resolves" else "D"):
+        return []
+    return [NearField(key, m["value"], line, text, "mark")]
 
 
 def _rule_of(key: str, _value: str) -> str:
