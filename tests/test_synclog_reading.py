@@ -214,3 +214,28 @@ def test_a_template_result_fails_sync_01_and_leaves_its_fork_unreconciled_in_det
     assert status(output, "BS-SYNC-02") == [
         "BS-SYNC-02 fail forks.md:12 F2 is raised by twin (S2), but S2 is still in flight"
     ]
+
+
+def test_a_list_item_wrapped_onto_an_indented_line_is_one_sync_line() -> None:
+    """A result written as a list item and wrapped is one item on the page (spec §3.1:
+    continuation lines belong to the item above); its second line was read as a line of its
+    own, 'neither a dispatch nor a result', and the summary lost its '2 open'. A line that
+    begins like a sync line stays its own (CommonMark makes it a lazy continuation)."""
+    text = "\n".join(
+        [
+            f"- {S1}",
+            f"- {S1_DONE[: S1_DONE.index('2 open')]}",
+            "  2 open · untouched: none",
+            f"- {S2}",
+            S2_DONE,
+        ]
+    )
+    rec = read(text + "\n")
+    assert issues(rec) == []
+    assert events(rec) == [
+        (1, "S1", "dispatch", None),
+        (2, "S1", "result", "reconciled"),
+        (4, "S2", "dispatch", None),
+        (5, "S2", "result", "reconciled"),
+    ]
+    assert rec.of("sync_events")[1]["open_forks"] == 2

@@ -72,8 +72,11 @@ def _block_reads(doc: Document) -> Iterator[Read]:
             for line, text in block.lines:
                 yield line, text, True
         elif isinstance(block, Item):
-            for line, text in block.all_lines() if block.parts else block.lines:
+            for line, text in _wrapped(block.lines):
                 yield line, text, True
+            for part in block.parts:
+                for line, text in part if isinstance(part, list) else part.all_lines():
+                    yield line, text, True
         elif isinstance(block, Heading) and block.underlined and len(block.underlined) > 1:
             # Lines above a `---` are the lines they are, each read (a section title is one).
             for line, text in block.underlined:
@@ -84,6 +87,19 @@ def _block_reads(doc: Document) -> Iterator[Read]:
         elif isinstance(block, Table):
             for line in (block.line, *(n for n, _ in block.rows)):
                 yield line, None, False
+
+
+def _wrapped(lines: list[tuple[int, str]]) -> list[tuple[int, str]]:
+    """A list item's own lines, a line that does not begin like a sync line continuing the
+    one above: the item wrapped, and the page shows one item (spec §3.1). One that begins
+    like a sync line is its own (CommonMark would make it a lazy continuation)."""
+    parts: list[tuple[int, list[str]]] = []
+    for line, text in lines:
+        if parts and _SYNC_START_RE.match(text) is None:
+            parts[-1][1].append(text.strip())
+        else:
+            parts.append((line, [text.rstrip()]))
+    return [(line, " ".join(texts)) for line, texts in parts]
 
 
 def _inner_reads(doc: Document, lines: list[str]) -> Iterator[Read]:
