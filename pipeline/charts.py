@@ -173,10 +173,9 @@ def point_phrases(points: Sequence[Point]) -> dict[str, str]:
     phrases = {}
     for p in points:
         labels = {k: short_date(v) for k, v in p.labels.items() if k != "shard"}
-        if not RUN_ID_RE.fullmatch(p.name):
-            phrases[p.name] = short_date(p.name)
-        else:
-            phrases[p.name] = labels_text(labels) or short_date(f"{p.started_at:%Y-%m-%d}")
+        named = not RUN_ID_RE.fullmatch(p.name)
+        day = short_date(f"{p.started_at:%Y-%m-%d}")
+        phrases[p.name] = short_date(p.name) if named else labels_text(labels) or day
     if len(set(phrases.values())) < len(phrases):
         phrases = {p.name: f"{phrases[p.name]} {p.started_at:%H:%M}" for p in points}
     if len(set(phrases.values())) < len(phrases):

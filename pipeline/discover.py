@@ -11,7 +11,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from pipeline.parse.lexical import is_markdown
-from pipeline.sources.tree import UNLISTED, Entry
+from pipeline.sources.tree import Entry, is_unlisted
 
 SUFFIX = "-brainstorm"
 
@@ -112,7 +112,7 @@ def discover(entries: Iterable[Entry]) -> list[RepoRef]:
         if entry.problem == "git" and "/" not in rel:
             repo.has_git = True
         if entry.is_dir:
-            if entry.problem and entry.problem.startswith(UNLISTED):
+            if is_unlisted(entry):
                 # A folder of documents not listed may hold a link into any session.
                 repo.documents.append(_relative(entry, rel))
             continue
@@ -143,7 +143,7 @@ def _add_to_session(
         session.entries.append(_relative(entry, inner))
         if not entry.is_dir:
             repo.files.add("/".join(parts[docs_at:]))
-    elif entry.problem and entry.problem.startswith(UNLISTED):
+    elif is_unlisted(entry):
         session.entries.append(_relative(entry, "."))  # the session folder was not listed
 
 

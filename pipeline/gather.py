@@ -19,7 +19,7 @@ from pipeline.parse.manifest import parse_manifest
 from pipeline.parse.records import Records
 from pipeline.parse.session import EXISTS_FLAGS, LinkIn, SessionInput
 from pipeline.sources.git import GitHistory, GitRepo
-from pipeline.sources.tree import UNLISTED, Entry, ReadError
+from pipeline.sources.tree import Entry, ReadError, is_unlisted
 
 Reader = Callable[[str], bytes]
 
@@ -189,11 +189,11 @@ def session_input(ctx: RepoContext, session: SessionRef) -> SessionInput:
             continue
         if entry.path == "ops" or entry.path.startswith("ops/"):
             inp.has_ops_dir = True
-        if entry.is_dir and entry.problem and entry.problem.startswith(UNLISTED):
+        if is_unlisted(entry):
             # A folder that could not be listed ('.': the session's own): its files are
             # unknown, so every rule reading one fails (spec §3.1).
             where = "." if entry.path == "." else entry.path + "/"
-            inp.unreadable.append((where, "unreadable", entry.problem))
+            inp.unreadable.append((where, "unreadable", str(entry.problem)))
             continue
         if entry.is_dir:
             if entry.path in EXISTS_FLAGS:

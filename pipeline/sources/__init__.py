@@ -17,18 +17,16 @@ def open_root(root: str, out: str | None = None) -> Tree:
         raise RootError(
             f"root {root!r} does not exist; give a directory, git repository or archive"
         )
+    # A root the user cannot list or read holds no session as far as the crawl can tell:
+    # that is no night with nothing in it, so it stops before any write.
+    if not os.access(path, os.R_OK | (os.X_OK if path.is_dir() else 0)):
+        raise RootError(f"permission denied on root {root!r}; give this user access to it")
     if path.is_dir():
-        if not os.access(path, os.R_OK | os.X_OK):
-            # A root the user cannot list holds no session as far as the crawl can tell: that
-            # is no night with nothing in it, so it stops before any write.
-            raise RootError(f"permission denied on root {root!r}; give this user access to it")
         return DirTree(root, out)
     if path.name.lower().endswith(ARCHIVE_SUFFIXES):
         if not path.is_file():
             # A FIFO or device named like an archive: reading it would wait for ever.
             raise RootError(f"root {root!r} is not a regular file; an archive root must be one")
-        if not os.access(path, os.R_OK):
-            raise RootError(f"permission denied on root {root!r}; give this user access to it")
         return ArchiveTree(root)
     raise RootError(
         f"root {root!r} is a file but not an archive; use .tar, .tar.gz, .tgz, .tar.bz2, "

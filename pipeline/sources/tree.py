@@ -62,6 +62,11 @@ OUT_OF_ROOT = "symbolic link leads out of the root; not followed"
 UNLISTED = "cannot list directory"
 
 
+def is_unlisted(entry: Entry) -> bool:
+    """A folder the walk could not list (its entry yielded again with the problem)."""
+    return entry.is_dir and (entry.problem or "").startswith(UNLISTED)
+
+
 def storable_name(name: str) -> str:
     """`name` when it is valid UTF-8; else its bytes decoded with U+FFFD for what is not.
 
