@@ -3,18 +3,27 @@
 -- Decision, Why and How to apply never change (amend or reverse with a new entry instead).
 -- An entry is kept when the later snapshot has an entry of its ID with the same Decision, Why
 -- and How to apply: an ID listed twice is matched entry by entry, never each with each.
-with lost as (
+with paired as materialized (
+    -- The entries of the pairs' snapshots only, as shown (a reversal note left out: an
+    -- annotation, not a rewrite), so the notes are stripped from these and not every entry.
+    select snapshot_id, decision_id, line, decision, why, how_to_apply,
+        without_reversal(decision) as decision_shown, without_reversal(why) as why_shown,
+        without_reversal(how_to_apply) as how_shown
+    from ledger
+    where decision_id is not null
+        and snapshot_id in (select before_id from pairs union select after_id from pairs)
+),
+lost as (
     select p.pair_id, p.after_id, p.before_seen, p.after_seen, b.decision_id, b.decision, b.why,
-        b.how_to_apply
+        b.how_to_apply, b.decision_shown, b.why_shown, b.how_shown
     from pairs p
-    join ledger b on b.snapshot_id = p.before_id and b.decision_id is not null
+    join paired b on b.snapshot_id = p.before_id
     where not exists (
-        select 1 from ledger k
+        select 1 from paired k
         where k.snapshot_id = p.after_id and k.decision_id = b.decision_id
-            -- As shown, a reversal note left out (an annotation, not a rewrite).
-            and without_reversal(k.decision) is not distinct from without_reversal(b.decision)
-            and without_reversal(k.why) is not distinct from without_reversal(b.why)
-            and without_reversal(k.how_to_apply) is not distinct from without_reversal(b.how_to_apply)
+            and k.decision_shown is not distinct from b.decision_shown
+            and k.why_shown is not distinct from b.why_shown
+            and k.how_shown is not distinct from b.how_shown
     )
 )
 select l.pair_id, l.decision_id as element,
@@ -25,21 +34,17 @@ select l.pair_id, l.decision_id as element,
             || ', gone in ' || l.after_seen || '); reverse it with a new entry instead'
         else ' was rewritten between ' || l.before_seen || ' and ' || l.after_seen || ' ('
             || concat_ws(', ',
-                case when without_reversal(a.decision) is distinct from without_reversal(l.decision)
-                    then 'Decision' end,
-                case when without_reversal(a.why) is distinct from without_reversal(l.why)
-                    then 'Why' end,
-                case when without_reversal(a.how_to_apply)
-                    is distinct from without_reversal(l.how_to_apply) then 'How to apply' end)
+                case when a.decision_shown is distinct from l.decision_shown then 'Decision' end,
+                case when a.why_shown is distinct from l.why_shown then 'Why' end,
+                case when a.how_shown is distinct from l.how_shown then 'How to apply' end)
             || ' changed); amend with a new entry instead'
     end as message
 from lost l
-left join ledger a on a.snapshot_id = l.after_id and a.decision_id = l.decision_id
+left join paired a on a.snapshot_id = l.after_id and a.decision_id = l.decision_id
 -- The message compares with the entry of that ID now that differs in the fewest fields.
 qualify row_number() over (
     partition by l.pair_id, l.decision_id, l.decision, l.why, l.how_to_apply
-    order by (without_reversal(a.decision) is distinct from without_reversal(l.decision))::int
-        + (without_reversal(a.why) is distinct from without_reversal(l.why))::int
-        + (without_reversal(a.how_to_apply)
-            is distinct from without_reversal(l.how_to_apply))::int, a.line
+    order by (a.decision_shown is distinct from l.decision_shown)::int
+        + (a.why_shown is distinct from l.why_shown)::int
+        + (a.how_shown is distinct from l.how_shown)::int, a.line
 ) = 1
