@@ -212,7 +212,8 @@ def test_a_template_result_fails_sync_01_and_leaves_its_fork_unreconciled_in_det
         "and failed both named: S2 → reconciled | failed | 2026-07-08T14:30Z"
     ]
     assert status(output, "BS-SYNC-02") == [
-        "BS-SYNC-02 fail forks.md:12 F2 is raised by twin (S2), but S2 is still in flight"
+        "BS-SYNC-02 fail forks.md:12 F2 is raised by twin (S2), but S2 may have a result on "
+        "ops/sync-log.md:4, which could not be read"
     ]
 
 

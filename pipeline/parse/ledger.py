@@ -106,7 +106,7 @@ def parse_ledger(lines: list[str], rec: Records) -> None:
             not_an_entry_heading(rec, FILE, meant_line[0], meant_line[1], "D", RULE)
         note_nested(rec, FILE, block, _NESTED, _rule_of)
         if entry is None:
-            outside_entry(rec, FILE, fields(block, _FIELDS), "D", lambda _key, _value: RULE)
+            outside_entry(rec, FILE, fields(block, _FIELDS), "D", _rule_of)
             continue
         read = fields(block, _FIELDS) + _near(block, rec)
         for key, value, line in read:

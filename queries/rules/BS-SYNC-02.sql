@@ -12,6 +12,16 @@ with outcome as (
     from sync_events
     group by all
 ),
+-- Sync-log lines the census could not read (BS-SYNC-01 fails on them): each may be the result of
+-- the sync it begins with, or of any sync when it begins with none (the line's text ends the
+-- issue's message), so a fork citing that sync cannot pass (fail closed, spec §3.1).
+unread as (
+    select snapshot_id, min(line) as line,
+        nullif(regexp_extract(message, ': [ \t*_`]*(S[0-9]+)([^0-9A-Za-z]|$)', 1), '') as sync_id
+    from parse_issues
+    where file = 'ops/sync-log.md' and code = 'bad-sync-line'
+    group by all
+),
 -- `Raised by: twin` with no S# is a parse issue whose rule is this one (rules.py).
 cited as (
     select snapshot_id, file, coalesce(raised_by_line, line) as line, fork_id,
@@ -21,12 +31,22 @@ cited as (
 )
 select c.snapshot_id, c.file, c.line,
     coalesce(c.fork_id, 'fork') || ' is raised by twin (' || c.sync_id || '), but ' || c.sync_id || case
-        when o.sync_id is null then ' is not in ops/sync-log.md'
         when o.failed then ' failed'
-        when o.dispatched then ' is still in flight'
+        when u.line is not null then ' may have a result on ops/sync-log.md:' || u.line
+            || ', which could not be read'
+        when o.sync_id is null then ' is not in ops/sync-log.md'
+        when o.dispatched and not o.reconciled then ' is still in flight'
         else ' has no reconciled result'
     end as message
 from cited c
 left join outcome o on o.snapshot_id = c.snapshot_id and o.sync_id = c.sync_id
+left join (
+    select snapshot_id, sync_id, min(line) as line from (
+        select c2.snapshot_id, c2.sync_id, u.line
+        from (select distinct snapshot_id, sync_id from cited) c2
+        join unread u on u.snapshot_id = c2.snapshot_id
+            and (u.sync_id is null or u.sync_id = c2.sync_id)
+    ) group by all
+) u on u.snapshot_id = c.snapshot_id and u.sync_id = c.sync_id
 -- A sync with a failed result fails its forks even beside a reconciled one (fail closed).
-where not coalesce(o.reconciled, false) or o.failed
+where not coalesce(o.reconciled, false) or o.failed or u.line is not null
