@@ -697,6 +697,11 @@ def test_a_commit_holding_both_folders_stands_as_its_research_folder(tmp_path: P
         # White space the page shows as one space is no retitle or rewrite.
         ("forks.md", "## F1 — Do security alerts ever", "## F1 — Do  security alerts  ever", 0),
         ("ledger.md", "- Decision: comments, mentions", "- Decision: comments,   mentions", 0),
+        # Emphasis put on a word shows the same words: no retitle or rewrite.
+        ("forks.md", "## F1 — Do security alerts ever", "## F1 — Do **security** alerts ever", 0),
+        ("ledger.md", "anything marked urgent sends", "anything marked _urgent_ sends", 0),
+        # An underscore inside a word is a character, not emphasis: removing it is a rewrite.
+        ("ledger.md", "anything marked urgent sends", "anything marked urgent_sends", 1),
         # The controls: a word changed is a rewrite and a retitle.
         ("ledger.md", "anything marked urgent sends at once.", "anything urgent waits.", 1),
         ("forks.md", "## F1 — Do security alerts ever", "## F1 — Do safety alerts ever", 1),

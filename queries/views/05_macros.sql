@@ -1,6 +1,9 @@
--- Text as a rendered page shows it, for comparing along a history: runs of white space read as
--- one space (a doubled space is no retitle or rewrite).
-CREATE OR REPLACE MACRO as_shown(t) AS regexp_replace(trim(t), '\s+', ' ', 'g');
+-- Text as a rendered page shows its words, for comparing along a history: runs of white space
+-- read as one space and emphasis marks (`*`, and `_` at a word's edge, not inside snake_case)
+-- are dropped, so a doubled space or a word put in bold is no retitle or rewrite.
+CREATE OR REPLACE MACRO as_shown(t) AS regexp_replace(trim(regexp_replace(regexp_replace(
+    replace(t, '*', ''), '(^|[^\pL\pN])_+', '\1', 'g'), '_+([^\pL\pN]|$)', '\1', 'g')),
+    '\s+', ' ', 'g');
 
 -- A ledger entry's text without a reversal note in it (`… Reversed by D2.`): the note is an
 -- annotation, never a rewrite (session schema), as it is in the heading or on its own line.
