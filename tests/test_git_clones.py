@@ -17,8 +17,10 @@ import os
 from pathlib import Path
 
 import duckdb
+import pytest
 
 from pipeline.crawl import crawl
+from pipeline.parse.session import SERIES_RULES
 from tests.conftest import FIXTURES, copy_tree, git
 
 SESSION = "docs/research/demo-brainstorm"
@@ -147,3 +149,32 @@ def test_a_history_git_cannot_walk_fails_the_series_rules(tmp_path: Path) -> Non
     again = crawl([str(clone.parent)], str(out), workers=1, git_history=True)
     # Walked again and said again (the snapshot's own issues are stored with it, once).
     assert again.parse_issues == 1
+
+
+@pytest.mark.parametrize("raw_time", ["-86400", "300000000000"])
+def test_a_commit_with_a_date_out_of_range_is_said_and_the_rest_is_crawled(
+    tmp_path: Path, raw_time: str
+) -> None:
+    """A commit dated before 1970 (git prints no time for it) or past year 9999 crashed the
+    whole crawl with an internal error: no repository was read. Now that repository's history
+    is history-incomplete, its series rules fail, and every other repository is crawled."""
+    healthy = _upstream(tmp_path)
+    odd = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", tmp_path / "corpus" / "odd")
+    copy_tree(healthy, tmp_path / "corpus" / "healthy")
+    git(odd, "init", "-q")
+    git(odd, "add", "-A")
+    tree = git(odd, "write-tree").strip()
+    who = f"t <t@t> {raw_time} +0000"
+    body = f"tree {tree}\nauthor {who}\ncommitter {who}\n\nimported\n"
+    (tmp_path / "commit.txt").write_text(body)
+    sha = git(odd, "hash-object", "-t", "commit", "-w", "--literally", str(tmp_path / "commit.txt"))
+    git(odd, "update-ref", "HEAD", sha.strip())
+    out = tmp_path / "out"
+    summary = crawl([str(tmp_path / "corpus")], str(out), workers=1, git_history=True)
+    assert summary.sessions == 2 and summary.history == 3  # the healthy clone's three commits
+    con = duckdb.connect(str(out / "census.duckdb"), read_only=True)
+    rows = con.execute(
+        "SELECT file, rule_id FROM parse_issues WHERE code = 'history-incomplete' "
+        "ORDER BY 2 NULLS FIRST"
+    ).fetchall()
+    assert rows == [("odd/.git", None), *((".git", r) for r in SERIES_RULES)]

@@ -65,6 +65,14 @@ class Commit:
     changed: set[str]  # paths it changed, relative to the repository's prefix
 
 
+# The last second a timestamp of the tables can hold (9999-12-31T23:59:59Z).
+_LAST_TIME = 253402300799
+
+
+def _readable_time(text: str) -> bool:
+    return text.isdigit() and int(text) <= _LAST_TIME
+
+
 class GitRepo:
     """A git working tree rooted at `path` (the directory holding `.git`)."""
 
@@ -168,8 +176,14 @@ class GitHistory:
         found: dict[str, Commit] = {}
         for record in done.stdout.split(b"\x01")[1:]:
             head, _, names = record.partition(b"\x00")
-            sha, when, *parents = head.decode("ascii", "replace").split()
-            commit = found.setdefault(sha, Commit(sha, int(when or 0), tuple(parents), set()))
+            sha, when, *parents = head.decode("ascii", "replace").split(" ")
+            if not _readable_time(when):
+                # A date git stores but cannot print as a time (before 1970, past year 9999):
+                # no lifetime can be measured along it, and the history is said unread.
+                self.failure = f"commit {sha[:12]} has a date git cannot give as a time"
+                return []
+            parents = [p for p in parents if p]
+            commit = found.setdefault(sha, Commit(sha, int(when), tuple(parents), set()))
             for raw in names.lstrip(b"\n").split(b"\x00"):
                 if raw:
                     name = raw.decode("utf-8", "replace")
