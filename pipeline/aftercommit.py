@@ -61,7 +61,7 @@ def _describe(err: BaseException, fallback: str) -> tuple[str, str]:
         # The run is already in this OUT: another --out (found.elsewhere) is no remedy.
         return found.problem, found.remedy
     first = str(err).splitlines()[0] if str(err) else ""
-    return f"{type(err).__name__}: {first}", "rerun with --debug to see where"
+    return f"{type(err).__name__}: {first}", "rerun as census --debug … to see where"
 
 
 def cache_step(out: Out, cache: dict[str, tuple[str, str]], shard: str) -> Step:

@@ -90,7 +90,10 @@ def _error_line(err: Exception, ctx: Any) -> str:
             f"OUT is damaged: a table file cannot be read ({first[:200]}); restore OUT from a "
             "copy, or crawl into a new --out"
         )
-    return f"internal error: {type(err).__name__}: {first} (rerun with --debug)"
+    # --debug is the group's option: it goes before the command, not after it.
+    command = next((a for a in ctx.meta.get("census.args", []) if not a.startswith("-")), "")
+    again = f"census --debug {command} …" if command else "census --debug …"
+    return f"internal error: {type(err).__name__}: {first} (rerun as {again} to see where)"
 
 
 def _damaged_table(err: Exception) -> bool:

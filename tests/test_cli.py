@@ -479,3 +479,21 @@ def test_detect_on_a_linked_session_folder_reads_the_repositorys_documents(
     result = runner.invoke(app, ["detect", str(link), "--gate", "move"])
     assert result.exit_code == 1, result.output
     assert "BS-HARVEST-01 fail /README.md:2" in result.stdout
+
+
+def test_an_internal_error_names_the_debug_form_that_works(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The hint said "rerun with --debug", and `census check --debug` is no option (exit 2,
+    "No such option"): --debug belongs to census, before the command."""
+    import pipeline.check
+
+    def broken(*_args: object, **_kwargs: object) -> None:
+        raise ValueError("year 11476 is out of range")
+
+    monkeypatch.setattr(pipeline.check, "check", broken)
+    result = runner.invoke(app, ["check", "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2
+    assert result.output.strip().endswith("(rerun as census --debug check … to see where)"), (
+        result.output
+    )
