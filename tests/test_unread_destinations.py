@@ -61,11 +61,34 @@ def test_an_unread_destination_fails_harvest(
 
 
 def test_an_unread_document_no_round_names_fails_nothing(tmp_path: Path) -> None:
-    """A research session reads only its current round's destinations: a large document
+    """A research session reads only the destinations its rounds name: a large document
     elsewhere in the repository is noted, and BS-HARVEST-01 still passes."""
     repo = copy_tree(FIXTURES / "cases" / "base" / "applied" / "repo", tmp_path / "repo")
     _oversize(repo / "docs" / "architecture" / "overview.md")
     assert _harvest(repo / "docs" / "research" / "demo-brainstorm") == ("pass", [])
+
+
+def test_an_unread_destination_of_an_earlier_round_fails_harvest(tmp_path: Path) -> None:
+    """BS-HARVEST-01 reads every round's destinations, but an unread one failed it only when
+    the current round named it: a document named by round 1 alone, over 8 MiB, was a note and
+    the folder was clean."""
+    repo = copy_tree(FIXTURES / "cases" / "base" / "applied" / "repo", tmp_path / "corpus" / "repo")
+    session = repo / "docs" / "research" / "demo-brainstorm"
+    manifest = session / "ops" / "manifest.md"
+    first = manifest.read_text().split("## Uselessness test")[0]
+    second = first.replace("Round: 1", "Round: 2").replace(
+        "| 3 | parked fork F4 | forks.md | docs/architecture/open-questions.md | append |\n",
+        "| 3 | parked fork F4 | forks.md | docs/features/demo.md | append |\n",
+    )
+    rest = "## Uselessness test" + manifest.read_text().split("## Uselessness test")[1]
+    manifest.write_text(first.replace("Status: applied", "Status: approved") + second + rest)
+    assert _harvest(session)[0] == "pass"
+    _oversize(repo / "docs" / "architecture" / "open-questions.md")
+    status, findings = _harvest(session)
+    assert status == "fail", findings
+    assert any("/docs/architecture/open-questions.md" in f for f in findings), findings
+    checked = _checked_status(tmp_path / "corpus", tmp_path / "out")
+    assert ("fail", "/docs/architecture/open-questions.md") in checked
 
 
 def test_a_destination_in_another_session_folder_is_read_and_followed(tmp_path: Path) -> None:

@@ -190,10 +190,11 @@ def parse_session(inp: SessionInput, snapshot_id: str | None = None) -> Records:
 
 def _unread_documents(rec: Records, inp: SessionInput) -> None:
     """A destination document that could not be read may link into the session folder: it
-    fails BS-HARVEST-01 (fail closed), research sessions' only when the current round names it."""
-    current = {row["destination_path"] for row in rec.of("manifest_destinations") if row["current"]}
+    fails BS-HARVEST-01 (fail closed), research sessions' when any round names it, as the rule
+    reads every round's destinations."""
+    named = {row["destination_path"] for row in rec.of("manifest_destinations")}
     for name, code, message in inp.unreadable_documents:
-        needed = inp.location == "history" or name in current
+        needed = inp.location == "history" or name in named
         rec.issue(
             f"/{name}",
             None,
