@@ -25,6 +25,7 @@ from tests.conftest import FIXTURES, copy_tree
 SESSION = "docs/research/demo-brainstorm"
 SPACED = "docs/features/digest notes.md"
 DEMO = "docs/features/demo.md"
+UNDERSCORED = "docs/features/digest_notes.md"
 LINK = "\nSee [the brainstorm](../research/demo-brainstorm/thesis.md).\n"
 ROW_1 = "| 1 | consolidated source of truth | thesis + ledger | docs/features/demo.md |"
 ROW_2 = "| 2 | send window section | fragment:send-window | docs/features/demo.md |"
@@ -71,6 +72,9 @@ LINKED_CELLS = [
     # Relative to the manifest's folder (ops/), as the rendered link goes.
     (DEMO, "[demo](../../../features/demo.md)"),
     (DEMO, "../../../features/demo.md"),
+    # A backslash escape shows the punctuation alone (CommonMark), as a model often writes `_`.
+    (UNDERSCORED, "docs/features/digest\\_notes.md"),
+    (UNDERSCORED, "[notes](docs/features/digest\\_notes.md)"),
 ]
 
 

@@ -409,11 +409,19 @@ def _referenced(m: re.Match[str], links: _Links) -> str:
     return f" {target} " if target is not None else "\0"
 
 
+# A backslash before ASCII punctuation: CommonMark shows the punctuation alone.
+_ESCAPED_RE = re.compile(r"\\([!-/:-@\[-`{-~])")
+
+
 def _reading(written: str, folder: str = "") -> tuple[str | None, str]:
     """The path a destination as written names, and how it reads (see _destinations);
     `folder`: the session's, from whose ops/ a `../` path goes, as a rendered link does."""
     if bare(written).lower() in _PLACEHOLDERS:
         return None, "elsewhere"
+    if not written.startswith("`"):
+        # `open\_questions.md` renders as open_questions.md (CommonMark backslash escapes,
+        # which a code span keeps as written).
+        written = _ESCAPED_RE.sub(r"\1", written)
     first = _first_path(written).strip("<>")  # `<https://…>` is an autolink
     whole = written.strip("`*_ \t")
     if first != whole and not _PATH_END_RE.search(first) and _PATH_END_RE.search(whole):
