@@ -139,3 +139,24 @@ def test_a_fragment_path_routes_that_fragment_only(tmp_path: Path) -> None:
     assert status("fragments") == "pass"
     assert status("fragments/") == "pass"
     assert status("thesis + Fragments") == "pass"
+
+
+def test_a_fragment_is_named_by_its_own_name_not_a_longer_dotted_one(tmp_path: Path) -> None:
+    """BS-MANIFEST-01: a row naming `fragments/send-window.v2.md` routed `send-window.md` too
+    (a dot ended the name's word), so the first draft without a row passed."""
+    repo = copy_tree(FIXTURES / "cases" / "base" / "applied" / "repo", tmp_path / "repo")
+    session = repo / SESSION
+    (session / "fragments" / "send-window.v2.md").write_text("# Second draft\n", encoding="utf-8")
+    manifest = session / "ops" / "manifest.md"
+    text = manifest.read_text(encoding="utf-8")
+
+    def status(source: str) -> str:
+        manifest.write_text(text.replace("fragment:send-window", source), encoding="utf-8")
+        found = detect(session, "move")
+        return next(o.status for o in found.outcomes if o.rule == "BS-MANIFEST-01")
+
+    assert status("fragments/send-window.v2.md") == "fail"
+    assert status("fragment:send-window.v2") == "fail"
+    assert status("fragments/send-window.md and fragments/send-window.v2.md") == "pass"
+    assert status("fragment:send-window, fragment:send-window.v2") == "pass"
+    assert status("send-window. Also send-window.v2.md") == "pass"  # a sentence's last word

@@ -55,8 +55,9 @@ where fr.snapshot_id not in (select snapshot_id from routes_all_fragments)
     and not exists (
         select 1 from current_rows r
         where r.snapshot_id = fr.snapshot_id
-            -- The name as a whole word, a hyphen counting as part of it: `send-window-v2`
-            -- does not name `send-window`, while `send-window.md` and `c++` name theirs.
-            and (regexp_matches(r.what, '(^|[^\w-])' || regexp_escape(fr.name) || '([^\w-]|$)')
-                or regexp_matches(r.source, '(^|[^\w-])' || regexp_escape(fr.name) || '([^\w-]|$)'))
+            -- The name as a whole word, a hyphen or a dot within a name counting as part of
+            -- it: `send-window-v2` and `send-window.v2.md` do not name `send-window`, while
+            -- `send-window.md`, a sentence's last word `send-window.` and `c++` name theirs.
+            and (regexp_matches(r.what, '(^|[^\w.-])' || regexp_escape(fr.name) || '(\.md)?(\.(\W|$)|[^\w.-]|$)')
+                or regexp_matches(r.source, '(^|[^\w.-])' || regexp_escape(fr.name) || '(\.md)?(\.(\W|$)|[^\w.-]|$)'))
     )
