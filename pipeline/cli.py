@@ -728,7 +728,8 @@ def compare(
 ) -> None:
     """Compare a candidate census point with a baseline: exit 1 when anything regressed.
 
-    With no selector, the previous point is the baseline and the latest the candidate.
+    With no selector, the previous point is the baseline and the latest the candidate; with a
+    candidate alone, the checked point before it is the baseline.
 
     Example: census compare --out census-out --baseline run=baseline --candidate run=candidate
     """

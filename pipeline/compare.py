@@ -22,9 +22,11 @@ from statistics import NormalDist
 from typing import Any
 
 from pipeline.engine import connect, fetch_dicts
+from pipeline.errors import SelectorError
 from pipeline.rules import load_rules
 from pipeline.select import (
     Point,
+    all_points,
     earlier_carrying,
     labels_text,
     resolve,
@@ -158,8 +160,8 @@ def compare(out_path: str, baseline: Selector, candidate: Selector) -> Compariso
     out = Out(out_path)
     out.require()
     con = connect(out)
-    base = resolve(con, baseline.run, baseline.labels, checked=True)
     cand = resolve(con, candidate.run, candidate.labels, checked=True)
+    base = _baseline(con, baseline, cand)
     result = between(con, base, cand)
     for arm, selector, point in (("baseline", baseline, base), ("candidate", candidate, cand)):
         if selector.run in (None, "latest"):
@@ -177,6 +179,20 @@ def compare(out_path: str, baseline: Selector, candidate: Selector) -> Compariso
                 "not counted (crawl an arm's runs into one --point to count them together)"
             )
     return result
+
+
+def _baseline(con: Any, baseline: Selector, cand: Point) -> Point:
+    """The baseline point; `previous` with no labels is the checked point before the
+    candidate (before the latest only when the candidate is the latest)."""
+    if baseline.run == "previous" and not baseline.labels:
+        earlier = [p for p in all_points(con) if p.checked and p.position < cand.position]
+        if not earlier:
+            raise SelectorError(
+                f"no checked census point before {cand.name!r} to compare it with; "
+                "name the baseline with --baseline-run or --baseline"
+            )
+        return earlier[-1]
+    return resolve(con, baseline.run, baseline.labels, checked=True)
 
 
 def between(
@@ -226,8 +242,6 @@ def _emptied(con: Any, baseline: Point, candidate: Point) -> tuple[int, int]:
 
 def point_lifetime(con: Any, point: Point) -> Lifetime:
     """The fork-lifetime summary of a point's sessions, over its history."""
-    from pipeline.select import all_points
-
     history = [p for p in all_points(con) if p.position <= point.position]
     runs, _ = history_runs(history)
     return hours_lifetime(con, point, runs)

@@ -32,6 +32,7 @@ from pipeline.store import Out
 from tests.conftest import generate_corpus
 
 Z95 = NormalDist().inv_cdf(0.975)
+runner = CliRunner()
 BASELINE = Selector(None, {"run": "baseline"})
 CANDIDATE = Selector(None, {"run": "candidate"})
 
@@ -519,3 +520,24 @@ def test_an_arm_crawled_as_two_points_says_what_it_left_out(tmp_path: Path) -> N
     args = ["compare", "--out", str(together), "--baseline", "run=baseline"]
     quiet = CliRunner().invoke(app, [*args, "--candidate", "run=candidate"])
     assert quiet.stderr == "", quiet.stderr
+
+
+def test_a_candidate_alone_is_compared_with_the_point_before_it(tmp_path: Path) -> None:
+    """`compare --candidate-run n2` took the point before the *latest* as the baseline: with
+    n3 crawled after n2, that was n2 itself, and a real regression exited 0."""
+    good = generate_corpus(tmp_path / "good", 40, 9, 0.0)
+    bad = tmp_path / "bad"
+    shutil.copytree(good, bad)
+    assert _drop_closes_when(bad, 0.5) > 5
+    out = str(tmp_path / "out")
+    for point, root in (("n1", good), ("n2", bad), ("n3", good)):
+        crawl([str(root)], out, point=point, workers=1)
+    check(out)
+    alone = runner.invoke(app, ["compare", "--out", out, "--candidate-run", "n2", "--json"])
+    named = ["--baseline-run", "n1", "--candidate-run", "n2", "--json"]
+    explicit = runner.invoke(app, ["compare", "--out", out, *named])
+    assert alone.exit_code == explicit.exit_code == 1, alone.output
+    assert json.loads(alone.stdout) == json.loads(explicit.stdout)
+    first = runner.invoke(app, ["compare", "--out", out, "--candidate-run", "n1"])
+    assert first.exit_code == 2
+    assert "no checked census point before 'n1'" in first.output
