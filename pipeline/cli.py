@@ -54,6 +54,9 @@ class _CensusGroup(typer.core.TyperGroup):
             # one line even with --debug, as they have no traceback worth showing.
             if isinstance(err, typer.Exit | typer.Abort):
                 raise
+            if _is_interrupt(err):
+                # DuckDB turns Ctrl-C into an error of the query it stopped: an interrupt.
+                raise KeyboardInterrupt from err
             if hasattr(err, "exit_code"):
                 _usage_line(err, ctx.meta.get("census.args"))
             if _state["debug"]:
@@ -73,6 +76,10 @@ class _CensusGroup(typer.core.TyperGroup):
             if type(sys.stdout).__name__ == "_PacifyFlushWrapper":
                 raise SystemExit(141) from None
             raise done
+
+
+def _is_interrupt(err: Exception) -> bool:
+    return type(err).__name__ == "InterruptException" or str(err).startswith("Query interrupted")
 
 
 def _error_line(err: Exception, ctx: Any) -> str:
@@ -850,12 +857,21 @@ def main() -> None:
         app()
     except SystemExit as stop:
         if stop.code == 130:  # Typer's exit for Ctrl-C, which it leaves unsaid
-            typer.echo(
-                "census: interrupted; OUT is as it was before this command (its writes "
-                "commit whole or not at all)",
-                err=True,
-            )
+            typer.echo(f"census: {_interrupted()}", err=True)
         raise
+
+
+def _interrupted() -> str:
+    """What a Ctrl-C left: OUT as before, or this command's writes, committed before it came."""
+    store = sys.modules.get("pipeline.store")
+    if store is not None and store.COMMITTED:
+        return (
+            "interrupted after this command's writes were committed: OUT holds them (its "
+            "result was not printed; census.duckdb is rebuilt by the next command if it lags)"
+        )
+    return (
+        "interrupted; OUT is as it was before this command (its writes commit whole or not at all)"
+    )
 
 
 if __name__ == "__main__":

@@ -372,6 +372,11 @@ def written_by(partition: str) -> str:
     return folder.split("=", 1)[1]
 
 
+# The writers this process committed to an OUT: a Ctrl-C after a commit must not be told
+# as one that left OUT as it was.
+COMMITTED: list[str] = []
+
+
 def crash_point(name: str) -> None:
     """Where the atomicity tests kill the process (CENSUS_KILL_AT=name, with SIGKILL or the
     signal CENSUS_KILL_WITH names, such as SIGINT for Ctrl-C); a no-op otherwise."""
@@ -425,6 +430,7 @@ def publish(
         if kept.writer in kinds and not manifest.get(name):
             manifest[name] = [_write_empty(out, kept, writer_id)]
     write_manifest(out, manifest)
+    COMMITTED.append(writer_id)
     crash_point("committed")
     shutil.rmtree(staging, ignore_errors=True)
 

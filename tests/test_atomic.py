@@ -105,6 +105,40 @@ def test_ctrl_c_says_out_is_as_before(command: str, corpus: Path, tmp_path: Path
     assert table_contents(out) == before
 
 
+@pytest.mark.parametrize("command", ["crawl", "check"])
+def test_ctrl_c_after_the_commit_says_out_holds_the_writes(
+    command: str, corpus: Path, tmp_path: Path
+) -> None:
+    """A Ctrl-C that came just after the commit was told as one that left OUT as before,
+    while OUT held the new run or check."""
+    out = tmp_path / "out"
+    crawl([str(corpus)], str(out), workers=1)
+    if command == "crawl":
+        change(corpus)
+        argv = ["crawl", str(corpus), "--out", str(out), "--workers", "1"]
+    else:
+        argv = ["check", "--out", str(out)]
+    before = (out / "manifest.json").read_text()
+    env = {**os.environ, "CENSUS_KILL_AT": "committed", "CENSUS_KILL_WITH": "SIGINT"}
+    done = subprocess.run(
+        [sys.executable, "-m", "pipeline.cli", *argv],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 130
+    assert (
+        done.stderr.strip()
+        .splitlines()[-1]
+        .startswith(
+            "census: interrupted after this command's writes were committed: OUT holds them"
+        )
+    ), done.stderr
+    assert (out / "manifest.json").read_text() != before  # the new files are committed
+
+
 def _processes_with(mark: str) -> list[int]:
     """Live processes whose environment carries `mark` (a crawl's workers inherit it)."""
     found = []
