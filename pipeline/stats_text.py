@@ -135,7 +135,11 @@ def _lag(stats: Stats) -> Any:
         + [num(v, 2) for v in (c.lag_p50_hours, c.lag_p90_hours, c.lag_max_hours)]
         for c in stats.compose_lag
     ]
-    return table("Compose lag, hours (newest turn minus Last compose; ≥ 0 is stale)", columns, rows)
+    return table(
+        "Compose lag, hours (newest turn minus Last compose; ≥ 0, or a time not read, is stale)",
+        columns,
+        rows,
+    )
 
 
 def _idle(stats: Stats) -> Any:

@@ -969,3 +969,33 @@ def test_fork_lifetimes_at_a_point_are_the_forks_stats_counts(tmp_path: Path) ->
     )
     assert forks == compute(str(out)).fork_lifetimes.overall.forks > 0
     assert everywhere == 2 * forks, "the view keeps every series; the point, its own"
+
+
+@pytest.mark.parametrize(
+    ("compose", "turns"),
+    [
+        # The newest turn's time cannot be read: the older readable one is 2 h before Last compose.
+        ("2026-07-10T10:00Z", ["2026-07-10T08:00Z", "2026-07-10 11:00"]),
+        ("last Tuesday", ["2026-07-10T08:00Z"]),  # Last compose itself cannot be read
+    ],
+)
+def test_compose_lag_is_stale_where_bs_compose_02_fails(
+    tmp_path: Path, compose: str, turns: list[str]
+) -> None:
+    """Compose lag worked from the readable turns alone: with the newest turn's time unread,
+    BS-COMPOSE-02 failed and the lag said not stale (−2.00 h), two definitions of stale."""
+    session = Session(tmp_path / "corpus")
+    session.write(compose, turns, S1, [(1, "open", "user")], {})
+    out = str(tmp_path / "out")
+    crawl([str(tmp_path / "corpus")], out, workers=1)
+    check(out)
+    failed = (
+        connect(Out(out))
+        .execute(
+            "SELECT count(*) FROM rule_results WHERE rule_id = 'BS-COMPOSE-02' AND status = 'fail'"
+        )
+        .fetchone()
+    )
+    assert failed == (1,)
+    lag = compute(out).compose_lag[0]
+    assert (lag.sessions, lag.measured, lag.stale) == (1, 0, 1)
