@@ -656,6 +656,7 @@ def report(
         fail("give both --baseline and --candidate, or neither")
     if fail_above is not None and not 0 <= fail_above <= 1:
         fail(f"--fail-above {fail_above} is not a rate between 0 and 1; write --fail-above 0.2")
+    _require_file_path(html, "--html", "report.html")
     _repair(out)
     summary = build(
         str(out),

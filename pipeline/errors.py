@@ -139,5 +139,19 @@ def system_failure(err: BaseException, fallback: str | None = None) -> SystemFai
     found = os_trouble(err, fallback)
     if found is None:
         return None
-    remedy = f"{found.remedy} ({found.elsewhere})" if found.elsewhere else found.remedy
+    elsewhere = found.elsewhere
+    path = _path_of(err)
+    outside = fallback is None or (path is not None and not _inside(path, fallback))
+    if elsewhere and "--out" in elsewhere and outside:
+        # A file the user named outside OUT (detect --sarif, sql --output): another OUT is
+        # no remedy.
+        elsewhere = "or give another path"
+    remedy = f"{found.remedy} ({elsewhere})" if elsewhere else found.remedy
     return SystemFailure(f"{found.problem}; {remedy}, and run the command again")
+
+
+def _inside(path: str, folder: str) -> bool:
+    import os
+
+    folder = os.path.realpath(folder)
+    return os.path.realpath(path) == folder or os.path.realpath(path).startswith(folder + os.sep)

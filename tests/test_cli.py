@@ -497,3 +497,25 @@ def test_an_internal_error_names_the_debug_form_that_works(
     assert result.output.strip().endswith("(rerun as census --debug check … to see where)"), (
         result.output
     )
+
+
+def test_report_html_in_a_missing_folder_names_the_path_given(tmp_path: Path) -> None:
+    """It named a temporary `r.html.tmp` the user never gave, and blamed the disk."""
+    result = runner.invoke(app, ["report", "--out", str(tmp_path), "--html", "/nonexistent/r.html"])
+    assert result.exit_code == 2
+    assert result.output.strip() == (
+        "census: --html /nonexistent/r.html: the folder /nonexistent does not exist"
+    )
+
+
+def test_a_file_outside_out_that_cannot_be_written_asks_for_another_path(tmp_path: Path) -> None:
+    """`detect --sarif` and `sql --output` into a locked folder said "or use another --out":
+    detect has no --out, and for sql the path at fault is --output's."""
+    from pipeline.errors import system_failure
+
+    out = str(tmp_path / "out")
+    denied = PermissionError(13, "Permission denied", str(tmp_path / "locked" / "x.csv"))
+    assert "(or give another path)" in str(system_failure(denied, out))
+    assert "(or give another path)" in str(system_failure(denied, None))
+    inside = PermissionError(13, "Permission denied", str(tmp_path / "out" / "manifest.json"))
+    assert "(or use another --out)" in str(system_failure(inside, out))

@@ -72,7 +72,7 @@ def test_each_os_error_class_is_one_line_with_its_path_and_remedy() -> None:
         ),
     }
     for err, line in lines.items():
-        assert str(system_failure(err, "/fallback")) == line
+        assert str(system_failure(err, "/o")) == line  # OUT is /o: the files lie in it
 
 
 def test_errors_that_name_no_path_name_out_and_duckdb_errors_are_read_from_their_text() -> None:
