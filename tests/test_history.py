@@ -718,3 +718,47 @@ def test_what_the_page_shows_the_same_is_no_rewrite(
     check(out)
     found = connect(Out(out)).execute("SELECT message FROM series_findings").fetchall()
     assert len(found) == findings, found
+
+
+def _step_back_twice(tmp_path: Path) -> tuple[Path, Path]:
+    """A session that stepped back (stopping → open) in a commit of night 1."""
+    repo = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", tmp_path / "root" / "repo")
+    git(repo, "init", "-q")
+    (repo / "README.md").write_text("# Notifications\n")
+    commit(repo, "2026-07-01T09:00:00Z", "base")
+    edit(repo, "state.md", "Status: open", "Status: stopping")
+    commit(repo, "2026-07-01T10:00:00Z", "stopping")
+    edit(repo, "state.md", "Status: stopping", "Status: open")
+    commit(repo, "2026-07-02T10:00:00Z", "back to open")
+    out = tmp_path / "out"
+    _night(repo, out, 1)
+    return repo, out
+
+
+def test_a_rebased_step_back_is_counted_on_the_night_it_was_first_seen(tmp_path: Path) -> None:
+    """`git pull --rebase` rewrote the two commits onto a teammate's: the same step, from the
+    same files to the same files, came back as new commits and failed night 2 as well."""
+    repo, out = _step_back_twice(tmp_path)
+    git(repo, "checkout", "-q", "-b", "up", "HEAD~2")
+    (repo / "README.md").write_text("# Notifications\n\nA teammate's line.\n")
+    commit(repo, "2026-07-02T12:00:00Z", "teammate")
+    git(repo, "checkout", "-q", "main")
+    git(repo, "rebase", "-q", "up", env={"GIT_COMMITTER_DATE": "2026-07-03T09:00:00Z"})
+    _night(repo, out, 2)
+    _night(repo, out, 3)
+    assert [(p, r) for p, r, _ in _series(out)] == [("night-1", "BS-STATE-01")]
+
+
+def test_the_same_step_back_made_again_counts_again(tmp_path: Path) -> None:
+    """Guard: stepping back a second time, to the very same files, is a new step (the first
+    is among its ancestors), not a rewrite of the first."""
+    repo, out = _step_back_twice(tmp_path)
+    edit(repo, "state.md", "Status: open", "Status: stopping")
+    commit(repo, "2026-07-03T10:00:00Z", "stopping again")
+    edit(repo, "state.md", "Status: stopping", "Status: open")
+    commit(repo, "2026-07-04T10:00:00Z", "back to open again")
+    _night(repo, out, 2)
+    assert [(p, r) for p, r, _ in _series(out)] == [
+        ("night-1", "BS-STATE-01"),
+        ("night-2", "BS-STATE-01"),
+    ]

@@ -67,9 +67,13 @@ FROM working_nodes;
 --   did not already have (so an uncommitted step is counted once, not every night, nor again
 --   when it is committed unchanged).
 -- A pair belongs to the census point of its later node; pairs of identical content are left
--- out (nothing can have changed).
+-- out (nothing can have changed), and so is a commit's step that a commit first seen at an
+-- earlier point already made, from the same content to the same content, when that commit is
+-- no ancestor of it: a rebase, an amend or a cherry-pick shows a step again, and it was
+-- counted on the night it was first seen (a real second step back keeps the first among its
+-- ancestors, and counts again).
 CREATE OR REPLACE MACRO history_pairs_in(after, upto) AS TABLE
-WITH missing AS (
+WITH RECURSIVE missing AS (
     -- The range's series that the point at `after` did not see as a working tree: only these
     -- are looked for further back, so a night's pairs do not group every earlier observation.
     SELECT session_key, root FROM working_nodes_in(after, upto)
@@ -122,7 +126,7 @@ working AS (
 ),
 commits AS (FROM commit_nodes_in(0, upto)),
 committed AS (
-    SELECT session_key, root, point, snapshot_id, seen_in, unnest(parents) AS parent
+    SELECT session_key, root, point, snapshot_id, seen_in, "commit", unnest(parents) AS parent
     FROM commits
     WHERE position > after
 ),
@@ -157,24 +161,79 @@ heads AS (
     FROM committed
     ANTI JOIN shown USING (session_key, root, point, snapshot_id, parent)
     UNION ALL
-    SELECT session_key, root, point, snapshot_id, seen_in,
+    SELECT session_key, root, point, snapshot_id, seen_in, NULL AS "commit",
         unnest([c for c in parents if NOT list_contains(coalesce(previous_parents, []), c)])
     FROM working
 ),
 pairs AS (
     SELECT h.session_key, h.root, h.point, b.snapshot_id AS before_id, b.seen_in AS before_seen,
-        h.snapshot_id AS after_id, h.seen_in AS after_seen, b."commit" AS before_commit
+        h.snapshot_id AS after_id, h.seen_in AS after_seen, b."commit" AS before_commit,
+        h."commit" AS after_commit
     FROM heads h
     JOIN commits b
         ON b.session_key = h.session_key AND b.root = h.root AND b."commit" = h.parent
     UNION ALL
-    SELECT session_key, root, point, previous_id, previous_seen, snapshot_id, seen_in, NULL
+    SELECT session_key, root, point, previous_id, previous_seen, snapshot_id, seen_in, NULL,
+        NULL
     FROM working
     WHERE previous_id IS NOT NULL
+),
+made_before AS (
+    -- Commit pairs, each beside every commit first seen at an earlier point and its parent.
+    SELECT p.session_key, p.root, p.before_id, p.after_id, p.after_commit,
+        e."commit" AS earlier, e.snapshot_id AS earlier_id, eb.snapshot_id AS earlier_before_id
+    FROM pairs p
+    JOIN commits e
+        ON e.session_key = p.session_key AND e.root = p.root AND e.position <= after
+    JOIN commits eb
+        ON eb.session_key = e.session_key AND eb.root = e.root
+        AND list_contains(e.parents, eb."commit")
+    WHERE p.after_commit IS NOT NULL AND p.before_id <> p.after_id
+),
+step_files AS (
+    -- The session's own files (a snapshot's id also covers the repository's documents, which
+    -- a rebase onto other commits changes).
+    SELECT snapshot_id, string_agg(file || ':' || sha256, '/' ORDER BY file) AS files
+    FROM files
+    WHERE snapshot_id IN (
+        SELECT before_id FROM made_before UNION SELECT after_id FROM made_before
+        UNION SELECT earlier_id FROM made_before UNION SELECT earlier_before_id FROM made_before)
+        AND file NOT LIKE 'ops/%'
+    GROUP BY snapshot_id
+),
+same_step AS (
+    -- Those whose earlier commit made the same step: from the same files to the same files.
+    SELECT m.session_key, m.root, m.before_id, m.after_commit, m.earlier
+    FROM made_before m
+    JOIN step_files a ON a.snapshot_id = m.after_id
+    JOIN step_files ea ON ea.snapshot_id = m.earlier_id AND ea.files = a.files
+    JOIN step_files b ON b.snapshot_id = m.before_id
+    JOIN step_files eb ON eb.snapshot_id = m.earlier_before_id AND eb.files = b.files
+),
+ancestors AS (
+    -- The commits (that changed the session) behind each such pair's commit.
+    SELECT DISTINCT session_key, root, after_commit AS start, after_commit AS at
+    FROM same_step
+    UNION
+    SELECT a.session_key, a.root, a.start, unnest(c.parents)
+    FROM ancestors a
+    JOIN commits c ON c.session_key = a.session_key AND c.root = a.root AND c."commit" = a.at
+),
+rewritten AS (
+    SELECT DISTINCT m.session_key, m.root, m.before_id, m.after_commit
+    FROM same_step m
+    ANTI JOIN ancestors a
+        ON a.session_key = m.session_key AND a.root = m.root AND a.start = m.after_commit
+        AND a.at = m.earlier
 )
 SELECT row_number() OVER (ORDER BY session_key, root, point, before_seen, after_seen) AS pair_id,
-    *
-FROM pairs
-WHERE before_id <> after_id;
+    * EXCLUDE (after_commit)
+FROM pairs p
+WHERE before_id <> after_id
+    AND NOT EXISTS (
+        SELECT 1 FROM rewritten r
+        WHERE r.session_key = p.session_key AND r.root = p.root AND r.before_id = p.before_id
+            AND r.after_commit = p.after_commit
+    );
 
 CREATE OR REPLACE VIEW history_pairs AS FROM history_pairs_in(0, 2147483647);
