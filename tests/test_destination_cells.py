@@ -197,6 +197,11 @@ def test_an_unread_cell_of_an_earlier_round_fails_too(tmp_path: Path) -> None:
         ("docs/x/ new folder", ["docs/x"]),
         ("docs/guide then prose", ["docs/guide"]),
         ("docs/a.md: new, docs/b.md: too", ["docs/a.md", "docs/b.md"]),
+        # Links side by side are one destination each (the second was dropped).
+        ("[a](docs/a.md) [b](docs/b.md)", ["docs/a.md", "docs/b.md"]),
+        ("docs/a.md (new) [b](docs/b.md)", ["docs/a.md", "docs/b.md"]),
+        ("docs/a\\_b.md", ["docs/a_b.md"]),
+        ("`docs/a\\_b.md`", ["docs/a\\_b.md"]),  # a code span keeps its backslashes
         ("https://wiki.example.com/x", [None]),
         ("<https://wiki.example.com/x>", [None]),
         ("mailto:team@example.com", [None]),

@@ -53,6 +53,9 @@ _TARGET_RE = re.compile(r"\s*+<?([^)>\s]*+)")
 # tried at every space of a long run, `\s+and` rescans the rest of the run each time
 # (quadratic).
 _SPLIT_RE = re.compile(r"<br\s*/?>|[,;]|(?<!\s)\s++(?:and|&|\+)\s+", re.I)
+# A `)` and spaces before a link's `[text](`: the end of one link (or of commentary), then
+# another destination.
+_SIDE_BY_SIDE_RE = re.compile(r"\)[ \t]++(?=!?\[[^\[\]]*+\]\()")
 # A link target in angle brackets, which CommonMark lets hold spaces and `)`: each `<`
 # starts at most one attempt and it stops at the next `<` or `>`, so the cell is read once.
 _ANGLED_RE = re.compile(r"(\]\(\s*+<)([^<>\n]*+)>")
@@ -382,6 +385,9 @@ def _destinations(cell: str, links: _Links = _Links()) -> list[tuple[str, str | 
             return [(cell.strip(), None, "unread")]
         cell = resolved
     linked = "](" in cell
+    if linked:
+        # Links side by side (`[a](x.md) [b](y.md)`) name one destination each.
+        cell = _SIDE_BY_SIDE_RE.sub(");", cell)
     # Spaces in an angled target become escapes, decoded with the rest of the path.
     text = _unlink(_ANGLED_RE.sub(_escape_angled, cell)) if linked else cell
     found = []
