@@ -1,0 +1,59 @@
+"""census.md §3.1, fail closed: four lines meant as an aspect, a turn, a timestamp or a field
+were dropped or misread without a word.
+
+- A bullet in the aspect map inside an HTML block (`<details>`, `<div>`: no blank line around
+  it, so CommonMark reads no Markdown) was no aspect and no issue: BS-ASPECT-01 and -02
+  passed over a hidden `none yet` gap.
+- A capture heading with a timestamp but no readable `T#` (`### 7 · …`, `### #7 · …`,
+  `### 2026-…Z — user`) was no turn and no issue, so BS-COMPOSE-02 passed over it; only a
+  timestamp alone was noted.
+- A time range in a turn heading (`2026-07-10T15:55-16:00Z`) was read as 15:55 at offset
+  −16:00, its `Z` ignored: a time nobody wrote, with no note.
+- `Round: 2` / `Status: proposed` in a `<details>` block below an applied round failed
+  BS-MANIFEST-01 but left CENSUS-MOVE-01 passing, though the same lines hidden as a lazy
+  continuation failed it.
+
+Each case edits a copy of a healthy base session (fixtures/cases/base) and runs `census detect`;
+one runs crawl and check, which must agree.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pipeline.check import check
+from pipeline.crawl import crawl
+from pipeline.engine import connect
+from pipeline.parse.lexical import find_timestamp, parse_timestamp, stamp
+from pipeline.store import Out
+from tests.test_entry_reading import detect, failing, findings, statuses
+from tests.test_late_ids import appended, notes
+
+@pytest.mark.parametrize(
+    "raw",
+    ["2026-07-10T15:55-16:00Z", "2026-07-10T15:55+01:00Z", "2026-07-10T12:00-2026-07-10T12:30Z"],
+)
+def test_an_offset_with_more_glued_to_it_is_no_timestamp(raw: str) -> None:
+    found = find_timestamp(f"T10 · {raw} (call)")
+    assert found == raw
+    assert parse_timestamp(found) is None and stamp(raw) == (None, False)
+
+
+@pytest.mark.parametrize(
+    "raw", ["2026-07-10T15:55-05:00", "2026-07-10T15:55+0100", "2026-07-10T15:55Z"]
+)
+def test_plain_offsets_still_read(raw: str) -> None:
+    assert find_timestamp(f"T10 · {raw}. more") == raw and parse_timestamp(raw) is not None
+
+
+def test_a_time_range_in_a_turn_heading_fails_closed(tmp_path: Path) -> None:
+    """15:55-16:00Z, read as 15:55 at −16:00, is 2026-07-11T07:55Z: later than the compose,
+    so the rule failed on a time nobody wrote; now the turn's time is unreadable."""
+    text = "---\n### T10 · 2026-07-10T15:55-16:00Z\nuser: quick follow-up\n"
+    found = detect(appended(tmp_path, "converging", "ops/capture.md", text), "manifest")
+    assert ("ops/capture.md", 34, "bad-timestamp") in notes(found), found["notes"]
+    ((file, line, message),) = findings(found, "BS-COMPOSE-02")
+    assert (file, line) == ("ops/capture.md", 34)
+    assert message.startswith("could not read:") and "2026-07-10T15:55-16:00Z" in message
