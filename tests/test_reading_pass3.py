@@ -31,6 +31,40 @@ from pipeline.store import Out
 from tests.test_entry_reading import detect, failing, findings, statuses
 from tests.test_late_ids import appended, notes
 
+CAPTURE_AT = "2026-07-11T09:00Z"  # later than the base's Last compose (2026-07-10T16:05Z)
+
+
+@pytest.mark.parametrize(
+    "heading",
+    [
+        f"### 7 · {CAPTURE_AT}",
+        f"### #7 · {CAPTURE_AT}",
+        f"### (7) {CAPTURE_AT}",
+        f"### S7 · {CAPTURE_AT}",
+        f"### user · {CAPTURE_AT}",
+        f"### {CAPTURE_AT} — user",
+        f"### {CAPTURE_AT} · T9x draft",
+        f"### {CAPTURE_AT}",
+    ],
+)
+def test_a_turn_heading_without_its_id_fails_compose_freshness(
+    tmp_path: Path, heading: str
+) -> None:
+    text = f"---\n{heading}\nuser: one more thing\n"
+    found = detect(appended(tmp_path, "converging", "ops/capture.md", text), "manifest")
+    assert statuses(found)["BS-COMPOSE-02"] == "fail", heading
+    assert ("ops/capture.md", 34, "bad-turn-heading") in notes(found), found["notes"]
+
+
+@pytest.mark.parametrize(
+    "heading", ["### Notes from 2026-07-11T09:00Z", "### Follow-ups", "### 7 things to check"]
+)
+def test_section_headings_in_capture_stay_clean(tmp_path: Path, heading: str) -> None:
+    text = f"---\n{heading}\nuser: one more thing\n"
+    found = detect(appended(tmp_path, "converging", "ops/capture.md", text), "manifest")
+    assert failing(found) == set() and found["notes"] == [], found
+
+
 @pytest.mark.parametrize(
     "raw",
     ["2026-07-10T15:55-16:00Z", "2026-07-10T15:55+01:00Z", "2026-07-10T12:00-2026-07-10T12:30Z"],
