@@ -31,6 +31,41 @@ from pipeline.store import Out
 from tests.test_entry_reading import detect, failing, findings, statuses
 from tests.test_late_ids import appended, notes
 
+GAP = "quotas — per-account limits → none yet"
+
+
+@pytest.mark.parametrize(
+    "html",
+    [
+        f"\n<details>\n<summary>Later aspects</summary>\n- {GAP}\n</details>\n",
+        f"\n<div>\n- {GAP}\n</div>\n",
+        f"<details>\n- {GAP}\n</details>\n",  # no blank line before the block
+        f"\n<ul>\n<li>{GAP}</li>\n</ul>\n",
+    ],
+)
+def test_an_aspect_in_an_html_block_fails_both_aspect_rules(tmp_path: Path, html: str) -> None:
+    found = detect(appended(tmp_path, "converging", "state.md", html), "manifest")
+    assert {"BS-ASPECT-01", "BS-ASPECT-02"} <= failing(found), found
+    (note,) = notes(found)
+    assert note[0] == "state.md" and note[2] == "aspect-in-html", found["notes"]
+    for rule in ("BS-ASPECT-01", "BS-ASPECT-02"):
+        assert [(f, n) for f, n, _ in findings(found, rule)] == [("state.md", note[1])], rule
+
+
+def test_an_aspect_in_html_with_blank_lines_is_read(tmp_path: Path) -> None:
+    """Guard: with a blank line after `<details>` the bullet is Markdown, an aspect like any."""
+    html = f"\n<details>\n\n- {GAP}\n\n</details>\n"
+    found = detect(appended(tmp_path, "converging", "state.md", html), "manifest")
+    assert failing(found) == {"BS-ASPECT-02"} and found["notes"] == [], found
+
+
+def test_html_outside_the_aspect_map_holds_no_aspect(tmp_path: Path) -> None:
+    """Guard: a bullet in an HTML block under a later section is no aspect and no issue."""
+    html = f"\n## Notes\n<details>\n- {GAP}\n</details>\n"
+    found = detect(appended(tmp_path, "converging", "state.md", html), "manifest")
+    assert failing(found) == set() and found["notes"] == [], found
+
+
 CAPTURE_AT = "2026-07-11T09:00Z"  # later than the base's Last compose (2026-07-10T16:05Z)
 
 

@@ -191,7 +191,7 @@ def note_html_fields(
     field, and the rule that needs it fails (spec §3.1, fail closed). A block that holds
     one of `entries` (the lines of entries already noted as hidden there) gets no more:
     its fields are that entry's, not read with it."""
-    inner = _html_text(doc, lines) if doc.html else None
+    inner = html_text(doc, lines) if doc.html else None
     if inner is None:
         return
     noted = [(first, last) for first, last in doc.html if any(first <= e <= last for e in entries)]
@@ -543,7 +543,7 @@ def html_entries(
     heading there is no heading to CommonMark (no blank line ends the block before it), so
     the block's lines, their tags dropped, are read as Markdown and weighed as the reader
     weighs lines outside (spec §3.1: such an entry never just disappears)."""
-    inner = _html_text(doc, lines)
+    inner = html_text(doc, lines)
     if inner is None:
         return []
     found: list[tuple[int, str]] = []
@@ -560,7 +560,7 @@ def html_entries(
     return found
 
 
-def _html_text(doc: Document, lines: list[str]) -> list[str] | None:
+def html_text(doc: Document, lines: list[str]) -> list[str] | None:
     """The file with every line blank but those of shown HTML blocks, which keep their
     text without quote markers and the tags that open or close them; None when the file
     has no shown HTML block."""
