@@ -126,3 +126,42 @@ def test_a_time_range_in_a_turn_heading_fails_closed(tmp_path: Path) -> None:
     ((file, line, message),) = findings(found, "BS-COMPOSE-02")
     assert (file, line) == ("ops/capture.md", 34)
     assert message.startswith("could not read:") and "2026-07-10T15:55-16:00Z" in message
+
+
+HIDDEN_ROUND = "\n<details>\nRound: 2\nStatus: proposed\n</details>\n"
+
+
+def test_a_round_hidden_in_html_below_an_applied_round_fails_the_move(tmp_path: Path) -> None:
+    found = detect(appended(tmp_path, "applied", "ops/manifest.md", HIDDEN_ROUND), "move")
+    assert {"BS-MANIFEST-01", "CENSUS-MOVE-01"} <= failing(found), found
+    lines = [(file, line) for file, line, _ in findings(found, "CENSUS-MOVE-01")]
+    assert lines == [("ops/manifest.md", 17), ("ops/manifest.md", 18)]
+
+
+def test_a_round_hidden_in_html_above_the_applied_status_leaves_the_move(tmp_path: Path) -> None:
+    """Guard: fields hidden before the round is applied cannot hide a later round."""
+    folder = appended(tmp_path, "applied", "ops/manifest.md", "")
+    path = folder / "ops" / "manifest.md"
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace("Round: 1\n", "<details>\nGaps: none\n</details>\n\nRound: 1\n"))
+    found = detect(folder, "move")
+    assert "CENSUS-MOVE-01" not in failing(found), found
+
+
+def test_crawl_and_check_agree_with_detect(tmp_path: Path) -> None:
+    folder = appended(tmp_path, "applied", "ops/manifest.md", HIDDEN_ROUND)
+    with open(folder / "state.md", "a", encoding="utf-8") as handle:
+        handle.write(f"<details>\n- {GAP}\n</details>\n")
+    expected = {r["rule"]: r["status"] for r in detect(folder, "move")["rules"]}
+    assert {"BS-ASPECT-01", "BS-ASPECT-02", "CENSUS-MOVE-01"} <= {
+        rule for rule, status in expected.items() if status == "fail"
+    }
+    out = tmp_path / "out"
+    crawl([str(tmp_path / "repo")], str(out))
+    check(str(out))
+    rows = (
+        connect(Out(str(out)))
+        .execute("SELECT DISTINCT rule_id, status FROM rule_results")
+        .fetchall()
+    )
+    assert {rule: status for rule, status in rows if rule in expected} == expected
