@@ -102,10 +102,11 @@ def test_two_ids_or_timestamps_fail_rather_than_guess_and_no_id_is_no_turn(tmp_p
         assert issues(found) == {("bad-turn-heading", line)}, heading
         assert findings(found, "BS-COMPOSE-02") == {("ops/capture.md", line)}, heading
 
-    # A date in a section heading, or a T# only inside a word, is no turn and no issue.
+    # A date in a section heading, or a T# only inside a word, is no turn and no issue (a
+    # heading that begins with its timestamp is a turn without its ID: test_reading_pass3).
     for name, heading in (
         ("none", "### Notes from 2026-07-10T16:10Z"),
-        ("word", "### 2026-07-10T16:10Z · T9x draft"),
+        ("word", "### Draft T9x from 2026-07-10T16:10Z"),
     ):
         found = detect(session(tmp_path / name, heading), "manifest")
         assert statuses(found)["BS-COMPOSE-02"] == "pass", heading

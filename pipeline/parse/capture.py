@@ -97,6 +97,9 @@ def parse_capture(lines: list[str], rec: Records) -> None:
 
 # What may stand around a turn heading's timestamp: emphasis, spaces and separators.
 _AROUND_STAMP = " \t*_`·—–|:-"
+# What may stand before the timestamp of a turn heading whose T# is missing: a number,
+# perhaps behind a letter or two (`7`, `S7`, `No 7`), or who spoke.
+_LABEL_RE = re.compile(r"(?i)(?:[a-z]{1,2}\.?[ \t]*+)?[0-9]{1,9}|user|facilitator|twin")
 # A line that begins with a timestamp (emphasis and brackets aside): `- 2026-07-10T16:10Z · T9`.
 _STAMP_FIRST_RE = re.compile(r"[*_`\[ \t]*+[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]")
 
@@ -144,9 +147,7 @@ def _late_turn(block: Heading, rec: Records) -> None:
         return
     ids = _LATE_ID_RE.findall(text)
     if not ids:
-        # A heading of a timestamp alone is a turn without its ID (`### 2026-07-10T16:10Z`).
-        alone = text.strip(_AROUND_STAMP) == raw
-        if alone or _LATE_MEANT_RE.search(text) is not None:
+        if _no_id(text, raw) or _LATE_MEANT_RE.search(text) is not None:
             message = f"turn heading has no T# number: {text[:120]}"
             rec.issue(FILE, line, "bad-turn-heading", message, RULE)
         return
@@ -157,6 +158,15 @@ def _late_turn(block: Heading, rec: Records) -> None:
     message = f"turn T{ids[0]} heading does not begin with its ID (`### T# · timestamp`)"
     rec.issue(FILE, line, "turn-id-not-first", message)
     _turn_row(line, text, ids[0], text, rec)
+
+
+def _no_id(text: str, raw: str) -> bool:
+    """Whether a heading with a timestamp and no turn ID is a turn without its ID: the
+    timestamp begins it (`### 2026-07-10T16:10Z`, `### 2026-07-10T16:10Z — user`), or only
+    a number or who spoke stands before it (`### 7 · …`, `### #7 · …`, `### user · …`);
+    a section's words before it (`### Notes from 2026-…`) make it no turn."""
+    before = text[: text.find(raw)].strip(_AROUND_STAMP + "#№()[].")
+    return not before or _LABEL_RE.fullmatch(before) is not None
 
 
 def _turn_row(line: int, heading: str, digits: str | None, rest: str, rec: Records) -> None:

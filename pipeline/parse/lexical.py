@@ -42,10 +42,11 @@ _WORD_RE = re.compile(r"[A-Za-z]++(?=[*_]*+(?![\w-]))")
 # wraps it as any other mark does (`\b` would count `_` as part of the word).
 WHOLE_ID = r"(?<![A-Za-z0-9]){}\d+(?![A-Za-z0-9])"
 _ID_RES = {letter: re.compile(WHOLE_ID.format(letter)) for letter in "FDST"}
-# A timestamp-shaped run anywhere in a line; parse_timestamp decides whether it is one.
+# A timestamp-shaped run anywhere in a line; parse_timestamp decides whether it is one. What
+# is glued to an offset is kept with it, so `12:00-12:30Z` (a range) is no time at -12:30.
 _TS_FIND_RE = re.compile(
     r"(?<!\d)\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d++)?+)?+"
-    r"(?:[ \t]*+(?:[Zz]|[+-]\d{2}(?::?\d{2})?+))?+"
+    r"(?:[ \t]*+(?:[Zz]|[+-]\d{2}(?::?\d{2})?+[-:0-9A-Za-z]*+))?+"
 )
 _TS_RE = re.compile(
     r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?"

@@ -14,6 +14,7 @@ from pipeline.parse.lexical import bare, token
 from pipeline.parse.reading import (
     as_fields,
     fields,
+    first_line,
     note_html_fields,
     note_nested,
     note_table_fields,
@@ -107,8 +108,9 @@ def parse_manifest(
     doc = parse(lines)
     # A fence never closed hides the rest of the file (spec §3.1: fail closed).
     unclosed_fence(doc, rec, FILE, "BS-MANIFEST-01")
-    note_html_fields(rec, FILE, doc, lines, _FIELDS, _unread_rule)
+    in_html = note_html_fields(rec, FILE, doc, lines, _FIELDS, _unread_rule)
     for block in doc.blocks:
+        in_html = _unread_html(rec, in_html, first_line(block), current)
         block = as_fields(block, _FIELDS)
         if isinstance(block, Heading):
             if useless and block.level > useless:
@@ -132,6 +134,7 @@ def parse_manifest(
                 useless, round_heading = 0, None
             elif key == "status" or useless:
                 _field(rec, current, key, value, line)
+    _unread_html(rec, in_html, len(lines) + 1, current)
     _unread_round(rec, round_heading)
     _write(rec, current, rounds, rows, exists)
 
@@ -169,6 +172,26 @@ def _unread(rec: Records, block: Block, current: dict[str, Any]) -> None:
         hidden += [(*f, "nested-field") for f in found]
         near = note_unread_near(rec, FILE, block, _FIELDS, _unread_rule)
         hidden += [(n.key, _NAMES[n.key], n.value, n.line, "malformed-field") for n in near]
+    _not_last(rec, hidden, current)
+
+
+def _unread_html(
+    rec: Records, in_html: list[tuple[str, str, int]], before: int, current: dict[str, Any]
+) -> list[tuple[str, str, int]]:
+    """The fields hidden in an HTML block above line `before` (already noted) fail the move
+    rule as a lazily hidden one does, when they stand below an applied round; the rest."""
+    gone = sum(1 for _, _, line in in_html if line < before)
+    if gone:
+        hidden = [(key, _NAMES[key], value, line, "unread-field") for key, value, line in in_html]
+        _not_last(rec, hidden[:gone], current)
+    return in_html[gone:]
+
+
+def _not_last(
+    rec: Records, hidden: list[tuple[str, str, str, int, str]], current: dict[str, Any]
+) -> None:
+    """A Round or Status not read below an applied round: the move rule would pass on the
+    round it sees, though the manifest may end on a later one."""
     if current["status"] != "applied":
         return
     for key, name, value, line, code in hidden:

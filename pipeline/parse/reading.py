@@ -185,20 +185,23 @@ def note_html_fields(
     known: Mapping[str, str],
     rule: RuleOf,
     entries: Iterable[int] = (),
-) -> None:
+) -> list[tuple[str, str, int]]:
     """A parse issue for each field of `known` inside a shown HTML block (`<details>` with
     no blank line around its fields): CommonMark reads no Markdown there, so it is no
     field, and the rule that needs it fails (spec §3.1, fail closed). A block that holds
     one of `entries` (the lines of entries already noted as hidden there) gets no more:
-    its fields are that entry's, not read with it."""
-    inner = _html_text(doc, lines) if doc.html else None
+    its fields are that entry's, not read with it. The fields noted, in file order."""
+    inner = html_text(doc, lines) if doc.html else None
     if inner is None:
-        return
+        return []
     noted = [(first, last) for first, last in doc.html if any(first <= e <= last for e in entries)]
+    found: list[tuple[str, str, int]] = []
     for block in parse(inner).blocks:
         for key, value, line in fields(block, known):
             if not any(first <= line <= last for first, last in noted):
                 _unread_field(rec, file, line, inner[line - 1], IN_HTML, rule(key, value))
+                found.append((key, value, line))
+    return found
 
 
 def _unread_field(
@@ -543,7 +546,7 @@ def html_entries(
     heading there is no heading to CommonMark (no blank line ends the block before it), so
     the block's lines, their tags dropped, are read as Markdown and weighed as the reader
     weighs lines outside (spec §3.1: such an entry never just disappears)."""
-    inner = _html_text(doc, lines)
+    inner = html_text(doc, lines)
     if inner is None:
         return []
     found: list[tuple[int, str]] = []
@@ -560,7 +563,7 @@ def html_entries(
     return found
 
 
-def _html_text(doc: Document, lines: list[str]) -> list[str] | None:
+def html_text(doc: Document, lines: list[str]) -> list[str] | None:
     """The file with every line blank but those of shown HTML blocks, which keep their
     text without quote markers and the tags that open or close them; None when the file
     has no shown HTML block."""

@@ -7,8 +7,10 @@ import re
 from pipeline.parse.blocks import Block, Heading, Item, Paragraph, Table, parse
 from pipeline.parse.lexical import WHOLE_ID, bare, canonical_id, shown, split_arrow, stamp, token
 from pipeline.parse.reading import (
+    IN_HTML,
     as_fields,
     fields,
+    html_text,
     note_html_fields,
     note_nested,
     note_table_fields,
@@ -49,6 +51,7 @@ def parse_state(lines: list[str], rec: Records) -> None:
     snap = rec.snapshot
     given: dict[str, str] = {}  # each field's first value, as written
     map_level = 0  # the open aspect map's heading level; 0 outside it
+    spans: list[list[int]] = []  # each aspect map's heading line and the line that ends it
     # Bullets written as aspects outside the map: (line, whether their heading names aspects).
     stray: list[tuple[int, bool]] = []
     aspects_named = False  # whether the current heading names aspects
@@ -61,12 +64,15 @@ def parse_state(lines: list[str], rec: Records) -> None:
         if isinstance(block, Heading):
             if map_level and block.level > map_level:
                 continue  # a subheading inside the map
+            if map_level:
+                spans[-1][1] = block.line
             map_level = 0
             aspects_named = _ASPECTS_RE.search(block.text) is not None
             # `# Aspect map` is the map too: a user who titles it so means nothing else.
             if section(block.text, ("aspect map",)):
                 map_level = block.level
                 snap.setdefault("aspect_map_line", block.line)
+                spans.append([block.line, len(lines) + 1])
             continue
         if map_level:
             if isinstance(block, Item):
@@ -83,6 +89,7 @@ def parse_state(lines: list[str], rec: Records) -> None:
             _field(rec, key, value, line, given)
         if not found and isinstance(block, Item) and _meant_as_aspect(block.text):
             stray.append((block.line, aspects_named))
+    _hidden_aspects(rec, html_text(doc, lines) if doc.html else None, spans)
     # With no map, aspects under `## Aspects` or `**Aspect map**` would vanish and
     # BS-ASPECT-01 pass on none; beside a map, so would those under a heading that names
     # aspects (`## Aspects added at stop`): fail closed (§3.1). Under `## Notes` beside a
@@ -114,6 +121,27 @@ def _not_bullets(block: Block, rec: Records) -> None:
     for line, text in lines:
         message = f"{how}: not read as an aspect ('{text[:80]}'); write `- name — … → refs`"
         rec.issue(FILE, line, "aspect-not-bullet", message, "BS-ASPECT-01")
+
+
+def _hidden_aspects(rec: Records, inner: list[str] | None, spans: list[list[int]]) -> None:
+    """Bullets (and lines written as aspects) inside an HTML block in the aspect map
+    (`<details>` with no blank line around them): CommonMark reads no Markdown there, so no
+    aspect is read, and both aspect rules fail rather than pass over a hidden gap (§3.1)."""
+    if not inner or not spans:
+        return
+    for block in parse(inner).blocks:
+        if isinstance(block, Item):
+            found = [(block.line, block.text)]
+        elif isinstance(block, Paragraph):
+            found = [(line, text) for line, text in block.lines if _meant_as_aspect(text)]
+        else:
+            continue
+        for line, text in found:
+            if any(start < line < end for start, end in spans):
+                message = f"'{text.strip()[:80]}' is meant as an aspect but is not read{IN_HTML}"
+                # An unread aspect may lack refs (BS-ASPECT-01) or be a gap (BS-ASPECT-02).
+                for rule in ("BS-ASPECT-01", "BS-ASPECT-02"):
+                    rec.issue(FILE, line, "aspect-in-html", message, rule)
 
 
 def _field(rec: Records, key: str, value: str, line: int, given: dict[str, str]) -> None:
