@@ -651,6 +651,31 @@ def test_sync_health_counts_what_bs_sync_01_fails(tmp_path: Path) -> None:
     assert failing == (2,)
 
 
+def test_a_result_timestamped_before_its_dispatch_has_no_latency(tmp_path: Path) -> None:
+    """A result line after its dispatch in the file but timestamped an hour before it was a
+    latency of −3600 s: sync_pairs showed it and sync health counted it in p50, p90 and max
+    with misfiled 0. It is no reply to that dispatch: no latency anywhere, and misfiled."""
+    session = Session(tmp_path / "corpus")
+    out = str(tmp_path / "out")
+    log = [
+        "S1 | gate: intake | dispatched: 2026-07-06T10:00Z | scope: bootstrap",
+        "S1 → reconciled | 2026-07-06T09:00Z | 1 edit · 0 new forks · 1 open",
+        "S2 | gate: on-demand | dispatched: 2026-07-06T11:00Z | scope: full reconcile",
+        "S2 → reconciled | 2026-07-06T11:00Z | 1 edit · 0 new forks · 1 open",
+        "S3 | gate: on-demand | dispatched: 2026-07-06T12:00Z | scope: full reconcile",
+        "S3 → reconciled | 2026-07-06T12:30Z | 1 edit · 0 new forks · 1 open",
+    ]
+    session.write("2026-07-06T14:00Z", TURNS[:1], log, [(1, "open", "user")], {1: []})
+    crawl([str(tmp_path / "corpus")], out, workers=1)
+    check(out)
+    con = connect(Out(out))
+    latencies = con.execute("SELECT sync_id, latency_s FROM sync_pairs ORDER BY sync_num")
+    assert latencies.fetchall() == [("S1", None), ("S2", 0.0), ("S3", 1800.0)]
+    health = compute(out).sync_health[0]
+    assert (health.syncs, health.reconciled, health.misfiled) == (3, 3, 1)
+    assert (health.latency_n, health.latency_p50_s, health.latency_max_s) == (2, 900.0, 1800.0)
+
+
 def test_compute_end_to_end(history: Path) -> None:
     result = compute(str(history))
     assert list(result.as_json()) == [
