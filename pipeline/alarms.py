@@ -21,7 +21,7 @@ from pipeline.rules import load_rules
 from pipeline.select import Point, previous, resolve
 from pipeline.stats import RuleRate, keep_rule_rates, records, rule_rates
 from pipeline.store import Out
-from pipeline.textout import NOT_REACHED, difference_interval, num, pct
+from pipeline.textout import difference_interval, pct, reached
 
 
 def parse_metrics(values: list[str]) -> list[str]:
@@ -82,7 +82,7 @@ class AlarmReport:
     def _regression_line(self, row: Row) -> str:
         hours = row.metric == MEDIAN
         # A median the curve never reaches reads as compare and the report show it.
-        value = (lambda v: NOT_REACHED if v is None else num(v, unit="h")) if hours else pct
+        value = (lambda v: reached(v, unit="h")) if hours else pct
         span = f" ({difference_interval(row.lower, row.upper, hours)})"
         assert self.baseline is not None
         return (
