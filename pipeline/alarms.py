@@ -29,7 +29,15 @@ def parse_metrics(values: list[str]) -> list[str]:
     known = {r.rule_id for r in load_rules()}
     metrics: list[str] = []
     for value in values:
-        for name in filter(None, (v.strip() for v in value.split(","))):
+        names = [v.strip() for v in value.split(",")]
+        if not all(names):
+            # An empty $METRICS in a scheduler's command line watched nothing and exited 0.
+            what = "has an empty metric name" if value.strip() else "names no metric"
+            raise UsageError(
+                f"--fail-on-regression {value!r} {what}; give rules, a rule ID, {CLEAN} or "
+                f"{MEDIAN}, comma-separated, or no value for rules"
+            )
+        for name in names:
             if name == "rules":
                 metrics += sorted(known)
             elif name in known or name in (CLEAN, MEDIAN):
