@@ -21,7 +21,7 @@ from pipeline.rules import load_rules
 from pipeline.select import Point, previous, resolve
 from pipeline.stats import RuleRate, keep_rule_rates, records, rule_rates
 from pipeline.store import Out
-from pipeline.textout import NOT_REACHED, difference_interval, num, pct
+from pipeline.textout import difference_interval, pct, reached
 
 
 def parse_metrics(values: list[str]) -> list[str]:
@@ -29,7 +29,15 @@ def parse_metrics(values: list[str]) -> list[str]:
     known = {r.rule_id for r in load_rules()}
     metrics: list[str] = []
     for value in values:
-        for name in filter(None, (v.strip() for v in value.split(","))):
+        names = [v.strip() for v in value.split(",")]
+        if not all(names):
+            # An empty $METRICS in a scheduler's command line watched nothing and exited 0.
+            what = "has an empty metric name" if value.strip() else "names no metric"
+            raise UsageError(
+                f"--fail-on-regression {value!r} {what}; give rules, a rule ID, {CLEAN} or "
+                f"{MEDIAN}, comma-separated, or no value for rules"
+            )
+        for name in names:
             if name == "rules":
                 metrics += sorted(known)
             elif name in known or name in (CLEAN, MEDIAN):
@@ -82,7 +90,7 @@ class AlarmReport:
     def _regression_line(self, row: Row) -> str:
         hours = row.metric == MEDIAN
         # A median the curve never reaches reads as compare and the report show it.
-        value = (lambda v: NOT_REACHED if v is None else num(v, unit="h")) if hours else pct
+        value = (lambda v: reached(v, unit="h")) if hours else pct
         span = f" ({difference_interval(row.lower, row.upper, hours)})"
         assert self.baseline is not None
         return (

@@ -6,12 +6,12 @@ from typing import Any
 
 from pipeline.compare import MEDIAN, Arm, Comparison, Row, ordered
 from pipeline.textout import (
-    NOT_REACHED,
     count_rate,
     difference_interval,
     num,
     pct,
     plural,
+    reached,
     table,
 )
 
@@ -20,7 +20,7 @@ def median_text(arm: Arm) -> str:
     """An arm's fork median as the text and the report show it."""
     if not arm.evaluated:
         return "no forks"
-    return NOT_REACHED if arm.value is None else num(arm.value, unit="h")
+    return reached(arm.value, unit="h")
 
 
 def _arm(row: Row, which: str) -> str:

@@ -39,7 +39,7 @@ from pipeline.resources import queries_dir, reports_dir
 from pipeline.rules import load_rules
 from pipeline.select import Point, all_points, labels_text, previous, resolve
 from pipeline.stats import Lifetime, Stats, compute, keep_session_verdicts, longest_open
-from pipeline.stats_text import censored_text
+from pipeline.stats_text import censored_text, reach_text
 from pipeline.store import Out
 from pipeline.textout import count_rate, difference_interval, interval, num, pct, plural
 from pipeline.vocabulary import REGRESSION_DEFAULT, STAGES
@@ -420,6 +420,7 @@ def render(data: ReportData) -> str:
         plural=plural,
         censored_text=censored_text,
         median_text=median_text,
+        reach_text=reach_text,
         point_label=lambda point: phrases.get(point.name) or charts.point_label(point),
         ordered_rows=ordered,
         shell_word=shlex.quote,

@@ -889,7 +889,11 @@ VIEWS: dict[str, tuple[str, list[tuple[str, str]]]] = {
             ("dispatched_at", "Dispatch time (UTC); null when missing or unparseable."),
             ("result", "reconciled or failed; null while in flight (no result line)."),
             ("result_at", "Result time (UTC)."),
-            ("latency_s", "result_at minus dispatched_at, in seconds; null unless both parse."),
+            (
+                "latency_s",
+                "result_at minus dispatched_at, in seconds; null unless both parse and the result "
+                "comes after the dispatch, in file order and in time (never negative).",
+            ),
             ("edits", "'N edits' from a reconciled summary."),
             ("new_forks", "'N new forks' from a reconciled summary."),
             ("open_forks", "'N open' from a reconciled summary."),

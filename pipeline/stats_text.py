@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from pipeline.stats import Lifetime, Lifetimes, Stats
-from pipeline.textout import NOT_REACHED, console, count_rate, interval, num, pct, table
+from pipeline.textout import DASH, console, count_rate, interval, num, pct, reached, table
 from pipeline.vocabulary import STAGES
 
 # Census points shown in the stage-flow and trend tables (the JSON holds them all).
@@ -55,10 +55,11 @@ def _rates(stats: Stats) -> Any:
     )
 
 
-def _reach(summary: Lifetime, value: float | None) -> str:
+def reach_text(summary: Lifetime, value: float | None) -> str:
+    """A lifetime group's median, quartile or interval end as stats and the report show it."""
     if summary.estimated == 0:
-        return "–"
-    return NOT_REACHED if value is None else num(value)
+        return DASH
+    return reached(value)
 
 
 def censored_text(g: Lifetime) -> str:
@@ -71,11 +72,11 @@ def censored_text(g: Lifetime) -> str:
 def _lifetime_table(title: str, section: Lifetimes) -> Any:
     rows = []
     for name, g in section.groups():
-        median = _reach(g, g.median)
+        median = reach_text(g, g.median)
         if g.estimated:
-            median += f" ({_reach(g, g.median_lower)} – {_reach(g, g.median_upper)})"
+            median += f" ({reach_text(g, g.median_lower)} – {reach_text(g, g.median_upper)})"
         counts = [str(g.forks), str(g.closes), censored_text(g), str(g.unknown)]
-        rows.append([name, *counts, median, _reach(g, g.p25), _reach(g, g.p75)])
+        rows.append([name, *counts, median, reach_text(g, g.p25), reach_text(g, g.p75)])
     columns = ["group", "forks", "closes", "censored", "unknown", "median (95% CI)", "p25", "p75"]
     return table(f"{title} (Kaplan–Meier)", columns, rows)
 

@@ -39,6 +39,12 @@ def num(value: float | None, digits: int = 1, signed: bool = False, unit: str = 
     return f"{text} {unit}" if unit else text
 
 
+def reached(value: float | None, unit: str = "") -> str:
+    """A Kaplan–Meier time (a median, a quartile): 'not reached' where the curve never gets
+    there (spec §7), never '–', which reads as no data."""
+    return NOT_REACHED if value is None else num(value, unit=unit)
+
+
 def interval(lower: float | None, upper: float | None) -> str:
     """A percentage interval: '3.6% – 62.4%' (a difference's: difference_interval)."""
     if lower is None or upper is None:

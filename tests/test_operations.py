@@ -141,6 +141,23 @@ def test_regression_alarm_watches_rules_unless_told(nights: tuple[Path, Path]) -
     assert wrong.exit_code == 2 and "not a metric" in wrong.output
 
 
+@pytest.mark.parametrize("value", ["", ",", " ", "BS-FORK-01,"])
+def test_an_empty_metric_name_is_a_usage_error_not_an_alarm_switched_off(
+    nights: tuple[Path, Path], tmp_path: Path, value: str
+) -> None:
+    """`--fail-on-regression "$METRICS"` with the variable empty watched nothing: check said
+    "no alarm asked for" and exited 0 over night 4's regression (report too). An empty or
+    blank name is a usage error now, one line on stderr, exit 2, in both commands."""
+    _, out = nights
+    html = str(tmp_path / "r.html")
+    for command in (["check"], ["report", "--html", html]):
+        result = runner.invoke(app, [*command, "--out", str(out), "--fail-on-regression", value])
+        assert result.exit_code == 2, (command, result.output)
+        (line,) = result.stderr.splitlines()
+        assert line.startswith(f"census: --fail-on-regression {value!r} ")
+        assert "metric" in line and "Traceback" not in result.output
+
+
 def test_a_checked_night_never_changes_and_refuses_a_late_crawl(
     nights: tuple[Path, Path], tmp_path: Path
 ) -> None:

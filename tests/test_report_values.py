@@ -21,7 +21,10 @@ from pipeline.crawl import crawl
 from pipeline.report import build
 from tests.conftest import FIXTURES
 from tests.mixed_corpus import CLEAN, RATES, SESSIONS, STAGES, WORST, build_mixed
-from tests.test_stats import history  # noqa: F401  (the hand-worked four-run history)
+from tests.test_stats import (
+    SESSION,
+    history,  # noqa: F401  (the hand-worked four-run history)
+)
 
 
 @dataclass
@@ -418,3 +421,43 @@ def test_a_stage_emptied_keeps_its_row_and_the_printed_query_runs_as_pasted(
     assert words[words.index("--out") + 1] == out
     census = [sys.executable, "-m", "pipeline.cli", *words[1:]]
     assert subprocess.run(census, capture_output=True, check=False).returncode == 0
+
+
+def _median_arm(root: Path, compose: list[str], resolved: bool) -> None:
+    """Ten copies of the open base session under `root`, one fork each (F1, raised by the
+    user), each composed at its time in `compose`; F1 resolved by a ledger entry or open."""
+    for i, at in enumerate(compose):
+        folder = root / "repo" / "docs" / "research" / f"t{i}-brainstorm"
+        if not folder.exists():
+            shutil.copytree(FIXTURES / "cases" / "base" / "open" / "repo" / SESSION, folder)
+        for name, field_ in (("state.md", "- Last compose:"), ("thesis.md", "Current as of:")):
+            lines = (folder / name).read_text().splitlines()
+            lines = [f"{field_} {at}" if ln.startswith(field_) else ln for ln in lines]
+            (folder / name).write_text("\n".join(lines) + "\n")
+        fork = "## F1 — Is it done? [open]\n- Raised by: user\n- Closes when: it is\n"
+        (folder / "forks.md").write_text("# Forks\n\n" + ("" if resolved else fork))
+        ledger = "## D9 — Done\n- Decision: a\n- Why: b\n- How to apply: c\n- Resolves: F1\n"
+        (folder / "ledger.md").write_text("# Ledger\n\n" + (ledger if resolved else ""))
+
+
+def test_what_changed_shows_a_median_not_reached_as_not_reached(tmp_path: Path) -> None:
+    """A fork median the curve never reaches read "–" in "What changed" (as if there were no
+    data), while the compare section, `census compare` and the alarm read "not reached"
+    (spec §7). Baseline forks close after 1…10 h (median 5 h); the candidate's stay open 100 h."""
+    from datetime import datetime, timedelta
+
+    def at(hours: int) -> str:
+        return (datetime(2026, 7, 10) + timedelta(hours=hours)).strftime("%Y-%m-%dT%H:%MZ")
+
+    out = str(tmp_path / "out")
+    later = {"base": [at(1 + i) for i in range(10)], "cand": [at(100)] * 10}
+    for night in (1, 2):
+        for arm in ("base", "cand"):
+            compose = [at(0)] * 10 if night == 1 else later[arm]
+            _median_arm(tmp_path / arm, compose, resolved=night == 2 and arm == "base")
+            crawl([str(tmp_path / arm)], out, workers=1, point=f"{arm}{night}")
+    check(out)
+    html = build(out, str(tmp_path / "r.html")).path.read_text()
+    since = Page(html).sections["since"].tables[0].row("fork-median-hours")
+    assert (since["before"], since["now"]) == ("5.0 h", "not reached")
+    assert (since["change"], since["interval"]) == ("▲ worse", "+90.0 h … +∞")

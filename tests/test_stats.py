@@ -651,6 +651,60 @@ def test_sync_health_counts_what_bs_sync_01_fails(tmp_path: Path) -> None:
     assert failing == (2,)
 
 
+def test_a_result_timestamped_before_its_dispatch_has_no_latency(tmp_path: Path) -> None:
+    """A result line after its dispatch in the file but timestamped an hour before it was a
+    latency of −3600 s: sync_pairs showed it and sync health counted it in p50, p90 and max
+    with misfiled 0. It is no reply to that dispatch: no latency anywhere, and misfiled."""
+    session = Session(tmp_path / "corpus")
+    out = str(tmp_path / "out")
+    log = [
+        "S1 | gate: intake | dispatched: 2026-07-06T10:00Z | scope: bootstrap",
+        "S1 → reconciled | 2026-07-06T09:00Z | 1 edit · 0 new forks · 1 open",
+        "S2 | gate: on-demand | dispatched: 2026-07-06T11:00Z | scope: full reconcile",
+        "S2 → reconciled | 2026-07-06T11:00Z | 1 edit · 0 new forks · 1 open",
+        "S3 | gate: on-demand | dispatched: 2026-07-06T12:00Z | scope: full reconcile",
+        "S3 → reconciled | 2026-07-06T12:30Z | 1 edit · 0 new forks · 1 open",
+    ]
+    session.write("2026-07-06T14:00Z", TURNS[:1], log, [(1, "open", "user")], {1: []})
+    crawl([str(tmp_path / "corpus")], out, workers=1)
+    check(out)
+    con = connect(Out(out))
+    latencies = con.execute("SELECT sync_id, latency_s FROM sync_pairs ORDER BY sync_num")
+    assert latencies.fetchall() == [("S1", None), ("S2", 0.0), ("S3", 1800.0)]
+    health = compute(out).sync_health[0]
+    assert (health.syncs, health.reconciled, health.misfiled) == (3, 3, 1)
+    assert (health.latency_n, health.latency_p50_s, health.latency_max_s) == (2, 900.0, 1800.0)
+
+
+def test_a_point_with_no_session_keeps_its_stage_row(tmp_path: Path) -> None:
+    """A point crawled from an empty root had no row in "Sessions by stage" (stats text and
+    JSON), while the stage flows of the same output named it and the report's stage table
+    showed it with zeros: stages.sql counted only the stages a point had sessions in."""
+    session = Session(tmp_path / "corpus")
+    session.write("2026-07-06T14:00Z", TURNS[:1], [], [(1, "open", "user")], {1: []})
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    out = str(tmp_path / "out")
+    for point, root in (("a1", tmp_path / "corpus"), ("a2", empty), ("a3", tmp_path / "corpus")):
+        crawl([str(root)], out, workers=1, point=point)
+    check(out)
+    result = compute(out)
+    grid = {(s.point, s.stage): s.sessions for s in result.stages}
+    assert grid == {
+        (p, stage): int(p != "a2" and stage == "open")
+        for p in ("a1", "a2", "a3")
+        for stage in ("open", "converging", "applied", "harvested")
+    }
+    assert [s.stage for s in result.stages[:4]] == ["open", "converging", "applied", "harvested"]
+    assert {(f.from_point, f.to_point) for f in result.stage_flows} == {("a1", "a2"), ("a2", "a3")}
+    table = format_text(result).split("Sessions by stage")[1].split("Stage flows")[0]
+    assert [ln.split() for ln in table.splitlines() if ln.strip().startswith("a")] == [
+        ["a1", "1", "0", "0", "0"],
+        ["a2", "0", "0", "0", "0"],
+        ["a3", "1", "0", "0", "0"],
+    ]
+
+
 def test_compute_end_to_end(history: Path) -> None:
     result = compute(str(history))
     assert list(result.as_json()) == [
@@ -693,7 +747,8 @@ def test_compute_end_to_end(history: Path) -> None:
     syncs = result.fork_syncs.overall
     assert [syncs.closes, syncs.censored, syncs.unknown] == [3, 1, 2]
     assert syncs.median == 1.0 and syncs.open_at == {}
-    assert {(s.stage, s.sessions) for s in result.stages} == {("open", 1)}
+    assert {(s.stage, s.sessions) for s in result.stages if s.sessions} == {("open", 1)}
+    assert len(result.stages) == 4 * 4, "every stage at every point, 0 where none"
     assert [f.sessions for f in result.stage_flows] == [1, 1, 1]
     health = result.sync_health[0]
     assert (health.syncs, health.failed, health.in_flight) == (6, 1, 1)

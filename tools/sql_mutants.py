@@ -134,7 +134,7 @@ MUTANTS = [
       "dispatch_line IS NOT NULL AND NOT newest) AS in_flight", STATS),
     m("sync-failed-share", "queries/stats/sync_health.sql", "FILTER (WHERE result IS NOT NULL), 0)",
       "FILTER (WHERE result = 'reconciled'), 0)", STATS),
-    m("stages-<", "queries/stats/stages.sql", "WHERE s.position <= (SELECT", "WHERE s.position < (SELECT", STATS),
+    m("stages-<", "queries/stats/stages.sql", "WHERE p.position <= (SELECT", "WHERE p.position < (SELECT", STATS),
     m("idle-sign", "queries/stats/idle.sql", "(epoch_ms(p.observed_at) - epoch_ms(s.content_time))",
       "(epoch_ms(s.content_time) - epoch_ms(p.observed_at))", STATS),
     m("lag-stale->", "queries/stats/compose_lag.sql", "FILTER (WHERE lag_hours >= 0) AS stale",

@@ -4,16 +4,16 @@
 --   in_flight  dispatched, no result yet, and the session's newest dispatch (allowed);
 --   unpaired   dispatched, no result, and not the newest (BS-SYNC-01 fails);
 --   orphaned   a result line with no dispatch line;
---   misfiled   dispatched or answered more than once, or answered before its dispatch
---              (BS-SYNC-01 fails it for its lines);
+--   misfiled   dispatched or answered more than once, or answered before its dispatch: in
+--              file order (BS-SYNC-01 fails it for its lines) or by its timestamps;
 --   failed     any result line of it reads failed (a later "failed" counts, not only the first);
---   latency    result time minus dispatch time, seconds, where both parse and the result comes
---              after the dispatch.
+--   latency    sync_pairs.latency_s: result time minus dispatch time, seconds, where both parse
+--              and the result comes after the dispatch in file order and in time.
 WITH pairs AS (
     SELECT s.session_key, s.root, coalesce(p.gate, '(none)') AS gate,
-        p.* EXCLUDE (gate, latency_s),
-        p.dispatches > 1 OR p.results > 1 OR p.result_line < p.dispatch_line AS misfiled,
-        CASE WHEN p.result_line > p.dispatch_line THEN p.latency_s END AS latency_s
+        p.* EXCLUDE (gate),
+        p.dispatches > 1 OR p.results > 1 OR p.result_line < p.dispatch_line
+            OR p.result_at < p.dispatched_at AS misfiled
     FROM point_sessions s
     JOIN sync_pairs p USING (snapshot_id)
     WHERE s.point = $point

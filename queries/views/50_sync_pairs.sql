@@ -53,7 +53,10 @@ SELECT
     d.dispatched_at,
     r.result,
     r.result_at,
-    (epoch_ms(r.result_at) - epoch_ms(d.dispatched_at)) / 1000.0 AS latency_s,
+    -- A result written or timestamped before its dispatch is no reply to it: no latency, so a
+    -- negative one is never shown (sync health counts the sync misfiled).
+    CASE WHEN r.result_line > d.dispatch_line AND r.result_at >= d.dispatched_at
+        THEN (epoch_ms(r.result_at) - epoch_ms(d.dispatched_at)) / 1000.0 END AS latency_s,
     r.edits,
     r.new_forks,
     r.open_forks,
