@@ -15,7 +15,14 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.engine import connect, quote
-from pipeline.errors import CensusError, UsageError, naming
+from pipeline.errors import (
+    CensusError,
+    OutError,
+    UsageError,
+    damaged_out,
+    naming,
+    system_failure,
+)
 from pipeline.select import resolve
 from pipeline.store import Out
 
@@ -56,13 +63,26 @@ def run_query(
     try:
         relation = con.sql(query)
     except duckdb.Error as err:
-        raise UsageError(_one_line(err)) from None
+        raise _failure(err, out) from None
     if relation is None:
         return None
     try:
         return _emit(relation, fmt, output)
     except duckdb.Error as err:
-        raise UsageError(_one_line(err)) from None
+        raise _failure(err, out) from None
+
+
+def _failure(err: Exception, out: Out) -> CensusError:
+    """A query's error in one line: OUT's own files failing (damaged, or the machine
+    refusing to open them) are said as every command says them, not as the query's fault."""
+    found = system_failure(err, str(out.root))
+    if found is not None:
+        return found
+    first = str(err).splitlines()[0]
+    if str(out.tables) in first:
+        named = [w.strip("'\":,") for w in first.split() if str(out.tables) in w]
+        return OutError(damaged_out(named[0] if named else first))
+    return UsageError(_one_line(err))
 
 
 def _one_line(err: Exception) -> str:

@@ -93,10 +93,9 @@ def _error_line(err: Exception, ctx: Any) -> str:
         return str(found)
     first = str(err).splitlines()[0] if str(err) else ""
     if _damaged_table(err):
-        return (
-            f"OUT is damaged: a table file cannot be read ({first[:200]}); restore OUT from a "
-            "copy, or crawl into a new --out"
-        )
+        from pipeline.errors import damaged_out
+
+        return damaged_out(first)
     # --debug is the group's option: it goes before the command, not after it.
     command = next((a for a in ctx.meta.get("census.args", []) if not a.startswith("-")), "")
     again = f"census --debug {command} …" if command else "census --debug …"

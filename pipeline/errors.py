@@ -155,3 +155,11 @@ def _inside(path: str, folder: str) -> bool:
 
     folder = os.path.realpath(folder)
     return os.path.realpath(path) == folder or os.path.realpath(path).startswith(folder + os.sep)
+
+
+def damaged_out(detail: str) -> str:
+    """The one line for an OUT whose own table file cannot be read (cut short, or gone)."""
+    return (
+        f"OUT is damaged: a table file cannot be read ({detail[:200]}); restore OUT from a "
+        "copy, or crawl into a new --out"
+    )
