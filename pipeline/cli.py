@@ -243,6 +243,11 @@ def _require_file_path(path: Path | None, option: str, example: str) -> None:
         fail(f"{option} {path}: the folder {path.parent} does not exist")
 
 
+def _require_rate(fail_above: float | None) -> None:
+    if fail_above is not None and not 0 <= fail_above <= 1:
+        fail(f"--fail-above {fail_above} is not a rate between 0 and 1; write --fail-above 0.2")
+
+
 def _warn(lines: list[str]) -> None:
     """Warnings (a step after a commit that failed) on stderr; the exit code stays as it is."""
     for line in lines:
@@ -456,8 +461,7 @@ def check(
     from pipeline import alarms
     from pipeline.check import check as run_check
 
-    if fail_above is not None and not 0 <= fail_above <= 1:
-        fail(f"--fail-above {fail_above} is not a rate between 0 and 1; write --fail-above 0.2")
+    _require_rate(fail_above)
     metrics = alarms.parse_metrics(fail_on_regression)
     _require_file_path(sarif, "--sarif", "census.sarif")
     summary = run_check(str(out), recheck=recheck)
@@ -653,8 +657,7 @@ def report(
 
     if bool(baseline) != bool(candidate):
         fail("give both --baseline and --candidate, or neither")
-    if fail_above is not None and not 0 <= fail_above <= 1:
-        fail(f"--fail-above {fail_above} is not a rate between 0 and 1; write --fail-above 0.2")
+    _require_rate(fail_above)
     _require_file_path(html, "--html", "report.html")
     _repair(out)
     summary = build(
