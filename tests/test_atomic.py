@@ -77,40 +77,18 @@ def test_unchanged_out_after_a_refused_second_writer(corpus: Path, tmp_path: Pat
     assert table_contents(out) == before
 
 
-@pytest.mark.parametrize("command", ["crawl", "check"])
-def test_ctrl_c_says_out_is_as_before(command: str, corpus: Path, tmp_path: Path) -> None:
-    out = tmp_path / "out"
-    crawl([str(corpus)], str(out), workers=1)
-    if command == "crawl":
-        change(corpus)
-        argv = ["crawl", str(corpus), "--out", str(out), "--workers", "1"]
-    else:
-        argv = ["check", "--out", str(out)]
-    before = table_contents(out)
-    # A real SIGINT (what Ctrl-C sends) at the point where the command's files are staged.
-    env = {**os.environ, "CENSUS_KILL_AT": "staged", "CENSUS_KILL_WITH": "SIGINT"}
-    done = subprocess.run(
-        [sys.executable, "-m", "pipeline.cli", *argv],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert done.returncode == 130
-    assert done.stderr.strip().splitlines()[-1] == (
-        "census: interrupted; OUT is as it was before this command (its writes commit whole "
-        "or not at all)"
-    )
-    assert table_contents(out) == before
+BEFORE = "census: interrupted; OUT is as it was before this command (its writes commit whole"
+AFTER = "census: interrupted after this command's writes were committed: OUT holds them"
 
 
 @pytest.mark.parametrize("command", ["crawl", "check"])
-def test_ctrl_c_after_the_commit_says_out_holds_the_writes(
-    command: str, corpus: Path, tmp_path: Path
+@pytest.mark.parametrize(("point", "said"), [("staged", BEFORE), ("committed", AFTER)])
+def test_ctrl_c_says_what_it_left(
+    command: str, point: str, said: str, corpus: Path, tmp_path: Path
 ) -> None:
-    """A Ctrl-C that came just after the commit was told as one that left OUT as before,
-    while OUT held the new run or check."""
+    """A real SIGINT (what Ctrl-C sends) where the command's files are staged leaves OUT as it
+    was, and says so. Just after the commit it said the same, while OUT held the new run or
+    check: it says OUT holds them."""
     out = tmp_path / "out"
     crawl([str(corpus)], str(out), workers=1)
     if command == "crawl":
@@ -118,8 +96,8 @@ def test_ctrl_c_after_the_commit_says_out_holds_the_writes(
         argv = ["crawl", str(corpus), "--out", str(out), "--workers", "1"]
     else:
         argv = ["check", "--out", str(out)]
-    before = (out / "manifest.json").read_text()
-    env = {**os.environ, "CENSUS_KILL_AT": "committed", "CENSUS_KILL_WITH": "SIGINT"}
+    before, manifest = table_contents(out), (out / "manifest.json").read_text()
+    env = {**os.environ, "CENSUS_KILL_AT": point, "CENSUS_KILL_WITH": "SIGINT"}
     done = subprocess.run(
         [sys.executable, "-m", "pipeline.cli", *argv],
         cwd=ROOT,
@@ -129,14 +107,11 @@ def test_ctrl_c_after_the_commit_says_out_holds_the_writes(
         check=False,
     )
     assert done.returncode == 130
-    assert (
-        done.stderr.strip()
-        .splitlines()[-1]
-        .startswith(
-            "census: interrupted after this command's writes were committed: OUT holds them"
-        )
-    ), done.stderr
-    assert (out / "manifest.json").read_text() != before  # the new files are committed
+    assert done.stderr.strip().splitlines()[-1].startswith(said), done.stderr
+    if point == "staged":
+        assert table_contents(out) == before
+    else:
+        assert (out / "manifest.json").read_text() != manifest  # the new files are committed
 
 
 def _processes_with(mark: str) -> list[int]:

@@ -10,6 +10,7 @@ the last crawls two nights and reads the fork lifetimes.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from pipeline.check import check
@@ -119,13 +120,12 @@ def test_a_manifest_row_names_a_parked_fork_by_its_number(tmp_path: Path) -> Non
     assert status("## F4 —", "parked fork F40") == "fail"
 
 
-def test_a_fragment_path_routes_that_fragment_only(tmp_path: Path) -> None:
-    """BS-MANIFEST-01: a Source `fragments/send-window.md` names one fragment; only the word
-    `fragments` (or the folder, `fragments/`) routes them all. The path's word routed every
-    fragment, so one without a row passed."""
+def _fragment_routing(tmp_path: Path, fragment: str) -> Callable[[str], str]:
+    """BS-MANIFEST-01's status at the move gate with another fragment beside send-window.md
+    and the row that routes send-window given another Source."""
     repo = copy_tree(FIXTURES / "cases" / "base" / "applied" / "repo", tmp_path / "repo")
     session = repo / SESSION
-    (session / "fragments" / "error-codes.md").write_text("# Error codes\n", encoding="utf-8")
+    (session / "fragments" / fragment).write_text("# Another fragment\n", encoding="utf-8")
     manifest = session / "ops" / "manifest.md"
     text = manifest.read_text(encoding="utf-8")
 
@@ -134,6 +134,14 @@ def test_a_fragment_path_routes_that_fragment_only(tmp_path: Path) -> None:
         found = detect(session, "move")
         return next(o.status for o in found.outcomes if o.rule == "BS-MANIFEST-01")
 
+    return status
+
+
+def test_a_fragment_path_routes_that_fragment_only(tmp_path: Path) -> None:
+    """BS-MANIFEST-01: a Source `fragments/send-window.md` names one fragment; only the word
+    `fragments` (or the folder, `fragments/`) routes them all. The path's word routed every
+    fragment, so one without a row passed."""
+    status = _fragment_routing(tmp_path, "error-codes.md")
     assert status("fragments/send-window.md") == "fail"
     assert status("docs/fragments") == "fail"
     assert status("fragments") == "pass"
@@ -144,17 +152,7 @@ def test_a_fragment_path_routes_that_fragment_only(tmp_path: Path) -> None:
 def test_a_fragment_is_named_by_its_own_name_not_a_longer_dotted_one(tmp_path: Path) -> None:
     """BS-MANIFEST-01: a row naming `fragments/send-window.v2.md` routed `send-window.md` too
     (a dot ended the name's word), so the first draft without a row passed."""
-    repo = copy_tree(FIXTURES / "cases" / "base" / "applied" / "repo", tmp_path / "repo")
-    session = repo / SESSION
-    (session / "fragments" / "send-window.v2.md").write_text("# Second draft\n", encoding="utf-8")
-    manifest = session / "ops" / "manifest.md"
-    text = manifest.read_text(encoding="utf-8")
-
-    def status(source: str) -> str:
-        manifest.write_text(text.replace("fragment:send-window", source), encoding="utf-8")
-        found = detect(session, "move")
-        return next(o.status for o in found.outcomes if o.rule == "BS-MANIFEST-01")
-
+    status = _fragment_routing(tmp_path, "send-window.v2.md")
     assert status("fragments/send-window.v2.md") == "fail"
     assert status("fragment:send-window.v2") == "fail"
     assert status("fragments/send-window.md and fragments/send-window.v2.md") == "pass"
