@@ -160,8 +160,11 @@ def compare(out_path: str, baseline: Selector, candidate: Selector) -> Compariso
     out = Out(out_path)
     out.require()
     con = connect(out)
+    # The baseline a selector names is resolved first, so its error comes first.
+    before = baseline.run == "previous" and not baseline.labels
+    named = None if before else resolve(con, baseline.run, baseline.labels, checked=True)
     cand = resolve(con, candidate.run, candidate.labels, checked=True)
-    base = _baseline(con, baseline, cand)
+    base = named or _point_before(con, cand)
     result = between(con, base, cand)
     for arm, selector, point in (("baseline", baseline, base), ("candidate", candidate, cand)):
         if selector.run in (None, "latest"):
@@ -181,18 +184,16 @@ def compare(out_path: str, baseline: Selector, candidate: Selector) -> Compariso
     return result
 
 
-def _baseline(con: Any, baseline: Selector, cand: Point) -> Point:
-    """The baseline point; `previous` with no labels is the checked point before the
-    candidate (before the latest only when the candidate is the latest)."""
-    if baseline.run == "previous" and not baseline.labels:
-        earlier = [p for p in all_points(con) if p.checked and p.position < cand.position]
-        if not earlier:
-            raise SelectorError(
-                f"no checked census point before {cand.name!r} to compare it with; "
-                "name the baseline with --baseline-run or --baseline"
-            )
-        return earlier[-1]
-    return resolve(con, baseline.run, baseline.labels, checked=True)
+def _point_before(con: Any, cand: Point) -> Point:
+    """The default baseline: the checked point before the candidate (before the latest only
+    when the candidate is the latest)."""
+    earlier = [p for p in all_points(con) if p.checked and p.position < cand.position]
+    if not earlier:
+        raise SelectorError(
+            f"no checked census point before {cand.name!r} to compare it with; "
+            "name the baseline with --baseline-run or --baseline"
+        )
+    return earlier[-1]
 
 
 def between(

@@ -108,7 +108,7 @@ def test_a_report_onto_a_directory_is_one_line_and_leaves_nothing(
     line = one_line_exit_2(["report", "--out", str(out), "--html", str(target)])
     assert (
         line
-        == f"census: {target} is a directory; give --html a file path, such as {target}/report.html"
+        == f"census: --html {target} is a directory; give a file path, such as {target}/report.html"
     )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a-dir"], "no .tmp left beside it"
 

@@ -194,8 +194,11 @@ def test_compute_carries_every_figure_of_the_point(checked: Path) -> None:
     assert (fork03.evaluated, fork03.failed, fork03.info, fork03.skipped) == (1, 1, 0, 0)
     assert (fork03.rate, round(fork03.rate_lo, 4), fork03.rate_hi) == (1.0, 0.2065, 1.0)
     assert (rates["BS-OPS-02"].evaluated, rates["BS-OPS-02"].skipped) == (0, 2)
+    # Every stage at every point, 0 where none (the grid the report shows).
     assert {(s.point, s.stage, s.sessions) for s in result.stages} == {
-        (p.name, stage, 1) for p in result.history for stage in ("open", "converging")
+        (p.name, stage, int(stage in ("open", "converging")))
+        for p in result.history
+        for stage in ("open", "converging", "applied", "harvested")
     }
     assert [t.point for t in result.trend].count(result.point.name) == RULES
     assert {h.gate for h in result.sync_health} >= {"all"}
