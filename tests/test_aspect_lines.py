@@ -1,8 +1,9 @@
 """census.md §3.1, fail closed, for state.md's aspect map: an aspect written as a plain line
 or a table row inside the map, or as a bullet under a later heading that names aspects, was
 dropped without a word, so a `none yet` gap passed the manifest gate. Each is now a parse
-issue that fails BS-ASPECT-01; a bullet of that shape under `## Notes` beside a map stays a
-note, and prose in the map stays prose.
+issue that fails BS-ASPECT-01 and BS-ASPECT-02 (the gap rule had passed over the unread line);
+a bullet of that shape under `## Notes` beside a map stays a note, and prose in the map stays
+prose.
 
 Each case appends to a copy of the healthy converging base (fixtures/cases/base), clean at
 the manifest gate, and runs `census detect`.
@@ -30,7 +31,7 @@ GAP = "quiet-hours — no sends at night → none yet"
 )
 def test_an_aspect_not_read_fails_the_gate(tmp_path: Path, text: str, code: str) -> None:
     found = detect(appended(tmp_path, "converging", "state.md", text), "manifest")
-    assert "BS-ASPECT-01" in failing(found), text
+    assert {"BS-ASPECT-01", "BS-ASPECT-02"} <= failing(found), text
     assert [n[2] for n in notes(found)] == [code], found["notes"]
 
 

@@ -366,7 +366,10 @@ def test_aspect_bullets_with_no_map_fail_closed(heading: str) -> None:
     text = f"- Status: open\n{heading}\n- timing — when it sends → F1\n- copy — wording\n"
     rec = read("state", text)
     assert rec.of("aspects") == []
-    assert issues(rec) == [(3, "aspect-outside-map", "BS-ASPECT-01")]
+    assert issues(rec) == [
+        (3, "aspect-outside-map", "BS-ASPECT-01"),
+        (3, "aspect-outside-map", "BS-ASPECT-02"),
+    ]
 
 
 def test_a_level_one_aspect_map_is_the_map() -> None:

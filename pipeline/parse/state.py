@@ -99,7 +99,7 @@ def parse_state(lines: list[str], rec: Records) -> None:
     for line, named in stray:
         if named or not mapped:
             message = f"an aspect bullet {where}: not read as an aspect"
-            rec.issue(FILE, line, "aspect-outside-map", message, "BS-ASPECT-01")
+            _unread_aspect(rec, line, "aspect-outside-map", message)
 
 
 def _needed_by(key: str, _value: str) -> str | None:
@@ -120,7 +120,14 @@ def _not_bullets(block: Block, rec: Records) -> None:
         return
     for line, text in lines:
         message = f"{how}: not read as an aspect ('{text[:80]}'); write `- name — … → refs`"
-        rec.issue(FILE, line, "aspect-not-bullet", message, "BS-ASPECT-01")
+        _unread_aspect(rec, line, "aspect-not-bullet", message)
+
+
+def _unread_aspect(rec: Records, line: int, code: str, message: str) -> None:
+    """An aspect not read may lack refs (BS-ASPECT-01) or be a `none yet` gap (BS-ASPECT-02):
+    both rules fail on it, never one passing over what the census could not read."""
+    for rule in ("BS-ASPECT-01", "BS-ASPECT-02"):
+        rec.issue(FILE, line, code, message, rule)
 
 
 def _hidden_aspects(rec: Records, inner: list[str] | None, spans: list[list[int]]) -> None:
@@ -139,9 +146,7 @@ def _hidden_aspects(rec: Records, inner: list[str] | None, spans: list[list[int]
         for line, text in found:
             if any(start < line < end for start, end in spans):
                 message = f"'{text.strip()[:80]}' is meant as an aspect but is not read{IN_HTML}"
-                # An unread aspect may lack refs (BS-ASPECT-01) or be a gap (BS-ASPECT-02).
-                for rule in ("BS-ASPECT-01", "BS-ASPECT-02"):
-                    rec.issue(FILE, line, "aspect-in-html", message, rule)
+                _unread_aspect(rec, line, "aspect-in-html", message)
 
 
 def _field(rec: Records, key: str, value: str, line: int, given: dict[str, str]) -> None:
