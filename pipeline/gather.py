@@ -19,7 +19,7 @@ from pipeline.parse.manifest import parse_manifest
 from pipeline.parse.records import Records
 from pipeline.parse.session import EXISTS_FLAGS, LinkIn, SessionInput
 from pipeline.sources.git import GitHistory, GitRepo
-from pipeline.sources.tree import Entry, ReadError, is_unlisted
+from pipeline.sources.tree import VANISHED, Entry, ReadError, is_unlisted
 
 Reader = Callable[[str], bytes]
 
@@ -206,7 +206,8 @@ def session_input(ctx: RepoContext, session: SessionRef) -> SessionInput:
             continue
         inp.sizes[entry.path] = entry.size
         if entry.problem:
-            inp.unreadable.append((entry.path, "unreadable", entry.problem))
+            code = "vanished" if entry.problem == VANISHED else "unreadable"
+            inp.unreadable.append((entry.path, code, entry.problem))
             continue
         try:
             inp.files[entry.path] = ctx.read(f"{session.path}/{entry.path}")

@@ -53,7 +53,7 @@ from pipeline.parse.lexical import MAX_FILE_BYTES
 from pipeline.parse.session import parse_session
 from pipeline.schema import TABLES
 from pipeline.sources.archive import MIN_EXPANSION_BYTES
-from pipeline.sources.tree import BAD_NAME, DirTree, read_file
+from pipeline.sources.tree import BAD_NAME, VANISHED, DirTree, read_file
 from pipeline.store import Out
 from tests.conftest import copy_tree, git, make_git_repo
 from tests.test_bad_input import (
@@ -491,6 +491,34 @@ def test_files_that_vanish_after_listing_are_noted(tmp_path: Path) -> None:
     )
     assert whole.unreadable == []
     assert sorted(whole.files) == sorted(e.path for e in control.entries if not e.is_dir)
+
+
+def test_a_file_deleted_between_listing_and_stat_is_noted_vanished(tmp_path: Path) -> None:
+    """Deterministic: the walk lists a folder, the file goes, then the walk stats the entry
+    (the race the threaded test below meets now and then). The file is noted vanished, as
+    a read would note it, and a folder gone the same way is entered and found gone."""
+    root, bad = make_root(tmp_path)
+    (bad / "ops" / "extra").mkdir(parents=True)
+    walker = DirTree(str(root))
+    blocks = list(walker.blocks())
+    with os.scandir(bad) as listing:
+        items = {item.name: item for item in listing}
+    with os.scandir(bad / "ops") as listing:
+        folder = next(item for item in listing if item.name == "extra")
+    (bad / "forks.md").unlink()
+    (bad / "ops" / "extra").rmdir()
+    stated = walker._entry(items["forks.md"], f"bad/{SESSION}/forks.md")
+    assert (stated.is_dir, stated.problem) == (False, VANISHED)
+    assert walker._entry(folder, f"bad/{SESSION}/ops/extra").is_dir
+    # The session, read from the walk with that entry in it, says so and fails its rule.
+    walked = [[stated if e.path == stated.path else e for e in block] for block in blocks]
+    repos = {repo.path: repo for block in walked for repo in discover(block)}
+    base = os.path.realpath(root / "bad")
+    ctx = RepoContext(repos["bad"], lambda p: read_file(os.path.join(base, p)))
+    inp = session_input(ctx, repos["bad"].sessions[SESSION])
+    assert inp.unreadable == [("forks.md", "vanished", VANISHED)]
+    rec = parse_session(inp)
+    assert {(r["file"], r["code"]) for r in rec.of("parse_issues")} == {("forks.md", "vanished")}
 
 
 RACE_REPOS, RACE_PER_REPO = 200, 10

@@ -60,6 +60,8 @@ BAD_NAME = "name is not valid UTF-8 (shown with U+FFFD); not read"
 OUT_OF_ROOT = "symbolic link leads out of the root; not followed"
 # The problem of a folder the walk could not list: what it holds is unknown.
 UNLISTED = "cannot list directory"
+# The problem of a file listed, then deleted before it was read (a crawl racing an edit).
+VANISHED = "file vanished during the crawl"
 
 
 def is_unlisted(entry: Entry) -> bool:
@@ -195,6 +197,12 @@ class DirTree(Tree):
             if stat.S_ISREG(st.st_mode):
                 return Entry(path, False, st.st_size, st.st_mtime_ns)
             return Entry(path, False, 0, 0, "not a regular file")
+        except FileNotFoundError:
+            # Deleted between the listing and this stat: a file is noted as its read would
+            # note it; a folder is entered and found gone, as one deleted a moment later is.
+            if item.is_dir(follow_symlinks=False):
+                return Entry(path, True, 0, 0)
+            return Entry(path, False, 0, 0, VANISHED)
         except OSError as err:
             return Entry(path, False, 0, 0, f"cannot stat: {err.strerror}")
 
@@ -287,7 +295,7 @@ def read_file(full: str) -> bytes:
         finally:
             os.close(fd)
     except FileNotFoundError:
-        raise ReadError("vanished", "file vanished during the crawl") from None
+        raise ReadError("vanished", VANISHED) from None
     except IsADirectoryError:
         raise ReadError("not-a-file", "expected a file, found a directory") from None
     except OSError as err:
