@@ -20,6 +20,7 @@ from pipeline.errors import (
     OutError,
     UsageError,
     damaged_out,
+    damaged_table,
     naming,
     system_failure,
 )
@@ -78,10 +79,9 @@ def _failure(err: Exception, out: Out) -> CensusError:
     found = system_failure(err, str(out.root))
     if found is not None:
         return found
-    first = str(err).splitlines()[0]
-    if str(out.tables) in first:
-        named = [w.strip("'\":,") for w in first.split() if str(out.tables) in w]
-        return OutError(damaged_out(named[0] if named else first))
+    damaged = damaged_table(err, str(out.root))
+    if damaged is not None:
+        return OutError(damaged_out(damaged))
     return UsageError(_one_line(err))
 
 

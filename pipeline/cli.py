@@ -86,32 +86,20 @@ def _error_line(err: Exception, ctx: Any) -> str:
     """A CensusError's message; an OS failure's path and remedy; else an internal error."""
     if isinstance(err, CensusError):
         return str(err)
-    from pipeline.errors import system_failure
+    from pipeline.errors import damaged_out, damaged_table, system_failure
 
-    found = system_failure(err, _out_argument(ctx.meta.get("census.args", [])))
+    out = _out_argument(ctx.meta.get("census.args", []))
+    found = system_failure(err, out)
     if found is not None:
         return str(found)
+    damaged = damaged_table(err, out) if out is not None else None
+    if damaged is not None:
+        return damaged_out(damaged)
     first = str(err).splitlines()[0] if str(err) else ""
-    if _damaged_table(err):
-        from pipeline.errors import damaged_out
-
-        return damaged_out(first)
     # --debug is the group's option: it goes before the command, not after it.
     command = next((a for a in ctx.meta.get("census.args", []) if not a.startswith("-")), "")
     again = f"census --debug {command} …" if command else "census --debug …"
     return f"internal error: {type(err).__name__}: {first} (rerun as {again} to see where)"
-
-
-def _damaged_table(err: Exception) -> bool:
-    """Whether DuckDB failed on one of OUT's own Parquet files (cut short, or gone from
-    under the manifest): damage to OUT, not a bug of the census."""
-    if "/tables/" not in str(err):
-        return False
-    if isinstance(err, FileNotFoundError):
-        return True  # a file the manifest lists is gone
-    duckdb_error = type(err).__module__.split(".")[0] in ("duckdb", "_duckdb")
-    damaged = ("No magic bytes", "No files found", "Invalid Input Error: File", "too small")
-    return duckdb_error and any(d in str(err) for d in damaged)
 
 
 def _out_argument(args: list[str]) -> str | None:

@@ -157,6 +157,29 @@ def _inside(path: str, folder: str) -> bool:
     return os.path.realpath(path) == folder or os.path.realpath(path).startswith(folder + os.sep)
 
 
+def damaged_table(err: BaseException, out: str) -> str | None:
+    """The failure's first line when DuckDB (or a read) failed on one of OUT's own table files
+    (cut short, garbled, or gone from under the manifest), else None: damage to OUT, neither
+    a bug of the census nor the fault of a query that reads the table."""
+    import os
+
+    from_duckdb = type(err).__module__.split(".")[0] in ("duckdb", "_duckdb")
+    text = str(err)
+    if not (from_duckdb or isinstance(err, FileNotFoundError)):
+        return None
+    first = text.splitlines()[0] if text else "no detail"
+    if from_duckdb and type(err).__name__ == "Error":
+        # DuckDB's bare Error is what its Parquet reader raises on metadata it cannot decode
+        # ("Out of buffer", "don't know what type"), naming no file; census's own queries
+        # fail with a Binder, Catalog or Conversion error instead.
+        return first
+    tables = os.path.join(os.path.abspath(out), "tables") + os.sep
+    named = str(getattr(err, "filename", None) or text)
+    if tables not in named and os.path.realpath(tables[:-1]) + os.sep not in named:
+        return None
+    return first
+
+
 def damaged_out(detail: str) -> str:
     """The one line for an OUT whose own table file cannot be read (cut short, or gone)."""
     return (
