@@ -60,6 +60,15 @@ FROM commit_nodes_in(0, 2147483647)
 UNION ALL
 FROM working_nodes;
 
+-- A snapshot's session files as one string, to compare snapshots whose ids differ: every file
+-- outside ops/ (which is never committed), so what git can hold of a session. A snapshot's id
+-- also covers the repository's documents, which a rebase onto other commits changes.
+CREATE OR REPLACE MACRO session_content(ids) AS TABLE
+SELECT snapshot_id, string_agg(file || ':' || sha256, '/' ORDER BY file) AS files
+FROM files
+WHERE snapshot_id IN (SELECT unnest(ids)) AND file NOT LIKE 'ops/%'
+GROUP BY snapshot_id;
+
 -- Pairs (before → after) along which content is compared, never by commit date:
 --   a commit and each nearest earlier commit (by git ancestry, through merges) that changed
 --   the session; the working tree at a point and the working tree at the session's previous
@@ -139,13 +148,8 @@ candidates AS (
         AND list_contains(w.previous_parents, c.parent)
 ),
 content AS (
-    -- What git can hold of their content (every file outside ops/, which is never committed):
-    -- a working tree's and a commit's snapshot ids differ even where this is the same.
-    SELECT snapshot_id, string_agg(file || ':' || sha256, '/' ORDER BY file) AS files
-    FROM files
-    WHERE snapshot_id IN (SELECT snapshot_id FROM candidates UNION SELECT previous_id FROM candidates)
-        AND file NOT LIKE 'ops/%'
-    GROUP BY snapshot_id
+    FROM session_content((SELECT list(snapshot_id) FROM candidates)
+        || (SELECT list(previous_id) FROM candidates))
 ),
 shown AS (
     -- Such a commit with the content that tree showed is a step seen uncommitted, then
@@ -191,15 +195,8 @@ made_before AS (
     WHERE p.after_commit IS NOT NULL AND p.before_id <> p.after_id
 ),
 step_files AS (
-    -- The session's own files (a snapshot's id also covers the repository's documents, which
-    -- a rebase onto other commits changes).
-    SELECT snapshot_id, string_agg(file || ':' || sha256, '/' ORDER BY file) AS files
-    FROM files
-    WHERE snapshot_id IN (
-        SELECT before_id FROM made_before UNION SELECT after_id FROM made_before
-        UNION SELECT earlier_id FROM made_before UNION SELECT earlier_before_id FROM made_before)
-        AND file NOT LIKE 'ops/%'
-    GROUP BY snapshot_id
+    FROM session_content((SELECT list(before_id) || list(after_id) || list(earlier_id)
+        || list(earlier_before_id) FROM made_before))
 ),
 same_step AS (
     -- Those whose earlier commit made the same step: from the same files to the same files.
