@@ -153,8 +153,8 @@ def system_failure(err: BaseException, fallback: str | None = None) -> SystemFai
 def _inside(path: str, folder: str) -> bool:
     import os
 
-    folder = os.path.realpath(folder)
-    return os.path.realpath(path) == folder or os.path.realpath(path).startswith(folder + os.sep)
+    folder, path = os.path.realpath(folder), os.path.realpath(path)
+    return path == folder or path.startswith(folder + os.sep)
 
 
 def damaged_table(err: BaseException, out: str) -> str | None:
