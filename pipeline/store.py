@@ -87,11 +87,26 @@ class Out:
         try:
             data = json.loads(self.manifest_path.read_text())
         except FileNotFoundError:
+            if self._checked_since_manifests():
+                # Read as an OUT from before manifest.json, its checked points would be decided
+                # again from whatever files lie in tables/: a night's results are facts.
+                raise OutError(
+                    f"OUT is damaged: {self.manifest_path} is missing, yet OUT holds checked "
+                    "census points; restore OUT from a copy, or crawl into a new --out"
+                ) from None
             return _legacy_manifest(self)
         except ValueError as err:  # other OSErrors (permissions, open files) are the machine's
             raise OutError(f"{self.manifest_path} cannot be read ({err}); OUT is damaged") from None
         files: dict[str, list[str]] = data.get("files", {})
         return {name: list(files.get(name, [])) for name in TABLES}
+
+    def _checked_since_manifests(self) -> bool:
+        """Whether check wrote here a table that came with manifest.json (all but rule_results)."""
+        return any(
+            any((self.tables / table.name).glob(f"{PARTITION}=*"))
+            for table in TABLES.values()
+            if table.writer == "check" and table is not RULE_RESULTS
+        )
 
     def files(self, table: str) -> list[Path]:
         """The committed Parquet files of one table, as absolute paths."""

@@ -600,6 +600,26 @@ def test_a_damaged_table_file_is_one_line_naming_out(
         assert "internal error" not in result.stderr
 
 
+def test_a_lost_manifest_never_re_decides_a_checked_point(
+    nights: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """Without manifest.json an OUT was read as one from before it, and check decided its
+    checked points again from whatever lay in tables/: it is damage, said in one line."""
+    _, source = nights
+    out = tmp_path / "out"
+    shutil.copytree(source, out)
+    (out / "manifest.json").unlink()
+    before = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file())
+    for command in ("check", "stats", "report", "sql"):
+        query = ["SELECT count(*) FROM rule_rates"] if command == "sql" else []
+        result = runner.invoke(app, [command, *query, "--out", str(out)])
+        assert result.exit_code == 2, (command, result.output)
+        assert "manifest.json is missing, yet OUT holds checked census points" in result.stderr
+        assert len(result.stderr.splitlines()) == 1, result.stderr
+    after = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file())
+    assert after == before, "nothing was written"
+
+
 def test_sql_parquet_goes_to_stdout_as_the_spec_writes_it(
     nights: tuple[Path, Path], tmp_path: Path
 ) -> None:
