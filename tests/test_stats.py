@@ -25,7 +25,7 @@ from pipeline.stats_text import format_text
 from pipeline.store import Out
 from pipeline.textout import NOT_REACHED
 from pipeline.vocabulary import TAIL95, Z95
-from tests.conftest import FIXTURES, copy_tree, show_lifetimes_unfrozen
+from tests.conftest import FIXTURES, copy_tree, make_git_repo, show_lifetimes_unfrozen
 
 SESSION = Path("docs/research/demo-brainstorm")
 
@@ -488,6 +488,38 @@ def test_vanished_reopened_and_still_listed_forks(tmp_path: Path) -> None:
     assert rows["F3"]["closed_at"] is None and rows["F3"]["censored_at"] == b
     # The ledger's Resolves is the record: closed at B, 6 hours after A.
     assert tuple(rows["F4"][f] for f in fields) == (False, False, "resolved", a, 6.0)
+
+
+def test_an_open_fork_first_committed_without_a_content_time_stays_censored(
+    tmp_path: Path,
+) -> None:
+    """Git never holds ops/, so a commit of a session whose Last compose is `never` has no
+    content time. A fork first listed open there had no raise time with --git-history and
+    left the estimate, though every open fork must enter it censored (spec §7); it is timed
+    by the first snapshot listing it open that has one, as a plain crawl times it."""
+    corpus = tmp_path / "corpus"
+    repo = copy_tree(FIXTURES / "example" / "orbit-api", corpus / "orbit-api")
+    state = repo / "docs" / "research" / "rate-limits-brainstorm" / "state.md"
+    text = state.read_text()
+    state.write_text(
+        "\n".join(
+            "- Last compose: never" if line.startswith("- Last compose:") else line
+            for line in text.splitlines()
+        )
+        + "\n"
+    )
+    make_git_repo(repo)
+    query = (
+        "SELECT fork_id, raised_at, censored, hours FROM fork_lifetimes "
+        "WHERE topic = 'rate-limits' AND censored ORDER BY fork_id"
+    )
+    found = {}
+    for history in (False, True):
+        out = tmp_path / f"out-{history}"
+        crawl([str(corpus)], str(out), workers=1, git_history=history)
+        found[history] = connect(Out(out)).execute(query).fetchall()
+    assert found[True] == found[False]
+    assert found[True] and all(hours is not None for *_, hours in found[True])
 
 
 def test_an_unchanged_night_repeats_the_figures_of_the_night_before(tmp_path: Path) -> None:

@@ -137,7 +137,7 @@ states AS (
         CASE WHEN session_keys IS NOT NULL THEN (SELECT list(DISTINCT snapshot_id) FROM obs) END)
 ),
 timeline AS (
-    SELECT q.session_key, q.root, q.seq, q.snapshots, st.*
+    SELECT q.session_key, q.root, q.seq, q.snapshots, q.content_time IS NOT NULL AS timed, st.*
     FROM seq q
     JOIN states st USING (snapshot_id)
 ),
@@ -146,7 +146,10 @@ per_fork AS (
         any_value(snapshots) AS snapshots,
         min(seq) AS first_seq,
         max(seq) FILTER (WHERE state <> 'resolved') AS last_listed_seq,
-        min(seq) FILTER (WHERE state = 'open') AS open_seq,
+        -- The first snapshot listing it open that has a content time: a commit's snapshot
+        -- holds no ops/ (git never does), so with Last compose `never` it has none, and the
+        -- fork is still timed by the next (with --git-history as without).
+        min(seq) FILTER (WHERE state = 'open' AND timed) AS open_seq,
         min(seq) FILTER (WHERE state IN ('resolved', 'parked')) AS close_seq,
         arg_min(state, seq) FILTER (WHERE state IN ('resolved', 'parked')) AS first_close_kind,
         bool_or(state = 'open' AND seq = snapshots) AS open_latest,
