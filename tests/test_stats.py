@@ -708,6 +708,34 @@ def test_a_result_timestamped_before_its_dispatch_has_no_latency(tmp_path: Path)
     assert (health.latency_n, health.latency_p50_s, health.latency_max_s) == (2, 900.0, 1800.0)
 
 
+def test_stage_flows_match_a_replays_arms_as_the_report_does(tmp_path: Path) -> None:
+    """A replay crawls one layout under two roots. Stage flows matched sessions under their
+    root, so every session read as gone and new again, while the report's "What changed"
+    (and compare) matched them by key: one matching (same_session) serves all three."""
+    from pipeline.compare import Selector
+    from pipeline.report import gather
+
+    out = str(tmp_path / "out")
+    for arm in ("base", "cand"):
+        repo = copy_tree(FIXTURES / "example" / "orbit-api", tmp_path / arm / "orbit-api")
+        if arm == "cand":
+            manifest = repo / "docs/research/pagination-brainstorm/ops/manifest.md"
+            manifest.write_text(manifest.read_text().replace("Status: approved", "Status: applied"))
+        crawl([str(tmp_path / arm)], out, {"run": arm}, workers=1, point=arm)
+    check(out)
+    flows = {(f.from_stage, f.to_stage): f.sessions for f in compute(out).stage_flows}
+    assert flows == {
+        ("open", "open"): 1,
+        ("converging", "applied"): 1,
+        ("applied", "applied"): 1,
+        ("harvested", "harvested"): 1,
+    }
+    since = gather(out, Selector()).since
+    assert since is not None
+    moved = {flow: [r["topic"] for r in rows] for flow, rows in since.flows.items() if rows}
+    assert moved == {"advanced": ["pagination"]}
+
+
 def test_a_point_with_no_session_keeps_its_stage_row(tmp_path: Path) -> None:
     """A point crawled from an empty root had no row in "Sessions by stage" (stats text and
     JSON), while the stage flows of the same output named it and the report's stage table

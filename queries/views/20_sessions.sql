@@ -129,11 +129,16 @@ LEFT JOIN verdicts v USING (point, session_key, root)
 ASOF LEFT JOIN harvests h
     ON h.session_key = ps.session_key AND h.root = ps.root AND h.position <= ps.position;
 
--- How the sessions of an earlier point (`earlier`) are matched with a later one's (`later`),
--- as compare matches its arms: by session_key where each point holds the key once (a
--- replay's arms crawl one layout under two roots; a night, under the same root), else by
--- session_key under its root. One row per earlier session: its root there (root_before) and
--- the root it is matched under at the later point (root).
+-- Whether a session of one point (key_a under root_a, its key held twins_a times there) is a
+-- session of another: the same session_key, under any roots where each point holds the key
+-- once (a replay's arms crawl one layout under two roots; a night, under the same root), else
+-- under the same root. The one matching of compare's arms, the report and stage flows.
+CREATE OR REPLACE MACRO same_session(key_a, root_a, twins_a, key_b, root_b, twins_b) AS
+    key_a = key_b AND (root_a = root_b OR (twins_a = 1 AND twins_b = 1));
+
+-- How the sessions of an earlier point (`earlier`) are matched with a later one's (`later`)
+-- (same_session). One row per earlier session: its root there (root_before) and the root it
+-- is matched under at the later point (root).
 CREATE OR REPLACE MACRO matched_roots(earlier, later) AS TABLE
 WITH b AS (
     SELECT session_key, root, count(*) OVER (PARTITION BY session_key) AS twins
@@ -145,4 +150,4 @@ n AS (
 )
 SELECT b.session_key, b.root AS root_before, coalesce(n.root, b.root) AS root
 FROM b
-LEFT JOIN n ON n.session_key = b.session_key AND n.twins = 1 AND b.twins = 1;
+LEFT JOIN n ON same_session(b.session_key, b.root, b.twins, n.session_key, n.root, n.twins);
