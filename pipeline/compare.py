@@ -59,7 +59,9 @@ class Selector:
 
 @dataclass
 class Arm:
-    failed: int
+    # What value counts of evaluated: sessions failing the rule; for clean-share, sessions
+    # clean; for fork-median-hours, forks closed (of those with a lifetime).
+    count: int
     evaluated: int
     value: float | None  # the rate (or the share, or the median in hours)
 

@@ -27,7 +27,7 @@ def _arm(row: Row, which: str) -> str:
     arm = row.baseline if which == "baseline" else row.candidate
     if row.metric == MEDIAN:
         return median_text(arm)
-    return count_rate(arm.failed, arm.evaluated, arm.value)
+    return count_rate(arm.count, arm.evaluated, arm.value)
 
 
 def comparison_table(result: Comparison) -> Any:

@@ -220,7 +220,7 @@ def test_each_arm_is_the_rule_rates_of_its_point_and_sarif_agrees(
                 "SELECT rule_id, failed, evaluated FROM rule_rates WHERE point = ?", [point.name]
             ).fetchall()
         }
-        rows = {r.metric: (arm(r).failed, arm(r).evaluated) for r in result.rows}
+        rows = {r.metric: (arm(r).count, arm(r).evaluated) for r in result.rows}
         assert {k: rows[k] for k in rates} == rates
     sarif = tmp_path / "c.sarif"
     runner = CliRunner()

@@ -255,8 +255,8 @@ def test_compare_tiny_replay(checked: Path) -> None:
     rows = {r.metric: r for r in result.rows}
     assert len(result.rows) == family and list(rows)[-1] == MEDIAN
     fork03 = rows["BS-FORK-03"]
-    assert (fork03.baseline.failed, fork03.baseline.evaluated) == (0, 1)
-    assert (fork03.candidate.failed, fork03.candidate.evaluated) == (1, 1)
+    assert (fork03.baseline.count, fork03.baseline.evaluated) == (0, 1)
+    assert (fork03.candidate.count, fork03.candidate.evaluated) == (1, 1)
     assert (fork03.design, fork03.difference, fork03.worse_when) == ("paired", 1.0, "higher")
     assert fork03.p_value == 1.0 and fork03.verdict == "unchanged"
     # Paired Newcombe with a = b = d = 0, c = 1 (n = 1) at z for 1 − 0.05/21, by hand: φ = 0,
@@ -266,8 +266,8 @@ def test_compare_tiny_replay(checked: Path) -> None:
     assert fork03.upper == pytest.approx(1.0)
     assert fork03.lower == pytest.approx(1 - 2**0.5 * z * z / (1 + z * z))
     clean = rows[CLEAN]
-    assert (clean.baseline.failed, clean.baseline.evaluated) == (2, 2)
-    assert (clean.candidate.failed, clean.candidate.evaluated) == (1, 2)
+    assert (clean.baseline.count, clean.baseline.evaluated) == (2, 2)
+    assert (clean.candidate.count, clean.candidate.evaluated) == (1, 2)
     assert (clean.worse_when, clean.difference) == ("lower", -0.5)
     assert rows["BS-OPS-02"].verdict == "no sessions" and rows["BS-OPS-02"].p_value is None
     assert rows["BS-OPS-02"].design == "two-sample"

@@ -178,9 +178,9 @@ def test_median_row_at_its_boundaries() -> None:
     assert worse.difference == 5.0
     assert worse.lower == pytest.approx(5 - (3.5**2 + 3**2) ** 0.5)
     assert worse.upper == pytest.approx(5 + 34**0.5)
-    assert (worse.baseline.failed, worse.baseline.evaluated, worse.baseline.value) == (3, 4, 10.0)
+    assert (worse.baseline.count, worse.baseline.evaluated, worse.baseline.value) == (3, 4, 10.0)
     cand = worse.candidate
-    assert (cand.failed, cand.evaluated, cand.value) == (3, 4, 15.0)
+    assert (cand.count, cand.evaluated, cand.value) == (3, 4, 15.0)
     # hypot(15 − 11, 13 − 10) = 5 = d: the interval touches zero.
     assert median_row(base, lifetime(15.0, 11.0, 20.0)).lower == 0.0
     assert median_row(base, lifetime(15.0, 11.0, 20.0)).verdict == "unchanged", "touching"
@@ -310,7 +310,7 @@ def test_comparison_as_json_has_stable_keys_and_ordered_rows() -> None:
     assert (plain["family_size"], plain["confidence"]) == (21, 0.9976)
     assert plain["counts"] == {"regression": 1, "improvement": 1, "unchanged": 1, "no sessions": 0}
     assert [r["metric"] for r in plain["rows"]] == ["B", "A", CLEAN]
-    assert plain["rows"][0]["baseline"] == {"failed": 1, "evaluated": 10, "value": 0.1}
+    assert plain["rows"][0]["baseline"] == {"count": 1, "evaluated": 10, "value": 0.1}
     assert MEDIAN == "fork-median-hours"
 
 

@@ -277,9 +277,9 @@ def test_compare_rows_give_each_arms_hand_counted_failed_over_evaluated(replay: 
     for rule, (gate, evaluated, failed, _, _) in RATES.items():
         row = by_metric[rule]
         after = failed + (rule == "BS-FORK-03")
-        got = (row.gate, row.baseline.failed, row.baseline.evaluated)
+        got = (row.gate, row.baseline.count, row.baseline.evaluated)
         assert got == (gate, failed, evaluated), rule
-        assert (row.candidate.failed, row.candidate.evaluated) == (after, evaluated), rule
+        assert (row.candidate.count, row.candidate.evaluated) == (after, evaluated), rule
         assert row.design == "paired", rule
     fork03 = by_metric["BS-FORK-03"]
     assert (fork03.baseline.value, fork03.candidate.value) == (1 / 8, 2 / 8)
@@ -287,5 +287,5 @@ def test_compare_rows_give_each_arms_hand_counted_failed_over_evaluated(replay: 
     assert fork03.lower < 0 < fork03.upper and fork03.verdict == "unchanged"
     assert fork03.p_value == 1.0  # one discordant pair: 2 · C(1,0) / 2 = 1
     clean = by_metric["clean-share"]
-    assert (clean.baseline.failed, clean.baseline.evaluated) == (CLEAN, 13)
-    assert (clean.candidate.failed, clean.candidate.evaluated) == (CLEAN - 1, 13)
+    assert (clean.baseline.count, clean.baseline.evaluated) == (CLEAN, 13)
+    assert (clean.candidate.count, clean.candidate.evaluated) == (CLEAN - 1, 13)

@@ -155,19 +155,19 @@ def test_compare_arms_are_the_oracles_counts(arms: tuple[Path, Path, Path]) -> N
         row = rows[rule]
         for arm, summary in ((row.baseline, base_summary), (row.candidate, cand_summary)):
             counts = summary["own_gate"][rule]
-            assert (arm.failed, arm.evaluated) == (counts["fail"], counts["evaluated"]), rule
+            assert (arm.count, arm.evaluated) == (counts["fail"], counts["evaluated"]), rule
     clean = rows[CLEAN]
-    assert (clean.baseline.failed, clean.baseline.evaluated) == (
+    assert (clean.baseline.count, clean.baseline.evaluated) == (
         base_summary["clean_at_own_gate"],
         SESSIONS,
     )
-    assert (clean.candidate.failed, clean.candidate.evaluated) == (
+    assert (clean.candidate.count, clean.candidate.evaluated) == (
         cand_summary["clean_at_own_gate"],
         SESSIONS,
     )
     fork01 = rows["BS-FORK-01"]
     assert fork01.difference == pytest.approx(
-        fork01.candidate.failed / fork01.candidate.evaluated
-        - fork01.baseline.failed / fork01.baseline.evaluated
+        fork01.candidate.count / fork01.candidate.evaluated
+        - fork01.baseline.count / fork01.baseline.evaluated
     )
     assert fork01.verdict == "regression", "a 0.12 → 0.4 defect rate is beyond noise"
