@@ -29,7 +29,7 @@ from pipeline.engine import connect
 from pipeline.select import resolve
 from pipeline.stats import CURVE_POINTS, Lifetime
 from pipeline.store import Out
-from tests.conftest import generate_corpus
+from tests.conftest import FIXTURES, generate_corpus
 
 Z95 = NormalDist().inv_cdf(0.975)
 runner = CliRunner()
@@ -541,3 +541,23 @@ def test_a_candidate_alone_is_compared_with_the_point_before_it(tmp_path: Path) 
     first = runner.invoke(app, ["compare", "--out", out, "--candidate-run", "n1"])
     assert first.exit_code == 2
     assert "no checked census point before 'n1'" in first.output
+
+
+def test_a_key_held_under_two_roots_pairs_by_root_as_the_report_pairs_it(tmp_path: Path) -> None:
+    """Two clones of one repository, crawled each night: every session key is held twice.
+    Compare counted such sessions unpaired (a two-sample test) while the report matched them
+    by root night to night; both now match as same_session does, so the nights are paired."""
+    roots = [tmp_path / "clone-a", tmp_path / "clone-b"]
+    for root in roots:
+        shutil.copytree(FIXTURES / "example" / "orbit-api", root / "orbit-api")
+    out = str(tmp_path / "out")
+    crawl([str(r) for r in roots], out, workers=1, point="night-1")
+    state = roots[0] / "orbit-api/docs/research/pagination-brainstorm/state.md"
+    state.write_text(state.read_text().replace("- Status:", "- Status: maybe", 1))
+    crawl([str(r) for r in roots], out, workers=1, point="night-2")
+    check(out)
+    result = compare(out, Selector(run="night-1"), Selector(run="night-2"))
+    rows = {r.metric: r for r in result.rows}
+    assert rows["BS-STATE-01"].design == "paired"
+    assert (rows["BS-STATE-01"].baseline.count, rows["BS-STATE-01"].candidate.count) == (0, 1)
+    assert rows["clean-share"].design == "paired"

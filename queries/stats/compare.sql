@@ -1,7 +1,8 @@
 -- A baseline census point ($baseline) against a candidate ($candidate), per rule and for the
 -- share of sessions clean at their own gate: each arm's failed/evaluated exactly as
 -- rule_rates counts them (the sessions at whose own gate the rule is evaluated, skipped
--- left out), the sessions matched by session_key, and the 2×2 counts of the matched pairs.
+-- left out), the sessions matched as the report matches points (same_session), and the 2×2
+-- counts of the matched pairs.
 -- A metric is paired when both arms evaluate it on exactly the same sessions (the replay
 -- design), else two-sample. Intervals are Newcombe's, at normal quantile $z.
 WITH arms AS (
@@ -22,22 +23,24 @@ arm_hits AS (
     GROUP BY ALL
 ),
 keyed AS (
-    SELECT *, count(*) OVER (PARTITION BY metric, session_key, cand) AS twins FROM arm_hits
+    -- twins: how many sessions of its arm's point hold the key (as matched_roots counts).
+    SELECT h.*, t.twins
+    FROM arm_hits h
+    JOIN (
+        SELECT a.cand, session_key, root, count(*) OVER (PARTITION BY a.cand, session_key) AS twins
+        FROM point_sessions JOIN arms a USING (point)
+    ) t USING (cand, session_key, root)
 ),
 hits AS (
-    -- Matched by session_key (a replay's arms crawl the same layout under two roots), where
-    -- an arm holds the key once; a key an arm holds under two roots pairs with nothing, and
-    -- each of its sessions counts on its own (null: not evaluated in that arm).
-    SELECT metric, session_key,
-        bool_or(hit) FILTER (WHERE NOT cand) AS b_hit,
-        bool_or(hit) FILTER (WHERE cand) AS c_hit
-    FROM keyed
-    WHERE twins = 1
-    GROUP BY metric, session_key
-    UNION ALL
-    SELECT metric, session_key, CASE WHEN NOT cand THEN hit END, CASE WHEN cand THEN hit END
-    FROM keyed
-    WHERE twins > 1
+    -- The arms' sessions matched as the report matches two points (same_session); one
+    -- unmatched counts on its own (null: not evaluated in the other arm).
+    SELECT coalesce(b.metric, c.metric) AS metric,
+        coalesce(b.session_key, c.session_key) AS session_key,
+        b.hit AS b_hit, c.hit AS c_hit
+    FROM (FROM keyed WHERE NOT cand) b
+    FULL JOIN (FROM keyed WHERE cand) c
+        ON c.metric = b.metric
+        AND same_session(b.session_key, b.root, b.twins, c.session_key, c.root, c.twins)
 ),
 metrics AS (
     SELECT rule_id AS metric, gate FROM rules
