@@ -14,7 +14,8 @@ from typing import Any
 @dataclass(frozen=True)
 class Column:
     name: str
-    type: str  # string | int32 | int64 | bool | timestamp | list<string> | map<string,string>
+    # string | int32 | int64 | bool | timestamp | list<string> | list<int32> | map<string,string>
+    type: str
     doc: str
 
 
@@ -252,20 +253,35 @@ LEDGER = _table(
     _c("decision", "string", "Decision text; null when missing."),
     _c("why", "string", "Why text; null when missing."),
     _c("how_to_apply", "string", "How to apply text; null when missing."),
+    _c("decision_line", "int32", "Line of the Decision field; null when missing."),
+    _c("why_line", "int32", "Line of the Why field; null when missing."),
+    _c("how_to_apply_line", "int32", "Line of the How to apply field; null when missing."),
     _c("resolves_raw", "string", "Resolves value as written."),
     _c("reversed_by", "string", "The first D# named by 'Reversed by' (bullet or phrase)."),
     _c("reversed_by_line", "int32", "Line of the first such annotation."),
     _c("reverses", "string", "The first D# named by 'Reverses:'."),
-    _c("reverses_line", "int32", "Line of the Reverses field."),
+    _c("reverses_line", "int32", "Line of the first Reverses field."),
     _c(
         "reversed_by_ids",
         "list<string>",
-        "Every D# the entry's 'Reversed by' annotations name, in order (each must be an entry).",
+        "Every D# the entry's 'Reversed by' annotations name (every annotation counts), in "
+        "order (each must be an entry).",
     ),
     _c(
         "reverses_ids",
         "list<string>",
-        "Every D# the 'Reverses:' field names, in order (each must be an entry).",
+        "Every D# the entry's 'Reverses:' fields name (every field counts), in order (each "
+        "must be an entry).",
+    ),
+    _c(
+        "reversed_by_lines",
+        "list<int32>",
+        "Line of the annotation that names each D# of reversed_by_ids, in the same order.",
+    ),
+    _c(
+        "reverses_lines",
+        "list<int32>",
+        "Line of the Reverses field that names each D# of reverses_ids, in the same order.",
     ),
 )
 
@@ -992,6 +1008,7 @@ _DUCKDB = {
     "bool": "BOOLEAN",
     "timestamp": "TIMESTAMPTZ",
     "list<string>": "VARCHAR[]",
+    "list<int32>": "INTEGER[]",
     "map<string,string>": "MAP(VARCHAR, VARCHAR)",
 }
 
@@ -1003,6 +1020,8 @@ def arrow_type(type_: str) -> Any:
         return pa.timestamp("us", tz="UTC")
     if type_ == "list<string>":
         return pa.list_(pa.string())
+    if type_ == "list<int32>":
+        return pa.list_(pa.int32())
     if type_ == "map<string,string>":
         return pa.map_(pa.string(), pa.string())
     return getattr(pa, _ARROW[type_])()

@@ -529,8 +529,6 @@ def test_every_resolves_line_of_an_entry_counts() -> None:
         ("forks", f"## F1 — t [open]\n{FORK}- Raised by: twin (S9)\n", 4, "BS-SYNC-02"),
         ("forks", f"## F1 — t [open]\n{FORK}- Closes when:\n", 4, "BS-FORK-01"),
         ("ledger", "## D1 — t\n- Decision: a\n- Decision: b\n", 3, "BS-LEDGER-01"),
-        ("ledger", "## D1 — t\n- Reverses: D0\n- Reverses: D9\n", 3, "BS-LEDGER-01"),
-        ("ledger", "## D1 — t\nReversed by: D2\n\nReversed by: D9\n", 4, "BS-LEDGER-01"),
     ],
 )
 def test_a_field_given_again_differently_fails_the_rule_that_needs_it(
@@ -539,6 +537,20 @@ def test_a_field_given_again_differently_fails_the_rule_that_needs_it(
     """Only the first value is read; a second that says otherwise is a line that was not,
     so the rule that needs the field fails (a second that says the same is only a note)."""
     assert issues(read(kind, text)) == [(line, "duplicate-field", rule)]
+
+
+def test_every_reversal_annotation_counts_with_its_own_line() -> None:
+    """An entry amended twice has two annotations: each D# is read with the line that names
+    it (spec §3.1); none is a duplicate field."""
+    rec = read("ledger", "## D1 — t (Reversed by D2)\nReversed by: D2\n\nReversed by: D9\n")
+    assert pick(rec.of("ledger"), "reversed_by", "reversed_by_ids", "reversed_by_lines") == [
+        ("D2", ["D2", "D9"], [1, 4])
+    ]
+    rec = read("ledger", "## D1 — t\n- Reverses: D0\n- Reverses: D9, D0\n")
+    assert pick(rec.of("ledger"), "reverses", "reverses_ids", "reverses_lines") == [
+        ("D0", ["D0", "D9"], [2, 3])
+    ]
+    assert issues(rec) == []
 
 
 def test_a_field_given_again_the_same_is_a_note() -> None:

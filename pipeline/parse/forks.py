@@ -6,7 +6,7 @@ import re
 from typing import Any
 
 from pipeline.parse.blocks import Block, Heading, Table, parse
-from pipeline.parse.lexical import ARROW_RE, bare, canonical_id, ids, says_nothing, token
+from pipeline.parse.lexical import ARROW_RE, bare, canonical_id, decoded, ids, says_nothing, token
 from pipeline.parse.reading import (
     as_fields,
     entry_id,
@@ -235,7 +235,7 @@ def _second_marker(fork: dict[str, Any], text: str, start: int, line: int, rec: 
 
 
 def _read_marker(fork: dict[str, Any], raw: str, line: int, rec: Records) -> None:
-    text = bare(raw)
+    text = bare(decoded(raw))  # `[parked &rarr; x]` shows as `[parked → x]`
     if token(text, ("open", "parked")) == "open":
         fork["marker"] = "open"
         return

@@ -108,11 +108,11 @@ def parse_ledger(lines: list[str], rec: Records) -> None:
         if entry is None:
             outside_entry(rec, FILE, fields(block, _FIELDS), "D", _rule_of)
             continue
-        read = fields(block, _FIELDS) + _near(block, rec)
-        for key, value, line in read:
+        for key, value, line in fields(block, _FIELDS) + _near(block, rec):
             _field(entry, key, value, line, rec, resolved)
-        if not any(key == "reversed_by" for key, _, _ in read):
-            _phrase(entry, _lines(block))
+        # The phrase anywhere in the block too: every annotation counts (a field it repeats
+        # adds nothing).
+        _phrase(entry, _lines(block))
 
 
 def _near(block: Block, rec: Records) -> list[tuple[str, str, int]]:
@@ -212,6 +212,7 @@ def _field(
     if key in _TEXT:
         if entry[key] is None:
             entry[key] = "" if says_nothing(value) else value  # as an empty Closes when
+            entry[f"{key}_line"] = line
         else:
             label = key.replace("_", " ").capitalize()
             repeated(rec, FILE, line, label, entry[key], value, "BS-LEDGER-01")
@@ -232,49 +233,43 @@ def _field(
         if not forks and bare(value).lower() not in _NOTHING:
             message = f"{name} Resolves '{value[:80]}' names no F#"
             rec.issue(FILE, line, "no-fork-id", message, "BS-FORK-02")
-    elif key == "reverses" and entry["reverses"] is not None:
-        repeated(rec, FILE, line, "Reverses", entry["reverses"], value, "BS-LEDGER-01")
-    elif key == "reverses":
+    else:
+        # Reverses or Reversed by: every field counts (an entry amended twice carries two
+        # annotations), and every D# each names must be an entry (BS-LEDGER-01).
         found = ids(value, "D")
         if found:
-            # Every D# it names must be an entry (BS-LEDGER-01); the first stays in `reverses`.
-            entry["reverses"], entry["reverses_ids"], entry["reverses_line"] = found[0], found, line
+            _annotation(entry, key, found, line)
         else:
-            message = f"{name} Reverses '{value[:80]}' names no D#"
+            label = "Reverses" if key == "reverses" else "Reversed by"
+            message = f"{name} {label} '{value[:80]}' names no D#"
             rec.issue(FILE, line, "no-decision-id", message, "BS-LEDGER-01")
-    elif key == "reversed_by":
-        found = ids(value, "D")
-        if not found:
-            message = f"{name} Reversed by '{value[:80]}' names no D#"
-            rec.issue(FILE, line, "no-decision-id", message, "BS-LEDGER-01")
-        elif entry["reversed_by_ids"] is None:
-            _reversed_by(entry, found, line)
-        elif not set(found) <= set(entry["reversed_by_ids"]):
-            first = ", ".join(entry["reversed_by_ids"])
-            repeated(rec, FILE, line, "Reversed by", first, value, "BS-LEDGER-01")
 
 
 def _phrase(entry: dict[str, Any], lines: list[tuple[int, str]]) -> None:
     """`Reversed by D{n}` anywhere in the entry (a field or prose): every D# each phrase
-    lists counts, and the line of the first is kept. The lines are read as one text, so a
+    lists counts, with the line its phrase begins on. The lines are read as one text, so a
     phrase may wrap onto the next line."""
     if not lines:
         return
     text = lines[0][1] if len(lines) == 1 else "\n".join(t for _, t in lines)
     if "versed" in text or "VERSED" in text:
         for m in _REVERSED_BY_RE.finditer(text):
-            _reversed_by(entry, ids(m[1], "D"), lines[text.count("\n", 0, m.start())][0])
+            line = lines[text.count("\n", 0, m.start())][0]
+            _annotation(entry, "reversed_by", ids(m[1], "D"), line)
 
 
-def _reversed_by(entry: dict[str, Any], found: list[str], line: int) -> None:
-    """Add the D#s an annotation names to the entry's; the first annotation gives
-    `reversed_by` (its first D#) and `reversed_by_line`."""
-    listed = entry["reversed_by_ids"]
+def _annotation(entry: dict[str, Any], key: str, found: list[str], line: int) -> None:
+    """Add the D#s a `Reversed by` or `Reverses` annotation names (key `reversed_by` or
+    `reverses`) to the entry's, each with the line that names it first; the first
+    annotation gives the scalar columns (its first D#, its line)."""
+    listed, lines = entry[f"{key}_ids"], entry[f"{key}_lines"]
     if listed is None:
-        entry["reversed_by"], entry["reversed_by_ids"] = found[0], found
-        entry["reversed_by_line"] = line
-    else:
-        listed.extend(d for d in found if d not in listed)
+        entry[key], entry[f"{key}_line"] = found[0], line
+        entry[f"{key}_ids"], entry[f"{key}_lines"] = listed, lines = [], []
+    for decision_id in found:
+        if decision_id not in listed:
+            listed.append(decision_id)
+            lines.append(line)
 
 
 def _lines(block: Block) -> list[tuple[int, str]]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import re
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -126,6 +127,32 @@ def shown(text: str) -> str:
     if "<!--" not in text:
         return text
     return _INLINE_COMMENT_RE.sub("", text).strip(" \t\xa0")
+
+
+# A CommonMark entity or numeric character reference (`&rarr;`, `&#8594;`, `&#x2192;`),
+# not after a backslash (`\&rarr;` shows as written); and a code span, in which none is one.
+_CHAR_REF_RE = re.compile(
+    r"(?<!\\)&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{0,31});"
+)
+_CODE_SPAN_RE = re.compile(r"(?<!`)(`++)(?!`).*?(?<!`)\1(?!`)", re.DOTALL)
+
+
+def decoded(text: str) -> str:
+    """Text with its character references decoded outside code spans, as a rendered page
+    shows them (`&rarr;` is `→`): what is no reference stays as written."""
+    if "&" not in text:
+        return text
+    if "`" not in text:
+        return _CHAR_REF_RE.sub(_char, text)
+    parts, at = [], 0
+    for m in _CODE_SPAN_RE.finditer(text):
+        parts += [_CHAR_REF_RE.sub(_char, text[at : m.start()]), m[0]]
+        at = m.end()
+    return "".join([*parts, _CHAR_REF_RE.sub(_char, text[at:])])
+
+
+def _char(m: re.Match[str]) -> str:
+    return html.unescape(m[0])
 
 
 def says_nothing(value: str | None) -> bool:

@@ -5,7 +5,16 @@ from __future__ import annotations
 import re
 
 from pipeline.parse.blocks import Block, Heading, Item, Paragraph, Table, parse
-from pipeline.parse.lexical import WHOLE_ID, bare, canonical_id, shown, split_arrow, stamp, token
+from pipeline.parse.lexical import (
+    WHOLE_ID,
+    bare,
+    canonical_id,
+    decoded,
+    shown,
+    split_arrow,
+    stamp,
+    token,
+)
 from pipeline.parse.reading import (
     IN_HTML,
     as_fields,
@@ -178,19 +187,21 @@ def _field(rec: Records, key: str, value: str, line: int, given: dict[str, str])
 
 def _meant_as_aspect(text: str) -> bool:
     """`{name} — {description} → {refs}`: a name, a dash, then an arrow."""
-    arrow = split_arrow(shown(text))
+    arrow = split_arrow(decoded(shown(text)))
     return arrow is not None and _DASH_AT_RE.search(arrow[0]) is not None
 
 
 def _aspect(item: Item, rec: Records) -> None:
     """One aspect: `{name} — {description} → {refs}`; its sub-items are part of it, and
     hold its refs when the arrow has nothing after it on the aspect's own line."""
-    text = shown(item.text)  # a comment's `-->` is no arrow
+    # A comment's `-->` is no arrow; `&rarr;` is one, as the page shows it.
+    text = decoded(shown(item.text))
     arrow = split_arrow(text)
-    if len(item.lines) > 1 and (first := split_arrow(shown(item.lines[0][1]))) is not None:
+    first_line = decoded(shown(item.lines[0][1])) if len(item.lines) > 1 else ""
+    if len(item.lines) > 1 and (first := split_arrow(first_line)) is not None:
         # The aspect's own line has its arrow: the lines after it continue its refs (an
         # arrow there too must not make the first line's refs part of the description).
-        more = " ".join(t for _, t in item.lines[1:])
+        more = decoded(" ".join(t for _, t in item.lines[1:]))
         arrow = first[0], f"{first[1]} {more}"
     head, refs_raw = (text, None) if arrow is None else (arrow[0], arrow[1].strip())
     if arrow is not None and not refs_raw and item.parts:

@@ -1,0 +1,149 @@
+"""census.md §3.1 and §5 BS-LEDGER-01: an entry amended twice carries two annotations, and
+every one counts. Two `Reversed by` bullets, or the phrase `(Reversed by D3)` in the heading
+plus a `- Reversed by: D4` bullet, or two `Reverses:` bullets, name every D# they list; the
+rule fails only when a named D# is no entry (or a value names none), and each finding names
+the line that says that D#. An empty Decision, Why or How to apply is named at its own line.
+
+Each case edits a copy of the healthy open base session (fixtures/cases/base) on disk and
+runs `census detect`; one also crawls and checks the copies and reads `rule_results`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from pipeline.check import check
+from pipeline.crawl import crawl
+from pipeline.detect import detect
+from tests.conftest import FIXTURES, copy_tree
+
+SESSION = "docs/research/demo-brainstorm"
+D1 = "## D1 — Digests fold only low-urgency notifications"
+RESOLVES = "- Resolves: F3\n"  # D1's last field, line 7 of the base ledger
+WHY_2 = "- Why: silence is the failure mode"  # D2's Why, line 11 (its heading is line 9)
+
+
+def _entry(n: int, *fields: str) -> str:
+    extra = "".join(f"- {f}\n" for f in fields)
+    return f"\n## D{n} — t{n}\n- Decision: d{n}\n- Why: w{n}\n- How to apply: h{n}\n{extra}"
+
+
+D3, D4 = _entry(3, "Reverses: D1"), _entry(4, "Reverses: D1")
+
+
+def _session(root: Path, name: str, edit: Callable[[str], str]) -> Path:
+    """A copy of the open base session with ledger.md edited; returns the session folder."""
+    repo = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", root / "corpus" / name)
+    path = repo / SESSION / "ledger.md"
+    text = path.read_text(encoding="utf-8")
+    edited = edit(text)
+    assert edited != text, "the edit changed nothing"
+    path.write_text(edited, encoding="utf-8")
+    return repo / SESSION
+
+
+def _findings(session: Path) -> tuple[str, list[tuple[int, str]]]:
+    outcome = next(o for o in detect(str(session), "session").outcomes if o.rule == "BS-LEDGER-01")
+    return outcome.status, [(int(f["line"]), str(f["message"])) for f in outcome.findings]
+
+
+def _twice(t: str) -> str:
+    return t.replace(RESOLVES, RESOLVES + "- Reversed by: D3\n- Reversed by: D4\n") + D3 + D4
+
+
+def _heading_and_bullet(t: str) -> str:
+    t = t.replace(D1, D1 + " (Reversed by D3)")
+    return t.replace(RESOLVES, RESOLVES + "- Reversed by: D4\n") + D3 + D4
+
+
+def _two_reverses(t: str) -> str:
+    return t + _entry(3, "Reverses: D1", "Reverses: D2")
+
+
+@pytest.mark.parametrize("edit", [_twice, _heading_and_bullet, _two_reverses])
+def test_every_annotation_of_an_entry_counts(tmp_path: Path, edit: Callable[[str], str]) -> None:
+    """Every D# named exists: nothing fails, and no second annotation is 'not read'."""
+    status, findings = _findings(_session(tmp_path, "r", edit))
+    assert (status, findings) == ("pass", [])
+
+
+@pytest.mark.parametrize(
+    ("edit", "expected"),
+    [
+        # The second bullet (line 9) names an entry that does not exist.
+        (
+            lambda t: (
+                t.replace(RESOLVES, RESOLVES + "- Reversed by: D3\n- Reversed by: D99\n") + D3
+            ),
+            (9, "D1 is reversed by D99, which is not a ledger entry"),
+        ),
+        # The heading names D3 (line 3), the bullet D99 (line 8).
+        (
+            lambda t: (
+                t.replace(D1, D1 + " (Reversed by D3)").replace(
+                    RESOLVES, RESOLVES + "- Reversed by: D99\n"
+                )
+                + D3
+            ),
+            (8, "D1 is reversed by D99, which is not a ledger entry"),
+        ),
+        # D3's second Reverses (line 19) names no entry.
+        (lambda t: t + _entry(3, "Reverses: D1", "Reverses: D98"), (19, "D3 reverses D98")),
+    ],
+)
+def test_a_later_annotation_that_names_no_entry_fails_at_its_line(
+    tmp_path: Path, edit: Callable[[str], str], expected: tuple[int, str]
+) -> None:
+    status, findings = _findings(_session(tmp_path, "r", edit))
+    assert status == "fail"
+    line, message = expected
+    assert [n for n, m in findings if m.startswith(message)] == [line], findings
+
+
+def test_a_second_annotation_that_names_no_id_still_fails(tmp_path: Path) -> None:
+    def edit(t: str) -> str:
+        return t.replace(RESOLVES, RESOLVES + "- Reversed by: D3\n- Reversed by: the review\n") + D3
+
+    status, findings = _findings(_session(tmp_path, "r", edit))
+    assert status == "fail"
+    assert any(n == 9 and "names no D#" in m for n, m in findings), findings
+
+
+def _phrase_names_a_missing_entry(t: str) -> str:
+    # Line 8 names D3 (an entry), line 9 names D9 (none).
+    note = "- Reversed by: D3\n- Note: partly; Reversed by D9 later\n"
+    return t.replace(RESOLVES, RESOLVES + note) + D3
+
+
+def _empty_why(t: str) -> str:
+    return t.replace(WHY_2, "- Why:\n- Note: silence is the failure mode")
+
+
+def test_crawl_and_check_name_the_line_that_says_it(tmp_path: Path) -> None:
+    """A reversal names the line with the missing D#, not the first annotation's; an empty
+    Why names its own line, not the heading's; in detect and in `rule_results` alike."""
+    cases = {
+        "phrase": (
+            _phrase_names_a_missing_entry,
+            9,
+            "D1 is reversed by D9, which is not a ledger entry",
+        ),
+        "why": (_empty_why, 11, "D2 has an empty 'Why:'"),
+    }
+    for name, (edit, line, message) in cases.items():
+        status, findings = _findings(_session(tmp_path, name, edit))
+        assert (status, findings) == ("fail", [(line, message)]), name
+    out = tmp_path / "out"
+    crawl([str(tmp_path / "corpus")], str(out), workers=1)
+    check(str(out))
+    with duckdb.connect(str(out / "census.duckdb"), read_only=True) as con:
+        con.execute(f"SET file_search_path = '{out}'")
+        rows = con.execute(
+            "SELECT r.line, r.message FROM rule_results r "
+            "WHERE r.rule_id = 'BS-LEDGER-01' AND r.status = 'fail' ORDER BY r.line"
+        ).fetchall()
+    assert rows == [(9, cases["phrase"][2]), (11, cases["why"][2])]
