@@ -1,0 +1,114 @@
+"""census.md §3.1: four ways of writing ops/ files that a reader of the rendered page reads
+one way and the census read another.
+
+- A Destination cell that visibly names an existing document (`→ docs/x.md`,
+  `update docs/x.md`, `docs/x.md.`, `docs/x.md<!-- new -->`, `[docs/x.md]`,
+  `~~old.md~~ docs/x.md`, `a.md / docs/x.md`, `docs/x.md?plain=1`, …) was read as one path
+  that does not exist, so BS-HARVEST-01 passed over that document's links into the folder,
+  with no note.
+- A sync-log result wrapped onto a second plain line is one paragraph in CommonMark; the
+  second line was read as a line of its own, 'neither a dispatch nor a result', failing
+  BS-SYNC-01 and BS-SYNC-02 (the list-item form was already read as one line).
+- A heading naming a sync above its lines (`## S1 — intake`) was read as a bad sync line.
+- An HTML comment inside a manifest table cell was read though the page does not show it:
+  `parked fork <!-- F4 -->` routed F4 for BS-MANIFEST-01.
+
+Each case edits a copy of a healthy base session (fixtures/cases/base) and runs
+`census detect`; one runs crawl and check, which must agree.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pipeline.crawl import crawl
+from pipeline.engine import connect
+from pipeline.store import Out
+from tests.test_entry_reading import detect, failing, findings
+from tests.test_late_ids import appended
+
+# ───────────────────────────── sync-log paragraphs and headings ─────────────────────────────
+
+S1 = "S1 | gate: intake | dispatched: 2026-07-06T10:11Z | scope: bootstrap aspect map + compose"
+S1_DONE = (
+    "S1 → reconciled | 2026-07-06T10:15Z | 6 edits · 2 new forks · 2 open · untouched: opt-out"
+)
+S2 = "S2 | gate: on-demand | dispatched: 2026-07-08T14:24Z | scope: full reconcile + compose"
+S2_DONE = "S2 → reconciled | 2026-07-08T14:30Z | 5 edits · 2 new forks · 2 open · untouched: none"
+
+
+def _sync_log(tmp_path: Path, text: str) -> Path:
+    """The open base session (F2 raised by twin (S2)) with this ops/sync-log.md."""
+    folder = appended(tmp_path, "open", "ops/sync-log.md", "")
+    (folder / "ops" / "sync-log.md").write_text(text, encoding="utf-8")
+    return folder
+
+
+def _events(out: Path) -> list[tuple[object, ...]]:
+    return [
+        tuple(row)
+        for row in connect(Out(str(out)))
+        .execute("SELECT line, sync_id, kind, open_forks FROM sync_events ORDER BY line")
+        .fetchall()
+    ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # The result wrapped onto a plain line: one paragraph, so one line on the page.
+        f"{S1}\n{S1_DONE}\n{S2}\nS2 → reconciled | 2026-07-08T14:30Z | 5 edits · 2 new forks ·\n"
+        "2 open · untouched: none\n",
+        # The dispatch's scope wrapped too.
+        f"{S1}\n{S1_DONE}\nS2 | gate: on-demand | dispatched: 2026-07-08T14:24Z | scope: full\n"
+        f"reconcile + compose\n{S2_DONE}\n",
+    ],
+)
+def test_a_sync_line_wrapped_onto_a_plain_line_is_one_line(tmp_path: Path, text: str) -> None:
+    found = detect(_sync_log(tmp_path, text), "session")
+    assert not {"BS-SYNC-01", "BS-SYNC-02"} & failing(found), found
+    assert found["notes"] == [], found["notes"]
+
+
+def test_a_wrapped_result_keeps_its_counts(tmp_path: Path) -> None:
+    """The reconciled summary's `2 open`, on the continuation line, is read (crawl)."""
+    text = f"{S1}\n{S1_DONE}\n{S2}\nS2 → reconciled | 2026-07-08T14:30Z | 5 edits ·\n2 open\n"
+    _sync_log(tmp_path, text)
+    out = tmp_path / "out"
+    crawl([str(tmp_path / "repo")], str(out))
+    assert _events(out) == [
+        (1, "S1", "dispatch", None),
+        (2, "S1", "result", 2),
+        (3, "S2", "dispatch", None),
+        (4, "S2", "result", 2),
+    ]
+
+
+def test_prose_after_a_blank_line_is_still_no_sync_line(tmp_path: Path) -> None:
+    """Guard: a plain line of its own paragraph (or a paragraph of prose) is no sync line."""
+    text = f"{S1}\n{S1_DONE}\n{S2}\n{S2_DONE}\n\nthe twin was slow today\nand again\n"
+    found = detect(_sync_log(tmp_path, text), "session")
+    assert "BS-SYNC-01" in failing(found)
+    lines = [line for _, line, _ in findings(found, "BS-SYNC-01")]
+    assert lines == [6, 7], found
+
+
+@pytest.mark.parametrize("heading", ["## S1 — intake", "## S1", "### S2: full reconcile", "# S1"])
+def test_a_heading_naming_a_sync_is_a_section_title(tmp_path: Path, heading: str) -> None:
+    text = f"{heading}\n\n{S1}\n{S1_DONE}\n\n## S2\n\n{S2}\n{S2_DONE}\n"
+    found = detect(_sync_log(tmp_path, text), "session")
+    assert not {"BS-SYNC-01", "BS-SYNC-02"} & failing(found), found
+    assert found["notes"] == [], found["notes"]
+
+
+@pytest.mark.parametrize(
+    "heading",
+    ["## S3 | gate: stop | dispatched: 2026-07-10T15:58Z", "### S3 → reconciled 2026-07-10"],
+)
+def test_a_heading_meant_as_a_sync_line_still_fails(tmp_path: Path, heading: str) -> None:
+    """Guard: a heading that holds a field separator or an arrow is read as a sync line."""
+    text = f"{S1}\n{S1_DONE}\n{S2}\n{S2_DONE}\n\n{heading}\n"
+    found = detect(_sync_log(tmp_path, text), "session")
+    assert [line for _, line, _ in findings(found, "BS-SYNC-01")] == [6], found
