@@ -19,12 +19,14 @@ Each case edits a copy of a healthy base session (fixtures/cases/base) and runs
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
 
 from pipeline.crawl import crawl
 from pipeline.engine import connect
+from pipeline.parse.lexical import shown
 from pipeline.store import Out
 from tests.test_entry_reading import detect, failing, findings
 from tests.test_late_ids import appended
@@ -112,3 +114,48 @@ def test_a_heading_meant_as_a_sync_line_still_fails(tmp_path: Path, heading: str
     text = f"{S1}\n{S1_DONE}\n{S2}\n{S2_DONE}\n\n{heading}\n"
     found = detect(_sync_log(tmp_path, text), "session")
     assert [line for _, line, _ in findings(found, "BS-SYNC-01")] == [6], found
+
+
+# ───────────────────────────── manifest table cells ─────────────────────────────
+
+ROW_3 = "| 3 | parked fork F4 | forks.md |"
+
+
+@pytest.mark.parametrize(
+    "row",
+    [
+        "| 3 | parked fork <!-- F4 --> | forks.md |",
+        "| 3 | parked fork | forks.md <!-- F4 --> |",
+        "| 3 | parked fork <!--F4--> (total counts) | forks.md |",
+    ],
+)
+def test_a_fork_named_only_in_a_comment_is_not_routed(tmp_path: Path, row: str) -> None:
+    folder = appended(tmp_path, "applied", "ops/manifest.md", "")
+    path = folder / "ops" / "manifest.md"
+    text = path.read_text(encoding="utf-8")
+    assert ROW_3 in text
+    path.write_text(text.replace(ROW_3, row), encoding="utf-8")
+    found = detect(folder, "session")
+    assert [m for _, _, m in findings(found, "BS-MANIFEST-01")] == [
+        "parked fork F4 (forks.md:3) has no manifest row naming it"
+    ], found
+
+
+def test_a_comment_beside_the_fork_id_leaves_it_routed(tmp_path: Path) -> None:
+    """Guard: the ID shown on the page, with a comment beside it, routes the fork."""
+    folder = appended(tmp_path, "applied", "ops/manifest.md", "")
+    path = folder / "ops" / "manifest.md"
+    text = path.read_text(encoding="utf-8").replace(
+        ROW_3, "| 3 | parked fork F4<!-- x --> | forks.md |"
+    )
+    path.write_text(text, encoding="utf-8")
+    assert "BS-MANIFEST-01" not in failing(detect(folder, "session"))
+
+
+@pytest.mark.parametrize("text", ["<!--" * 30_000, "<!-- -->" + "a <!--" * 20_000])
+def test_a_cell_of_unclosed_comments_is_read_in_linear_time(text: str) -> None:
+    """Every table cell now loses its comments: a pattern tried from every `<!--` of a line
+    with no `-->` after it rescanned the rest of the line (half a minute here)."""
+    started = time.perf_counter()
+    shown(text)
+    assert time.perf_counter() - started < 2, "quadratic in the cell's length"

@@ -10,7 +10,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from pipeline.parse.blocks import Block, Heading, Paragraph, Table, parse, split_cells
-from pipeline.parse.lexical import bare, token
+from pipeline.parse.lexical import bare, shown, token
 from pipeline.parse.reading import (
     as_fields,
     fields,
@@ -347,7 +347,7 @@ def _unread_table(rec: Records, table: Table) -> None:
     (`Target` for `Destination`, `No.` for `#`): its rows are not read as routes, so neither
     the routes (BS-MANIFEST-01) nor the destinations' links into the folder (BS-HARVEST-01)
     can be shown to hold (§3.1, fail closed). A table of something else is left alone."""
-    names = [bare(cell).lower() for cell in table.header]
+    names = [bare(shown(cell)).lower() for cell in table.header]
     named = sum(name in names for name in _COLUMNS)
     if named < 3 and not any("destination" in name for name in names):
         return
@@ -365,7 +365,7 @@ def _table(
 ) -> bool:
     """The rows of a routing table: one whose header names the five columns (any case,
     any order, emphasis dropped; more columns are allowed). False for another table."""
-    names = [bare(cell).lower() for cell in table.header]
+    names = [bare(shown(cell)).lower() for cell in table.header]
     if not all(name in names for name in _COLUMNS):
         return False
     where = [names.index(name) for name in _COLUMNS]
@@ -375,7 +375,11 @@ def _table(
     for line, cells in table.rows:
         if line in fields_below:
             continue
-        num, what, source, destination, action = (cells[i] if i < len(cells) else "" for i in where)
+        # A cell as the page shows it: an HTML comment in it (`parked fork <!-- F2 -->`)
+        # names nothing, as in a field's value.
+        num, what, source, destination, action = (
+            shown(cells[i]) if i < len(cells) else "" for i in where
+        )
         rows.append(
             {
                 "line": line,
