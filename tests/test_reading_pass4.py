@@ -24,12 +24,14 @@ from pathlib import Path
 
 import pytest
 
+from pipeline.check import check
 from pipeline.crawl import crawl
 from pipeline.engine import connect
 from pipeline.parse.lexical import shown
 from pipeline.store import Out
+from tests.test_destination_cells import DEMO, _harvest, _repo
 from tests.test_entry_reading import detect, failing, findings
-from tests.test_late_ids import appended
+from tests.test_late_ids import appended, notes
 
 # ───────────────────────────── sync-log paragraphs and headings ─────────────────────────────
 
@@ -159,3 +161,80 @@ def test_a_cell_of_unclosed_comments_is_read_in_linear_time(text: str) -> None:
     started = time.perf_counter()
     shown(text)
     assert time.perf_counter() - started < 2, "quadratic in the cell's length"
+
+
+# ───────────────────────────── Destination cells ─────────────────────────────
+
+RELEASE = "docs/features/release notes.md"
+
+
+@pytest.mark.parametrize(
+    ("document", "cell"),
+    [
+        (DEMO, f"→ {DEMO}"),
+        (DEMO, f"update {DEMO}"),
+        (DEMO, f"{DEMO}."),
+        (DEMO, f"{DEMO}<!-- new page -->"),
+        (DEMO, f"[{DEMO}]"),
+        (DEMO, f"~~docs/architecture/x.md~~ {DEMO}"),
+        (DEMO, f"a.md<br>and {DEMO}"),
+        (DEMO, f"a.md / {DEMO}"),
+        (DEMO, f"a.md \\| {DEMO}"),
+        (DEMO, f"{DEMO}?plain=1"),
+        (DEMO, f'"{DEMO}"'),
+        (DEMO, f"({DEMO})"),
+        (DEMO, f"see {DEMO} (new)"),
+        (DEMO, f"docs/architecture/overview.md, then {DEMO}."),
+        (RELEASE, f"{RELEASE} (new)"),
+        (RELEASE, f"{RELEASE}."),
+    ],
+)
+def test_a_destination_that_visibly_names_a_linking_document_fails_harvest(
+    tmp_path: Path, document: str, cell: str
+) -> None:
+    status, found, _ = _harvest(_repo(tmp_path, document, cell))
+    assert status == "fail", cell
+    assert any(f"/{document} links into the session folder" in line for line in found), found
+
+
+@pytest.mark.parametrize(
+    "cell",
+    [
+        f"~~{DEMO}~~ docs/architecture/overview.md",  # struck out: no longer a destination
+        f"docs/architecture/overview.md <!-- was {DEMO} -->",
+    ],
+)
+def test_a_struck_or_hidden_destination_is_none(tmp_path: Path, cell: str) -> None:
+    status, found, codes = _harvest(_repo(tmp_path, DEMO, cell))
+    assert (status, found, codes) == ("pass", [], []), cell
+
+
+def test_a_prose_word_before_a_path_is_no_unreadable_destination(tmp_path: Path) -> None:
+    """Guard: `update docs/x.md` names docs/x.md; the verb is no destination of its own."""
+    status, found, codes = _harvest(_repo(tmp_path, DEMO, f"update {DEMO}", link=False))
+    assert (status, found, codes) == ("pass", [], []), found
+
+
+def test_a_word_with_a_full_stop_that_names_no_path_is_noted(tmp_path: Path) -> None:
+    status, _, codes = _harvest(_repo(tmp_path, DEMO, "TBD.", link=False))
+    assert (status, codes) == ("fail", ["unreadable-destination"])
+
+
+def test_crawl_and_check_agree_with_detect(tmp_path: Path) -> None:
+    repo = _repo(tmp_path, DEMO, f"update {DEMO}.")
+    folder = repo / "docs" / "research" / "demo-brainstorm"
+    (folder / "ops" / "sync-log.md").write_text(
+        f"## S1\n\n{S1}\n{S1_DONE[:40]}\n{S1_DONE[40:]}\n", encoding="utf-8"
+    )
+    expected = {r["rule"]: r["status"] for r in detect(folder, "move")["rules"]}
+    assert expected["BS-HARVEST-01"] == "fail" and expected["BS-SYNC-01"] == "pass", expected
+    out = tmp_path / "out"
+    crawl([str(tmp_path / "corpus")], str(out))
+    check(str(out))
+    rows = (
+        connect(Out(str(out)))
+        .execute("SELECT DISTINCT rule_id, status FROM rule_results")
+        .fetchall()
+    )
+    assert {rule: status for rule, status in rows if rule in expected} == expected
+    assert notes(detect(folder, "move")) == []
