@@ -408,7 +408,8 @@ def _table(
 def destinations(cell: str) -> list[tuple[str, str | None]]:
     """Each destination a Destination cell names, as written and as a repository-relative
     path (None when it is not one): a Markdown link's target, a path followed by
-    commentary, several separated by commas, semicolons, `<br>` or ` and `."""
+    commentary, several separated by commas, semicolons, `<br>` or ` and `, and every other
+    word that looks like a path (comments and struck-through text dropped first)."""
     return [(written, path) for written, path, _ in _destinations(cell)]
 
 
