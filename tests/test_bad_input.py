@@ -346,7 +346,8 @@ def test_unparseable_headings_and_timestamps(
         "forks.md": b"\n## F9 Missing the dash [open]\n- Closes when: never\n",
         "ledger.md": b"\n## D3 without a dash\n- Decision: kept\n",
         "ops/capture.md": b"---\n### T6 \xc2\xb7 yesterday evening\n",
-        "ops/sync-log.md": b"S3 | gate: stop | dispatched: soon | scope: x\nnot a sync line\n",
+        # A paragraph of its own (directly under the dispatch it would continue it, §3.1).
+        "ops/sync-log.md": b"S3 | gate: stop | dispatched: soon | scope: x\n\nnot a sync line\n",
     }
     before: dict[str, int] = {}
     for name, text in appended.items():
@@ -366,7 +367,7 @@ def test_unparseable_headings_and_timestamps(
         [
             ("bad", "ops/capture.md", before["ops/capture.md"] + 2, "bad-turn-heading"),
             ("bad", "ops/sync-log.md", before["ops/sync-log.md"] + 1, "bad-timestamp"),
-            ("bad", "ops/sync-log.md", before["ops/sync-log.md"] + 2, "bad-sync-line"),
+            ("bad", "ops/sync-log.md", before["ops/sync-log.md"] + 3, "bad-sync-line"),
             ("bad", "state.md", 6, "bad-timestamp"),
         ]
     )

@@ -513,7 +513,7 @@ def test_sync_log_dispatch_and_result_lines_with_counts() -> None:
             "reconciled",
             datetime(2026, 7, 8, 15, 10, tzinfo=UTC),
         ),
-        ("ops/sync-log.md", 10, "S5", 5, "dispatch", "stop", "compose", None, None),
+        ("ops/sync-log.md", 11, "S5", 5, "dispatch", "stop", "compose", None, None),
     ]
     counts = ("line", "summary", "edits", "new_forks", "open_forks")
     results = [r for r in rec.of("sync_events") if r["kind"] == "result"]
@@ -524,9 +524,11 @@ def test_sync_log_dispatch_and_result_lines_with_counts() -> None:
         (7, "1 edit · 1 new fork · 0 open", 1, 1, 0),
         (8, "nothing to count here", None, None, None),
     ]
+    # The prose line is a paragraph of its own: directly under S4's result it would be that
+    # line wrapped (§3.1).
     assert issues(rec) == [
-        ("ops/sync-log.md", 9, "bad-sync-line"),
-        ("ops/sync-log.md", 10, "bad-timestamp"),
+        ("ops/sync-log.md", 10, "bad-sync-line"),
+        ("ops/sync-log.md", 11, "bad-timestamp"),
     ]
 
 

@@ -729,10 +729,11 @@ def test_sync_lines_as_list_items_or_under_headings_read_the_same(text: str) -> 
 
 def test_sync_lines_above_a_dashed_line_are_each_read() -> None:
     """`---` under a paragraph underlines it (a setext heading): the sync lines in it are
-    still each a line of the log, never one title."""
-    rec = read("sync-log", f"{DISPATCH}\n{RESULT}\nnot a sync line\n---\n")
+    still each a line of the log, never one title. (Prose first: below a sync line, in the
+    same paragraph, it would continue that line.)"""
+    rec = read("sync-log", f"not a sync line\n{DISPATCH}\n{RESULT}\n---\n")
     assert pick(rec.of("sync_events"), "sync_id", "kind") == [("S4", "dispatch"), ("S4", "result")]
-    assert issues(rec) == [(3, "bad-sync-line", "BS-SYNC-01")]
+    assert issues(rec) == [(1, "bad-sync-line", "BS-SYNC-01")]
 
 
 def test_fields_above_a_dashed_line_are_fields() -> None:
@@ -748,8 +749,9 @@ def test_fields_above_a_dashed_line_are_fields() -> None:
 
 
 def test_a_line_that_is_no_sync_line_fails_sync_01() -> None:
-    rec = read("sync-log", f"{DISPATCH}\nthe twin was slow today\nS5 → done | x\n")
-    assert issues(rec) == [(2, "bad-sync-line", "BS-SYNC-01"), (3, "bad-sync-line", "BS-SYNC-01")]
+    """A paragraph of its own (a line directly below a sync line continues it, §3.1)."""
+    rec = read("sync-log", f"{DISPATCH}\n\nthe twin was slow today\nS5 → done | x\n")
+    assert issues(rec) == [(3, "bad-sync-line", "BS-SYNC-01"), (4, "bad-sync-line", "BS-SYNC-01")]
 
 
 # ───────────────────────────── destinations ─────────────────────────────

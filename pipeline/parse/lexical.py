@@ -117,16 +117,26 @@ def field(text: str) -> tuple[str, str] | None:
 # make it one to a reader: a typographic bullet and any space, or `-*+` and a no-break one.
 _ODD_BULLETS = {b: " \t\xa0\u202f" for b in "•◦‣▪"} | {b: "\xa0\u202f" for b in "-*+"}
 _BULLET_CHARS = "".join(_ODD_BULLETS)  # a string: `in` on it is the cheapest test per field
-# An HTML comment inside a line, which a rendered page does not show (`stopping <!-- since
-# S3 -->`): not part of a value, and its `-->` is no arrow.
-_INLINE_COMMENT_RE = re.compile(r"[ \t]*+<!--.*?-->")
 
 
 def shown(text: str) -> str:
-    """Text without the HTML comments inside it, as a rendered page shows it."""
+    """Text without the HTML comments inside it (`stopping <!-- since S3 -->`: not part of a
+    value, and its `-->` is no arrow) and the spaces before each, as a rendered page shows
+    it; a comment ends on its line. Found with `find`, once each: a pattern tried from
+    every `<!--` of a line with no `-->` rescans the rest of the line (quadratic)."""
     if "<!--" not in text:
         return text
-    return _INLINE_COMMENT_RE.sub("", text).strip(" \t\xa0")
+    return "\n".join(map(_shown_line, text.split("\n"))).strip(" \t\xa0")
+
+
+def _shown_line(line: str) -> str:
+    out: list[str] = []
+    pos = 0
+    while (start := line.find("<!--", pos)) >= 0 and (end := line.find("-->", start + 4)) >= 0:
+        out.append(line[pos:start].rstrip(" \t"))
+        pos = end + 3
+    out.append(line[pos:])
+    return "".join(out)
 
 
 # A CommonMark entity or numeric character reference (`&rarr;`, `&#8594;`, `&#x2192;`),

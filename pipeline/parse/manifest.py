@@ -10,7 +10,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from pipeline.parse.blocks import Block, Heading, Paragraph, Table, parse, split_cells
-from pipeline.parse.lexical import bare, token
+from pipeline.parse.lexical import bare, shown, token
 from pipeline.parse.reading import (
     as_fields,
     fields,
@@ -67,6 +67,15 @@ _ELSEWHERE_RE = re.compile(r"[A-Za-z][A-Za-z0-9+-]*+:(?=\S)|//")
 _PATH_END_RE = re.compile(r"(?:\.[A-Za-z0-9]++|/)\Z")
 # A single word (`TBD`, `wiki`, the first word of prose): a path only if it names a file.
 _WORD_RE = re.compile(r"[\w-]+")
+# Struck-through text (GFM), which no longer names a destination.
+_STRUCK_RE = re.compile(r"~~[^~]*+~~")
+# Around a word read as a path: brackets and quotes (emphasis and code marks are dropped
+# as before), and sentence punctuation after a word's last letter or `/`.
+_OPENING = "[{\"'“‘"
+_CLOSING = "]}\"'”’"
+_SENTENCE_END_RE = re.compile(r"(?<=[\w/])[.,;!?]++\Z")
+_EXTENSION_RE = re.compile(r"\.[A-Za-z0-9]++\Z")
+_ALNUM_RE = re.compile(r"[A-Za-z0-9]")
 # Cells that say there is no destination (a row whose content is dropped).
 _PLACEHOLDERS = {"", "-", "--", "—", "–", "none", "n/a", "(none)"}
 
@@ -347,7 +356,7 @@ def _unread_table(rec: Records, table: Table) -> None:
     (`Target` for `Destination`, `No.` for `#`): its rows are not read as routes, so neither
     the routes (BS-MANIFEST-01) nor the destinations' links into the folder (BS-HARVEST-01)
     can be shown to hold (§3.1, fail closed). A table of something else is left alone."""
-    names = [bare(cell).lower() for cell in table.header]
+    names = [bare(shown(cell)).lower() for cell in table.header]
     named = sum(name in names for name in _COLUMNS)
     if named < 3 and not any("destination" in name for name in names):
         return
@@ -365,7 +374,7 @@ def _table(
 ) -> bool:
     """The rows of a routing table: one whose header names the five columns (any case,
     any order, emphasis dropped; more columns are allowed). False for another table."""
-    names = [bare(cell).lower() for cell in table.header]
+    names = [bare(shown(cell)).lower() for cell in table.header]
     if not all(name in names for name in _COLUMNS):
         return False
     where = [names.index(name) for name in _COLUMNS]
@@ -375,7 +384,11 @@ def _table(
     for line, cells in table.rows:
         if line in fields_below:
             continue
-        num, what, source, destination, action = (cells[i] if i < len(cells) else "" for i in where)
+        # A cell as the page shows it: an HTML comment in it (`parked fork <!-- F2 -->`)
+        # names nothing, as in a field's value.
+        num, what, source, destination, action = (
+            shown(cells[i]) if i < len(cells) else "" for i in where
+        )
         rows.append(
             {
                 "line": line,
@@ -395,13 +408,18 @@ def _table(
 def destinations(cell: str) -> list[tuple[str, str | None]]:
     """Each destination a Destination cell names, as written and as a repository-relative
     path (None when it is not one): a Markdown link's target, a path followed by
-    commentary, several separated by commas, semicolons, `<br>` or ` and `."""
+    commentary, several separated by commas, semicolons, `<br>` or ` and `, and every other
+    word that looks like a path (comments and struck-through text dropped first)."""
     return [(written, path) for written, path, _ in _destinations(cell)]
 
 
 def _destinations(cell: str, links: _Links = _Links()) -> list[tuple[str, str | None, str]]:
     """destinations, each with how it reads: `path`, `word` (a path only if that file
     exists), `elsewhere` (a URL, a placeholder, out of the repository) or `unread`."""
+    # What the page does not show names nothing: comments, struck-through text.
+    cell = shown(cell)
+    if "~~" in cell:
+        cell = _STRUCK_RE.sub(" ", cell)
     if "][" in cell:
         resolved = _REFERENCE_RE.sub(lambda m: _referenced(m, links), cell)
         if "\0" in resolved:  # a reference with no definition in the file names nothing known
@@ -417,7 +435,7 @@ def _destinations(cell: str, links: _Links = _Links()) -> list[tuple[str, str | 
     for piece in _SPLIT_RE.split(text):
         written = piece.strip()
         if written:
-            found.append((written, *_reading(written, links.folder)))
+            found += _piece(written, links.folder)
     if linked and not found:
         # Links with empty targets (`[page]()`) name something, but no path.
         found.append((cell.strip(), None, "unread"))
@@ -442,23 +460,86 @@ def _referenced(m: re.Match[str], links: _Links) -> str:
 _ESCAPED_RE = re.compile(r"\\([!-/:-@\[-`{-~])")
 
 
-def _reading(written: str, folder: str = "") -> tuple[str | None, str]:
-    """The path a destination as written names, and how it reads (see _destinations);
-    `folder`: the session's, from whose ops/ a `../` path goes, as a rendered link does."""
+def _piece(written: str, folder: str) -> list[tuple[str, str | None, str]]:
+    """The destinations one piece of a cell names (see _destinations): the path read from
+    its start, then each later word that looks like a path (`a.md / docs/b.md`); a start
+    that looks like none is prose when such a word follows (`update docs/b.md`,
+    `→ docs/b.md`), as is a start that cannot be read (`(docs/b.md)`). `docs/release
+    notes.md (new)`, a name with a space then commentary, is read both ways; the name that
+    exists is the document (gather checks each)."""
+    path, kind, rest = _reading(written, folder)
+    found = [(written, path, kind)]
+    paths = {path}
+    head = written.split(None, 1)[0]
+    words = rest.split()
+    if words and not written.startswith("`"):
+        spaced = _spaced(head, words)
+        words = words if spaced is None else [spaced, *words]
+    named = False  # whether a later word looks like a path (a URL too: `see https://…`)
+    for word in [head, *words] if kind == "unread" else words:
+        looks, also = _also(word, folder)
+        named |= looks
+        if also is not None and also not in paths:
+            paths.add(also)
+            found.append((word, also, "path"))
+    if named and (kind == "unread" or not _looks_like_path(_cleaned(head))):
+        del found[0]
+    return found
+
+
+def _spaced(first: str, words: list[str]) -> str | None:
+    """A name with spaces that commentary follows: a first word with a `/` that ends no
+    path, and the words up to the first that ends in an extension."""
+    first = _cleaned(first)
+    if "/" not in first or _PATH_END_RE.search(first):
+        return None
+    for at, word in enumerate(words):
+        if _EXTENSION_RE.search(_cleaned(word, "()")):
+            return " ".join([first, *words[:at], _cleaned(word, "()")])
+    return None
+
+
+def _also(word: str, folder: str) -> tuple[bool, str | None]:
+    """Whether a later word of a piece looks like a path, and the repository path it names
+    (None for a URL)."""
+    word = _cleaned(word, "()")
+    if not _looks_like_path(word):
+        return False, None
+    return True, _reading(word, folder)[0]
+
+
+def _looks_like_path(word: str) -> bool:
+    return ("/" in word and _ALNUM_RE.search(word) is not None) or word.lower().endswith(".md")
+
+
+def _cleaned(word: str, also: str = "") -> str:
+    """A word as a path: the brackets and quotes around it, the sentence punctuation after
+    it and a `?query` dropped (`[docs/a.md]`, `docs/a.md.`, `docs/a.md?plain=1`); `also`:
+    more marks around it to drop (parentheses, which a file name may hold)."""
+    word = word.lstrip(_OPENING + also[:1]).rstrip(_CLOSING + also[1:])
+    word = _SENTENCE_END_RE.sub("", word)
+    return word.split("?", 1)[0] if "?" in word else word
+
+
+def _reading(written: str, folder: str = "") -> tuple[str | None, str, str]:
+    """The path a destination as written names, how it reads (see _destinations), and the
+    text after what it was read from; `folder`: the session's, from whose ops/ a `../` path
+    goes, as a rendered link does."""
     if bare(written).lower() in _PLACEHOLDERS:
-        return None, "elsewhere"
+        return None, "elsewhere", ""
     if not written.startswith("`"):
         # `open\_questions.md` renders as open_questions.md (CommonMark backslash escapes,
         # which a code span keeps as written).
         written = _ESCAPED_RE.sub(r"\1", written)
-    first = _first_path(written).strip("<>")  # `<https://…>` is an autolink
+    first, rest = _first_path(written)
+    first = first.strip("<>")  # `<https://…>` is an autolink
     whole = written.strip("`*_ \t")
-    if first != whole and not _PATH_END_RE.search(first) and _PATH_END_RE.search(whole):
+    if rest and "/" in first and not _PATH_END_RE.search(first) and _PATH_END_RE.search(whole):
         # `docs/features/release notes.md`: a name with a space, not a path and commentary
         # (whose path would end in an extension or a `/` before the first space).
-        first = whole
+        first, rest = whole, ""
     if _ELSEWHERE_RE.match(first):
-        return None, "elsewhere"  # a URL is not a repository path
+        return None, "elsewhere", rest  # a URL is not a repository path
     # Commentary may follow the path with no space: `docs/a.md: new`, `docs/a.md(new)`;
     # a `(` inside a name (`docs/a(b).md`) is kept, as no extension or `/` ends before it.
     first = first.split(":", 1)[0]
@@ -470,8 +551,8 @@ def _reading(written: str, folder: str = "") -> tuple[str | None, str]:
         first = posixpath.join(folder, "ops", first)
     path = destination_path(first)
     if path is None:
-        return None, "elsewhere" if _normal(first).startswith("..") else "unread"
-    return path, "word" if _WORD_RE.fullmatch(path) else "path"
+        return None, "elsewhere" if _normal(first).startswith("..") else "unread", rest
+    return path, "word" if _WORD_RE.fullmatch(path) else "path", rest
 
 
 def _unlink(cell: str) -> str:
@@ -507,11 +588,14 @@ def _scan(cell: str) -> str:
     return "".join(out)
 
 
-def _first_path(text: str) -> str:
+def _first_path(text: str) -> tuple[str, str]:
+    """The code span or word a piece starts with (brackets, quotes and sentence punctuation
+    around a word dropped), and the text after it."""
     if text.startswith("`"):
         end = text.find("`", 1)
-        return text[1:end] if end > 0 else text[1:]
-    return text.split()[0].strip("`*_")
+        return (text[1:end], text[end + 1 :]) if end > 0 else (text[1:], "")
+    first, *rest = text.split(None, 1)
+    return _cleaned(first.strip("`*_")).strip("`*_"), rest[0] if rest else ""
 
 
 def destination_path(cell: str) -> str | None:

@@ -40,7 +40,7 @@ _RESULT_RE = re.compile(
 )
 _DISPATCH = ("gate", "dispatched", "scope")
 _OUTCOMES = ("reconciled", "failed")
-# A heading whose text begins like a sync line is read as one (strictly), not as a title.
+# A line that begins like a sync line (`S3 | …`, `**S3** → …`).
 _SYNC_START_RE = re.compile(r"[ \t*_`]*+S\d")
 # Indentation, quote markers and list markers before a line's text inside a block.
 # Fence lines (of the block or of one nested in it) and breaks or setext underlines.
@@ -69,7 +69,7 @@ def parse_sync_log(lines: list[str], rec: Records) -> None:
 def _block_reads(doc: Document) -> Iterator[Read]:
     for block in doc.blocks:
         if isinstance(block, Paragraph):
-            for line, text in block.lines:
+            for line, text in _wrapped(block.lines, after_sync=True):
                 yield line, text, True
         elif isinstance(block, Item):
             for line, text in _wrapped(block.lines):
@@ -79,23 +79,34 @@ def _block_reads(doc: Document) -> Iterator[Read]:
                     yield line, text, True
         elif isinstance(block, Heading) and block.underlined and len(block.underlined) > 1:
             # Lines above a `---` are the lines they are, each read (a section title is one).
-            for line, text in block.underlined:
+            for line, text in _wrapped(block.underlined, after_sync=True):
                 yield line, text, True
         elif isinstance(block, Heading):
-            # A heading is a section, unless it begins like a sync line (`## S3 | …`).
-            yield block.line, block.text, _SYNC_START_RE.match(block.text) is not None
+            yield block.line, block.text, _names_sync(block.text)
         elif isinstance(block, Table):
             for line in (block.line, *(n for n, _ in block.rows)):
                 yield line, None, False
 
 
-def _wrapped(lines: list[tuple[int, str]]) -> list[tuple[int, str]]:
-    """A list item's own lines, a line that does not begin like a sync line continuing the
-    one above: the item wrapped, and the page shows one item (spec §3.1). One that begins
-    like a sync line is its own (CommonMark would make it a lazy continuation)."""
+def _names_sync(heading: str) -> bool:
+    """Whether a heading is meant as a sync line, read strictly: it begins like one and
+    holds a field separator or an arrow (`## S3 | gate: …`, `### S4 → reconciled …`). One
+    with neither (`## S1`, `## S1 — intake`) is a section title over its sync's lines."""
+    if _SYNC_START_RE.match(heading) is None:
+        return False
+    return "|" in heading or ARROW_RE.search(heading) is not None
+
+
+def _wrapped(lines: list[tuple[int, str]], after_sync: bool = False) -> list[tuple[int, str]]:
+    """A list item's or a paragraph's own lines, a line that does not begin like a sync line
+    continuing the one above: the line wrapped, and the page shows one item or paragraph
+    (spec §3.1: CommonMark joins consecutive lines). One that begins like a sync line is its
+    own. `after_sync`: only a sync line is continued (in a paragraph, each line of prose
+    stays a line of its own, each a parse issue)."""
     parts: list[tuple[int, list[str]]] = []
     for line, text in lines:
-        if parts and _SYNC_START_RE.match(text) is None:
+        continues = parts and (not after_sync or _SYNC_START_RE.match(parts[-1][1][0]))
+        if continues and _SYNC_START_RE.match(text) is None:
             parts[-1][1].append(text.strip())
         else:
             parts.append((line, [text.rstrip()]))
@@ -134,7 +145,7 @@ def _inner(raw: str, at: int) -> Read | None:
     level = heading_level(text, 0) if text[0] == "#" else 0
     if level:
         text = heading_text(text, level)
-        return at, text, _SYNC_START_RE.match(text) is not None
+        return at, text, _names_sync(text)
     return at, text, True
 
 
