@@ -58,6 +58,19 @@ def base_corpus(root: Path, repositories: int) -> Path:
     return root
 
 
+def checked_rows(root: Path, out: Path, query: str) -> list[tuple[Any, ...]]:
+    """Crawl `root` into `out`, check it, and answer `query` over OUT's tables and views."""
+    from pipeline.check import check
+    from pipeline.crawl import crawl
+    from pipeline.engine import connect
+    from pipeline.store import Out
+
+    crawl([str(root)], str(out), workers=1)
+    check(str(out))
+    rows: list[tuple[Any, ...]] = connect(Out(out)).execute(query).fetchall()
+    return rows
+
+
 def show_lifetimes_unfrozen(con: Any) -> None:
     """Show the connection its OUT as a census that froze no lifetimes left it: stats, the
     report and compare then compute them from the history, live."""

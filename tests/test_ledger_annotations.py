@@ -13,13 +13,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-import duckdb
 import pytest
 
-from pipeline.check import check
-from pipeline.crawl import crawl
 from pipeline.detect import detect
-from tests.conftest import FIXTURES, copy_tree
+from tests.conftest import FIXTURES, checked_rows, copy_tree
 
 SESSION = "docs/research/demo-brainstorm"
 D1 = "## D1 — Digests fold only low-urgency notifications"
@@ -137,13 +134,10 @@ def test_crawl_and_check_name_the_line_that_says_it(tmp_path: Path) -> None:
     for name, (edit, line, message) in cases.items():
         status, findings = _findings(_session(tmp_path, name, edit))
         assert (status, findings) == ("fail", [(line, message)]), name
-    out = tmp_path / "out"
-    crawl([str(tmp_path / "corpus")], str(out), workers=1)
-    check(str(out))
-    with duckdb.connect(str(out / "census.duckdb"), read_only=True) as con:
-        con.execute(f"SET file_search_path = '{out}'")
-        rows = con.execute(
-            "SELECT r.line, r.message FROM rule_results r "
-            "WHERE r.rule_id = 'BS-LEDGER-01' AND r.status = 'fail' ORDER BY r.line"
-        ).fetchall()
+    rows = checked_rows(
+        tmp_path / "corpus",
+        tmp_path / "out",
+        "SELECT r.line, r.message FROM rule_results r "
+        "WHERE r.rule_id = 'BS-LEDGER-01' AND r.status = 'fail' ORDER BY r.line",
+    )
     assert rows == [(9, cases["phrase"][2]), (11, cases["why"][2])]

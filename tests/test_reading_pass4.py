@@ -24,11 +24,11 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.check import check
 from pipeline.crawl import crawl
 from pipeline.engine import connect
 from pipeline.parse.lexical import shown
 from pipeline.store import Out
+from tests.conftest import checked_rows
 from tests.test_destination_cells import DEMO, _harvest, _repo
 from tests.test_entry_reading import detect, failing, findings
 from tests.test_late_ids import appended, notes
@@ -228,13 +228,7 @@ def test_crawl_and_check_agree_with_detect(tmp_path: Path) -> None:
     )
     expected = {r["rule"]: r["status"] for r in detect(folder, "move")["rules"]}
     assert expected["BS-HARVEST-01"] == "fail" and expected["BS-SYNC-01"] == "pass", expected
-    out = tmp_path / "out"
-    crawl([str(tmp_path / "corpus")], str(out))
-    check(str(out))
-    rows = (
-        connect(Out(str(out)))
-        .execute("SELECT DISTINCT rule_id, status FROM rule_results")
-        .fetchall()
-    )
+    query = "SELECT DISTINCT rule_id, status FROM rule_results"
+    rows = checked_rows(tmp_path / "corpus", tmp_path / "out", query)
     assert {rule: status for rule, status in rows if rule in expected} == expected
     assert notes(detect(folder, "move")) == []
