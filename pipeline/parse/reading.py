@@ -23,7 +23,7 @@ from pipeline.parse.blocks import (
     html_kind,
     parse,
 )
-from pipeline.parse.lexical import MAX_FIELD_NAME, bare, field, int32, shown
+from pipeline.parse.lexical import MAX_FIELD_NAME, bare, field, int32, says_nothing, shown
 from pipeline.parse.records import Records
 
 # An entry heading: emphasis marks, the ID's letter, its digits, and the character after.
@@ -670,18 +670,56 @@ def table_rows(
     letter: str,
     rule: str,
     weigh: Weigh,
+    known: Mapping[str, str] | None = None,
+    rule_of: RuleOf | None = None,
 ) -> bool:
     """A parse issue that fails `rule` for each row of a table meant as an entry: its shape
     says so, a dash begins the title after its ID (no fields can follow a row, so the title
-    alone tells an entry from a row that mentions an ID), or the reader's weighing says so;
-    whether there was one."""
+    alone tells an entry from a row that mentions an ID), the header names two or more of
+    the entry's fields (`known`: `| ID | Decision | Why | … |` is the ledger written as a
+    table), or the reader's weighing says so; whether there was one. Such a row's cells
+    under a field another rule reads (`rule_of`: Resolves, BS-FORK-02) are no field either:
+    each is an unread-field issue that fails that rule too (spec §3.1, fail closed)."""
+    columns = header_fields(table, known) if known else {}
+    cells = dict(table.rows) if len(columns) > 1 else {}
     found = False
     for meant in table_entries(table, letter):
         titled = meant[2].lstrip(" \t")[:1] in ("—", "–", "-")
-        if meant[3] or titled or weigh(meant, blocks, index):
+        row = cells.get(meant[0])
+        if meant[3] or titled or row is not None or weigh(meant, blocks, index):
             found = True
             not_an_entry_heading(rec, file, meant[0], meant[1], letter, rule, IN_TABLE)
+            if row is not None and rule_of is not None:
+                _unread_cells(rec, file, meant[0], row, columns, rule, rule_of)
     return found
+
+
+def header_fields(table: Table, known: Mapping[str, str]) -> dict[int, tuple[str, str]]:
+    """Column → (key, name) of each header cell of a table that names a field of `known`."""
+    found = {}
+    for column, cell in enumerate(table.header):
+        name = " ".join(bare(cell).lower().split())
+        if name in known:
+            found[column] = known[name], name
+    return found
+
+
+def _unread_cells(
+    rec: Records,
+    file: str,
+    line: int,
+    row: list[str],
+    columns: Mapping[int, tuple[str, str]],
+    rule: str,
+    rule_of: RuleOf,
+) -> None:
+    """An unread-field issue for each cell of a row meant as an entry that holds a field
+    read for a rule other than `rule` (which the row already fails)."""
+    for column, (key, name) in columns.items():
+        value = row[column].strip() if column < len(row) else ""
+        needs = rule_of(key, value)
+        if not says_nothing(value) and needs not in (None, rule):
+            _unread_field(rec, file, line, f"{name.capitalize()}: {value}", IN_TABLE, needs)
 
 
 def passed(ends: list[int], block: Block) -> bool:

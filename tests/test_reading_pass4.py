@@ -1,0 +1,97 @@
+"""census.md §3.1, fail closed and names lenient: three kinds of line a reader dropped without
+a word, so the rules that need them passed.
+
+- A ledger written as a GFM table (`| ID | Decision | Why | How to apply | Resolves |`) was
+  read as no entries and no issue: BS-LEDGER-01 passed over an empty Why and IDs out of
+  order, and BS-FORK-02 over a row resolving a fork still open in forks.md. Each row is
+  now an `entry-not-heading` issue (as forks.md's table rows were), and a Resolves cell an
+  `unread-field` issue that fails BS-FORK-02.
+
+Each case edits a copy of a healthy base session (fixtures/cases/base) on disk and runs
+`census detect`; one runs crawl and check, which must agree.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pipeline.check import check
+from pipeline.crawl import crawl
+from pipeline.engine import connect
+from pipeline.store import Out
+from tests.test_entry_reading import detect, failing, findings, session
+from tests.test_late_ids import notes
+
+# The open base: F1 and F2 are open in forks.md, the ledger holds D1 and D2.
+LEDGER_TABLE = (
+    "# Ledger\n"
+    "\n"
+    "| ID | Decision | Why | How to apply | Resolves |\n"
+    "|---|---|---|---|---|\n"
+    "| D2 | keep saved carts 90 days |  | nightly cleanup | F1 |\n"
+    "| D1 | names are plain text | buyers search by name | validate on save | |\n"
+)
+
+
+@pytest.mark.parametrize(
+    "table",
+    [
+        LEDGER_TABLE,
+        # No outer pipes, alignment colons: the same table to GFM.
+        "# Ledger\n\nID | Decision | Why | How to apply | Resolves\n:--|:--|:--|:--|:--\n"
+        "D2 | keep saved carts 90 days | | nightly cleanup | F1\n"
+        "D1 | names are plain text | buyers search by name | validate on save |\n",
+    ],
+)
+def test_a_ledger_written_as_a_table_fails_both_ledger_rules(tmp_path: Path, table: str) -> None:
+    folder = session(tmp_path, "open", "ledger.md", lambda _old: table)
+    found = detect(folder, "session")
+    assert {"BS-LEDGER-01", "BS-FORK-02"} <= failing(found), found
+    assert ("ledger.md", 5, "entry-not-heading") in notes(found), found["notes"]
+    assert ("ledger.md", 6, "entry-not-heading") in notes(found), found["notes"]
+    # The row that resolves F1 names its line in BS-FORK-02; the empty D1 Resolves cell
+    # says nothing, so it is no second finding.
+    assert [(f, n) for f, n, _ in findings(found, "BS-FORK-02")] == [("ledger.md", 5)], found
+    (message,) = [m for _, _, m in findings(found, "BS-FORK-02")]
+    assert "Resolves: F1" in message, message
+
+
+def test_a_fork_table_naming_fork_fields_fails_with_its_raiser(tmp_path: Path) -> None:
+    """The same mechanism, one definition: forks.md's rows with no marker are entries when
+    the header names the fork's fields, and a twin's raiser in one fails BS-SYNC-02."""
+    table = (
+        "\n| ID | Question | Raised by | Closes when |\n|---|---|---|---|\n"
+        "| F5 | Is there a weekly digest too? | twin (S9) | a pick |\n"
+    )
+    folder = session(tmp_path, "open", "forks.md", lambda old: old + table)
+    found = detect(folder, "session")
+    assert {"BS-FORK-01", "BS-SYNC-02"} <= failing(found), found
+    line = len((folder / "forks.md").read_text(encoding="utf-8").splitlines())
+    assert [(f, n) for f, n, _ in findings(found, "BS-SYNC-02")] == [("forks.md", line)], found
+    assert ("forks.md", line, "entry-not-heading") in notes(found), found["notes"]
+
+
+def test_an_index_table_in_the_ledger_is_no_entry(tmp_path: Path) -> None:
+    """Guard: a table whose header names at most one ledger field (an index of decisions
+    written as headings below) is no entry: no note, nothing fails."""
+    index = "\n| ID | Decision |\n|---|---|\n| D1 | digests |\n| D2 | fall back |\n"
+    folder = session(tmp_path, "open", "ledger.md", lambda old: old + index)
+    found = detect(folder, "session")
+    assert failing(found) == set() and found["notes"] == [], found
+
+
+def test_crawl_and_check_agree_with_detect(tmp_path: Path) -> None:
+    folder = session(tmp_path, "open", "ledger.md", lambda _old: LEDGER_TABLE)
+    expected = {r["rule"]: r["status"] for r in detect(folder, "session")["rules"]}
+    assert expected["BS-FORK-02"] == expected["BS-LEDGER-01"] == "fail", expected
+    out = tmp_path / "out"
+    crawl([str(tmp_path / "repo")], str(out))
+    check(str(out))
+    rows = (
+        connect(Out(str(out)))
+        .execute("SELECT DISTINCT rule_id, status FROM rule_results")
+        .fetchall()
+    )
+    assert {rule: status for rule, status in rows if rule in expected} == expected
