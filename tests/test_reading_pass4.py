@@ -6,6 +6,11 @@ a word, so the rules that need them passed.
   order, and BS-FORK-02 over a row resolving a fork still open in forks.md. Each row is
   now an `entry-not-heading` issue (as forks.md's table rows were), and a Resolves cell an
   `unread-field` issue that fails BS-FORK-02.
+- A field name with a character the page does not show or shows as another (a zero-width
+  space or BOM before it, a fullwidth colon, a narrow no-break or en space, `<b>…</b>` or
+  `<strong>…</strong>` around it, `Resolves\\:`) was no field and no issue: the optional
+  fields the rules key on (Resolves, Raised by, Reverses) vanished and their rules passed.
+  They are now read as the field the page shows.
 
 Each case edits a copy of a healthy base session (fixtures/cases/base) on disk and runs
 `census detect`; one runs crawl and check, which must agree.
@@ -13,6 +18,7 @@ Each case edits a copy of a healthy base session (fixtures/cases/base) on disk a
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -95,3 +101,72 @@ def test_crawl_and_check_agree_with_detect(tmp_path: Path) -> None:
         .fetchall()
     )
     assert {rule: status for rule, status in rows if rule in expected} == expected
+
+
+# The open base: D2's last line, and F1's raiser.
+HOW_TO_APPLY_D2 = "second.\n"
+RAISED_BY_F1 = "- Raised by: user\n"
+
+
+def _after_d2(line: str) -> Callable[[str], str]:
+    return lambda old: old.replace(HOW_TO_APPLY_D2, f"{HOW_TO_APPLY_D2}{line}\n", 1)
+
+
+@pytest.mark.parametrize(
+    ("file", "line", "rule"),
+    [
+        ("ledger.md", "- \u200bResolves: F1", "BS-FORK-02"),
+        ("ledger.md", "- Re\u200dsolves: F1", "BS-FORK-02"),
+        ("ledger.md", "- Resolves\uff1a F1", "BS-FORK-02"),
+        ("ledger.md", "- Resolves\u202f: F1", "BS-FORK-02"),
+        ("ledger.md", "- <b>Resolves:</b> F1", "BS-FORK-02"),
+        ("ledger.md", "- <B>Resolves</B>: F1", "BS-FORK-02"),
+        ("ledger.md", "- Resolves\\: F1", "BS-FORK-02"),
+        ("ledger.md", "- Reverses\uff1a D9", "BS-LEDGER-01"),
+        ("ledger.md", "- <em>Reverses:</em> D9", "BS-LEDGER-01"),
+        ("forks.md", "- \u200bRaised by: twin (S9)", "BS-SYNC-02"),
+        ("forks.md", "- Raised\u2002by: twin (S9)", "BS-SYNC-02"),
+        ("forks.md", "- Raised by\uff1a twin (S9)", "BS-SYNC-02"),
+        ("forks.md", "- <strong>Raised by:</strong> twin (S9)", "BS-SYNC-02"),
+        ("forks.md", "- <i>Raised by</i>: twin (S9)", "BS-SYNC-02"),
+    ],
+)
+def test_a_field_name_the_page_shows_plainly_is_read(
+    tmp_path: Path, file: str, line: str, rule: str
+) -> None:
+    if file == "forks.md":
+        edit = lambda old: old.replace(RAISED_BY_F1, f"{line}\n", 1)  # noqa: E731
+    else:
+        edit = _after_d2(line)
+    folder = session(tmp_path, "open", file, edit)
+    written = (folder / file).read_text(encoding="utf-8").splitlines().index(line) + 1
+    found = detect(folder, "session")
+    assert failing(found) == {rule}, found
+    # Read as the field, with nothing left unread: the finding is the value's (F1 still
+    # open, named at its fork entry; D9 no entry and S9 no sync, at the line written).
+    where = ("forks.md", 3) if rule == "BS-FORK-02" else (file, written)
+    assert [(f, n) for f, n, _ in findings(found, rule)] == [where], found
+    assert found["notes"] == [], found["notes"]
+
+
+@pytest.mark.parametrize(("before", "code"), [("\n", None), ("", "nested-field")])
+def test_a_bom_left_inside_the_file_before_a_field(
+    tmp_path: Path, before: str, code: str | None
+) -> None:
+    """`\\ufeff- Resolves: F1` (two files joined): CommonMark takes the BOM line for no list
+    item. After a blank line it is a paragraph line of its own, read as the field; right
+    under an item it continues that item, a nested field, noted and failed."""
+    folder = session(tmp_path, "open", "ledger.md", _after_d2(f"{before}\ufeff- Resolves: F1"))
+    found = detect(folder, "session")
+    assert failing(found) == {"BS-FORK-02"}, found
+    assert [n[2] for n in notes(found)] == ([code] if code else []), found["notes"]
+
+
+def test_a_resolves_read_through_a_fullwidth_colon_closes_its_fork(tmp_path: Path) -> None:
+    """The value is read too: a ledger row for F1 and no fork F1 left is consistent."""
+    folder = session(tmp_path, "open", "ledger.md", _after_d2("- Resolves\uff1a F1"))
+    forks = (folder / "forks.md").read_text(encoding="utf-8")
+    start, end = forks.index("## F1"), forks.index("## F2")
+    (folder / "forks.md").write_text(forks[:start] + forks[end:], encoding="utf-8")
+    found = detect(folder, "session")
+    assert failing(found) == set() and found["notes"] == [], found

@@ -23,7 +23,16 @@ from pipeline.parse.blocks import (
     html_kind,
     parse,
 )
-from pipeline.parse.lexical import MAX_FIELD_NAME, bare, field, int32, says_nothing, shown
+from pipeline.parse.lexical import (
+    INVISIBLE,
+    MAX_FIELD_NAME,
+    bare,
+    field,
+    int32,
+    says_nothing,
+    shown,
+    shown_name,
+)
 from pipeline.parse.records import Records
 
 # An entry heading: emphasis marks, the ID's letter, its digits, and the character after.
@@ -57,9 +66,6 @@ _MEANT_RES = {
 }
 _WHAT = {"F": "a fork entry `## F# — title [marker]`", "D": "a ledger entry `## D# — title`"}
 _WHAT["T"] = "a capture turn `### T# · timestamp`"
-# Characters that show nothing (zero-width space and joiners, word joiner, a BOM inside the
-# file): before `## F3` they make the line a paragraph to CommonMark, and the entry vanished.
-INVISIBLE = "\u200b\u200c\u200d\u2060\ufeff"
 _BULLET_RE = re.compile(r"^(?:[-*+]|[0-9]{1,9}[.)])[ \t]+")  # a list marker, read past
 _STARTS = {letter: frozenset("#*_`[" + letter + INVISIBLE) for letter in "FDT"}
 
@@ -88,6 +94,7 @@ def fields(block: Block, known: Mapping[str, str]) -> list[tuple[str, str, int]]
         if not block.lines:
             return []
         line, text = block.lines[0]
+        text = shown_name(text)  # `<b>Resolves:</b>`, `Resolves：`: the name the page shows
         # Most items are no field this reader knows: look the name up before the value.
         colon = text.find(":", 0, MAX_FIELD_NAME + 8)
         if colon < 1:
