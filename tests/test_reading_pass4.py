@@ -11,6 +11,9 @@ a word, so the rules that need them passed.
   `<strong>…</strong>` around it, `Resolves\\:`) was no field and no issue: the optional
   fields the rules key on (Resolves, Raised by, Reverses) vanished and their rules passed.
   They are now read as the field the page shows.
+- A field bullet indented four columns or a tab right under a prose line (`\\t- Resolves:
+  F1`, `    - Raised by: twin (S9)`) is, to CommonMark, more of that paragraph's text, and it
+  vanished; the same line under a list item was a `nested-field` issue. It is now one too.
 
 Each case edits a copy of a healthy base session (fixtures/cases/base) on disk and runs
 `census detect`; one runs crawl and check, which must agree.
@@ -168,5 +171,46 @@ def test_a_resolves_read_through_a_fullwidth_colon_closes_its_fork(tmp_path: Pat
     forks = (folder / "forks.md").read_text(encoding="utf-8")
     start, end = forks.index("## F1"), forks.index("## F2")
     (folder / "forks.md").write_text(forks[:start] + forks[end:], encoding="utf-8")
+    found = detect(folder, "session")
+    assert failing(found) == set() and found["notes"] == [], found
+
+
+D2_HEADING = "## D2 — Turning digests off falls back to immediate sends\n"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        *(f"{indent}{bullet} Resolves: F1" for indent in ("\t", "    ", "  \t") for bullet in "-*"),
+        "      2) Resolves: F1",
+        "2) Resolves: F1",  # only a list that starts at 1 may interrupt a paragraph
+        "3. **Resolves:** F1",
+    ],
+)
+def test_a_resolves_continuing_prose_fails_closed(tmp_path: Path, line: str) -> None:
+    body = f"{D2_HEADING}Support asked for this after the Q2 incident.\n{line}\n\n"
+    folder = session(tmp_path, "open", "ledger.md", lambda old: old.replace(D2_HEADING, body))
+    written = (folder / "ledger.md").read_text(encoding="utf-8").splitlines().index(line) + 1
+    found = detect(folder, "session")
+    assert failing(found) == {"BS-FORK-02"}, found
+    assert notes(found) == [("ledger.md", written, "nested-field")], found["notes"]
+    assert [(f, n) for f, n, _ in findings(found, "BS-FORK-02")] == [("ledger.md", written)]
+
+
+def test_a_raiser_continuing_prose_fails_the_sync_rule(tmp_path: Path) -> None:
+    line = "    - Raised by: twin (S9)"
+    edit = lambda old: old.replace(RAISED_BY_F1, f"{line}\n{RAISED_BY_F1}", 1)  # noqa: E731
+    folder = session(tmp_path, "open", "forks.md", edit)
+    written = (folder / "forks.md").read_text(encoding="utf-8").splitlines().index(line) + 1
+    found = detect(folder, "session")
+    assert failing(found) == {"BS-SYNC-02"}, found
+    assert notes(found) == [("forks.md", written, "nested-field")], found["notes"]
+
+
+def test_other_bullets_continuing_prose_stay_prose(tmp_path: Path) -> None:
+    """Guard: an indented bullet under prose that is no field, or names no field of the
+    file, is the paragraph's text, with no issue."""
+    body = f"{D2_HEADING}Support asked.\n    - see the Q2 notes\n\t- Owner: ops\n\n"
+    folder = session(tmp_path, "open", "ledger.md", lambda old: old.replace(D2_HEADING, body))
     found = detect(folder, "session")
     assert failing(found) == set() and found["notes"] == [], found

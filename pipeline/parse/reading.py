@@ -114,9 +114,10 @@ def fields(block: Block, known: Mapping[str, str]) -> list[tuple[str, str, int]]
     key = ""
     values: list[str] = []
     first = 0
-    for line, text in block.lines:
+    for index, (line, text) in enumerate(block.lines):
         parsed = field(text)
-        if parsed is not None and parsed[0] in known:
+        # `\t* Resolves: F1` under prose is more of the paragraph (a nested field), not one.
+        if parsed is not None and parsed[0] in known and not (index and _LISTED_RE.match(text)):
             if key:
                 found.append((key, shown(" ".join(values)), first))
             key, first = known[parsed[0]], line
@@ -131,30 +132,50 @@ def fields(block: Block, known: Mapping[str, str]) -> list[tuple[str, str, int]]
 def nested_fields(block: Block, known: Mapping[str, str]) -> list[tuple[str, str, str, int]]:
     """(key, name, value, line) of each line inside a list item, past its first, that is itself
     a field of `known`: a sub-item or continuation line belongs to the item above (spec
-    §3.1), so `fields` reads it as part of that item's value and not as a field."""
-    if not isinstance(block, Item) or (len(block.lines) < 2 and not block.parts):
+    §3.1), so `fields` reads it as part of that item's value and not as a field. So does a
+    paragraph's line past its first that is a field behind a list marker (`\\t- Resolves:
+    F1` indented under prose, `2) Resolves: F1`): CommonMark starts no list there, and the
+    line is more of the paragraph's text."""
+    if isinstance(block, Paragraph):
+        lines = block.lines[1:] if block.source is None or block.end - block.start > 1 else []
+        lines = [(line, text) for line, text in lines if _LISTED_RE.match(text)]
+    elif isinstance(block, Item) and (len(block.lines) > 1 or block.parts):
+        lines = block.all_lines()[1:]
+    else:
         return []
     found = []
-    for line, text in block.all_lines()[1:]:
-        parsed = field(text)
+    for line, text in lines:
+        listed = _LISTED_RE.match(text)
+        parsed = field(text[listed.end() :] if listed else text)
         if parsed is not None and parsed[0] in known:
             found.append((known[parsed[0]], parsed[0], parsed[1], line))
     return found
+
+
+# A line that begins with a list marker, spaces before it allowed.
+_LISTED_RE = re.compile(r"[ \t]*+(?:[-*+]|[0-9]{1,9}[.)])[ \t]++")
 
 
 def note_nested(
     rec: Records, file: str, block: Block, known: Mapping[str, str], rule: RuleOf
 ) -> list[tuple[str, str, str, int]]:
     """A parse issue for each field written inside another item (a sub-item, an indented
-    or lazy continuation line): the reader takes it as part of the value above, so the
-    field it was meant as is not read, and the rule that needs it fails (§3.1, fail
-    closed; `rule`: key, value → that rule). The fields, as nested_fields gives them."""
+    or lazy continuation line) or paragraph (a marked line continuing it): the reader
+    takes it as part of the text above, so the field it was meant as is not read, and the
+    rule that needs it fails (§3.1, fail closed; `rule`: key, value → that rule). The
+    fields, as nested_fields gives them."""
     found = nested_fields(block, known)
+    where = (
+        "the list item on line {} (a sub-item or continuation line), so it is read as part of "
+        "that item's text"
+        if isinstance(block, Item)
+        else "the paragraph on line {} (a list marker indented under prose, or a number other "
+        "than 1, starts no list there), so it is read as more of that paragraph's text"
+    )
     for key, name, value, line in found:
         message = (
-            f"'{name.capitalize()}: {value[:60]}' is written inside the list item on line "
-            f"{first_line(block)} (a sub-item or continuation line), so it is read as part of "
-            "that item's text, not as a field; give it a line of its own"
+            f"'{name.capitalize()}: {value[:60]}' is written inside "
+            f"{where.format(first_line(block))}, not as a field; give it a line of its own"
         )
         rec.issue(file, line, "nested-field", message, rule(key, value))
     return found
