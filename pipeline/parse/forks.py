@@ -63,7 +63,7 @@ def parse_forks(lines: list[str], rec: Records) -> None:
             continue
         if isinstance(block, Table):
             note_table_fields(rec, FILE, block, _FIELDS, _rule_of)
-            if table_rows(block, blocks, index, rec, FILE, "F", RULE, _weigh):
+            if table_rows(block, blocks, index, rec, FILE, "F", RULE, _weigh, _FIELDS, _rule_of):
                 fork = None
             continue
         meant = entry_line(block, "F")

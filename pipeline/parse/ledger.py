@@ -85,7 +85,7 @@ def parse_ledger(lines: list[str], rec: Records) -> None:
         block = as_fields(block, _FIELDS)
         if isinstance(block, Table):
             note_table_fields(rec, FILE, block, _FIELDS, _rule_of)
-            if table_rows(block, blocks, index, rec, FILE, "D", RULE, _weigh):
+            if table_rows(block, blocks, index, rec, FILE, "D", RULE, _weigh, _FIELDS, _rule_of):
                 entry = None
             continue
         if isinstance(block, Heading):

@@ -82,24 +82,76 @@ def _line_at(data: bytes, offset: int) -> int:
     return head.count(b"\n") + head.count(b"\r") - head.count(b"\r\n") + 1
 
 
+# Characters that show nothing (zero-width space and joiners, word joiner, a BOM inside the
+# file): before `## F3` they make the line a paragraph to CommonMark, and the entry vanished.
+INVISIBLE = "\u200b\u200c\u200d\u2060\ufeff"
+# Unicode space separators other than the plain space: a page shows each as a space.
+_SPACES = "\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000"
+_SPACES_RE = re.compile(f"[{_SPACES}]")
+# What may make a field name differ from the text a page shows for it; a first look.
+_ODD_NAME_RE = re.compile(f"[{INVISIBLE}{_SPACES}\uff1a<\\\\]")
+# A name, its colon (fullwidth as a CJK input method types it, or `\\:`, an escaped one the
+# page shows as a colon), and an HTML emphasis tag closing right after it (`<b>Name:</b>`).
+_SHOWN_NAME_RE = re.compile(
+    r"((?:[^:\uff1a\\]|\\[^:\uff1a])*+)\\?[:\uff1a]((?:[ \t]*+</(?i:b|strong|em|i)>)?+)"
+)
+_EMPHASIS_TAG_RE = re.compile(r"</?(?i:b|strong|em|i)>")
+_ESCAPED_RE = re.compile(r"\\([!-/:-@\[-`{-~])")
+_LIST_MARKER_RE = re.compile(r"(?:[-*+]|[0-9]{1,9}[.)])[ \t]+")
+
+
+def shown_name(text: str) -> str:
+    """A line with its field name as a rendered page shows it (spec §3.1, names are
+    lenient): characters that show nothing dropped (and a list marker a BOM or zero-width
+    space kept CommonMark from taking as one), Unicode spaces read as spaces, a fullwidth
+    or backslash-escaped colon as the colon, and `<b>`, `<strong>`, `<em>`, `<i>` tags as
+    emphasis marks. The value after the colon is left as written. Most lines hold none of
+    these characters and come back as they are."""
+    head = text[: MAX_FIELD_NAME + 16]
+    if head.isascii() and "<" not in head and "\\" not in head:
+        return text  # the common case, told by three scans in C
+    if _ODD_NAME_RE.search(head) is None:
+        return text
+    m = _SHOWN_NAME_RE.match(text, 0, MAX_FIELD_NAME + 40)
+    if m is None:
+        return text
+    name = m[1]
+    if text[0] in INVISIBLE:
+        name = name.lstrip(INVISIBLE)
+        marker = _LIST_MARKER_RE.match(name)
+        name = name[marker.end() :] if marker else name
+    name = name.translate(_DROPPED)
+    name = _SPACES_RE.sub(" ", name)
+    if "<" in name:
+        name = _EMPHASIS_TAG_RE.sub("*", name)
+    if "\\" in name:
+        name = _ESCAPED_RE.sub(r"\1", name)
+    return f"{name}:{'*' if m[2] else ''}{text[m.end() :]}"
+
+
+_DROPPED = dict.fromkeys(map(ord, INVISIBLE))
+
+
 def field(text: str) -> tuple[str, str] | None:
     """`Name: value` as (the name in lower case, the value), both trimmed; None when the
     text has no colon or the name is longer than a field name.
 
     The name is lenient (§3.1): emphasis around it is dropped, so `**Status:** open`,
     `_Current as of:_ x` and `**Closes when**: x` all name their field; the caller has
-    already removed a list marker.
+    already removed a list marker. So is what the page shows of it (shown_name).
     """
-    colon = text.find(":", 0, MAX_FIELD_NAME + 8)
-    if colon < 1:
-        return None
-    if text[0] in _BULLET_CHARS and text[1:2] in _ODD_BULLETS[text[0]]:
+    first = text[:1]
+    if first and first in _BULLET_CHARS and text[1:2] in _ODD_BULLETS[first]:
         # A bullet CommonMark takes for no list marker (`• Resolves: F4`, `-` and a no-break
         # space): the line is still the field it shows, not a line of prose.
         text = text[2:].lstrip(" \t\xa0")
-        colon = text.find(":", 0, MAX_FIELD_NAME + 8)
-        if colon < 1:
-            return None
+    colon = text.find(":", 0, MAX_FIELD_NAME + 8)
+    if colon < 1 and text.find("\uff1a", 0, MAX_FIELD_NAME + 8) < 0:
+        return None  # most lines of prose: no colon at all
+    text = shown_name(text)
+    colon = text.find(":", 0, MAX_FIELD_NAME + 8)
+    if colon < 1:
+        return None
     name = text[:colon].strip(_MARKS).lower()
     if "  " in name or "\t" in name or "\xa0" in name:
         name = " ".join(name.split())  # `Raised  by`, `Raised\tby`: the same name, spaced

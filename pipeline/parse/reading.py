@@ -23,7 +23,16 @@ from pipeline.parse.blocks import (
     html_kind,
     parse,
 )
-from pipeline.parse.lexical import MAX_FIELD_NAME, bare, field, int32, shown
+from pipeline.parse.lexical import (
+    INVISIBLE,
+    MAX_FIELD_NAME,
+    bare,
+    field,
+    int32,
+    says_nothing,
+    shown,
+    shown_name,
+)
 from pipeline.parse.records import Records
 
 # An entry heading: emphasis marks, the ID's letter, its digits, and the character after.
@@ -57,9 +66,6 @@ _MEANT_RES = {
 }
 _WHAT = {"F": "a fork entry `## F# — title [marker]`", "D": "a ledger entry `## D# — title`"}
 _WHAT["T"] = "a capture turn `### T# · timestamp`"
-# Characters that show nothing (zero-width space and joiners, word joiner, a BOM inside the
-# file): before `## F3` they make the line a paragraph to CommonMark, and the entry vanished.
-INVISIBLE = "\u200b\u200c\u200d\u2060\ufeff"
 _BULLET_RE = re.compile(r"^(?:[-*+]|[0-9]{1,9}[.)])[ \t]+")  # a list marker, read past
 _STARTS = {letter: frozenset("#*_`[" + letter + INVISIBLE) for letter in "FDT"}
 
@@ -88,6 +94,7 @@ def fields(block: Block, known: Mapping[str, str]) -> list[tuple[str, str, int]]
         if not block.lines:
             return []
         line, text = block.lines[0]
+        text = shown_name(text)  # `<b>Resolves:</b>`, `Resolves：`: the name the page shows
         # Most items are no field this reader knows: look the name up before the value.
         colon = text.find(":", 0, MAX_FIELD_NAME + 8)
         if colon < 1:
@@ -107,9 +114,10 @@ def fields(block: Block, known: Mapping[str, str]) -> list[tuple[str, str, int]]
     key = ""
     values: list[str] = []
     first = 0
-    for line, text in block.lines:
+    for index, (line, text) in enumerate(block.lines):
         parsed = field(text)
-        if parsed is not None and parsed[0] in known:
+        # `\t* Resolves: F1` under prose is more of the paragraph (a nested field), not one.
+        if parsed is not None and parsed[0] in known and not (index and _LISTED_RE.match(text)):
             if key:
                 found.append((key, shown(" ".join(values)), first))
             key, first = known[parsed[0]], line
@@ -124,30 +132,50 @@ def fields(block: Block, known: Mapping[str, str]) -> list[tuple[str, str, int]]
 def nested_fields(block: Block, known: Mapping[str, str]) -> list[tuple[str, str, str, int]]:
     """(key, name, value, line) of each line inside a list item, past its first, that is itself
     a field of `known`: a sub-item or continuation line belongs to the item above (spec
-    §3.1), so `fields` reads it as part of that item's value and not as a field."""
-    if not isinstance(block, Item) or (len(block.lines) < 2 and not block.parts):
+    §3.1), so `fields` reads it as part of that item's value and not as a field. So does a
+    paragraph's line past its first that is a field behind a list marker (`\\t- Resolves:
+    F1` indented under prose, `2) Resolves: F1`): CommonMark starts no list there, and the
+    line is more of the paragraph's text."""
+    if isinstance(block, Paragraph):
+        lines = block.lines[1:] if block.source is None or block.end - block.start > 1 else []
+        lines = [(line, text) for line, text in lines if _LISTED_RE.match(text)]
+    elif isinstance(block, Item) and (len(block.lines) > 1 or block.parts):
+        lines = block.all_lines()[1:]
+    else:
         return []
     found = []
-    for line, text in block.all_lines()[1:]:
-        parsed = field(text)
+    for line, text in lines:
+        listed = _LISTED_RE.match(text)
+        parsed = field(text[listed.end() :] if listed else text)
         if parsed is not None and parsed[0] in known:
             found.append((known[parsed[0]], parsed[0], parsed[1], line))
     return found
+
+
+# A line that begins with a list marker, spaces before it allowed.
+_LISTED_RE = re.compile(r"[ \t]*+(?:[-*+]|[0-9]{1,9}[.)])[ \t]++")
 
 
 def note_nested(
     rec: Records, file: str, block: Block, known: Mapping[str, str], rule: RuleOf
 ) -> list[tuple[str, str, str, int]]:
     """A parse issue for each field written inside another item (a sub-item, an indented
-    or lazy continuation line): the reader takes it as part of the value above, so the
-    field it was meant as is not read, and the rule that needs it fails (§3.1, fail
-    closed; `rule`: key, value → that rule). The fields, as nested_fields gives them."""
+    or lazy continuation line) or paragraph (a marked line continuing it): the reader
+    takes it as part of the text above, so the field it was meant as is not read, and the
+    rule that needs it fails (§3.1, fail closed; `rule`: key, value → that rule). The
+    fields, as nested_fields gives them."""
     found = nested_fields(block, known)
+    where = (
+        "the list item on line {} (a sub-item or continuation line), so it is read as part of "
+        "that item's text"
+        if isinstance(block, Item)
+        else "the paragraph on line {} (a list marker indented under prose, or a number other "
+        "than 1, starts no list there), so it is read as more of that paragraph's text"
+    )
     for key, name, value, line in found:
         message = (
-            f"'{name.capitalize()}: {value[:60]}' is written inside the list item on line "
-            f"{first_line(block)} (a sub-item or continuation line), so it is read as part of "
-            "that item's text, not as a field; give it a line of its own"
+            f"'{name.capitalize()}: {value[:60]}' is written inside "
+            f"{where.format(first_line(block))}, not as a field; give it a line of its own"
         )
         rec.issue(file, line, "nested-field", message, rule(key, value))
     return found
@@ -670,18 +698,56 @@ def table_rows(
     letter: str,
     rule: str,
     weigh: Weigh,
+    known: Mapping[str, str] | None = None,
+    rule_of: RuleOf | None = None,
 ) -> bool:
     """A parse issue that fails `rule` for each row of a table meant as an entry: its shape
     says so, a dash begins the title after its ID (no fields can follow a row, so the title
-    alone tells an entry from a row that mentions an ID), or the reader's weighing says so;
-    whether there was one."""
+    alone tells an entry from a row that mentions an ID), the header names two or more of
+    the entry's fields (`known`: `| ID | Decision | Why | … |` is the ledger written as a
+    table), or the reader's weighing says so; whether there was one. Such a row's cells
+    under a field another rule reads (`rule_of`: Resolves, BS-FORK-02) are no field either:
+    each is an unread-field issue that fails that rule too (spec §3.1, fail closed)."""
+    columns = header_fields(table, known) if known else {}
+    cells = dict(table.rows) if len(columns) > 1 else {}
     found = False
     for meant in table_entries(table, letter):
         titled = meant[2].lstrip(" \t")[:1] in ("—", "–", "-")
-        if meant[3] or titled or weigh(meant, blocks, index):
+        row = cells.get(meant[0])
+        if meant[3] or titled or row is not None or weigh(meant, blocks, index):
             found = True
             not_an_entry_heading(rec, file, meant[0], meant[1], letter, rule, IN_TABLE)
+            if row is not None and rule_of is not None:
+                _unread_cells(rec, file, meant[0], row, columns, rule, rule_of)
     return found
+
+
+def header_fields(table: Table, known: Mapping[str, str]) -> dict[int, tuple[str, str]]:
+    """Column → (key, name) of each header cell of a table that names a field of `known`."""
+    found = {}
+    for column, cell in enumerate(table.header):
+        name = " ".join(bare(cell).lower().split())
+        if name in known:
+            found[column] = known[name], name
+    return found
+
+
+def _unread_cells(
+    rec: Records,
+    file: str,
+    line: int,
+    row: list[str],
+    columns: Mapping[int, tuple[str, str]],
+    rule: str,
+    rule_of: RuleOf,
+) -> None:
+    """An unread-field issue for each cell of a row meant as an entry that holds a field
+    read for a rule other than `rule` (which the row already fails)."""
+    for column, (key, name) in columns.items():
+        value = row[column].strip() if column < len(row) else ""
+        needs = rule_of(key, value)
+        if not says_nothing(value) and needs not in (None, rule):
+            _unread_field(rec, file, line, f"{name.capitalize()}: {value}", IN_TABLE, needs)
 
 
 def passed(ends: list[int], block: Block) -> bool:
