@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from pipeline.detect import detect
-from tests.conftest import FIXTURES, checked_rows, copy_tree
+from tests.conftest import checked_rows
+from tests.test_ledger_ids import _session
 
-SESSION = "docs/research/demo-brainstorm"
 D1 = "## D1 — Digests fold only low-urgency notifications"
 RESOLVES = "- Resolves: F3\n"  # D1's last field, line 7 of the base ledger
 WHY_2 = "- Why: silence is the failure mode"  # D2's Why, line 11 (its heading is line 9)
@@ -30,17 +30,6 @@ def _entry(n: int, *fields: str) -> str:
 
 
 D3, D4 = _entry(3, "Reverses: D1"), _entry(4, "Reverses: D1")
-
-
-def _session(root: Path, name: str, edit: Callable[[str], str]) -> Path:
-    """A copy of the open base session with ledger.md edited; returns the session folder."""
-    repo = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", root / "corpus" / name)
-    path = repo / SESSION / "ledger.md"
-    text = path.read_text(encoding="utf-8")
-    edited = edit(text)
-    assert edited != text, "the edit changed nothing"
-    path.write_text(edited, encoding="utf-8")
-    return repo / SESSION
 
 
 def _findings(session: Path) -> tuple[str, list[tuple[int, str]]]:
@@ -64,7 +53,7 @@ def _two_reverses(t: str) -> str:
 @pytest.mark.parametrize("edit", [_twice, _heading_and_bullet, _two_reverses])
 def test_every_annotation_of_an_entry_counts(tmp_path: Path, edit: Callable[[str], str]) -> None:
     """Every D# named exists: nothing fails, and no second annotation is 'not read'."""
-    status, findings = _findings(_session(tmp_path, "r", edit))
+    status, findings = _findings(_session(tmp_path, edit, "r"))
     assert (status, findings) == ("pass", [])
 
 
@@ -95,7 +84,7 @@ def test_every_annotation_of_an_entry_counts(tmp_path: Path, edit: Callable[[str
 def test_a_later_annotation_that_names_no_entry_fails_at_its_line(
     tmp_path: Path, edit: Callable[[str], str], expected: tuple[int, str]
 ) -> None:
-    status, findings = _findings(_session(tmp_path, "r", edit))
+    status, findings = _findings(_session(tmp_path, edit, "r"))
     assert status == "fail"
     line, message = expected
     assert [n for n, m in findings if m.startswith(message)] == [line], findings
@@ -105,7 +94,7 @@ def test_a_second_annotation_that_names_no_id_still_fails(tmp_path: Path) -> Non
     def edit(t: str) -> str:
         return t.replace(RESOLVES, RESOLVES + "- Reversed by: D3\n- Reversed by: the review\n") + D3
 
-    status, findings = _findings(_session(tmp_path, "r", edit))
+    status, findings = _findings(_session(tmp_path, edit, "r"))
     assert status == "fail"
     assert any(n == 9 and "names no D#" in m for n, m in findings), findings
 
@@ -132,7 +121,7 @@ def test_crawl_and_check_name_the_line_that_says_it(tmp_path: Path) -> None:
         "why": (_empty_why, 11, "D2 has an empty 'Why:'"),
     }
     for name, (edit, line, message) in cases.items():
-        status, findings = _findings(_session(tmp_path, name, edit))
+        status, findings = _findings(_session(tmp_path, edit, name))
         assert (status, findings) == ("fail", [(line, message)]), name
     rows = checked_rows(
         tmp_path / "corpus",

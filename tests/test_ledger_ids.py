@@ -23,9 +23,10 @@ SESSION = "docs/research/demo-brainstorm"
 D1 = "## D1 — Digests fold only low-urgency notifications\n"
 
 
-def _session(tmp_path: Path, edit: Callable[[str], str]) -> Path:
-    """A copy of the open base session with ledger.md edited; returns the session folder."""
-    repo = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", tmp_path / "corpus" / "r")
+def _session(tmp_path: Path, edit: Callable[[str], str], name: str = "r") -> Path:
+    """A copy of the open base session with ledger.md edited, as repository `name` under
+    tmp_path/corpus; returns the session folder."""
+    repo = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", tmp_path / "corpus" / name)
     path = repo / SESSION / "ledger.md"
     text = path.read_text(encoding="utf-8")
     edited = edit(text)

@@ -26,10 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.check import check
-from pipeline.crawl import crawl
-from pipeline.engine import connect
-from pipeline.store import Out
+from tests.conftest import checked_rows
 from tests.test_entry_reading import detect, failing, findings, session
 from tests.test_late_ids import notes
 
@@ -95,14 +92,8 @@ def test_crawl_and_check_agree_with_detect(tmp_path: Path) -> None:
     folder = session(tmp_path, "open", "ledger.md", lambda _old: LEDGER_TABLE)
     expected = {r["rule"]: r["status"] for r in detect(folder, "session")["rules"]}
     assert expected["BS-FORK-02"] == expected["BS-LEDGER-01"] == "fail", expected
-    out = tmp_path / "out"
-    crawl([str(tmp_path / "repo")], str(out))
-    check(str(out))
-    rows = (
-        connect(Out(str(out)))
-        .execute("SELECT DISTINCT rule_id, status FROM rule_results")
-        .fetchall()
-    )
+    query = "SELECT DISTINCT rule_id, status FROM rule_results"
+    rows = checked_rows(tmp_path / "repo", tmp_path / "out", query)
     assert {rule: status for rule, status in rows if rule in expected} == expected
 
 

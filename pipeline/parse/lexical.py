@@ -96,8 +96,10 @@ _SHOWN_NAME_RE = re.compile(
     r"((?:[^:\uff1a\\]|\\[^:\uff1a])*+)\\?[:\uff1a]((?:[ \t]*+</(?i:b|strong|em|i)>)?+)"
 )
 _EMPHASIS_TAG_RE = re.compile(r"</?(?i:b|strong|em|i)>")
-_ESCAPED_RE = re.compile(r"\\([!-/:-@\[-`{-~])")
-_LIST_MARKER_RE = re.compile(r"(?:[-*+]|[0-9]{1,9}[.)])[ \t]+")
+# A backslash before ASCII punctuation: CommonMark shows the punctuation alone.
+ESCAPED_RE = re.compile(r"\\([!-/:-@\[-`{-~])")
+# A list marker (spaces before it allowed) and the space or tab after it.
+LIST_MARKER_RE = re.compile(r"[ \t]*+(?:[-*+]|[0-9]{1,9}[.)])[ \t]++")
 
 
 def shown_name(text: str) -> str:
@@ -118,18 +120,23 @@ def shown_name(text: str) -> str:
     name = m[1]
     if text[0] in INVISIBLE:
         name = name.lstrip(INVISIBLE)
-        marker = _LIST_MARKER_RE.match(name)
-        name = name[marker.end() :] if marker else name
+        name = past_list_marker(name)
     name = name.translate(_DROPPED)
     name = _SPACES_RE.sub(" ", name)
     if "<" in name:
         name = _EMPHASIS_TAG_RE.sub("*", name)
     if "\\" in name:
-        name = _ESCAPED_RE.sub(r"\1", name)
+        name = ESCAPED_RE.sub(r"\1", name)
     return f"{name}:{'*' if m[2] else ''}{text[m.end() :]}"
 
 
 _DROPPED = dict.fromkeys(map(ord, INVISIBLE))
+
+
+def past_list_marker(text: str) -> str:
+    """The text after a list marker it begins with (a line CommonMark took for no item)."""
+    marker = LIST_MARKER_RE.match(text)
+    return text[marker.end() :] if marker else text
 
 
 def field(text: str) -> tuple[str, str] | None:

@@ -10,7 +10,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from pipeline.parse.blocks import Block, Heading, Paragraph, Table, parse, split_cells
-from pipeline.parse.lexical import bare, shown, token
+from pipeline.parse.lexical import ESCAPED_RE, bare, shown, token
 from pipeline.parse.reading import (
     as_fields,
     fields,
@@ -456,10 +456,6 @@ def _referenced(m: re.Match[str], links: _Links) -> str:
     return f" {target} " if target is not None else "\0"
 
 
-# A backslash before ASCII punctuation: CommonMark shows the punctuation alone.
-_ESCAPED_RE = re.compile(r"\\([!-/:-@\[-`{-~])")
-
-
 def _piece(written: str, folder: str) -> list[tuple[str, str | None, str]]:
     """The destinations one piece of a cell names (see _destinations): the path read from
     its start, then each later word that looks like a path (`a.md / docs/b.md`); a start
@@ -530,7 +526,7 @@ def _reading(written: str, folder: str = "") -> tuple[str | None, str, str]:
     if not written.startswith("`"):
         # `open\_questions.md` renders as open_questions.md (CommonMark backslash escapes,
         # which a code span keeps as written).
-        written = _ESCAPED_RE.sub(r"\1", written)
+        written = ESCAPED_RE.sub(r"\1", written)
     first, rest = _first_path(written)
     first = first.strip("<>")  # `<https://…>` is an autolink
     whole = written.strip("`*_ \t")

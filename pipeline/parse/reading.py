@@ -25,10 +25,12 @@ from pipeline.parse.blocks import (
 )
 from pipeline.parse.lexical import (
     INVISIBLE,
+    LIST_MARKER_RE,
     MAX_FIELD_NAME,
     bare,
     field,
     int32,
+    past_list_marker,
     says_nothing,
     shown,
     shown_name,
@@ -66,7 +68,6 @@ _MEANT_RES = {
 }
 _WHAT = {"F": "a fork entry `## F# — title [marker]`", "D": "a ledger entry `## D# — title`"}
 _WHAT["T"] = "a capture turn `### T# · timestamp`"
-_BULLET_RE = re.compile(r"^(?:[-*+]|[0-9]{1,9}[.)])[ \t]+")  # a list marker, read past
 _STARTS = {letter: frozenset("#*_`[" + letter + INVISIBLE) for letter in "FDT"}
 
 
@@ -117,7 +118,7 @@ def fields(block: Block, known: Mapping[str, str]) -> list[tuple[str, str, int]]
     for index, (line, text) in enumerate(block.lines):
         parsed = field(text)
         # `\t* Resolves: F1` under prose is more of the paragraph (a nested field), not one.
-        if parsed is not None and parsed[0] in known and not (index and _LISTED_RE.match(text)):
+        if parsed is not None and parsed[0] in known and not (index and LIST_MARKER_RE.match(text)):
             if key:
                 found.append((key, shown(" ".join(values)), first))
             key, first = known[parsed[0]], line
@@ -138,22 +139,17 @@ def nested_fields(block: Block, known: Mapping[str, str]) -> list[tuple[str, str
     line is more of the paragraph's text."""
     if isinstance(block, Paragraph):
         lines = block.lines[1:] if block.source is None or block.end - block.start > 1 else []
-        lines = [(line, text) for line, text in lines if _LISTED_RE.match(text)]
+        lines = [(line, text) for line, text in lines if LIST_MARKER_RE.match(text)]
     elif isinstance(block, Item) and (len(block.lines) > 1 or block.parts):
         lines = block.all_lines()[1:]
     else:
         return []
     found = []
     for line, text in lines:
-        listed = _LISTED_RE.match(text)
-        parsed = field(text[listed.end() :] if listed else text)
+        parsed = field(past_list_marker(text))
         if parsed is not None and parsed[0] in known:
             found.append((known[parsed[0]], parsed[0], parsed[1], line))
     return found
-
-
-# A line that begins with a list marker, spaces before it allowed.
-_LISTED_RE = re.compile(r"[ \t]*+(?:[-*+]|[0-9]{1,9}[.)])[ \t]++")
 
 
 def note_nested(
@@ -552,7 +548,7 @@ def _meant_lines(
         # A first look: the line begins with a mark or the ID's letter.
         if text[:1] not in starts:
             continue
-        seen = _BULLET_RE.sub("", text.lstrip(INVISIBLE)) if text[0] in INVISIBLE else text
+        seen = past_list_marker(text.lstrip(INVISIBLE)) if text[0] in INVISIBLE else text
         found = meant_entry(seen.rstrip(" \t"), letter)
         if found is not None:
             # Invisible characters first: its shape is a heading's, so it is meant as one.
