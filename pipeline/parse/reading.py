@@ -28,6 +28,7 @@ from pipeline.parse.lexical import (
     LIST_MARKER_RE,
     MAX_FIELD_NAME,
     bare,
+    decoded_separator,
     field,
     int32,
     past_list_marker,
@@ -426,8 +427,11 @@ def entry_id(text: str, letter: str) -> tuple[bool, str | None, str]:
     """
     m = _ENTRY_RES[letter].match(text)
     if m is not None and m[1] and not _word_goes_on(m[2]):
-        if letter == "T" or m[2] in _AFTER_ID:
-            return True, m[1], text[m.end(1) :]
+        rest = text[m.end(1) :]
+        if "&" in rest:
+            rest = decoded_separator(rest)  # `F1&mdash;title`: the dash the page shows
+        if letter == "T" or rest[:1] in _AFTER_ID:
+            return True, m[1], rest
         # `## F4. title`, `## D2) title`: §3.1 takes a dash, colon, space or the end after
         # the ID; meant as an entry, the reader's own weighing counts it, and its rule fails.
         return False, None, ""
