@@ -12,6 +12,10 @@ otherwise.
   and with spaces the title kept the `&mdash;` the page shows as the dash; a field name
   with `&#58;` (the colon) or `&nbsp;` in it (`- Resolves&#58; F1`) was no field and no
   issue, so the fork it resolves stayed silently unresolved.
+- A field line with no colon (`- Resolves F1`) is read, with a `malformed-field` issue that
+  fails the field's rule; with a zero-width space or BOM before the name, or a Unicode
+  space inside it (`- \\u200bResolves F1`, `- Resolves\\u202fF1`), it was nothing at all.
+
 Each case edits a copy of a healthy base session (fixtures/cases/base) on disk and runs
 `census detect`; one runs crawl and check, which must agree.
 """
@@ -30,6 +34,7 @@ from pipeline.store import Out
 from tests.conftest import checked_rows
 from tests.test_destination_cells import DEMO, _harvest, _repo
 from tests.test_entry_reading import detect, failing, findings, session
+from tests.test_late_ids import notes
 
 # ───────────────────────────── remarks in Destination cells ─────────────────────────────
 
@@ -194,6 +199,50 @@ def test_a_value_keeps_its_references_as_written(tmp_path: Path) -> None:
     assert failing(found) == {"BS-SYNC-02"}, found
 
 
+# ───────────────────────────── fields with no colon ─────────────────────────────
+
+
+@pytest.mark.parametrize(
+    ("file", "line", "rule"),
+    [
+        ("ledger.md", "- Resolves F1", "BS-FORK-02"),  # the plain spelling, read before too
+        ("ledger.md", "- \u200bResolves F1", "BS-FORK-02"),
+        ("ledger.md", "- \ufeffResolves F1", "BS-FORK-02"),
+        ("ledger.md", "- Re\u200dsolves F1", "BS-FORK-02"),
+        ("ledger.md", "- Resolves\u202fF1", "BS-FORK-02"),
+        ("ledger.md", "- Resolves\u2002F1", "BS-FORK-02"),
+        ("ledger.md", "- Resolves&nbsp;F1", "BS-FORK-02"),
+        ("ledger.md", "- &#8203;Resolves F1", "BS-FORK-02"),
+        ("ledger.md", "- <b>Resolves</b> F1", "BS-FORK-02"),
+        ("ledger.md", "\n\ufeff- Resolves F1", "BS-FORK-02"),  # a paragraph line of its own
+        ("forks.md", "- \u200bRaised by twin (S9)", "BS-SYNC-02"),
+        ("forks.md", "- Raised\u2002by twin (S9)", "BS-SYNC-02"),
+    ],
+)
+def test_a_field_with_no_colon_is_read_as_its_plain_spelling_is(
+    tmp_path: Path, file: str, line: str, rule: str
+) -> None:
+    """`- Resolves F1` is read (F1 resolved by D2, still listed open) with a
+    `malformed-field` issue that fails the field's rule; so is every spelling the page shows
+    the same (it was nothing at all, and the rule passed)."""
+    folder = session(tmp_path, "open", file, _edited(file, line))
+    written = (folder / file).read_text(encoding="utf-8").splitlines().index(line.lstrip()) + 1
+    found = detect(folder, "session")
+    assert failing(found) == {rule}, found
+    assert notes(found) == [(file, written, "malformed-field")], found["notes"]
+    if rule == "BS-FORK-02":
+        assert ("forks.md", 3) in [(f, n) for f, n, _ in findings(found, rule)], found
+
+
+@pytest.mark.parametrize(
+    "line", ["- \u200bResolves the question later", "- \u200bResolved\u202fF1 today", "- \u200b"]
+)
+def test_other_invisible_lines_stay_prose(tmp_path: Path, line: str) -> None:
+    """Guard: a line the page shows as prose (a name that goes on, or nothing) is no field."""
+    found = detect(session(tmp_path, "open", "ledger.md", _edited("ledger.md", line)), "session")
+    assert failing(found) == set() and found["notes"] == [], found
+
+
 # ───────────────────────────── crawl and check ─────────────────────────────
 
 
@@ -205,8 +254,10 @@ def test_crawl_and_check_agree_with_detect(tmp_path: Path) -> None:
     ledger = folder / "ledger.md"
     edit = _edited("ledger.md", "- Resolves&#58; F1")
     ledger.write_text(edit(ledger.read_text(encoding="utf-8")), encoding="utf-8")
+    text = forks.read_text(encoding="utf-8")
+    forks.write_text(_edited("forks.md", "- \u200bRaised by twin (S9)")(text), encoding="utf-8")
     expected = {r["rule"]: r["status"] for r in detect(folder, "session")["rules"]}
-    assert expected["BS-FORK-02"] == "fail", expected
+    assert expected["BS-FORK-02"] == expected["BS-SYNC-02"] == "fail", expected
     assert expected["BS-SYNC-01"] == expected["BS-FORK-01"] == "pass", expected
     query = "SELECT DISTINCT rule_id, status FROM rule_results"
     rows = checked_rows(tmp_path / "repo", tmp_path / "out", query)

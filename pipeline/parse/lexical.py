@@ -108,8 +108,9 @@ def shown_name(text: str) -> str:
     space kept CommonMark from taking as one), Unicode spaces read as spaces, a fullwidth
     or backslash-escaped colon as the colon, character references decoded (`&#58;` is the
     colon, `&nbsp;` a space), and `<b>`, `<strong>`, `<em>`, `<i>` tags as emphasis marks.
-    The value after the colon is left as written. Most lines hold none of these characters
-    and come back as they are."""
+    The value after the colon is left as written. A line with no colon (`Resolves F1`, a
+    field written without one) has its first words so read, as far as a name reaches.
+    Most lines hold none of these characters and come back as they are."""
     head = text[: MAX_FIELD_NAME + 16]
     if head.isascii() and "<" not in head and "\\" not in head and "&" not in head:
         return text  # the common case, told by four scans in C
@@ -119,7 +120,8 @@ def shown_name(text: str) -> str:
         text = _decoded_name(text)
     m = _SHOWN_NAME_RE.match(text, 0, MAX_FIELD_NAME + 40)
     if m is None:
-        return text
+        end = MAX_FIELD_NAME + 16
+        return _shown_words(text[:end], text[0] in INVISIBLE) + text[end:]
     name = _shown_words(m[1], text[0] in INVISIBLE)
     return f"{name}:{'*' if m[2] else ''}{text[m.end() :]}"
 
