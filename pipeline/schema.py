@@ -386,7 +386,8 @@ MANIFEST_DESTINATIONS = _table(
     "manifest_destinations",
     "One row per destination a manifest row's Destination cell names (a Markdown link's "
     "target, a path before commentary, or the whole cell when it ends as a file name does: "
-    "`docs/release notes.md`; several separated by , ; <br> or ' and ', ' & ', ' + ').",
+    "`docs/release notes.md`; several separated by , ; <br> or ' and ', ' & ', ' + ', though "
+    "not inside a parenthesised remark: `docs/x.md (new page, 2 sections)` is one).",
     SNAPSHOT_ID,
     FILE,
     LINE,

@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 from pipeline.parse.blocks import Block, Heading, Item, Paragraph, Table, parse
-from pipeline.parse.lexical import bare, canonical_id, ids, says_nothing
+from pipeline.parse.lexical import bare, canonical_id, decoded_separator, ids, says_nothing
 from pipeline.parse.reading import (
     NearField,
     as_fields,
@@ -193,7 +193,7 @@ def _heading(
     else:
         message = f"ledger heading has no D# ID: {block.text[:120]}"
         rec.issue(FILE, line, "bad-ledger-heading", message)
-    entry["title"] = bare(rest.lstrip(" \t—–-:*_`"))
+    entry["title"] = bare(decoded_separator(rest).lstrip(" \t—–-:*_`"))
     entry["heading_ok"] = digits is not None
     if not written:
         # `## [D5] — …` or `## D5a — …`: meant as an entry, counted, and the rule fails.

@@ -89,7 +89,7 @@ INVISIBLE = "\u200b\u200c\u200d\u2060\ufeff"
 _SPACES = "\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000"
 _SPACES_RE = re.compile(f"[{_SPACES}]")
 # What may make a field name differ from the text a page shows for it; a first look.
-_ODD_NAME_RE = re.compile(f"[{INVISIBLE}{_SPACES}\uff1a<\\\\]")
+_ODD_NAME_RE = re.compile(f"[{INVISIBLE}{_SPACES}\uff1a<&\\\\]")
 # A name, its colon (fullwidth as a CJK input method types it, or `\\:`, an escaped one the
 # page shows as a colon), and an HTML emphasis tag closing right after it (`<b>Name:</b>`).
 _SHOWN_NAME_RE = re.compile(
@@ -106,19 +106,29 @@ def shown_name(text: str) -> str:
     """A line with its field name as a rendered page shows it (spec §3.1, names are
     lenient): characters that show nothing dropped (and a list marker a BOM or zero-width
     space kept CommonMark from taking as one), Unicode spaces read as spaces, a fullwidth
-    or backslash-escaped colon as the colon, and `<b>`, `<strong>`, `<em>`, `<i>` tags as
-    emphasis marks. The value after the colon is left as written. Most lines hold none of
-    these characters and come back as they are."""
+    or backslash-escaped colon as the colon, character references decoded (`&#58;` is the
+    colon, `&nbsp;` a space), and `<b>`, `<strong>`, `<em>`, `<i>` tags as emphasis marks.
+    The value after the colon is left as written. A line with no colon (`Resolves F1`, a
+    field written without one) has its first words so read, as far as a name reaches.
+    Most lines hold none of these characters and come back as they are."""
     head = text[: MAX_FIELD_NAME + 16]
-    if head.isascii() and "<" not in head and "\\" not in head:
-        return text  # the common case, told by three scans in C
+    if head.isascii() and "<" not in head and "\\" not in head and "&" not in head:
+        return text  # the common case, told by four scans in C
     if _ODD_NAME_RE.search(head) is None:
         return text
+    if "&" in head:
+        text = _decoded_name(text)
     m = _SHOWN_NAME_RE.match(text, 0, MAX_FIELD_NAME + 40)
     if m is None:
-        return text
-    name = m[1]
-    if text[0] in INVISIBLE:
+        end = MAX_FIELD_NAME + 16
+        return _shown_words(text[:end], text[0] in INVISIBLE) + text[end:]
+    name = _shown_words(m[1], text[0] in INVISIBLE)
+    return f"{name}:{'*' if m[2] else ''}{text[m.end() :]}"
+
+
+def _shown_words(name: str, invisible_first: bool) -> str:
+    """A field name's words as the page shows them (see shown_name)."""
+    if invisible_first:
         name = name.lstrip(INVISIBLE)
         name = past_list_marker(name)
     name = name.translate(_DROPPED)
@@ -127,7 +137,27 @@ def shown_name(text: str) -> str:
         name = _EMPHASIS_TAG_RE.sub("*", name)
     if "\\" in name:
         name = ESCAPED_RE.sub(r"\1", name)
-    return f"{name}:{'*' if m[2] else ''}{text[m.end() :]}"
+    return name
+
+
+def _decoded_name(text: str) -> str:
+    """A line with the character references of its field name decoded, up to the first
+    colon, written or referenced (`Resolves&#58; F1`, `Raised&nbsp;by: x`); the value after
+    it stays as written. A name in a code span shows its references as written."""
+    end = MAX_FIELD_NAME + 40
+    colon = text.find(":", 0, end)
+    stop = colon if colon >= 0 else end
+    if "`" in text[:stop]:
+        return text
+    out: list[str] = []
+    at = 0
+    for m in _CHAR_REF_RE.finditer(text, 0, stop):
+        char = _char(m)
+        out += [text[at : m.start()], char]
+        at = m.end()
+        if char in ":\uff1a":
+            break  # the colon: what follows is the value
+    return "".join(out) + text[at:] if out else text
 
 
 _DROPPED = dict.fromkeys(map(ord, INVISIBLE))
@@ -153,7 +183,11 @@ def field(text: str) -> tuple[str, str] | None:
         # space): the line is still the field it shows, not a line of prose.
         text = text[2:].lstrip(" \t\xa0")
     colon = text.find(":", 0, MAX_FIELD_NAME + 8)
-    if colon < 1 and text.find("\uff1a", 0, MAX_FIELD_NAME + 8) < 0:
+    if (
+        colon < 1
+        and text.find("\uff1a", 0, MAX_FIELD_NAME + 8) < 0
+        and text.find("&", 0, MAX_FIELD_NAME + 8) < 0  # `Resolves&#58; F1`
+    ):
         return None  # most lines of prose: no colon at all
     text = shown_name(text)
     colon = text.find(":", 0, MAX_FIELD_NAME + 8)
@@ -222,6 +256,30 @@ def decoded(text: str) -> str:
 
 def _char(m: re.Match[str]) -> str:
     return html.unescape(m[0])
+
+
+# What a page may show between an entry's ID and its title (a dash, a colon, a middle dot,
+# a bar), besides spaces, when a character reference writes it.
+_SEPARATOR_CHARS = "—–-:·|"
+
+
+def decoded_separator(text: str) -> str:
+    """Text with the character references it begins with (spaces between allowed) decoded
+    while each shows a separator or a space (read as a plain one): `&mdash; Title` is
+    `— Title`, as the page shows it. What follows, a title copied into the tables as
+    written, stays as written."""
+    out: list[str] = []
+    at = done = 0
+    while True:
+        while text[at : at + 1] in (" ", "\t"):
+            at += 1
+        m = _CHAR_REF_RE.match(text, at) if text[at : at + 1] == "&" else None
+        char = _char(m) if m is not None else ""
+        if m is None or not (char in _SEPARATOR_CHARS or char.isspace()):
+            break
+        out += [text[done : m.start()], " " if char.isspace() else char]
+        at = done = m.end()
+    return "".join(out) + text[done:] if out else text
 
 
 def says_nothing(value: str | None) -> bool:

@@ -54,6 +54,8 @@ _TARGET_RE = re.compile(r"\s*+<?([^)>\s]*+)")
 # tried at every space of a long run, `\s+and` rescans the rest of the run each time
 # (quadratic).
 _SPLIT_RE = re.compile(r"<br\s*/?>|[,;]|(?<!\s)\s++(?:and|&|\+)\s+", re.I)
+# The parentheses of a cell, paired by _remarks: a separator inside a remark separates nothing.
+_PAREN_RE = re.compile(r"[()]")
 # A `)` and spaces before a link's `[text](`: the end of one link (or of commentary), then
 # another destination.
 _SIDE_BY_SIDE_RE = re.compile(r"\)[ \t]++(?=!?\[[^\[\]]*+\]\()")
@@ -408,8 +410,9 @@ def _table(
 def destinations(cell: str) -> list[tuple[str, str | None]]:
     """Each destination a Destination cell names, as written and as a repository-relative
     path (None when it is not one): a Markdown link's target, a path followed by
-    commentary, several separated by commas, semicolons, `<br>` or ` and `, and every other
-    word that looks like a path (comments and struck-through text dropped first)."""
+    commentary, several separated by commas, semicolons, `<br>` or ` and ` (not inside a
+    parenthesised remark), and every other word that looks like a path (comments and
+    struck-through text dropped first)."""
     return [(written, path) for written, path, _ in _destinations(cell)]
 
 
@@ -432,7 +435,7 @@ def _destinations(cell: str, links: _Links = _Links()) -> list[tuple[str, str | 
     # Spaces in an angled target become escapes, decoded with the rest of the path.
     text = _unlink(_ANGLED_RE.sub(_escape_angled, cell)) if linked else cell
     found = []
-    for piece in _SPLIT_RE.split(text):
+    for piece in _pieces(text):
         written = piece.strip()
         if written:
             found += _piece(written, links.folder)
@@ -440,6 +443,49 @@ def _destinations(cell: str, links: _Links = _Links()) -> list[tuple[str, str | 
         # Links with empty targets (`[page]()`) name something, but no path.
         found.append((cell.strip(), None, "unread"))
     return found
+
+
+def _pieces(text: str) -> list[str]:
+    """The cell split at its separators, except inside a parenthesised remark:
+    `docs/a.md (new page, 2 sections)` names one destination with commentary, as the page
+    shows it. Only a `(` that a `)` closes makes a remark; what is left unclosed splits as
+    before. One pass over the parentheses and one over the separators."""
+    if "(" not in text:
+        return _SPLIT_RE.split(text)
+    remarks = _remarks(text)
+    if not remarks:
+        return _SPLIT_RE.split(text)
+    pieces: list[str] = []
+    at = 0
+    spans = iter(remarks)
+    start, end = next(spans)
+    for m in _SPLIT_RE.finditer(text):
+        while end <= m.start():
+            start, end = next(spans, (len(text), len(text)))
+        if start <= m.start() < end:
+            continue  # inside a remark: commentary, not a separator
+        pieces.append(text[at : m.start()])
+        at = m.end()
+    pieces.append(text[at:])
+    return pieces
+
+
+def _remarks(text: str) -> list[tuple[int, int]]:
+    """The spans of the outermost balanced parentheses in text, in order; a `)` with no
+    `(` before it is text, as is a `(` never closed (which leaves the pairs after it
+    outermost)."""
+    closed: list[tuple[int, int]] = []
+    opened: list[int] = []
+    for m in _PAREN_RE.finditer(text):
+        if m[0] == "(":
+            opened.append(m.start())
+        elif opened:
+            closed.append((opened.pop(), m.end()))
+    spans: list[tuple[int, int]] = []
+    for start, end in sorted(closed):  # pairs nest or stand apart
+        if not spans or start >= spans[-1][1]:
+            spans.append((start, end))
+    return spans
 
 
 def _escape_angled(m: re.Match[str]) -> str:

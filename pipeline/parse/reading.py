@@ -28,6 +28,7 @@ from pipeline.parse.lexical import (
     LIST_MARKER_RE,
     MAX_FIELD_NAME,
     bare,
+    decoded_separator,
     field,
     int32,
     past_list_marker,
@@ -253,6 +254,9 @@ class NearField(NamedTuple):
 # equals sign, a dash or an arrow.
 _NEAR_SEPARATOR = r"(:|=|—|–|->|→|-(?=[ \t]|$))?"
 _NEAR_RES: dict[tuple[str, ...], tuple[re.Pattern[str], frozenset[str]]] = {}
+# What else a line meant as a field may begin with that the page does not show as written:
+# an invisible character, an HTML emphasis tag, a character reference (lexical.shown_name).
+_SHOWN_STARTS = frozenset(INVISIBLE + "<&")
 
 
 def _near_re(known: Mapping[str, str]) -> tuple[re.Pattern[str], frozenset[str]]:
@@ -290,9 +294,11 @@ def near_fields(
     pattern, starts = _near_re(known)
     found: list[NearField] = []
     for line, text in lines:
-        if text[:1] not in starts and text.lstrip(" \t")[:1] not in starts:
+        seen = text.lstrip(" \t")
+        if seen[:1] not in starts and seen[:1] not in _SHOWN_STARTS:
             continue
-        near = _near_field(text.lstrip(" \t"), pattern, known, spaced, capital)
+        # The name as the page shows it: `\u200bResolves F1`, `Resolves\u202fF1`.
+        near = _near_field(shown_name(seen), pattern, known, spaced, capital)
         if near is not None:
             found.append(NearField(near[0], near[1], line, text, near[2]))
     return found
@@ -426,8 +432,11 @@ def entry_id(text: str, letter: str) -> tuple[bool, str | None, str]:
     """
     m = _ENTRY_RES[letter].match(text)
     if m is not None and m[1] and not _word_goes_on(m[2]):
-        if letter == "T" or m[2] in _AFTER_ID:
-            return True, m[1], text[m.end(1) :]
+        rest = text[m.end(1) :]
+        if "&" in rest:
+            rest = decoded_separator(rest)  # `F1&mdash;title`: the dash the page shows
+        if letter == "T" or rest[:1] in _AFTER_ID:
+            return True, m[1], rest
         # `## F4. title`, `## D2) title`: §3.1 takes a dash, colon, space or the end after
         # the ID; meant as an entry, the reader's own weighing counts it, and its rule fails.
         return False, None, ""

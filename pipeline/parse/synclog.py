@@ -19,7 +19,16 @@ from pipeline.parse.blocks import (
     html_kind,
     parse,
 )
-from pipeline.parse.lexical import ARROW_RE, MAX_LINE_CHARS, bare, canonical_id, field, stamp, token
+from pipeline.parse.lexical import (
+    ARROW_RE,
+    MAX_LINE_CHARS,
+    bare,
+    canonical_id,
+    decoded,
+    field,
+    stamp,
+    token,
+)
 from pipeline.parse.reading import HIDDEN_HTML, number, untagged
 from pipeline.parse.records import Records
 
@@ -67,6 +76,12 @@ def parse_sync_log(lines: list[str], rec: Records) -> None:
 
 
 def _block_reads(doc: Document) -> Iterator[Read]:
+    """The lines of the blocks a page renders, each with its head as shown (_shown_head)."""
+    for line, text, strict in _rendered_reads(doc):
+        yield line, _shown_head(text) if text else text, strict
+
+
+def _rendered_reads(doc: Document) -> Iterator[Read]:
     for block in doc.blocks:
         if isinstance(block, Paragraph):
             for line, text in _wrapped(block.lines, after_sync=True):
@@ -82,10 +97,22 @@ def _block_reads(doc: Document) -> Iterator[Read]:
             for line, text in _wrapped(block.underlined, after_sync=True):
                 yield line, text, True
         elif isinstance(block, Heading):
-            yield block.line, block.text, _names_sync(block.text)
+            # Decoded once, by _block_reads; strictness is read from the arrow shown.
+            yield block.line, block.text, _names_sync(_shown_head(block.text))
         elif isinstance(block, Table):
             for line in (block.line, *(n for n, _ in block.rows)):
                 yield line, None, False
+
+
+def _shown_head(text: str) -> str:
+    """A sync line with its head (the ID, the arrow and the outcome, up to the first `|`)
+    as a rendered page shows it: `S1 &rarr; reconciled` and `S1 -&gt; reconciled` hold
+    their arrows. The cells after it, copied into the tables, stay as written (their field
+    names are read as shown by `field`)."""
+    if "&" not in text:
+        return text
+    bar = text.find("|")
+    return decoded(text) if bar < 0 else decoded(text[:bar]) + text[bar:]
 
 
 def _names_sync(heading: str) -> bool:
@@ -128,7 +155,8 @@ def _inner_reads(doc: Document, lines: list[str]) -> Iterator[Read]:
         for at in range(first, last + 1):
             read = _inner(untagged(_bare_line(lines[at - 1])), at)
             if read is not None:
-                yield read
+                # A browser decodes references in HTML; a code block shows them as written.
+                yield read[0], _shown_head(read[1]) if read[1] else read[1], read[2]
 
 
 def _bare_line(raw: str) -> str:
