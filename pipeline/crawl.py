@@ -47,6 +47,7 @@ from pipeline.store import (
     read_parquet,
     read_statcache,
     read_state,
+    write_state,
 )
 
 if TYPE_CHECKING:
@@ -370,6 +371,25 @@ def _heads_file(plan: _Plan) -> str:
 
 def _memo_file(out: Out, plan: _Plan) -> str:
     return str(out.state(f"memo{'-' + plan.shard_name if plan.shard_name else ''}.marshal"))
+
+
+def forget_history(out: Out, repos: set[tuple[str, str]]) -> None:
+    """Make the next --git-history crawl read these repositories' history again (each is
+    (root, repo_path) as observations name it), in every shard's state: an unchanged HEAD
+    and an unchanged tree's memo would each skip the walk, and with it the commits OUT no
+    longer holds."""
+    heads = {f"{root}\x1f{'' if path == '.' else path}" for root, path in repos}
+    state = out.state("")
+    for file in [*state.glob("history.json"), *state.glob("history-*.json")]:
+        kept = {k: v for k, v in read_state(out, file.name).items() if k not in heads}
+        write_state(out, file.name, kept)
+
+    def holds_one(block: str) -> bool:
+        root, _, rel = block.partition("\x1f")
+        return any(root == r and (not rel or f"{p}/".startswith(f"{rel}/")) for r, p in repos)
+
+    for file in [*state.glob("memo.marshal"), *state.glob("memo-*.marshal")]:
+        memo.forget(str(file), holds_one)
 
 
 @dataclass
