@@ -154,11 +154,24 @@ def _decide(out: Out, con: Any, points: list[str], current: str, summary: CheckS
         writer.write(RULE_RESULTS.name, f"SELECT * FROM {evaluated}")
     frozen, repeated = _freeze_lifetimes(con, staging, check_id, points, history)
     positions = {p.name: p.position for p in history}
+    # A point checked before under these rules keeps its findings along history, copied: they
+    # are facts, and the history a prune dropped since could no longer give them again.
+    same_rules = {
+        r[0]
+        for r in con.execute(
+            "SELECT point FROM points WHERE checked AND ruleset = $ruleset", {"ruleset": current}
+        ).fetchall()
+    }
     for point in points:
+        params: dict[str, Any]
+        if point in same_rules:
+            rows, params = "point_series_findings WHERE point = $point", {"point": point}
+        else:
+            rows, params = f"({series_sql()})", {"position": positions[point]}
         found = writer.write(
             SERIES_FINDINGS.name,
-            f"SELECT $check_id AS check_id, * FROM ({series_sql()})",
-            {"position": positions[point], "check_id": check_id},
+            f"SELECT $check_id AS check_id, * FROM {rows}",
+            {**params, "check_id": check_id},
         )
         summary.series_findings += found
         writer.add_rows(

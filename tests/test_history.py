@@ -804,3 +804,37 @@ def test_a_dropped_partial_night_has_its_commits_read_again(tmp_path: Path) -> N
     found = _series(out)
     assert [(p, r) for p, r, _ in found] == [("night-4", "BS-STATE-01")]
     assert "moved backward from stopping" in found[0][2]
+
+
+def test_a_recheck_under_the_same_rules_keeps_what_a_prune_left_of_the_history(
+    tmp_path: Path,
+) -> None:
+    """Night 4's step back from stopping (nights 1–2) to open is measured past night 3's typo;
+    after a prune keeps nights 3 and 4 only, a recheck with the rules unchanged recomputed
+    night 4 from the history left and silently made it clean. A checked night's findings are
+    facts: under the rule set they were found with, a recheck keeps them."""
+    repo = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", tmp_path / "root" / "repo")
+    git(repo, "init", "-q")
+    edit(repo, "state.md", "Status: open", "Status: stopping")
+    commit(repo, "2026-07-01T10:00:00Z", "stopping")
+    out = tmp_path / "out"
+    _night(repo, out, 1)
+    _night(repo, out, 2)
+    edit(repo, "state.md", "Status: stopping", "Status: stoping")
+    _night(repo, out, 3)
+    edit(repo, "state.md", "Status: stoping", "Status: open")
+    _night(repo, out, 4)
+    assert [(p, r) for p, r, _ in _series(out)] == [("night-4", "BS-STATE-01")]
+    night_four = _night_rates(out, 4)
+    prune(str(out), keep_last=2)
+    assert _night_rates(out, 4) == night_four
+    summary = check(str(out), recheck=True)
+    assert summary.points == ["night-3", "night-4"] and summary.series_findings == 1
+    found = (
+        connect(Out(out))
+        .execute("SELECT point, rule_id, message FROM point_series_findings")
+        .fetchall()
+    )
+    assert [(p, r) for p, r, _ in found] == [("night-4", "BS-STATE-01")]
+    assert "moved backward from stopping" in found[0][2]
+    assert _night_rates(out, 4) == night_four
