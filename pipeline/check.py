@@ -32,8 +32,8 @@ from pipeline.schema import (
     SESSION_VERDICTS,
     SNAPSHOTS,
 )
+from pipeline.select import missing_shards
 from pipeline.store import (
-    SHARD_LABEL_RE,
     Out,
     QueryWriter,
     new_run_id,
@@ -80,7 +80,11 @@ def check(out_path: str, recheck: bool = False) -> CheckSummary:
         current = ruleset()
         points = _points(con)
         pending = [p for p, done in points if recheck or not done]
-        _require_every_shard(con, [p for p, done in points if not done], [p for p, _ in points])
+        unfinished = missing_shards(
+            con, [p for p, done in points if not done], [p for p, _ in points]
+        )
+        if unfinished:
+            raise UsageError(unfinished)
         last = con.execute("SELECT arg_max(ruleset, check_id) FROM checks").fetchone()[0]
         summary = CheckSummary(
             pending, 0, 0, current, last if last and last != current else None, 0.0, recheck
@@ -90,35 +94,6 @@ def check(out_path: str, recheck: bool = False) -> CheckSummary:
             _decide(out, con, pending, current, summary)
     summary.seconds = time.perf_counter() - started
     return summary
-
-
-def _require_every_shard(con: Any, unchecked: list[str], order: list[str]) -> None:
-    """A night crawled in shards is decided only once every shard of it is in: a check freezes
-    it for good (a late shard is then refused), so a missing one would lose its sessions."""
-    rows = con.execute(
-        "SELECT point, list(labels['shard'] ORDER BY run_id) FROM run_points "
-        "WHERE list_contains($points, point) GROUP BY point ORDER BY point",
-        {"points": unchecked},
-    ).fetchall()
-    for point, names in rows:
-        # A user's own `shard` label (not K-of-N) says nothing about the night's shards.
-        shards = {(int(m[1]), int(m[2])) for n in names if n and (m := SHARD_LABEL_RE.fullmatch(n))}
-        counts = {n for _, n in shards}
-        if not shards or (len(counts) == 1 and len(shards) == max(counts)):
-            continue
-        crawled = ", ".join(f"{k}/{n}" for k, n in sorted(shards))
-        later = order[order.index(point) + 1 :]
-        if later:
-            # A crawl adds to the latest point only: this night can no longer be completed.
-            raise UsageError(
-                f"census point {point!r} holds shards {crawled} only, and {later[0]!r} was "
-                f"crawled after it, so no shard can join it now; drop it with census prune "
-                f"--point {point}, then check"
-            )
-        raise UsageError(
-            f"census point {point!r} holds shards {crawled} only; crawl the others with "
-            f"--point {point} --shard K/N (one N for the night), then check"
-        )
 
 
 def _pin_points(con: Any) -> None:

@@ -513,8 +513,9 @@ def _refuse_closed_point(
     """A crawl adds to the latest census point or starts a new one, never rewrites one: a
     checked point is final, and a point crawled after this one would have its sessions'
     later content ordered before this one's (a step forward read as a step back). Shards of
-    one night share one N, or the night could never be checked; the runs of one point share
-    their labels, or a selector by label would pick another arm's sessions with it."""
+    one night share one N, and a night of shards takes no crawl without --shard, or it could
+    never be checked; the runs of one point share their labels, or a selector by label would
+    pick another arm's sessions with it."""
     from pipeline.engine import parquet_scan
 
     files = out.files(CHECKS.name)
@@ -544,13 +545,19 @@ def _refuse_closed_point(
             "a crawl adds to the latest point or starts a new one: crawl into a new --point"
         )
     written = sorted({s for s in shards or [] if s and SHARD_LABEL_RE.fullmatch(s)})
+    held = ", ".join(s.replace("-of-", "/") for s in written)
     if shard is not None and any(not s.endswith(f"-of-{shard[1]}") for s in written):
-        held = ", ".join(s.replace("-of-", "/") for s in written)
         raise UsageError(
             f"census point {point!r} holds shards {held}; --shard {shard[0]}/{shard[1]} "
             "cannot join them (the shards of one night share one N)"
         )
     _refuse_other_labels(point, dict(held_labels or {}), labels)
+    if shard is None and written:
+        raise UsageError(
+            f"census point {point!r} holds shards {held}; a crawl without --shard cannot join "
+            f"them (the night is crawled in shards): crawl the others with --point {point} "
+            f"--shard K/{written[0].rpartition('-of-')[2]}"
+        )
 
 
 def _refuse_other_labels(point: str, held: dict[str, str], labels: dict[str, str]) -> None:
