@@ -129,20 +129,8 @@ def _decide(out: Out, con: Any, points: list[str], current: str, summary: CheckS
         writer.write(RULE_RESULTS.name, f"SELECT * FROM {evaluated}")
     frozen, repeated = _freeze_lifetimes(con, staging, check_id, points, history)
     positions = {p.name: p.position for p in history}
-    # A point checked before under these rules keeps its findings along history, copied: they
-    # are facts, and the history a prune dropped since could no longer give them again.
-    same_rules = {
-        r[0]
-        for r in con.execute(
-            "SELECT point FROM points WHERE checked AND ruleset = $ruleset", {"ruleset": current}
-        ).fetchall()
-    }
     for point in points:
-        params: dict[str, Any]
-        if point in same_rules:
-            rows, params = "point_series_findings WHERE point = $point", {"point": point}
-        else:
-            rows, params = f"({series_sql()})", {"position": positions[point]}
+        rows, params = _series_rows(con, point, positions[point], current)
         found = writer.write(
             SERIES_FINDINGS.name,
             f"SELECT $check_id AS check_id, * FROM {rows}",
@@ -178,6 +166,19 @@ def _decide(out: Out, con: Any, points: list[str], current: str, summary: CheckS
         publish(out, staging, f"check-{check_id}", replace=stale)
         # From here the check is in OUT: compaction or census.duckdb failing is a warning.
         summary.warnings = after_commit(out, f"check {check_id}")
+
+
+def _series_rows(con: Any, point: str, position: int, current: str) -> tuple[str, dict[str, Any]]:
+    """The point's findings along history, as rows to select from and their parameters: found
+    from its pairs, or copied when its last check used these rules (they are facts, and the
+    history a prune dropped since could no longer give them again)."""
+    same_rules = con.execute(
+        "SELECT checked AND ruleset = $ruleset FROM points WHERE point = $point",
+        {"point": point, "ruleset": current},
+    ).fetchone()
+    if same_rules and same_rules[0]:
+        return "point_series_findings WHERE point = $point", {"point": point}
+    return f"({series_sql()})", {"position": position}
 
 
 def _freeze_lifetimes(
