@@ -32,8 +32,8 @@ from pipeline.schema import (
     SESSION_VERDICTS,
     SNAPSHOTS,
 )
+from pipeline.select import missing_shards
 from pipeline.store import (
-    SHARD_LABEL_RE,
     Out,
     QueryWriter,
     new_run_id,
@@ -80,7 +80,11 @@ def check(out_path: str, recheck: bool = False) -> CheckSummary:
         current = ruleset()
         points = _points(con)
         pending = [p for p, done in points if recheck or not done]
-        _require_every_shard(con, [p for p, done in points if not done], [p for p, _ in points])
+        unfinished = missing_shards(
+            con, [p for p, done in points if not done], [p for p, _ in points]
+        )
+        if unfinished:
+            raise UsageError(unfinished)
         last = con.execute("SELECT arg_max(ruleset, check_id) FROM checks").fetchone()[0]
         summary = CheckSummary(
             pending, 0, 0, current, last if last and last != current else None, 0.0, recheck
@@ -90,35 +94,6 @@ def check(out_path: str, recheck: bool = False) -> CheckSummary:
             _decide(out, con, pending, current, summary)
     summary.seconds = time.perf_counter() - started
     return summary
-
-
-def _require_every_shard(con: Any, unchecked: list[str], order: list[str]) -> None:
-    """A night crawled in shards is decided only once every shard of it is in: a check freezes
-    it for good (a late shard is then refused), so a missing one would lose its sessions."""
-    rows = con.execute(
-        "SELECT point, list(labels['shard'] ORDER BY run_id) FROM run_points "
-        "WHERE list_contains($points, point) GROUP BY point ORDER BY point",
-        {"points": unchecked},
-    ).fetchall()
-    for point, names in rows:
-        # A user's own `shard` label (not K-of-N) says nothing about the night's shards.
-        shards = {(int(m[1]), int(m[2])) for n in names if n and (m := SHARD_LABEL_RE.fullmatch(n))}
-        counts = {n for _, n in shards}
-        if not shards or (len(counts) == 1 and len(shards) == max(counts)):
-            continue
-        crawled = ", ".join(f"{k}/{n}" for k, n in sorted(shards))
-        later = order[order.index(point) + 1 :]
-        if later:
-            # A crawl adds to the latest point only: this night can no longer be completed.
-            raise UsageError(
-                f"census point {point!r} holds shards {crawled} only, and {later[0]!r} was "
-                f"crawled after it, so no shard can join it now; drop it with census prune "
-                f"--point {point}, then check"
-            )
-        raise UsageError(
-            f"census point {point!r} holds shards {crawled} only; crawl the others with "
-            f"--point {point} --shard K/N (one N for the night), then check"
-        )
 
 
 def _pin_points(con: Any) -> None:
@@ -155,10 +130,11 @@ def _decide(out: Out, con: Any, points: list[str], current: str, summary: CheckS
     frozen, repeated = _freeze_lifetimes(con, staging, check_id, points, history)
     positions = {p.name: p.position for p in history}
     for point in points:
+        rows, params = _series_rows(con, point, positions[point], current)
         found = writer.write(
             SERIES_FINDINGS.name,
-            f"SELECT $check_id AS check_id, * FROM ({series_sql()})",
-            {"position": positions[point], "check_id": check_id},
+            f"SELECT $check_id AS check_id, * FROM {rows}",
+            {**params, "check_id": check_id},
         )
         summary.series_findings += found
         writer.add_rows(
@@ -190,6 +166,19 @@ def _decide(out: Out, con: Any, points: list[str], current: str, summary: CheckS
         publish(out, staging, f"check-{check_id}", replace=stale)
         # From here the check is in OUT: compaction or census.duckdb failing is a warning.
         summary.warnings = after_commit(out, f"check {check_id}")
+
+
+def _series_rows(con: Any, point: str, position: int, current: str) -> tuple[str, dict[str, Any]]:
+    """The point's findings along history, as rows to select from and their parameters: found
+    from its pairs, or copied when its last check used these rules (they are facts, and the
+    history a prune dropped since could no longer give them again)."""
+    same_rules = con.execute(
+        "SELECT checked AND ruleset = $ruleset FROM points WHERE point = $point",
+        {"point": point, "ruleset": current},
+    ).fetchone()
+    if same_rules and same_rules[0]:
+        return "point_series_findings WHERE point = $point", {"point": point}
+    return f"({series_sql()})", {"position": position}
 
 
 def _freeze_lifetimes(

@@ -437,7 +437,11 @@ def check(
     ] = [],  # noqa: B006
     recheck: Annotated[
         bool,
-        typer.Option("--recheck", help="Check every census point again with the current rules."),
+        typer.Option(
+            "--recheck",
+            help="Check every census point again with the current rules (a point last checked "
+            "under the same rules keeps its findings along history).",
+        ),
     ] = False,
     json_: JsonOption = False,
 ) -> None:

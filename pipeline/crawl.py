@@ -47,6 +47,7 @@ from pipeline.store import (
     read_parquet,
     read_statcache,
     read_state,
+    write_state,
 )
 
 if TYPE_CHECKING:
@@ -372,6 +373,25 @@ def _memo_file(out: Out, plan: _Plan) -> str:
     return str(out.state(f"memo{'-' + plan.shard_name if plan.shard_name else ''}.marshal"))
 
 
+def forget_history(out: Out, repos: set[tuple[str, str]]) -> None:
+    """Make the next --git-history crawl read these repositories' history again (each is
+    (root, repo_path) as observations name it), in every shard's state: an unchanged HEAD
+    and an unchanged tree's memo would each skip the walk, and with it the commits OUT no
+    longer holds."""
+    heads = {f"{root}\x1f{'' if path == '.' else path}" for root, path in repos}
+    state = out.state("")
+    for file in [*state.glob("history.json"), *state.glob("history-*.json")]:
+        kept = {k: v for k, v in read_state(out, file.name).items() if k not in heads}
+        write_state(out, file.name, kept)
+
+    def holds_one(block: str) -> bool:
+        root, _, rel = block.partition("\x1f")
+        return any(root == r and (not rel or f"{p}/".startswith(f"{rel}/")) for r, p in repos)
+
+    for file in [*state.glob("memo.marshal"), *state.glob("memo-*.marshal")]:
+        memo.forget(str(file), holds_one)
+
+
 @dataclass
 class _Saved:
     """Which of the crawl's caches changed and are written after the commit."""
@@ -493,8 +513,9 @@ def _refuse_closed_point(
     """A crawl adds to the latest census point or starts a new one, never rewrites one: a
     checked point is final, and a point crawled after this one would have its sessions'
     later content ordered before this one's (a step forward read as a step back). Shards of
-    one night share one N, or the night could never be checked; the runs of one point share
-    their labels, or a selector by label would pick another arm's sessions with it."""
+    one night share one N, and a night of shards takes no crawl without --shard, or it could
+    never be checked; the runs of one point share their labels, or a selector by label would
+    pick another arm's sessions with it."""
     from pipeline.engine import parquet_scan
 
     files = out.files(CHECKS.name)
@@ -524,13 +545,19 @@ def _refuse_closed_point(
             "a crawl adds to the latest point or starts a new one: crawl into a new --point"
         )
     written = sorted({s for s in shards or [] if s and SHARD_LABEL_RE.fullmatch(s)})
+    held = ", ".join(s.replace("-of-", "/") for s in written)
     if shard is not None and any(not s.endswith(f"-of-{shard[1]}") for s in written):
-        held = ", ".join(s.replace("-of-", "/") for s in written)
         raise UsageError(
             f"census point {point!r} holds shards {held}; --shard {shard[0]}/{shard[1]} "
             "cannot join them (the shards of one night share one N)"
         )
     _refuse_other_labels(point, dict(held_labels or {}), labels)
+    if shard is None and written:
+        raise UsageError(
+            f"census point {point!r} holds shards {held}; a crawl without --shard cannot join "
+            f"them (the night is crawled in shards): crawl the others with --point {point} "
+            f"--shard K/{written[0].rpartition('-of-')[2]}"
+        )
 
 
 def _refuse_other_labels(point: str, held: dict[str, str], labels: dict[str, str]) -> None:

@@ -123,7 +123,10 @@ def prune(
         _refuse_losing_history(points, dropped)
         summary = MaintenanceSummary(_file_count(out), 0, [p.name for p in dropped])
         if dropped:
-            _remember_pruned_commits(out, con, [r for p in dropped for r in p.runs])
+            # A checked point's commits were judged there: a later crawl must not read them
+            # as new. A point never checked (a partial night) judged none: they are read again.
+            _remember_pruned_commits(out, con, [r for p in dropped if p.checked for r in p.runs])
+            _reread_commits(out, con, [r for p in dropped if not p.checked for r in p.runs])
             kept_runs = [r for p in points if p not in dropped for r in p.runs]
             kept_points = [p.name for p in points if p not in dropped]
             counts = {t: con.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0] for t in TABLES}
@@ -209,3 +212,17 @@ def _remember_pruned_commits(out: Out, con: Any, runs: list[str]) -> None:
     ).fetchall()
     known = set(read_state(out, PRUNED_COMMITS).get("keys", []))
     write_state(out, PRUNED_COMMITS, {"keys": sorted(known | {r[0] for r in rows})})
+
+
+def _reread_commits(out: Out, con: Any, runs: list[str]) -> None:
+    """The repositories of the dropped runs' commit snapshots are read again in full by the
+    next --git-history crawl, which stores those commits (and fails their steps) anew."""
+    from pipeline.crawl import forget_history
+
+    rows = con.execute(
+        'SELECT DISTINCT root, repo_path FROM observations WHERE "commit" IS NOT NULL '
+        "AND list_contains($runs, run_id)",
+        {"runs": runs},
+    ).fetchall()
+    if rows:
+        forget_history(out, {(r[0], r[1]) for r in rows})

@@ -19,7 +19,7 @@ import marshal
 import os
 import stat
 import zlib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the workers that confirm stamps import this module alone
@@ -105,6 +105,18 @@ def save(path: str, made: list[Any], memos: dict[str, Memo], snapshot_files: lis
     with open(temp, "wb") as handle:
         marshal.dump((made, snapshot_files, memos), handle)
     os.replace(temp, path)
+
+
+def forget(path: str, drop: Callable[[str], bool]) -> None:
+    """Remove the memos of the blocks `drop` names, so that the next crawl walks them; a
+    missing or damaged file holds none a crawl would use, and is left as it is."""
+    try:
+        with open(path, "rb") as handle:
+            made, files, memos = marshal.load(handle)
+    except (OSError, EOFError, ValueError, TypeError):
+        return
+    if isinstance(memos, dict):
+        save(path, made, {k: m for k, m in memos.items() if not drop(k)}, files)
 
 
 def confirm(blocks: list[tuple[str, Memo]]) -> list[bool]:

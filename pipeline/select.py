@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from pipeline.errors import SelectorError
+from pipeline.store import SHARD_LABEL_RE
 
 
 @dataclass(frozen=True)
@@ -96,10 +97,45 @@ def resolve(
     among = points if named or not done else done
     picked = _pick(among, run or "latest", wanted, _which(among, points))
     if not picked.checked and checked:
+        order = [p.name for p in all_points(con)]
         raise SelectorError(
-            f"census point {picked.name!r} is not checked yet; run 'census check' on this OUT first"
+            missing_shards(con, [picked.name], order)
+            or f"census point {picked.name!r} is not checked yet; run 'census check' on this OUT "
+            "first"
         )
     return picked
+
+
+def missing_shards(con: Any, unchecked: list[str], order: list[str]) -> str | None:
+    """Why check cannot decide the first of these points, and what to do, when a night
+    crawled in shards does not hold every shard of it yet (None when each does): a check
+    freezes a night for good (a late shard is then refused), so a missing one would lose its
+    sessions. `order`: every point's name, oldest first."""
+    rows = con.execute(
+        "SELECT point, list(labels['shard'] ORDER BY run_id) FROM run_points "
+        "WHERE list_contains($points, point) GROUP BY point ORDER BY point",
+        {"points": unchecked},
+    ).fetchall()
+    for point, names in rows:
+        # A user's own `shard` label (not K-of-N) says nothing about the night's shards.
+        shards = {(int(m[1]), int(m[2])) for n in names if n and (m := SHARD_LABEL_RE.fullmatch(n))}
+        counts = {n for _, n in shards}
+        if not shards or (len(counts) == 1 and len(shards) == max(counts)):
+            continue
+        crawled = ", ".join(f"{k}/{n}" for k, n in sorted(shards))
+        later = order[order.index(point) + 1 :]
+        if later:
+            # A crawl adds to the latest point only: this night can no longer be completed.
+            return (
+                f"census point {point!r} holds shards {crawled} only, and {later[0]!r} was "
+                f"crawled after it, so no shard can join it now; drop it with census prune "
+                f"--point {point}, then check"
+            )
+        return (
+            f"census point {point!r} holds shards {crawled} only; crawl the others with "
+            f"--point {point} --shard K/N (one N for the night), then check"
+        )
+    return None
 
 
 def _which(among: list[Point], points: list[Point]) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +42,15 @@ def make_git_repo(repo: Path, force_add: list[str] | None = None) -> None:
     for path in force_add or []:
         git(repo, "add", "-f", path)
     git(repo, "commit", "-q", "-m", "fixture")
+
+
+def age(root: Path, seconds: int = 3600) -> None:
+    """Every file and folder (git's included) last changed an hour ago, as on a real night."""
+    then = time.time() - seconds
+    for top, dirs, files in os.walk(root):
+        for name in [*dirs, *files]:
+            os.utime(os.path.join(top, name), (then, then), follow_symlinks=False)
+    os.utime(root, (then, then))
 
 
 def copy_tree(source: Path, target: Path) -> Path:

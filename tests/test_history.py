@@ -8,10 +8,12 @@ from typing import Any
 import pytest
 
 from pipeline.check import check
-from pipeline.crawl import crawl
+from pipeline.crawl import crawl, in_shard
 from pipeline.engine import connect
+from pipeline.errors import UsageError
+from pipeline.maintain import prune
 from pipeline.store import Out
-from tests.conftest import FIXTURES, copy_tree, git
+from tests.conftest import FIXTURES, age, copy_tree, git
 
 SESSION = "docs/research/demo-brainstorm"
 
@@ -762,3 +764,77 @@ def test_the_same_step_back_made_again_counts_again(tmp_path: Path) -> None:
         ("night-1", "BS-STATE-01"),
         ("night-2", "BS-STATE-01"),
     ]
+
+
+def test_a_dropped_partial_night_has_its_commits_read_again(tmp_path: Path) -> None:
+    """Night 2 got only the shard holding the session, and read a step back and forth in two
+    commits; night 3 got both shards, so night 2 could only be dropped, as check says. The
+    commits were stored at night 2 alone and never judged: the prune made every later crawl
+    skip them, and the step was lost for good. The next night reads them again (its shards'
+    remembered HEADs and unchanged-tree memos forgotten), and fails."""
+    repo = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", tmp_path / "root" / "repo")
+    git(repo, "init", "-q")
+    edit(repo, "state.md", "Status: open", "Status: stopping")
+    commit(repo, "2026-07-01T10:00:00Z", "stopping")
+    out = tmp_path / "out"
+    _night(repo, out, 1)
+    key = connect(Out(out)).execute("SELECT any_value(session_key) FROM observations").fetchone()
+    mine = 1 if in_shard(key[0], (1, 2)) else 2
+    edit(repo, "state.md", "Status: stopping", "Status: open")
+    commit(repo, "2026-07-02T10:00:00Z", "back to open")
+    edit(repo, "state.md", "Status: open", "Status: stopping")
+    commit(repo, "2026-07-02T11:00:00Z", "stopping again")
+    age(repo.parent)  # as on a real night: each shard's crawl memoises the unchanged tree
+
+    def crawl_shards(point: str, shards: list[int]) -> None:
+        for k in shards:
+            crawl([str(repo.parent)], str(out), git_history=True, point=point, shard=(k, 2))
+
+    crawl_shards("night-2", [mine])
+    crawl_shards("night-3", [1, 2])
+    with pytest.raises(UsageError, match="drop it with census prune --point night-2"):
+        check(str(out))
+    prune(str(out), point="night-2")
+    check(str(out))
+    assert _series(out) == []
+    crawl_shards("night-4", [1, 2])
+    check(str(out))
+    crawl_shards("night-5", [1, 2])
+    check(str(out))
+    found = _series(out)
+    assert [(p, r) for p, r, _ in found] == [("night-4", "BS-STATE-01")]
+    assert "moved backward from stopping" in found[0][2]
+
+
+def test_a_recheck_under_the_same_rules_keeps_what_a_prune_left_of_the_history(
+    tmp_path: Path,
+) -> None:
+    """Night 4's step back from stopping (nights 1–2) to open is measured past night 3's typo;
+    after a prune keeps nights 3 and 4 only, a recheck with the rules unchanged recomputed
+    night 4 from the history left and silently made it clean. A checked night's findings are
+    facts: under the rule set they were found with, a recheck keeps them."""
+    repo = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", tmp_path / "root" / "repo")
+    git(repo, "init", "-q")
+    edit(repo, "state.md", "Status: open", "Status: stopping")
+    commit(repo, "2026-07-01T10:00:00Z", "stopping")
+    out = tmp_path / "out"
+    _night(repo, out, 1)
+    _night(repo, out, 2)
+    edit(repo, "state.md", "Status: stopping", "Status: stoping")
+    _night(repo, out, 3)
+    edit(repo, "state.md", "Status: stoping", "Status: open")
+    _night(repo, out, 4)
+    assert [(p, r) for p, r, _ in _series(out)] == [("night-4", "BS-STATE-01")]
+    night_four = _night_rates(out, 4)
+    prune(str(out), keep_last=2)
+    assert _night_rates(out, 4) == night_four
+    summary = check(str(out), recheck=True)
+    assert summary.points == ["night-3", "night-4"] and summary.series_findings == 1
+    found = (
+        connect(Out(out))
+        .execute("SELECT point, rule_id, message FROM point_series_findings")
+        .fetchall()
+    )
+    assert [(p, r) for p, r, _ in found] == [("night-4", "BS-STATE-01")]
+    assert "moved backward from stopping" in found[0][2]
+    assert _night_rates(out, 4) == night_four

@@ -8,7 +8,6 @@ crawls again: the new run's rows must equal those of a crawl of the same tree in
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import sys
@@ -22,20 +21,11 @@ from pipeline.crawl import CrawlSummary, crawl
 from pipeline.engine import connect
 from pipeline.schema import OBSERVATIONS
 from pipeline.store import Out
-from tests.conftest import base_corpus, git, make_git_repo
+from tests.conftest import age, base_corpus, git, make_git_repo
 
 # The run's own fields; everything else in a working-tree observation must be equal.
 RUN_FIELDS = {"run_id", "observed_at"}
 SESSION = "docs/research/demo{}-brainstorm"
-
-
-def age(root: Path, seconds: int = 3600) -> None:
-    """Every file and folder (git's included) last changed an hour ago, as on a real night."""
-    then = time.time() - seconds
-    for top, dirs, files in os.walk(root):
-        for name in [*dirs, *files]:
-            os.utime(os.path.join(top, name), (then, then), follow_symlinks=False)
-    os.utime(root, (then, then))
 
 
 def rows(out: Path, run_id: str) -> list[tuple[object, ...]]:

@@ -111,3 +111,27 @@ def test_a_crawl_with_other_labels_than_its_point_is_refused(tmp_path: Path) -> 
     joined = _crawl(root, out, "replay", "--shard", "2/2", "--label", "arm=baseline")
     assert joined[0] == 0, "a shard label is no label of the point's"
     assert _crawl(root, out, "replay-2", "--label", "arm=candidate")[0] == 0
+
+
+def test_a_crawl_without_shard_into_a_sharded_point_is_refused(tmp_path: Path) -> None:
+    """A plain crawl joined a night of shards, and check then refused the night for good
+    ("holds shards 1/2 only"); stats on it said to run check, which could only refuse."""
+    root, out = _corpus(tmp_path), tmp_path / "out"
+    assert _crawl(root, out, "A", "--shard", "1/2")[0] == 0
+    manifest = (out / "manifest.json").read_bytes()
+    code, stderr = _crawl(root, out, "A")
+    assert code == 2
+    assert stderr == (
+        "census: census point 'A' holds shards 1/2; a crawl without --shard cannot join them "
+        "(the night is crawled in shards): crawl the others with --point A --shard K/2\n"
+    )
+    assert (out / "manifest.json").read_bytes() == manifest, "OUT is as it was"
+    remedy = (
+        "census: census point 'A' holds shards 1/2 only; crawl the others with --point A "
+        "--shard K/N (one N for the night), then check\n"
+    )
+    for command in (["stats", "--run", "A"], ["check"]):
+        refused = runner.invoke(app, [*command, "--out", str(out)])
+        assert (refused.exit_code, refused.stderr) == (2, remedy), command
+    assert _crawl(root, out, "A", "--shard", "2/2")[0] == 0
+    assert runner.invoke(app, ["check", "--out", str(out)]).exit_code == 0
