@@ -838,3 +838,25 @@ def test_a_recheck_under_the_same_rules_keeps_what_a_prune_left_of_the_history(
     assert [(p, r) for p, r, _ in found] == [("night-4", "BS-STATE-01")]
     assert "moved backward from stopping" in found[0][2]
     assert _night_rates(out, 4) == night_four
+
+
+def test_a_census_upgrade_that_reads_a_title_otherwise_finds_no_step(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A new census reads the same files otherwise (its READER_VERSION differs; the old one
+    kept `&mdash;` in a fork's title): the night after the upgrade compares the same files,
+    so it finds no step that is only the readers'. A real retitle the next night counts."""
+    repo = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", tmp_path / "root" / "repo")
+    forks = repo / SESSION / "forks.md"
+    forks.write_text(forks.read_text() + "\n## F9 &mdash; Unrelated [open]\n- Raised by: user\n")
+    out = tmp_path / "out"
+    with monkeypatch.context() as old:
+        for module in ("pipeline.crawl", "pipeline.parse.session"):
+            old.setattr(f"{module}.READER_VERSION", "an older census")
+        for module in ("pipeline.parse.forks", "pipeline.parse.reading"):
+            old.setattr(f"{module}.decoded_separator", lambda text: text)
+        _night(repo, out, 1)
+    _night(repo, out, 2)
+    forks.write_text(forks.read_text().replace("Unrelated", "Retitled"))
+    _night(repo, out, 3)
+    assert [(point, rule) for point, rule, _ in _series(out)] == [("night-3", "BS-FORK-01")]

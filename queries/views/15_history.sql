@@ -222,15 +222,29 @@ rewritten AS (
     ANTI JOIN ancestors a
         ON a.session_key = m.session_key AND a.root = m.root AND a.start = m.after_commit
         AND a.at = m.earlier
+),
+differing AS (
+    FROM pairs
+    WHERE before_id <> after_id
+),
+pair_files AS (
+    FROM session_content((SELECT list(before_id) || list(after_id) FROM differing))
 )
 SELECT row_number() OVER (ORDER BY session_key, root, point, before_seen, after_seen) AS pair_id,
     * EXCLUDE (after_commit)
-FROM pairs p
-WHERE before_id <> after_id
-    AND NOT EXISTS (
+FROM differing p
+WHERE NOT EXISTS (
         SELECT 1 FROM rewritten r
         WHERE r.session_key = p.session_key AND r.root = p.root AND r.before_id = p.before_id
             AND r.after_commit = p.after_commit
+    )
+    -- Two snapshots of the same files differ in id when other readers read them (a census
+    -- upgrade changes READER_VERSION) or the repository's documents changed: nothing the
+    -- series rules compare can have changed, and comparing an old reading with a new one
+    -- would find a step that is only the reader's.
+    AND NOT EXISTS (
+        SELECT 1 FROM pair_files b, pair_files a
+        WHERE b.snapshot_id = p.before_id AND a.snapshot_id = p.after_id AND a.files = b.files
     );
 
 CREATE OR REPLACE VIEW history_pairs AS FROM history_pairs_in(0, 2147483647);
