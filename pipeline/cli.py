@@ -227,8 +227,10 @@ def _require_file_path(path: Path | None, option: str, example: str) -> None:
         return
     if path.is_dir():
         fail(f"{option} {path} is a directory; give a file path, such as {path / example}")
-    if not path.parent.is_dir():
-        fail(f"{option} {path}: the folder {path.parent} does not exist")
+    # A link is written through (pipeline.output): the folder that matters is its target's.
+    folder = Path(os.path.realpath(path)).parent if path.is_symlink() else path.parent
+    if not folder.is_dir():
+        fail(f"{option} {path}: the folder {folder} does not exist")
 
 
 def _require_rate(fail_above: float | None) -> None:
