@@ -205,9 +205,10 @@ def main_options(
     _state["debug"] = debug
 
 
-def _sarif_after_commit(sarif: Path, findings: Any) -> bool:
-    """Write the SARIF file of a committed check; a failure is a warning, since the exit code
-    must still say what the check found. Whether it was written."""
+def _sarif_after_verdict(sarif: Path, findings: Any, verdict: str) -> bool:
+    """Write the SARIF file of a decided verdict (`verdict` says what stands: "the check is
+    committed"); a failure is a warning, since the exit code must still say what the command
+    found. Whether it was written."""
     from pipeline.errors import os_trouble
     from pipeline.sarif import write_sarif
 
@@ -216,7 +217,7 @@ def _sarif_after_commit(sarif: Path, findings: Any) -> bool:
     except OSError as err:
         found = os_trouble(err, str(sarif))
         problem = found.problem if found else str(err)
-        _warn([f"warning: the check is committed, but {sarif} could not be written ({problem})"])
+        _warn([f"warning: {verdict}, but {sarif} could not be written ({problem})"])
         return False
     return True
 
@@ -458,7 +459,9 @@ def check(
     _warn(summary.warnings)
     _repair(out)
     report = alarms.evaluate(str(out), run, _labels(label), gate, fail_above, metrics)
-    if sarif is not None and not _sarif_after_commit(sarif, report.findings()):
+    if sarif is not None and not _sarif_after_verdict(
+        sarif, report.findings(), "the check is committed"
+    ):
         sarif = None
     if json_:
         typer.echo(json.dumps(report.as_json(summary), indent=2, default=str))
@@ -752,9 +755,8 @@ def compare(
         console().print(comparison_table(result))
         typer.echo(summary_line(result))
     if sarif is not None:
-        from pipeline.sarif import write_sarif
-
-        write_sarif(str(sarif), findings_against_baseline(str(out), result))
+        findings = findings_against_baseline(str(out), result)
+        _sarif_after_verdict(sarif, findings, "the comparison stands")
     raise typer.Exit(1 if result.tripped else 0)
 
 

@@ -29,7 +29,7 @@ from pipeline.engine import connect
 from pipeline.select import resolve
 from pipeline.stats import CURVE_POINTS, Lifetime
 from pipeline.store import Out
-from tests.conftest import FIXTURES, copy_tree, generate_corpus
+from tests.conftest import FIXTURES, copy_tree, fill, generate_corpus
 
 Z95 = NormalDist().inv_cdf(0.975)
 runner = CliRunner()
@@ -281,6 +281,25 @@ def test_compare_cli_exit_codes_and_json(replay: Path, tmp_path: Path) -> None:
     assert "run=baseline" in bad.output and "run=candidate" in bad.output, (
         "names the labels that exist"
     )
+
+
+def test_a_sarif_that_cannot_be_written_warns_and_keeps_the_regression_exit(
+    replay: Path, small_disk: Path
+) -> None:
+    """The verdict is printed whole, then the SARIF file meets a full disk: exit 2 said the
+    comparison was unusable after it was shown; as check does, it warns and exits 1."""
+    sarif = small_disk / "c.sarif"
+    fill(small_disk)
+    args = ["--baseline", "run=baseline", "--candidate", "run=candidate", "--sarif", str(sarif)]
+    for extra in ([], ["--json"]):
+        result = runner.invoke(app, ["compare", "--out", str(replay), *args, *extra])
+        assert result.exit_code == 1, result.output
+        assert "BS-FORK-01" in result.stdout
+        assert result.stderr.splitlines()[-1] == (
+            f"census: warning: the comparison stands, but {sarif} could not be written (no "
+            f"space left on the device holding {sarif})"
+        ), result.stderr
+    assert [p.name for p in small_disk.iterdir()] == ["filler"]
 
 
 def test_an_arm_not_checked_yet_is_refused_never_read_as_no_sessions(
