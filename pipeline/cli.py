@@ -253,12 +253,15 @@ def _repair(out: Path) -> None:
     _warn([note] if note else [])
 
 
-def _labels(values: list[str]) -> dict[str, str]:
+def _labels(values: list[str], option: str = "--label") -> dict[str, str]:
+    """`option` is the one the labels came from, which the remedy names (compare has no
+    --label)."""
     labels: dict[str, str] = {}
+    example = "run=candidate" if option == "--candidate" else "run=baseline"
     for value in values:
         key, sep, val = value.partition("=")
         if not sep or not key.strip():
-            fail(f"label {value!r} is not k=v; write --label run=baseline")
+            fail(f"label {value!r} is not k=v; write {option} {example}")
         if labels.get(key.strip(), val.strip()) != val.strip():
             fail(f"label {key.strip()!r} is given twice ({labels[key.strip()]!r} and {val!r})")
         labels[key.strip()] = val.strip()
@@ -601,6 +604,9 @@ def sql(
     from pipeline.adhoc import run_query
 
     text = _query_text(query, file)
+    _require_file_path(
+        output, "--output", f"result.{'txt' if format_ is Format.table else format_}"
+    )
     _repair(out)
     result = run_query(str(out), text, format_.value, output, run, _labels(label))
     if result is not None:
@@ -658,8 +664,8 @@ def report(
         str(html) if html else None,
         worst,
         selector=Selector(run, _labels(label)),
-        baseline=Selector(None, _labels(baseline)) if baseline else None,
-        candidate=Selector(None, _labels(candidate)) if candidate else None,
+        baseline=Selector(None, _labels(baseline, "--baseline")) if baseline else None,
+        candidate=Selector(None, _labels(candidate, "--candidate")) if candidate else None,
         threshold=fail_above,
         metrics=alarms.parse_metrics(fail_on_regression) if fail_on_regression else None,
     )
@@ -739,8 +745,10 @@ def compare(
     from pipeline.compare import Selector, findings_against_baseline
     from pipeline.compare import compare as run_compare
 
-    base = Selector(baseline_run or (None if baseline else "previous"), _labels(baseline))
-    cand = Selector(candidate_run, _labels(candidate))
+    base = Selector(
+        baseline_run or (None if baseline else "previous"), _labels(baseline, "--baseline")
+    )
+    cand = Selector(candidate_run, _labels(candidate, "--candidate"))
     _require_file_path(sarif, "--sarif", "census.sarif")
     _repair(out)
     result = run_compare(str(out), base, cand)

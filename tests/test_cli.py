@@ -64,6 +64,29 @@ def test_bad_label_is_exit_2(corpus: Path, tmp_path: Path) -> None:
     assert "not k=v" in result.output
 
 
+@pytest.mark.parametrize(
+    ("command", "option", "example"),
+    [
+        ("compare", "--baseline", "run=baseline"),
+        ("compare", "--candidate", "run=candidate"),
+        ("report", "--baseline", "run=baseline"),
+        ("stats", "--label", "run=baseline"),
+    ],
+)
+def test_a_bad_label_names_the_option_given(
+    crawled: Path, command: str, option: str, example: str
+) -> None:
+    """compare --baseline bad suggested `--label run=baseline`, an option compare lacks."""
+    args = [command, "--out", str(crawled), option, "bad"]
+    if command == "report":
+        args += ["--candidate", "run=candidate"]
+    result = runner.invoke(app, args)
+    assert (result.exit_code, result.stderr) == (
+        2,
+        f"census: label 'bad' is not k=v; write {option} {example}\n",
+    )
+
+
 def test_check_prints_rates_and_writes_sarif(crawled: Path, tmp_path: Path) -> None:
     sarif = tmp_path / "census.sarif"
     result = runner.invoke(app, ["check", "--out", str(crawled), "--sarif", str(sarif)])

@@ -98,9 +98,18 @@ def test_sql_reads_every_table_and_view(out: Path) -> None:
 
 
 def test_sql_output_to_an_unwritable_place_is_one_line(out: Path, tmp_path: Path) -> None:
-    target = tmp_path / "no-such-dir" / "x.csv"
-    line = one_line_exit_2(["sql", "SELECT 1", "--out", str(out), "--output", str(target)])
-    assert str(target) in line
+    """The cause and remedy --html and --sarif give: a folder, or a file in a missing folder,
+    said "check the disk"."""
+    target = tmp_path / "no-such-dir" / "x.parquet"
+    line = one_line_exit_2(
+        ["sql", "SELECT 1", "--out", str(out), "-f", "parquet", "--output", str(target)]
+    )
+    assert line == f"census: --output {target}: the folder {target.parent} does not exist"
+    line = one_line_exit_2(["sql", "SELECT 1", "--out", str(out), "--output", str(tmp_path)])
+    assert line == (
+        f"census: --output {tmp_path} is a directory; give a file path, such as "
+        f"{tmp_path / 'result.txt'}"
+    )
 
 
 def test_a_report_onto_a_directory_is_one_line_and_leaves_nothing(
