@@ -35,7 +35,10 @@ def written(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
                 yield handle
             return
         folder, name = os.path.split(target)
-        temp = os.path.join(folder, f".{name}.{os.getpid()}-{os.urandom(4).hex()}{TEMP_SUFFIX}")
+        # The name's start only: the temporary name must fit the file system's limit as the
+        # user's did (32 characters are at most 128 bytes).
+        temp = f".{name[:32]}.{os.getpid()}-{os.urandom(4).hex()}{TEMP_SUFFIX}"
+        temp = os.path.join(folder, temp)
         # 0o666 less the umask, as for any new file; a file replaced keeps its own mode.
         handle = os.fdopen(os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666), "wb")
         try:

@@ -200,6 +200,16 @@ def test_an_output_leaves_the_users_own_files_beside_it(
     assert target.stat().st_mode == notes.stat().st_mode and target.read_text()
 
 
+def test_an_output_whose_name_is_as_long_as_a_name_can_be_is_written(
+    out: Path, tmp_path: Path
+) -> None:
+    """The temporary file beside it must fit the file system's name limit as the user's did."""
+    target = tmp_path / ("r" * (os.pathconf(tmp_path, "PC_NAME_MAX") - 4) + ".csv")
+    write_with("sql --output", out, target)
+    assert [p.name for p in tmp_path.iterdir()] == [target.name]
+    assert target.read_text() == "n\n1\n"
+
+
 def test_a_link_into_a_missing_folder_is_refused_naming_that_folder(
     out: Path, tmp_path: Path
 ) -> None:
