@@ -21,9 +21,9 @@ from pipeline.errors import (
     UsageError,
     damaged_out,
     damaged_table,
-    naming,
     system_failure,
 )
+from pipeline.output import written
 from pipeline.select import resolve
 from pipeline.store import Out
 
@@ -114,8 +114,8 @@ def _emit(relation: Any, fmt: str, output: Path | None) -> str | None:
             pq.write_table(relation.to_arrow_table(), sys.stdout.buffer)
             sys.stdout.buffer.flush()
             return None
-        with naming(output):
-            pq.write_table(relation.to_arrow_table(), output)
+        with written(output) as handle:
+            pq.write_table(relation.to_arrow_table(), handle)
         return None
     if fmt == "table":
         text = str(relation)
@@ -130,8 +130,8 @@ def _emit(relation: Any, fmt: str, output: Path | None) -> str | None:
         text = json.dumps(rows, default=str, indent=2) + "\n"
     if output is None:
         return text
-    with naming(output):
-        output.write_text(text)
+    with written(output) as handle:
+        handle.write(text.encode())
     return None
 
 

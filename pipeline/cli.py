@@ -205,9 +205,10 @@ def main_options(
     _state["debug"] = debug
 
 
-def _sarif_after_commit(sarif: Path, findings: Any) -> bool:
-    """Write the SARIF file of a committed check; a failure is a warning, since the exit code
-    must still say what the check found. Whether it was written."""
+def _sarif_after_verdict(sarif: Path, findings: Any, verdict: str) -> bool:
+    """Write the SARIF file of a decided verdict (`verdict` says what stands: "the check is
+    committed"); a failure is a warning, since the exit code must still say what the command
+    found. Whether it was written."""
     from pipeline.errors import os_trouble
     from pipeline.sarif import write_sarif
 
@@ -216,7 +217,7 @@ def _sarif_after_commit(sarif: Path, findings: Any) -> bool:
     except OSError as err:
         found = os_trouble(err, str(sarif))
         problem = found.problem if found else str(err)
-        _warn([f"warning: the check is committed, but {sarif} could not be written ({problem})"])
+        _warn([f"warning: {verdict}, but {sarif} could not be written ({problem})"])
         return False
     return True
 
@@ -227,8 +228,10 @@ def _require_file_path(path: Path | None, option: str, example: str) -> None:
         return
     if path.is_dir():
         fail(f"{option} {path} is a directory; give a file path, such as {path / example}")
-    if not path.parent.is_dir():
-        fail(f"{option} {path}: the folder {path.parent} does not exist")
+    # A link is written through (pipeline.output): the folder that matters is its target's.
+    folder = Path(os.path.realpath(path)).parent if path.is_symlink() else path.parent
+    if not folder.is_dir():
+        fail(f"{option} {path}: the folder {folder} does not exist")
 
 
 def _require_rate(fail_above: float | None) -> None:
@@ -250,12 +253,15 @@ def _repair(out: Path) -> None:
     _warn([note] if note else [])
 
 
-def _labels(values: list[str]) -> dict[str, str]:
+def _labels(values: list[str], option: str = "--label") -> dict[str, str]:
+    """`option` is the one the labels came from, which the remedy names (compare has no
+    --label)."""
     labels: dict[str, str] = {}
+    example = "run=candidate" if option == "--candidate" else "run=baseline"
     for value in values:
         key, sep, val = value.partition("=")
         if not sep or not key.strip():
-            fail(f"label {value!r} is not k=v; write --label run=baseline")
+            fail(f"label {value!r} is not k=v; write {option} {example}")
         if labels.get(key.strip(), val.strip()) != val.strip():
             fail(f"label {key.strip()!r} is given twice ({labels[key.strip()]!r} and {val!r})")
         labels[key.strip()] = val.strip()
@@ -460,7 +466,9 @@ def check(
     _warn(summary.warnings)
     _repair(out)
     report = alarms.evaluate(str(out), run, _labels(label), gate, fail_above, metrics)
-    if sarif is not None and not _sarif_after_commit(sarif, report.findings()):
+    if sarif is not None and not _sarif_after_verdict(
+        sarif, report.findings(), "the check is committed"
+    ):
         sarif = None
     if json_:
         typer.echo(json.dumps(report.as_json(summary), indent=2, default=str))
@@ -600,6 +608,9 @@ def sql(
     from pipeline.adhoc import run_query
 
     text = _query_text(query, file)
+    _require_file_path(
+        output, "--output", f"result.{'txt' if format_ is Format.table else format_}"
+    )
     _repair(out)
     result = run_query(str(out), text, format_.value, output, run, _labels(label))
     if result is not None:
@@ -657,8 +668,8 @@ def report(
         str(html) if html else None,
         worst,
         selector=Selector(run, _labels(label)),
-        baseline=Selector(None, _labels(baseline)) if baseline else None,
-        candidate=Selector(None, _labels(candidate)) if candidate else None,
+        baseline=Selector(None, _labels(baseline, "--baseline")) if baseline else None,
+        candidate=Selector(None, _labels(candidate, "--candidate")) if candidate else None,
         threshold=fail_above,
         metrics=alarms.parse_metrics(fail_on_regression) if fail_on_regression else None,
     )
@@ -738,8 +749,10 @@ def compare(
     from pipeline.compare import Selector, findings_against_baseline
     from pipeline.compare import compare as run_compare
 
-    base = Selector(baseline_run or (None if baseline else "previous"), _labels(baseline))
-    cand = Selector(candidate_run, _labels(candidate))
+    base = Selector(
+        baseline_run or (None if baseline else "previous"), _labels(baseline, "--baseline")
+    )
+    cand = Selector(candidate_run, _labels(candidate, "--candidate"))
     _require_file_path(sarif, "--sarif", "census.sarif")
     _repair(out)
     result = run_compare(str(out), base, cand)
@@ -754,9 +767,8 @@ def compare(
         console().print(comparison_table(result))
         typer.echo(summary_line(result))
     if sarif is not None:
-        from pipeline.sarif import write_sarif
-
-        write_sarif(str(sarif), findings_against_baseline(str(out), result))
+        findings = findings_against_baseline(str(out), result)
+        _sarif_after_verdict(sarif, findings, "the comparison stands")
     raise typer.Exit(1 if result.tripped else 0)
 
 

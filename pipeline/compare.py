@@ -17,6 +17,7 @@ from the baseline's own rates flags nothing in at least 95% of replays, not ~1 â
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import asdict, dataclass, field
 from statistics import NormalDist
 from typing import Any
@@ -332,11 +333,17 @@ def band_median(curve: tuple[CurvePoint, ...], z: float) -> tuple[float | None, 
     return lower, upper
 
 
+# A line a message cites (`forks.md:3`, `ops/sync-log.md:12`, `first at line 7`): it moves as
+# the file grows, as the finding's own line does.
+CITED_LINE = re.compile(r"(?<=\.md:)\d+|(?<=at line )\d+")
+
+
 def findings_against_baseline(out_path: str, comparison: Comparison) -> list[dict[str, Any]]:
     """Every candidate finding marked new or unchanged, and baseline-only ones marked absent.
 
-    A finding is the same in both arms when its session, rule, file and message are (lines
-    move as files grow); a finding repeated k times matches up to k times.
+    A finding is the same in both arms when its session, rule, file and message are, read
+    without line numbers (lines move as files grow); a finding repeated k times matches up to
+    k times.
     """
     con = connect(Out(out_path))
     query = "SELECT * FROM findings WHERE point = $point ORDER BY repo_path, path, rule_id, line"
@@ -344,9 +351,8 @@ def findings_against_baseline(out_path: str, comparison: Comparison) -> list[dic
     def load(point: Point) -> dict[tuple[Any, ...], list[dict[str, Any]]]:
         grouped: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
         for r in fetch_dicts(con, query, {"point": point.name}):
-            grouped.setdefault(
-                (r["session_key"], r["rule_id"], r["file"], r["message"]), []
-            ).append(r)
+            message = CITED_LINE.sub("N", r["message"] or "")
+            grouped.setdefault((r["session_key"], r["rule_id"], r["file"], message), []).append(r)
         return grouped
 
     base, cand = load(comparison.baseline), load(comparison.candidate)

@@ -6,8 +6,6 @@ system_failure."""
 from __future__ import annotations
 
 import errno
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import NamedTuple
 
 
@@ -121,17 +119,6 @@ def os_trouble(err: BaseException, fallback: str | None = None) -> Trouble | Non
         )
     what = getattr(err, "strerror", None) or str(err).splitlines()[0]
     return Trouble(f"{what}: {path}", "check the disk", "--debug shows where census was")
-
-
-@contextmanager
-def naming(path: object) -> Iterator[None]:
-    """Name `path` in an OSError raised inside: a failed write() names no file."""
-    try:
-        yield
-    except OSError as err:
-        if err.filename is None:
-            err.filename = str(path)
-        raise
 
 
 def system_failure(err: BaseException, fallback: str | None = None) -> SystemFailure | None:

@@ -35,6 +35,7 @@ from pipeline.compare import (
 from pipeline.compare_text import median_text
 from pipeline.engine import connect, fetch_dicts, out_view
 from pipeline.errors import UsageError
+from pipeline.output import written
 from pipeline.resources import queries_dir, reports_dir
 from pipeline.rules import load_rules
 from pipeline.select import Point, all_points, labels_text, previous, resolve
@@ -461,20 +462,16 @@ def build(
         raise UsageError(
             f"{target} is a directory; give --html a file path, such as {target}/report.html"
         )
-    temp = target.with_name(target.name + ".tmp")
-    try:
-        temp.write_text(page, encoding="utf-8")
-        temp.replace(target)
-    finally:
-        # Written whole or not at all: a failed write leaves no half-made file behind.
-        temp.unlink(missing_ok=True)
+    body = page.encode("utf-8")
+    with written(target) as handle:
+        handle.write(body)
     seconds = time.perf_counter() - started
     # The page watches regressions by default; the exit code reads only the alarms asked for,
     # as check's does (`--fail-above` alone never fails on a regression).
     asked = data.alarm if metrics is not None else replace(data.alarm, regressions=[], emptied=0)
     return ReportSummary(
         target,
-        target.stat().st_size,
+        len(body),  # a pipe's size says nothing of what went through it
         seconds,
         asked.tripped,
         asked.alarm_lines(),

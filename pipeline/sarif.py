@@ -17,7 +17,7 @@ from typing import Any
 from urllib.parse import quote
 
 from pipeline import __version__
-from pipeline.errors import naming
+from pipeline.output import written
 from pipeline.rules import load_rules
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -139,5 +139,6 @@ def detection_findings(detection: Any) -> list[dict[str, Any]]:
 
 
 def write_sarif(path: str, findings: Iterable[dict[str, Any]]) -> None:
-    with naming(path):
-        Path(path).write_text(json.dumps(sarif_log(findings), indent=2) + "\n")
+    body = (json.dumps(sarif_log(findings), indent=2) + "\n").encode()
+    with written(path) as handle:
+        handle.write(body)

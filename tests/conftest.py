@@ -6,6 +6,7 @@ import os
 import shutil
 import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -104,3 +105,40 @@ def generate_corpus(target: Path, sessions: int, seed: int, rate: float, *extra:
 @pytest.fixture
 def example_corpus() -> Path:
     return FIXTURES / "example"
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    """An 8 MiB tmpfs; skipped where this process may not mount one."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    try:
+        done = subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", str(disk)],
+            capture_output=True,
+            text=True,
+        )
+    except FileNotFoundError:
+        pytest.skip("no mount command: the full-disk tests need a small tmpfs")
+    if done.returncode != 0:
+        pytest.skip(
+            f"cannot mount a tmpfs here ({done.stderr.strip()}): needs root or CAP_SYS_ADMIN"
+        )
+    try:
+        yield disk
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], capture_output=True)
+
+
+def fill(disk: Path, leave: int = 0) -> Path:
+    """Take the disk's free space, all but `leave` bytes."""
+    filler = disk / "filler"
+    stat = os.statvfs(disk)
+    free = stat.f_bavail * stat.f_frsize
+    with open(filler, "ab") as handle:
+        try:
+            handle.write(b"\0" * max(free - leave, 0))
+            handle.flush()
+        except OSError:  # the last page: the disk is full, as wanted
+            pass
+    return filler

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from pipeline.cli import app
 from pipeline.engine import connect
 from pipeline.store import Out
-from tests.conftest import FIXTURES, copy_tree, make_git_repo
+from tests.conftest import FIXTURES, copy_tree, fill, make_git_repo
 
 runner = CliRunner()
 BASE = FIXTURES / "cases" / "base"
@@ -62,6 +62,29 @@ def test_bad_label_is_exit_2(corpus: Path, tmp_path: Path) -> None:
     )
     assert result.exit_code == 2
     assert "not k=v" in result.output
+
+
+@pytest.mark.parametrize(
+    ("command", "option", "example"),
+    [
+        ("compare", "--baseline", "run=baseline"),
+        ("compare", "--candidate", "run=candidate"),
+        ("report", "--baseline", "run=baseline"),
+        ("stats", "--label", "run=baseline"),
+    ],
+)
+def test_a_bad_label_names_the_option_given(
+    crawled: Path, command: str, option: str, example: str
+) -> None:
+    """compare --baseline bad suggested `--label run=baseline`, an option compare lacks."""
+    args = [command, "--out", str(crawled), option, "bad"]
+    if command == "report":
+        args += ["--candidate", "run=candidate"]
+    result = runner.invoke(app, args)
+    assert (result.exit_code, result.stderr) == (
+        2,
+        f"census: label 'bad' is not k=v; write {option} {example}\n",
+    )
 
 
 def test_check_prints_rates_and_writes_sarif(crawled: Path, tmp_path: Path) -> None:
@@ -443,22 +466,26 @@ def test_a_sarif_path_that_can_never_be_written_is_refused_before_the_check(
     assert unchecked == (False,)
 
 
-def test_a_sarif_write_failing_after_the_commit_warns_and_keeps_the_alarm(tmp_path: Path) -> None:
-    """/dev/full takes the path and fails the write (no space): the check is committed, so
-    the command exits as its alarms say (the example corpus fails rules), with a warning."""
+def test_a_sarif_write_failing_after_the_commit_warns_and_keeps_the_alarm(
+    tmp_path: Path, small_disk: Path
+) -> None:
+    """The SARIF file is on a full disk: the check is committed, so the command exits as its
+    alarms say (the example corpus fails rules), with a warning, and leaves no half file."""
     out = str(tmp_path / "out")
     roots = sorted(str(p) for p in (FIXTURES / "example").iterdir() if p.name != "README.md")
     assert runner.invoke(app, ["crawl", *roots, "--out", out]).exit_code == 0
-    result = runner.invoke(
-        app, ["check", "--out", out, "--sarif", "/dev/full", "--fail-above", "0"]
-    )
+    sarif = small_disk / "census.sarif"
+    fill(small_disk)
+    result = runner.invoke(app, ["check", "--out", out, "--sarif", str(sarif), "--fail-above", "0"])
     assert result.exit_code == 1, result.output
     lines = result.stderr.splitlines()
-    assert lines[0].startswith(
-        "census: warning: the check is committed, but /dev/full could not be written (no space"
+    assert lines[0] == (
+        f"census: warning: the check is committed, but {sarif} could not be written (no space "
+        f"left on the device holding {sarif})"
     ), lines
     assert any(line.startswith("census: BS-") for line in lines[1:]), lines
     assert "SARIF →" not in result.stdout
+    assert [p.name for p in small_disk.iterdir()] == ["filler"]
 
 
 def test_detect_on_a_linked_session_folder_reads_the_repositorys_documents(

@@ -29,7 +29,7 @@ from pipeline.engine import connect
 from pipeline.select import resolve
 from pipeline.stats import CURVE_POINTS, Lifetime
 from pipeline.store import Out
-from tests.conftest import FIXTURES, generate_corpus
+from tests.conftest import FIXTURES, copy_tree, fill, generate_corpus
 
 Z95 = NormalDist().inv_cdf(0.975)
 runner = CliRunner()
@@ -233,6 +233,32 @@ def test_each_arm_is_the_rule_rates_of_its_point_and_sarif_agrees(
     assert sum(r["baselineState"] != "absent" for r in results) == findings
 
 
+def test_a_finding_whose_cited_line_moved_is_unchanged(tmp_path: Path) -> None:
+    """A finding is the same in both arms when its session, rule, file and message are (lines
+    move as files grow). BS-MANIFEST-01 cites `forks.md:N` and BS-FORK-01 a reused ID's first
+    line in the message: one blank line above them made each finding absent and new."""
+    out = tmp_path / "out"
+    for arm in ("baseline", "candidate"):
+        repo = copy_tree(FIXTURES / "example" / "acme-checkout", tmp_path / arm / "acme-checkout")
+        forks = repo / "docs" / "research" / "guest-checkout-brainstorm" / "forks.md"
+        text = (
+            forks.read_text()
+            + "\n## F2 — Asked again [open]\n- Raised by: user\n- Closes when: x\n"
+        )
+        if arm == "candidate":
+            text = text.replace("# Forks\n", "# Forks\n\n", 1)
+        forks.write_text(text)
+        crawl([str(tmp_path / arm)], str(out), {"run": arm}, workers=1)
+    check(str(out))
+    sarif = tmp_path / "c.sarif"
+    args = ["--baseline", "run=baseline", "--candidate", "run=candidate", "--sarif", str(sarif)]
+    assert runner.invoke(app, ["compare", "--out", str(out), *args]).exit_code == 0
+    results = json.loads(sarif.read_text())["runs"][0]["results"]
+    cited = {r["ruleId"] for r in results if re.search(r"\.md:\d|line \d", r["message"]["text"])}
+    assert cited == {"BS-MANIFEST-01", "BS-FORK-01"}
+    assert {r["baselineState"] for r in results} == {"unchanged"}
+
+
 def test_compare_cli_exit_codes_and_json(replay: Path, tmp_path: Path) -> None:
     runner = CliRunner()
 
@@ -255,6 +281,25 @@ def test_compare_cli_exit_codes_and_json(replay: Path, tmp_path: Path) -> None:
     assert "run=baseline" in bad.output and "run=candidate" in bad.output, (
         "names the labels that exist"
     )
+
+
+def test_a_sarif_that_cannot_be_written_warns_and_keeps_the_regression_exit(
+    replay: Path, small_disk: Path
+) -> None:
+    """The verdict is printed whole, then the SARIF file meets a full disk: exit 2 said the
+    comparison was unusable after it was shown; as check does, it warns and exits 1."""
+    sarif = small_disk / "c.sarif"
+    fill(small_disk)
+    args = ["--baseline", "run=baseline", "--candidate", "run=candidate", "--sarif", str(sarif)]
+    for extra in ([], ["--json"]):
+        result = runner.invoke(app, ["compare", "--out", str(replay), *args, *extra])
+        assert result.exit_code == 1, result.output
+        assert "BS-FORK-01" in result.stdout
+        assert result.stderr.splitlines()[-1] == (
+            f"census: warning: the comparison stands, but {sarif} could not be written (no "
+            f"space left on the device holding {sarif})"
+        ), result.stderr
+    assert [p.name for p in small_disk.iterdir()] == ["filler"]
 
 
 def test_an_arm_not_checked_yet_is_refused_never_read_as_no_sessions(

@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import json
 import os
+import stat
+import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -95,9 +98,18 @@ def test_sql_reads_every_table_and_view(out: Path) -> None:
 
 
 def test_sql_output_to_an_unwritable_place_is_one_line(out: Path, tmp_path: Path) -> None:
-    target = tmp_path / "no-such-dir" / "x.csv"
-    line = one_line_exit_2(["sql", "SELECT 1", "--out", str(out), "--output", str(target)])
-    assert str(target) in line
+    """The cause and remedy --html and --sarif give: a folder, or a file in a missing folder,
+    said "check the disk"."""
+    target = tmp_path / "no-such-dir" / "x.parquet"
+    line = one_line_exit_2(
+        ["sql", "SELECT 1", "--out", str(out), "-f", "parquet", "--output", str(target)]
+    )
+    assert line == f"census: --output {target}: the folder {target.parent} does not exist"
+    line = one_line_exit_2(["sql", "SELECT 1", "--out", str(out), "--output", str(tmp_path)])
+    assert line == (
+        f"census: --output {tmp_path} is a directory; give a file path, such as "
+        f"{tmp_path / 'result.txt'}"
+    )
 
 
 def test_a_report_onto_a_directory_is_one_line_and_leaves_nothing(
@@ -111,6 +123,100 @@ def test_a_report_onto_a_directory_is_one_line_and_leaves_nothing(
         == f"census: --html {target} is a directory; give a file path, such as {target}/report.html"
     )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a-dir"], "no .tmp left beside it"
+
+
+# Every command that writes a file the user names, as (OUT, the path) → its arguments.
+WRITERS: dict[str, Callable[[Path, Path], list[str]]] = {
+    "report --html": lambda out, path: ["report", "--out", str(out), "--html", str(path)],
+    "check --sarif": lambda out, path: ["check", "--out", str(out), "--sarif", str(path)],
+    "compare --sarif": lambda out, path: [
+        *("compare", "--out", str(out), "--baseline-run", "latest", "--candidate-run", "latest"),
+        *("--sarif", str(path)),
+    ],
+    "detect --sarif": lambda out, path: [
+        *("detect", str(out.parent / "corpus" / "repo" / "docs" / "research" / "demo-brainstorm")),
+        *("--sarif", str(path)),
+    ],
+    "sql --output": lambda out, path: [
+        *("sql", "SELECT 1 AS n", "--out", str(out), "-f", "csv", "--output", str(path))
+    ],
+}
+
+
+def write_with(writer: str, out: Path, path: Path) -> None:
+    result = runner.invoke(app, WRITERS[writer](out, path))
+    assert result.exit_code == 0, result.output
+
+
+@pytest.mark.parametrize("writer", WRITERS)
+def test_an_output_through_a_link_replaces_the_file_it_names(
+    writer: str, out: Path, tmp_path: Path
+) -> None:
+    """The link stays a link and the page it names is the new one: report --html replaced the
+    link with a file of its own, and the linked page was never updated."""
+    (tmp_path / "pub").mkdir()
+    page = tmp_path / "pub" / "page"
+    page.write_text("old page\n")
+    page.chmod(0o640)
+    link = tmp_path / "link"
+    link.symlink_to("pub/page")
+    write_with(writer, out, link)
+    assert link.is_symlink() and os.readlink(link) == "pub/page"
+    assert page.read_text() not in ("", "old page\n")
+    assert stat.S_IMODE(page.stat().st_mode) == 0o640, "the page keeps its mode"
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["link", "page", "pub"]
+
+
+@pytest.mark.parametrize("writer", WRITERS)
+def test_an_output_into_a_named_pipe_goes_to_its_reader(
+    writer: str, out: Path, tmp_path: Path
+) -> None:
+    """report --html replaced the pipe with a regular file, and its reader got nothing."""
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    with subprocess.Popen(["cat", str(pipe)], stdout=subprocess.PIPE) as reader:
+        try:
+            write_with(writer, out, pipe)
+            got, _ = reader.communicate(timeout=30)
+        finally:
+            reader.kill()
+    assert stat.S_ISFIFO(pipe.lstat().st_mode), "the pipe is still a pipe"
+    assert got.strip(), "the reader got the output"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pipe"]
+
+
+@pytest.mark.parametrize("writer", WRITERS)
+def test_an_output_leaves_the_users_own_files_beside_it(
+    writer: str, out: Path, tmp_path: Path
+) -> None:
+    """report --html wrote PATH.tmp and deleted it: a file of the user's that census was never
+    given. The output itself gets the mode any new file of the user's gets."""
+    target = tmp_path / "result"
+    notes = tmp_path / "result.tmp"
+    notes.write_text("my notes\n")
+    write_with(writer, out, target)
+    assert notes.read_text() == "my notes\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["result", "result.tmp"]
+    assert target.stat().st_mode == notes.stat().st_mode and target.read_text()
+
+
+def test_an_output_whose_name_is_as_long_as_a_name_can_be_is_written(
+    out: Path, tmp_path: Path
+) -> None:
+    """The temporary file beside it must fit the file system's name limit as the user's did."""
+    target = tmp_path / ("r" * (os.pathconf(tmp_path, "PC_NAME_MAX") - 4) + ".csv")
+    write_with("sql --output", out, target)
+    assert [p.name for p in tmp_path.iterdir()] == [target.name]
+    assert target.read_text() == "n\n1\n"
+
+
+def test_a_link_into_a_missing_folder_is_refused_naming_that_folder(
+    out: Path, tmp_path: Path
+) -> None:
+    link = tmp_path / "page.html"
+    link.symlink_to("gone/page.html")
+    line = one_line_exit_2(["report", "--out", str(out), "--html", str(link)])
+    assert line == f"census: --html {link}: the folder {tmp_path / 'gone'} does not exist"
 
 
 @pytest.mark.parametrize(

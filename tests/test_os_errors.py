@@ -17,7 +17,7 @@ import resource
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +29,7 @@ from pipeline.aftercommit import is_fresh
 from pipeline.cli import app
 from pipeline.errors import OutError, system_failure
 from pipeline.store import Out
-from tests.conftest import FIXTURES, copy_tree
+from tests.conftest import FIXTURES, copy_tree, fill
 
 runner = CliRunner()
 CENSUS = str(Path(sys.executable).parent / "census")
@@ -153,43 +153,6 @@ def test_a_failed_step_after_the_commit_warns_and_the_next_command_repairs_it(
     con = duckdb.connect(str(out / "census.duckdb"), read_only=True)
     con.execute(f"SET file_search_path = '{out}'")
     assert con.execute("SELECT count(*) FROM observations").fetchone() == (16,)
-
-
-@pytest.fixture
-def small_disk(tmp_path: Path) -> Iterator[Path]:
-    """An 8 MiB tmpfs; skipped where this process may not mount one."""
-    disk = tmp_path / "disk"
-    disk.mkdir()
-    try:
-        done = subprocess.run(
-            ["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", str(disk)],
-            capture_output=True,
-            text=True,
-        )
-    except FileNotFoundError:
-        pytest.skip("no mount command: the full-disk test needs a small tmpfs as OUT's disk")
-    if done.returncode != 0:
-        pytest.skip(
-            f"cannot mount a tmpfs here ({done.stderr.strip()}): needs root or CAP_SYS_ADMIN"
-        )
-    try:
-        yield disk
-    finally:
-        subprocess.run(["umount", "-l", str(disk)], capture_output=True)
-
-
-def fill(disk: Path, leave: int = 0) -> Path:
-    """Take the disk's free space, all but `leave` bytes."""
-    filler = disk / "filler"
-    stat = os.statvfs(disk)
-    free = stat.f_bavail * stat.f_frsize
-    with open(filler, "ab") as handle:
-        try:
-            handle.write(b"\0" * max(free - leave, 0))
-            handle.flush()
-        except OSError:  # the last page: the disk is full, as wanted
-            pass
-    return filler
 
 
 @pytest.mark.slow
