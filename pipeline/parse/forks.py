@@ -6,7 +6,16 @@ import re
 from typing import Any
 
 from pipeline.parse.blocks import Block, Heading, Table, parse
-from pipeline.parse.lexical import ARROW_RE, bare, canonical_id, decoded, ids, says_nothing, token
+from pipeline.parse.lexical import (
+    ARROW_RE,
+    bare,
+    canonical_id,
+    decoded,
+    ids,
+    says_nothing,
+    shown,
+    token,
+)
 from pipeline.parse.reading import (
     as_fields,
     entry_id,
@@ -175,7 +184,8 @@ def _heading(
         fork["fork_num"] = number(rec, FILE, line, digits, "fork")
     else:
         rec.issue(FILE, line, "bad-fork-heading", f"fork heading has no F# ID: {heading[:120]}")
-    text = rest.lstrip(_SEPARATORS)
+    # Struck-through text names no marker or destination (`[open] ~~[parked → x]~~`).
+    text = shown(rest).lstrip(_SEPARATORS)
     marker = _marker(text)
     if marker is None:
         fork["title"] = bare(text)

@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 from pipeline.parse.blocks import Block, Heading, Item, Paragraph, Table, parse
-from pipeline.parse.lexical import bare, canonical_id, ids, says_nothing
+from pipeline.parse.lexical import bare, canonical_id, ids, says_nothing, shown
 from pipeline.parse.reading import (
     NearField,
     as_fields,
@@ -248,10 +248,11 @@ def _field(
 def _phrase(entry: dict[str, Any], lines: list[tuple[int, str]]) -> None:
     """`Reversed by D{n}` anywhere in the entry (a field or prose): every D# each phrase
     lists counts, with the line its phrase begins on. The lines are read as one text, so a
-    phrase may wrap onto the next line."""
+    phrase may wrap onto the next line, and as the page shows them (`~~D5~~` names no
+    entry)."""
     if not lines:
         return
-    text = lines[0][1] if len(lines) == 1 else "\n".join(t for _, t in lines)
+    text = shown(lines[0][1]) if len(lines) == 1 else shown("\n".join(t for _, t in lines))
     if "versed" in text or "VERSED" in text:
         for m in _REVERSED_BY_RE.finditer(text):
             line = lines[text.count("\n", 0, m.start())][0]

@@ -67,8 +67,6 @@ _ELSEWHERE_RE = re.compile(r"[A-Za-z][A-Za-z0-9+-]*+:(?=\S)|//")
 _PATH_END_RE = re.compile(r"(?:\.[A-Za-z0-9]++|/)\Z")
 # A single word (`TBD`, `wiki`, the first word of prose): a path only if it names a file.
 _WORD_RE = re.compile(r"[\w-]+")
-# Struck-through text (GFM), which no longer names a destination.
-_STRUCK_RE = re.compile(r"~~[^~]*+~~")
 # Around a word read as a path: brackets and quotes (emphasis and code marks are dropped
 # as before), and sentence punctuation after a word's last letter or `/`.
 _OPENING = "[{\"'“‘"
@@ -418,8 +416,6 @@ def _destinations(cell: str, links: _Links = _Links()) -> list[tuple[str, str | 
     exists), `elsewhere` (a URL, a placeholder, out of the repository) or `unread`."""
     # What the page does not show names nothing: comments, struck-through text.
     cell = shown(cell)
-    if "~~" in cell:
-        cell = _STRUCK_RE.sub(" ", cell)
     if "][" in cell:
         resolved = _REFERENCE_RE.sub(lambda m: _referenced(m, links), cell)
         if "\0" in resolved:  # a reference with no definition in the file names nothing known

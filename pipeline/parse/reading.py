@@ -316,7 +316,7 @@ def _near_field(
     if parsed is not None and parsed[0] in known:
         return None  # a field `fields` reads
     key = known[" ".join(name.lower().replace("-", " ").replace("_", " ").split())]
-    value = text[m.end() :].lstrip("*_").strip(" \t\xa0")
+    value = shown(text[m.end() :].lstrip("*_").strip(" \t\xa0"))
     if separator or (opening and closing):
         return key, value, "mark"
     after = text[m.end(3) : m.end(3) + 1]

@@ -19,7 +19,16 @@ from pipeline.parse.blocks import (
     html_kind,
     parse,
 )
-from pipeline.parse.lexical import ARROW_RE, MAX_LINE_CHARS, bare, canonical_id, field, stamp, token
+from pipeline.parse.lexical import (
+    ARROW_RE,
+    MAX_LINE_CHARS,
+    bare,
+    canonical_id,
+    field,
+    shown,
+    stamp,
+    token,
+)
 from pipeline.parse.reading import HIDDEN_HTML, number, untagged
 from pipeline.parse.records import Records
 
@@ -150,6 +159,12 @@ def _inner(raw: str, at: int) -> Read | None:
 
 
 def _line(text: str, line: int, rec: Records, strict: bool) -> None:
+    # As the page shows it: struck-through text (`→ ~~failed~~ reconciled`) says nothing,
+    # and a line struck through whole is no line, as one in a comment is not.
+    if "~" in text or "<" in text:
+        text = shown(text)
+        if not text:
+            return
     if text[:1] == "S" and len(text) <= MAX_LINE_CHARS:
         m = _DISPATCH_RE.fullmatch(text)
         if m is not None:
