@@ -213,6 +213,104 @@ def test_struck_text_is_read_in_linear_time(text: str) -> None:
     assert time.perf_counter() - started < 2, "quadratic in the value's length"
 
 
+# ───────────────────────────── fields written as headings ─────────────────────────────
+
+
+def test_a_result_written_as_a_heading_is_not_dropped(tmp_path: Path) -> None:
+    """`### Result: fail` under `- Result: pass`: two bullets fail BS-USELESS-01 (a
+    duplicate field); a heading was dropped, and the move gate came out clean."""
+    folder = session(
+        tmp_path,
+        "applied",
+        "ops/manifest.md",
+        _replaced("- Result: pass\n", "- Result: pass\n### Result: fail\n"),
+    )
+    found = detect(folder, "move")
+    assert "BS-USELESS-01" in failing(found), found
+    assert ("ops/manifest.md", 13, "unread-field") in notes(found), found["notes"]
+    (message,) = [m for f, n, m in findings(found, "BS-USELESS-01") if n == 13]
+    assert "'### Result: fail' is meant as a field but is not read as one (a heading" in message
+
+
+def test_a_result_only_as_a_heading_fails_naming_it(tmp_path: Path) -> None:
+    folder = session(
+        tmp_path, "applied", "ops/manifest.md", _replaced("- Result: pass", "## Result: pass")
+    )
+    found = detect(folder, "move")
+    assert {(f, n) for f, n, _ in findings(found, "BS-USELESS-01")} == {
+        ("ops/manifest.md", None),
+        ("ops/manifest.md", 12),
+    }, found
+
+
+def test_a_status_written_as_a_heading_is_named(tmp_path: Path) -> None:
+    folder = session(
+        tmp_path, "applied", "state.md", _replaced("- Status: stopping", "## Status: stopping")
+    )
+    found = detect(folder, "session")
+    assert ("state.md", 2, "unread-field") in notes(found), found["notes"]
+    lines = {n: m for _, n, m in findings(found, "BS-STATE-01")}
+    assert "'## Status: stopping' is meant as a field but is not read as one" in lines[2], found
+
+
+def test_a_status_heading_below_an_applied_round_fails_the_move(tmp_path: Path) -> None:
+    """A Status heading below the applied round may be a later one: the move rule fails too,
+    as for a Status hidden in a table or an HTML block."""
+    folder = session(
+        tmp_path, "applied", "ops/manifest.md", lambda t: t + "\n## Status: proposed\n"
+    )
+    found = detect(folder, "move")
+    assert {"BS-MANIFEST-01", "CENSUS-MOVE-01"} <= failing(found), found
+
+
+@pytest.mark.parametrize(
+    ("file", "old", "new", "rule"),
+    [
+        (
+            "state.md",
+            "- Last compose: 2026-07-10T16:05Z",
+            "# Last compose: 2026-07-10T16:05Z",
+            "BS-COMPOSE-01",
+        ),
+        ("ledger.md", LAST_LEDGER_LINE, f"{LAST_LEDGER_LINE}### Resolves: F4\n", "BS-FORK-02"),
+        ("ledger.md", "- Why: users asked", "### Why: users asked", "BS-LEDGER-01"),
+        ("forks.md", "- Raised by: probe", "### Raised by: twin (S9)", "BS-SYNC-02"),
+    ],
+)
+def test_a_field_written_as_a_heading_fails_its_rule(
+    tmp_path: Path, file: str, old: str, new: str, rule: str
+) -> None:
+    folder = session(tmp_path, "applied", file, _replaced(old, new))
+    found = detect(folder, "session")
+    assert rule in failing(found), found
+    assert "unread-field" in {code for _, _, code in notes(found)}, found["notes"]
+
+
+@pytest.mark.parametrize(
+    ("file", "heading"),
+    [
+        ("state.md", "## Aspect map: derived from basis"),
+        ("ops/manifest.md", "## Uselessness test: cold reader"),
+        ("ledger.md", "### Reversed by: D1"),  # the phrase, read anywhere in an entry
+    ],
+)
+def test_a_section_heading_with_a_colon_is_no_field(
+    tmp_path: Path, file: str, heading: str
+) -> None:
+    """Guard: a heading whose name is no field of its file, or the ledger's phrase."""
+    name = heading.split(":")[0]
+    old = {"state.md": "## Aspect map", "ops/manifest.md": "## Uselessness test"}.get(file)
+    edit = (
+        _replaced(old, heading)
+        if old
+        else _replaced(LAST_LEDGER_LINE, f"{LAST_LEDGER_LINE}{heading}\n")
+    )
+    folder = session(tmp_path, "applied", file, edit)
+    found = detect(folder, "move")
+    assert found["notes"] == [], (name, found["notes"])
+    assert failing(found) == set(), found
+
+
 # ───────────────────────────── crawl and check ─────────────────────────────
 
 
@@ -221,8 +319,12 @@ def test_crawl_and_check_agree_with_detect(tmp_path: Path) -> None:
     ledger = folder / "ledger.md"
     text = ledger.read_text(encoding="utf-8")
     ledger.write_text(text.replace("- Resolves: F1", "- Resolves: ~~F4~~ F1"), encoding="utf-8")
+    manifest = folder / "ops" / "manifest.md"
+    text = manifest.read_text(encoding="utf-8")
+    manifest.write_text(text.replace("- Result: pass\n", "- Result: pass\n### Result: fail\n"))
     expected = {r["rule"]: r["status"] for r in detect(folder, "move")["rules"]}
-    assert expected["BS-ASPECT-01"] == "fail" and expected["BS-FORK-02"] == "pass", expected
+    assert expected["BS-ASPECT-01"] == expected["BS-USELESS-01"] == "fail", expected
+    assert expected["BS-FORK-02"] == "pass", expected
     query = "SELECT DISTINCT rule_id, status FROM rule_results"
     rows = checked_rows(tmp_path / "repo", tmp_path / "out", query)
     assert {rule: status for rule, status in rows if rule in expected} == expected

@@ -26,6 +26,7 @@ from pipeline.parse.reading import (
     meant_entry,
     near_fields,
     not_an_entry_heading,
+    note_heading_field,
     note_html_fields,
     note_near,
     note_nested,
@@ -68,6 +69,7 @@ def parse_forks(lines: list[str], rec: Records) -> None:
             fork = None
         block = as_fields(block, _FIELDS)
         if isinstance(block, Heading):
+            note_heading_field(rec, FILE, block, _FIELDS, _rule_of)
             fork = _entry_heading(block, rec, fork)
             continue
         if isinstance(block, Table):

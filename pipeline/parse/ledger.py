@@ -19,6 +19,7 @@ from pipeline.parse.reading import (
     meant_entry,
     near_fields,
     not_an_entry_heading,
+    note_heading_field,
     note_html_fields,
     note_near,
     note_nested,
@@ -45,8 +46,8 @@ _FIELDS = {
     "reverses": "reverses",
 }
 _TEXT = ("decision", "why", "how_to_apply")
-# The fields a line inside another item hides: `Reversed by: D5` there is still the
-# phrase, which counts anywhere in an entry.
+# The fields a line inside another item or a heading hides: `Reversed by: D5` there is
+# still the phrase, which counts anywhere in an entry.
 _NESTED = {name: key for name, key in _FIELDS.items() if key != "reversed_by"}
 _BLANK = blank_row(LEDGER, "file", "line", "position")
 # Across a soft line break too, with the ID in a link's text (`[D5](ledger.md#d5)`), and
@@ -89,6 +90,7 @@ def parse_ledger(lines: list[str], rec: Records) -> None:
                 entry = None
             continue
         if isinstance(block, Heading):
+            note_heading_field(rec, FILE, block, _NESTED, _rule_of)
             meant = _meant(block)
             if meant is not None:
                 position += 1

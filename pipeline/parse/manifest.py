@@ -15,6 +15,7 @@ from pipeline.parse.reading import (
     as_fields,
     fields,
     first_line,
+    note_heading_field,
     note_html_fields,
     note_nested,
     note_table_fields,
@@ -36,6 +37,7 @@ _FIELDS = {
     "gaps": "gaps",
 }
 _NAMES = {key: name.capitalize() for name, key in _FIELDS.items()}
+_NOT_ROUND = {name: key for name, key in _FIELDS.items() if key != "round"}
 _STATUSES = ("proposed", "approved", "applied")
 _USELESS = ("useless_result", "cold_reader_paths", "gaps")
 # The rule that cannot be shown to hold when a field is given twice in a round, differently.
@@ -120,6 +122,7 @@ def parse_manifest(
         in_html = _unread_html(rec, in_html, first_line(block), current)
         block = as_fields(block, _FIELDS)
         if isinstance(block, Heading):
+            _unread_heading(rec, block, current)
             if useless and block.level > useless:
                 continue
             _unread_round(rec, round_heading)
@@ -180,6 +183,16 @@ def _unread(rec: Records, block: Block, current: dict[str, Any]) -> None:
         near = note_unread_near(rec, FILE, block, _FIELDS, _unread_rule)
         hidden += [(n.key, _NAMES[n.key], n.value, n.line, "malformed-field") for n in near]
     _not_last(rec, hidden, current)
+
+
+def _unread_heading(rec: Records, block: Heading, current: dict[str, Any]) -> None:
+    """A Status or a uselessness-test field written as a heading is not read: it fails
+    the rule that needs it, and below an applied round the move rule too, as a hidden one
+    does (a Round heading is a `round-heading` of its own)."""
+    found = note_heading_field(rec, FILE, block, _NOT_ROUND, _unread_rule)
+    if found is not None:
+        key, value, line = found
+        _not_last(rec, [(key, _NAMES[key], value, line, "unread-field")], current)
 
 
 def _unread_html(

@@ -20,6 +20,7 @@ from pipeline.parse.reading import (
     as_fields,
     fields,
     html_text,
+    note_heading_field,
     note_html_fields,
     note_nested,
     note_table_fields,
@@ -71,6 +72,7 @@ def parse_state(lines: list[str], rec: Records) -> None:
     for block in doc.blocks:
         block = as_fields(block, _FIELDS)
         if isinstance(block, Heading):
+            note_heading_field(rec, FILE, block, _FIELDS, _needed_by)
             if map_level and block.level > map_level:
                 continue  # a subheading inside the map
             if map_level:
