@@ -311,6 +311,20 @@ def test_a_section_heading_with_a_colon_is_no_field(
     assert failing(found) == set(), found
 
 
+# ───────────────────────────── messages ─────────────────────────────
+
+
+def test_a_turn_time_is_printed_with_its_fraction(tmp_path: Path) -> None:
+    """Last compose is 2026-07-10T16:05Z: a turn half a second later makes it stale."""
+    turn = "---\n### T10 · 2026-07-10T16:05:00.5Z\nuser: one more thing\n"
+    folder = session(tmp_path, "applied", "ops/capture.md", lambda t: t + turn)
+    found = detect(folder, "manifest")
+    assert [m for _, _, m in findings(found, "BS-COMPOSE-02")] == [
+        "Last compose 2026-07-10T16:05Z is not later than the newest capture turn "
+        "(2026-07-10T16:05:00.5Z); the compose is stale"
+    ], found
+
+
 # ───────────────────────────── crawl and check ─────────────────────────────
 
 
