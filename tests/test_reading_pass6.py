@@ -325,6 +325,31 @@ def test_a_turn_time_is_printed_with_its_fraction(tmp_path: Path) -> None:
     ], found
 
 
+def test_a_destination_not_after_an_arrow_is_named(tmp_path: Path) -> None:
+    folder = session(
+        tmp_path,
+        "open",
+        "forks.md",
+        _replaced(PARKED, "[parked: docs/architecture/open-questions.md]"),
+    )
+    found = detect(folder, "session")
+    assert [m for _, _, m in findings(found, "BS-FORK-01")] == [
+        "F4 is parked, but its destination is not written after an arrow "
+        "([parked: docs/architecture/open-questions.md]); write [parked → where]"
+    ], found
+
+
+@pytest.mark.parametrize("marker", ["[parked]", "[parked → ]", "[**parked**:]"])
+def test_a_parked_marker_with_nothing_after_it_has_no_destination(
+    tmp_path: Path, marker: str
+) -> None:
+    folder = session(tmp_path, "open", "forks.md", _replaced(PARKED, marker))
+    found = detect(folder, "session")
+    assert [m for _, _, m in findings(found, "BS-FORK-01")] == [
+        "F4 is parked with no destination; write [parked → where]"
+    ], found
+
+
 # ───────────────────────────── crawl and check ─────────────────────────────
 
 

@@ -254,7 +254,12 @@ def _read_marker(fork: dict[str, Any], raw: str, line: int, rec: Records) -> Non
     arrow = ARROW_RE.search(text)
     if token(text[: arrow.start()] if arrow else text, ("parked", "open")) == "parked":
         fork["marker"] = "parked"
-        fork["destination"] = bare(text[arrow.end() :]) if arrow else ""
+        if arrow is not None:
+            fork["destination"] = bare(text[arrow.end() :])
+        else:
+            # `[parked: docs/x.md]` writes a destination but no arrow before it (null, so
+            # BS-FORK-01 names the arrow); `[parked]` writes none ('').
+            fork["destination"] = None if text[6:].strip(" \t*_`:;,.-–—") else ""
         return
     rec.issue(FILE, line, "unknown-marker", f"marker '[{raw[:80]}]' is neither open nor parked")
 
