@@ -170,6 +170,13 @@ def test_a_struck_outcome_in_a_sync_result_is_not_read(tmp_path: Path) -> None:
     assert failing(found) == set() and found["notes"] == [], found
 
 
+def test_a_struck_token_before_the_live_one_is_not_read(tmp_path: Path) -> None:
+    """Every field value is read as shown: `Status: ~~open~~ stopping` is stopping."""
+    edit = _replaced("- Status: stopping", "- Status: ~~open~~ stopping")
+    found = detect(session(tmp_path, "applied", "state.md", edit), "session")
+    assert failing(found) == set() and found["notes"] == [], found
+
+
 @pytest.mark.parametrize(
     "text",
     [
