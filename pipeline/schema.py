@@ -228,7 +228,12 @@ FORKS = _table(
     _c("title", "string", "Title between the dash and the marker."),
     _c("marker", "string", "open or parked; null when missing or unknown."),
     _c("marker_raw", "string", "The bracketed marker as written."),
-    _c("destination", "string", "Parked destination (text after the arrow)."),
+    _c(
+        "destination",
+        "string",
+        "Parked destination (text after the arrow); '' when none is written, null when one is "
+        "written with no arrow before it ([parked: docs/x.md]).",
+    ),
     _c("heading_ok", "bool", "The heading parsed in full."),
     _c("raised_by", "string", "Raised by value as written."),
     _c("raised_by_kind", "string", "user, twin, probe, harvest or other."),

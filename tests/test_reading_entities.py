@@ -60,4 +60,4 @@ def test_a_reference_the_page_shows_as_written_is_no_arrow(tmp_path: Path, writt
     assert status == "fail" and any("has no refs" in m for m in messages), messages
     session = _session(tmp_path / "f", "forks.md", PARKED, PARKED.replace("→", written))
     status, messages = _rule(detect(str(session), "session"), "BS-FORK-01")
-    assert status == "fail" and any("parked with no destination" in m for m in messages), messages
+    assert status == "fail" and any("not written after an arrow" in m for m in messages), messages

@@ -14,6 +14,7 @@ from pipeline.parse.lexical import (
     decoded_separator,
     ids,
     says_nothing,
+    shown,
     token,
 )
 from pipeline.parse.reading import (
@@ -26,6 +27,7 @@ from pipeline.parse.reading import (
     meant_entry,
     near_fields,
     not_an_entry_heading,
+    note_heading_field,
     note_html_fields,
     note_near,
     note_nested,
@@ -68,6 +70,7 @@ def parse_forks(lines: list[str], rec: Records) -> None:
             fork = None
         block = as_fields(block, _FIELDS)
         if isinstance(block, Heading):
+            note_heading_field(rec, FILE, block, _FIELDS, _rule_of)
             fork = _entry_heading(block, rec, fork)
             continue
         if isinstance(block, Table):
@@ -184,7 +187,9 @@ def _heading(
         fork["fork_num"] = number(rec, FILE, line, digits, "fork")
     else:
         rec.issue(FILE, line, "bad-fork-heading", f"fork heading has no F# ID: {heading[:120]}")
-    text = decoded_separator(rest).lstrip(_SEPARATORS)  # `&mdash; title`: the dash shown
+    # `&mdash; title`: the dash shown; struck-through text names no marker or destination
+    # (`[open] ~~[parked → x]~~`).
+    text = shown(decoded_separator(rest)).lstrip(_SEPARATORS)
     marker = _marker(text)
     if marker is None:
         fork["title"] = bare(text)
@@ -251,7 +256,12 @@ def _read_marker(fork: dict[str, Any], raw: str, line: int, rec: Records) -> Non
     arrow = ARROW_RE.search(text)
     if token(text[: arrow.start()] if arrow else text, ("parked", "open")) == "parked":
         fork["marker"] = "parked"
-        fork["destination"] = bare(text[arrow.end() :]) if arrow else ""
+        if arrow is not None:
+            fork["destination"] = bare(text[arrow.end() :])
+        else:
+            # `[parked: docs/x.md]` writes a destination but no arrow before it (null, so
+            # BS-FORK-01 names the arrow); `[parked]` writes none ('').
+            fork["destination"] = None if text[6:].strip(" \t*_`:;,.-–—") else ""
         return
     rec.issue(FILE, line, "unknown-marker", f"marker '[{raw[:80]}]' is neither open nor parked")
 

@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 from pipeline.parse.blocks import Block, Heading, Item, Paragraph, Table, parse
-from pipeline.parse.lexical import bare, canonical_id, decoded_separator, ids, says_nothing
+from pipeline.parse.lexical import bare, canonical_id, decoded_separator, ids, says_nothing, shown
 from pipeline.parse.reading import (
     NearField,
     as_fields,
@@ -19,6 +19,7 @@ from pipeline.parse.reading import (
     meant_entry,
     near_fields,
     not_an_entry_heading,
+    note_heading_field,
     note_html_fields,
     note_near,
     note_nested,
@@ -45,8 +46,8 @@ _FIELDS = {
     "reverses": "reverses",
 }
 _TEXT = ("decision", "why", "how_to_apply")
-# The fields a line inside another item hides: `Reversed by: D5` there is still the
-# phrase, which counts anywhere in an entry.
+# The fields a line inside another item or a heading hides: `Reversed by: D5` there is
+# still the phrase, which counts anywhere in an entry.
 _NESTED = {name: key for name, key in _FIELDS.items() if key != "reversed_by"}
 _BLANK = blank_row(LEDGER, "file", "line", "position")
 # Across a soft line break too, with the ID in a link's text (`[D5](ledger.md#d5)`), and
@@ -89,6 +90,7 @@ def parse_ledger(lines: list[str], rec: Records) -> None:
                 entry = None
             continue
         if isinstance(block, Heading):
+            note_heading_field(rec, FILE, block, _NESTED, _rule_of)
             meant = _meant(block)
             if meant is not None:
                 position += 1
@@ -248,10 +250,11 @@ def _field(
 def _phrase(entry: dict[str, Any], lines: list[tuple[int, str]]) -> None:
     """`Reversed by D{n}` anywhere in the entry (a field or prose): every D# each phrase
     lists counts, with the line its phrase begins on. The lines are read as one text, so a
-    phrase may wrap onto the next line."""
+    phrase may wrap onto the next line, and as the page shows them (`~~D5~~` names no
+    entry)."""
     if not lines:
         return
-    text = lines[0][1] if len(lines) == 1 else "\n".join(t for _, t in lines)
+    text = shown(lines[0][1]) if len(lines) == 1 else shown("\n".join(t for _, t in lines))
     if "versed" in text or "VERSED" in text:
         for m in _REVERSED_BY_RE.finditer(text):
             line = lines[text.count("\n", 0, m.start())][0]

@@ -202,8 +202,7 @@ def field(text: str) -> tuple[str, str] | None:
     # `**Status:** open`: the marks right after the colon close the name's emphasis.
     if value[:1] in ("*", "_"):
         value = value.lstrip("*_")
-    value = value.strip(" \t\xa0")
-    return name, (shown(value) if "<!--" in value else value)
+    return name, shown(value.strip(" \t\xa0"))
 
 
 # A bullet character that is no list marker to CommonMark, and the spaces after it that
@@ -213,13 +212,17 @@ _BULLET_CHARS = "".join(_ODD_BULLETS)  # a string: `in` on it is the cheapest te
 
 
 def shown(text: str) -> str:
-    """Text without the HTML comments inside it (`stopping <!-- since S3 -->`: not part of a
-    value, and its `-->` is no arrow) and the spaces before each, as a rendered page shows
-    it; a comment ends on its line. Found with `find`, once each: a pattern tried from
-    every `<!--` of a line with no `-->` rescans the rest of the line (quadratic)."""
-    if "<!--" not in text:
+    """Text as a rendered page shows it: without the HTML comments inside it (`stopping
+    <!-- since S3 -->`: not part of a value, and its `-->` is no arrow) and without
+    struck-through text (`~~D2~~ D3`, `<del>F4</del>`: GFM shows it deleted, so it names
+    nothing), and the spaces before each; a comment or a strike ends on its line. Found
+    with `find` or a pattern whose every attempt stops at the next delimiter: a pattern
+    tried from every `<!--` of a line with no `-->` rescans the rest of the line
+    (quadratic)."""
+    if "<" not in text and "~" not in text:
         return text
-    return "\n".join(map(_shown_line, text.split("\n"))).strip(" \t\xa0")
+    seen = "\n".join(map(_shown_line, text.split("\n")))
+    return text if seen == text else seen.strip(" \t\xa0")
 
 
 def _shown_line(line: str) -> str:
@@ -229,7 +232,25 @@ def _shown_line(line: str) -> str:
         out.append(line[pos:start].rstrip(" \t"))
         pos = end + 3
     out.append(line[pos:])
+    line = "".join(out)
+    if "~" not in line and "<" not in line:
+        return line
+    out, pos = [], 0
+    for m in _STRUCK_RE.finditer(line):
+        out.append(line[pos : m.start()].rstrip(" \t"))
+        pos = m.end()
+    out.append(line[pos:])
     return "".join(out)
+
+
+# Struck-through text as GFM and GitHub show it: one or two tildes opening before a
+# non-space and the same run closing after one (`~~~` is a fence, `~2 or ~5` no strike;
+# each attempt stops at the next tilde), or a `<del>`, `<s>` or `<strike>` element (each
+# attempt stops at the next such tag).
+_STRUCK_RE = re.compile(
+    r"(?<!~)(~~?+)(?![~\s])[^~]*?(?<!\s)\1(?!~)"
+    r"|(?i:<(del|s|strike)(?:[ \t][^<>]*+)?+>(?:[^<]|<(?!/?(?:del|s|strike)[\s>]))*+</\2[ \t]*+>)"
+)
 
 
 # A CommonMark entity or numeric character reference (`&rarr;`, `&#8594;`, `&#x2192;`),

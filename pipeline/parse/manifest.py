@@ -15,6 +15,7 @@ from pipeline.parse.reading import (
     as_fields,
     fields,
     first_line,
+    note_heading_field,
     note_html_fields,
     note_nested,
     note_table_fields,
@@ -36,6 +37,7 @@ _FIELDS = {
     "gaps": "gaps",
 }
 _NAMES = {key: name.capitalize() for name, key in _FIELDS.items()}
+_NOT_ROUND = {name: key for name, key in _FIELDS.items() if key != "round"}
 _STATUSES = ("proposed", "approved", "applied")
 _USELESS = ("useless_result", "cold_reader_paths", "gaps")
 # The rule that cannot be shown to hold when a field is given twice in a round, differently.
@@ -69,8 +71,6 @@ _ELSEWHERE_RE = re.compile(r"[A-Za-z][A-Za-z0-9+-]*+:(?=\S)|//")
 _PATH_END_RE = re.compile(r"(?:\.[A-Za-z0-9]++|/)\Z")
 # A single word (`TBD`, `wiki`, the first word of prose): a path only if it names a file.
 _WORD_RE = re.compile(r"[\w-]+")
-# Struck-through text (GFM), which no longer names a destination.
-_STRUCK_RE = re.compile(r"~~[^~]*+~~")
 # Around a word read as a path: brackets and quotes (emphasis and code marks are dropped
 # as before), and sentence punctuation after a word's last letter or `/`.
 _OPENING = "[{\"'“‘"
@@ -124,6 +124,7 @@ def parse_manifest(
         in_html = _unread_html(rec, in_html, first_line(block), current)
         block = as_fields(block, _FIELDS)
         if isinstance(block, Heading):
+            _unread_heading(rec, block, current)
             if useless and block.level > useless:
                 continue
             _unread_round(rec, round_heading)
@@ -184,6 +185,16 @@ def _unread(rec: Records, block: Block, current: dict[str, Any]) -> None:
         near = note_unread_near(rec, FILE, block, _FIELDS, _unread_rule)
         hidden += [(n.key, _NAMES[n.key], n.value, n.line, "malformed-field") for n in near]
     _not_last(rec, hidden, current)
+
+
+def _unread_heading(rec: Records, block: Heading, current: dict[str, Any]) -> None:
+    """A Status or a uselessness-test field written as a heading is not read: it fails
+    the rule that needs it, and below an applied round the move rule too, as a hidden one
+    does (a Round heading is a `round-heading` of its own)."""
+    found = note_heading_field(rec, FILE, block, _NOT_ROUND, _unread_rule)
+    if found is not None:
+        key, value, line = found
+        _not_last(rec, [(key, _NAMES[key], value, line, "unread-field")], current)
 
 
 def _unread_html(
@@ -421,8 +432,6 @@ def _destinations(cell: str, links: _Links = _Links()) -> list[tuple[str, str | 
     exists), `elsewhere` (a URL, a placeholder, out of the repository) or `unread`."""
     # What the page does not show names nothing: comments, struck-through text.
     cell = shown(cell)
-    if "~~" in cell:
-        cell = _STRUCK_RE.sub(" ", cell)
     if "][" in cell:
         resolved = _REFERENCE_RE.sub(lambda m: _referenced(m, links), cell)
         if "\0" in resolved:  # a reference with no definition in the file names nothing known

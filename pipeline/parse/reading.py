@@ -80,6 +80,7 @@ _LEADING_TAGS_RE = re.compile(r"(?:[ \t]*+</?[A-Za-z][^<>]*+>)++[ \t]*+")
 _TAG_RE = re.compile(r"</?[A-Za-z][^<>]*+>")
 IN_HTML = " (inside an HTML block, where CommonMark reads no Markdown)"
 IN_TABLE = " (a table row)"
+IN_HEADING = " (a heading; a field is a bullet or a line of its own)"
 # Whether a line meant as an entry (line, text, text after the ID, shape says so) found
 # in blocks[index] is one: each reader's own weighing.
 Weigh = Callable[[tuple[int, str, str, bool], list[Block], int], bool]
@@ -322,7 +323,7 @@ def _near_field(
     if parsed is not None and parsed[0] in known:
         return None  # a field `fields` reads
     key = known[" ".join(name.lower().replace("-", " ").replace("_", " ").split())]
-    value = text[m.end() :].lstrip("*_").strip(" \t\xa0")
+    value = shown(text[m.end() :].lstrip("*_").strip(" \t\xa0"))
     if separator or (opening and closing):
         return key, value, "mark"
     after = text[m.end(3) : m.end(3) + 1]
@@ -376,6 +377,25 @@ def as_fields(block: Block, known: Mapping[str, str]) -> Block:
         if fields(paragraph, known):
             return paragraph
     return block
+
+
+def note_heading_field(
+    rec: Records, file: str, block: Block, known: Mapping[str, str], rule: RuleOf
+) -> tuple[str, str, int] | None:
+    """A parse issue for an ATX heading whose text is a field of `known` (`## Status:
+    stopping`, `### Result: fail`): a field is a bullet or a line of its own (spec §3.1),
+    so the heading is not read as one, and the rule that needs the field fails rather than
+    the field vanishing (a setext heading over a field is that field: as_fields). The
+    field (key, value, line), None for any other block."""
+    if not isinstance(block, Heading) or block.underlined is not None:
+        return None
+    parsed = field(block.text)
+    if parsed is None or parsed[0] not in known:
+        return None
+    key, value = known[parsed[0]], parsed[1]
+    written = f"{'#' * block.level} {block.text}"
+    _unread_field(rec, file, block.line, written, IN_HEADING, rule(key, value))
+    return key, value, block.line
 
 
 def item_value(item: Item, first: str) -> str:

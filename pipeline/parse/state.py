@@ -20,6 +20,7 @@ from pipeline.parse.reading import (
     as_fields,
     fields,
     html_text,
+    note_heading_field,
     note_html_fields,
     note_nested,
     note_table_fields,
@@ -71,6 +72,7 @@ def parse_state(lines: list[str], rec: Records) -> None:
     for block in doc.blocks:
         block = as_fields(block, _FIELDS)
         if isinstance(block, Heading):
+            note_heading_field(rec, FILE, block, _FIELDS, _needed_by)
             if map_level and block.level > map_level:
                 continue  # a subheading inside the map
             if map_level:
@@ -194,18 +196,19 @@ def _meant_as_aspect(text: str) -> bool:
 def _aspect(item: Item, rec: Records) -> None:
     """One aspect: `{name} — {description} → {refs}`; its sub-items are part of it, and
     hold its refs when the arrow has nothing after it on the aspect's own line."""
-    # A comment's `-->` is no arrow; `&rarr;` is one, as the page shows it.
+    # A comment's `-->` is no arrow, a struck ref (`~~D2~~`) no ref; `&rarr;` is an arrow,
+    # as the page shows it.
     text = decoded(shown(item.text))
     arrow = split_arrow(text)
     first_line = decoded(shown(item.lines[0][1])) if len(item.lines) > 1 else ""
     if len(item.lines) > 1 and (first := split_arrow(first_line)) is not None:
         # The aspect's own line has its arrow: the lines after it continue its refs (an
         # arrow there too must not make the first line's refs part of the description).
-        more = decoded(" ".join(t for _, t in item.lines[1:]))
+        more = decoded(shown(" ".join(t for _, t in item.lines[1:])))
         arrow = first[0], f"{first[1]} {more}"
     head, refs_raw = (text, None) if arrow is None else (arrow[0], arrow[1].strip())
     if arrow is not None and not refs_raw and item.parts:
-        refs_raw = item.rest()
+        refs_raw = shown(item.rest())
     m = _DASH_AT_RE.search(head)
     name = bare(head[: m.start()] if m else head)
     description = head[m.end() :].strip() if m else None

@@ -26,6 +26,7 @@ from pipeline.parse.lexical import (
     canonical_id,
     decoded,
     field,
+    shown,
     stamp,
     token,
 )
@@ -178,6 +179,12 @@ def _inner(raw: str, at: int) -> Read | None:
 
 
 def _line(text: str, line: int, rec: Records, strict: bool) -> None:
+    # As the page shows it: struck-through text (`→ ~~failed~~ reconciled`) says nothing,
+    # and a line struck through whole is no line, as one in a comment is not.
+    if "~" in text or "<" in text:
+        text = shown(text)
+        if not text:
+            return
     if text[:1] == "S" and len(text) <= MAX_LINE_CHARS:
         m = _DISPATCH_RE.fullmatch(text)
         if m is not None:

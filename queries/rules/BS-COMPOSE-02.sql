@@ -8,12 +8,19 @@ select snapshot_id, 'state.md' as file, last_compose_line as line,
     case
         when coalesce(last_compose_never, false)
             then 'Last compose is never, but ops/capture.md has turns up to '
-                || strftime(newest_turn_at, '%Y-%m-%dT%H:%M:%SZ') || '; compose first'
+                || newest_turn || '; compose first'
         when last_compose is null
             then 'Last compose is missing or unreadable, and ops/capture.md has turns; compose first'
         else 'Last compose ' || last_compose_raw || ' is not later than the newest capture turn ('
-            || strftime(newest_turn_at, '%Y-%m-%dT%H:%M:%SZ') || '); the compose is stale'
+            || newest_turn || '); the compose is stale'
     end as message
-from snapshots
+from (
+    -- The turn's instant with its fraction when it has one (`10:14:07.5Z`): printed to the
+    -- second, a turn half a second after `Last compose 10:14:07Z` looked equal to it.
+    select *,
+        rtrim(rtrim(strftime(newest_turn_at, '%Y-%m-%dT%H:%M:%S.%f'), '0'), '.') || 'Z'
+            as newest_turn
+    from snapshots
+)
 where newest_turn_at is not null
     and (last_compose is null or last_compose <= newest_turn_at)

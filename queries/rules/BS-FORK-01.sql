@@ -29,7 +29,11 @@ from forks
 where marker is null
 union all
 select snapshot_id, file, line,
-    coalesce(fork_id, 'fork') || ' is parked with no destination; write [parked → where]'
+    coalesce(fork_id, 'fork') || case
+        when destination is null then ' is parked, but its destination is not written after an arrow (['
+            || marker_raw || ']); write [parked → where]'
+        else ' is parked with no destination; write [parked → where]'
+    end
 from forks
 where marker = 'parked' and coalesce(destination, '') = ''
 union all
