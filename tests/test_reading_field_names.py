@@ -102,7 +102,10 @@ HOW_TO_APPLY_D2 = "second.\n"
 RAISED_BY_F1 = "- Raised by: user\n"
 
 
-def _after_d2(line: str) -> Callable[[str], str]:
+def edited(file: str, line: str) -> Callable[[str], str]:
+    """F1's raiser replaced by a line (forks.md), or a line after D2's last (ledger.md)."""
+    if file == "forks.md":
+        return lambda old: old.replace(RAISED_BY_F1, f"{line}\n", 1)
     return lambda old: old.replace(HOW_TO_APPLY_D2, f"{HOW_TO_APPLY_D2}{line}\n", 1)
 
 
@@ -128,11 +131,7 @@ def _after_d2(line: str) -> Callable[[str], str]:
 def test_a_field_name_the_page_shows_plainly_is_read(
     tmp_path: Path, file: str, line: str, rule: str
 ) -> None:
-    if file == "forks.md":
-        edit = lambda old: old.replace(RAISED_BY_F1, f"{line}\n", 1)  # noqa: E731
-    else:
-        edit = _after_d2(line)
-    folder = session(tmp_path, "open", file, edit)
+    folder = session(tmp_path, "open", file, edited(file, line))
     written = (folder / file).read_text(encoding="utf-8").splitlines().index(line) + 1
     found = detect(folder, "session")
     assert failing(found) == {rule}, found
@@ -150,7 +149,9 @@ def test_a_bom_left_inside_the_file_before_a_field(
     """`\\ufeff- Resolves: F1` (two files joined): CommonMark takes the BOM line for no list
     item. After a blank line it is a paragraph line of its own, read as the field; right
     under an item it continues that item, a nested field, noted and failed."""
-    folder = session(tmp_path, "open", "ledger.md", _after_d2(f"{before}\ufeff- Resolves: F1"))
+    folder = session(
+        tmp_path, "open", "ledger.md", edited("ledger.md", f"{before}\ufeff- Resolves: F1")
+    )
     found = detect(folder, "session")
     assert failing(found) == {"BS-FORK-02"}, found
     assert [n[2] for n in notes(found)] == ([code] if code else []), found["notes"]
@@ -158,7 +159,7 @@ def test_a_bom_left_inside_the_file_before_a_field(
 
 def test_a_resolves_read_through_a_fullwidth_colon_closes_its_fork(tmp_path: Path) -> None:
     """The value is read too: a ledger row for F1 and no fork F1 left is consistent."""
-    folder = session(tmp_path, "open", "ledger.md", _after_d2("- Resolves\uff1a F1"))
+    folder = session(tmp_path, "open", "ledger.md", edited("ledger.md", "- Resolves\uff1a F1"))
     forks = (folder / "forks.md").read_text(encoding="utf-8")
     start, end = forks.index("## F1"), forks.index("## F2")
     (folder / "forks.md").write_text(forks[:start] + forks[end:], encoding="utf-8")

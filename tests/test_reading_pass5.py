@@ -23,7 +23,6 @@ Each case edits a copy of a healthy base session (fixtures/cases/base) on disk a
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -35,6 +34,7 @@ from tests.conftest import checked_rows
 from tests.test_destination_cells import DEMO, _harvest, _repo
 from tests.test_entry_reading import detect, failing, findings, session
 from tests.test_late_ids import notes
+from tests.test_reading_field_names import edited
 
 # ───────────────────────────── remarks in Destination cells ─────────────────────────────
 
@@ -155,17 +155,6 @@ def test_a_referenced_dash_after_an_entry_id_is_its_dash(
     assert failing(found) == set() and found["notes"] == [], found
 
 
-RAISED_BY_F1 = "- Raised by: user\n"
-HOW_TO_APPLY_D2 = "second.\n"
-
-
-def _edited(file: str, line: str) -> Callable[[str], str]:
-    """F1's raiser replaced by a line (forks.md), or a line after D2's last (ledger.md)."""
-    if file == "forks.md":
-        return lambda old: old.replace(RAISED_BY_F1, f"{line}\n", 1)
-    return lambda old: old.replace(HOW_TO_APPLY_D2, f"{HOW_TO_APPLY_D2}{line}\n", 1)
-
-
 @pytest.mark.parametrize(
     ("file", "line", "rule"),
     [
@@ -182,7 +171,7 @@ def test_a_field_name_written_with_references_is_read(
 ) -> None:
     """Read as the field the page shows, with nothing left unread: the finding is the
     value's (F1 still open, named at its fork entry; D9 no entry and S9 no sync)."""
-    folder = session(tmp_path, "open", file, _edited(file, line))
+    folder = session(tmp_path, "open", file, edited(file, line))
     written = (folder / file).read_text(encoding="utf-8").splitlines().index(line) + 1
     found = detect(folder, "session")
     assert failing(found) == {rule}, found
@@ -195,7 +184,7 @@ def test_a_value_keeps_its_references_as_written(tmp_path: Path) -> None:
     """Guard: only the name is decoded; `&#58;` in a value is the value's (a raiser that
     names no sync, as written)."""
     line = "- Raised by: twin&#58; S9"
-    found = detect(session(tmp_path, "open", "forks.md", _edited("forks.md", line)), "session")
+    found = detect(session(tmp_path, "open", "forks.md", edited("forks.md", line)), "session")
     assert failing(found) == {"BS-SYNC-02"}, found
 
 
@@ -225,7 +214,7 @@ def test_a_field_with_no_colon_is_read_as_its_plain_spelling_is(
     """`- Resolves F1` is read (F1 resolved by D2, still listed open) with a
     `malformed-field` issue that fails the field's rule; so is every spelling the page shows
     the same (it was nothing at all, and the rule passed)."""
-    folder = session(tmp_path, "open", file, _edited(file, line))
+    folder = session(tmp_path, "open", file, edited(file, line))
     written = (folder / file).read_text(encoding="utf-8").splitlines().index(line.lstrip()) + 1
     found = detect(folder, "session")
     assert failing(found) == {rule}, found
@@ -239,7 +228,7 @@ def test_a_field_with_no_colon_is_read_as_its_plain_spelling_is(
 )
 def test_other_invisible_lines_stay_prose(tmp_path: Path, line: str) -> None:
     """Guard: a line the page shows as prose (a name that goes on, or nothing) is no field."""
-    found = detect(session(tmp_path, "open", "ledger.md", _edited("ledger.md", line)), "session")
+    found = detect(session(tmp_path, "open", "ledger.md", edited("ledger.md", line)), "session")
     assert failing(found) == set() and found["notes"] == [], found
 
 
@@ -252,10 +241,10 @@ def test_crawl_and_check_agree_with_detect(tmp_path: Path) -> None:
     text = forks.read_text(encoding="utf-8").replace("## F1 — Do", "## F1&mdash;Do", 1)
     forks.write_text(text, encoding="utf-8")
     ledger = folder / "ledger.md"
-    edit = _edited("ledger.md", "- Resolves&#58; F1")
+    edit = edited("ledger.md", "- Resolves&#58; F1")
     ledger.write_text(edit(ledger.read_text(encoding="utf-8")), encoding="utf-8")
     text = forks.read_text(encoding="utf-8")
-    forks.write_text(_edited("forks.md", "- \u200bRaised by twin (S9)")(text), encoding="utf-8")
+    forks.write_text(edited("forks.md", "- \u200bRaised by twin (S9)")(text), encoding="utf-8")
     expected = {r["rule"]: r["status"] for r in detect(folder, "session")["rules"]}
     assert expected["BS-FORK-02"] == expected["BS-SYNC-02"] == "fail", expected
     assert expected["BS-SYNC-01"] == expected["BS-FORK-01"] == "pass", expected
