@@ -282,3 +282,16 @@ def test_a_missing_last_compose_is_a_finding_in_state_md(tmp_path: Path, change:
     result = CliRunner().invoke(app, ["detect", str(state.parent), "--json"])
     rules = {r["rule"]: r for r in json.loads(result.stdout)["rules"]}
     assert [f["file"] for f in rules["BS-COMPOSE-01"]["findings"]] == ["state.md"]
+
+
+@pytest.mark.parametrize("space", ["\u00a0", " \u00a0", "\u00a0\u00a0"])
+def test_a_no_break_space_after_an_id_is_no_part_of_the_title(space: str) -> None:
+    """`## F3\u00a0— Title`: the page shows a space and a dash before the title, as it does
+    for `## F3 — Title`, so both store the title alone."""
+    rec = Records("sid")
+    text = f"# Forks\n## F3{space}— Whose clock [open]\n- Raised by: user\n- Closes when: x\n"
+    parse_forks(decode(text.encode(), "forks.md", rec), rec)
+    ledger = f"# Ledger\n## D2{space}— Turning\n- Decision: a\n- Why: b\n- How to apply: c\n"
+    parse_ledger(decode(ledger.encode(), "ledger.md", rec), rec)
+    assert [f["title"] for f in rec.of("forks")] == ["Whose clock"]
+    assert [e["title"] for e in rec.of("ledger")] == ["Turning"]

@@ -18,6 +18,7 @@ from pipeline.parse.lexical import (
     token,
 )
 from pipeline.parse.reading import (
+    ENTRY_SEPARATORS,
     as_fields,
     entry_id,
     entry_line,
@@ -49,8 +50,6 @@ _RAISERS = ("user", "twin", "probe", "harvest")
 _BRACKET_RE = re.compile(r"[\[\]]")
 # A raiser named as a word of its own anywhere in a value.
 _RAISER_RE = re.compile(rf"(?<![A-Za-z0-9])(?i:{'|'.join(_RAISERS)})(?![A-Za-z0-9])")
-# What may stand between an ID and its title: spaces, a dash, a colon, emphasis marks.
-_SEPARATORS = " \t—–-:*_`"
 _BLANK = blank_row(FORKS, "file", "line")
 RULE = "BS-FORK-01"
 # A marker anywhere in a line: the sign that a line not written as a heading is a fork.
@@ -189,7 +188,7 @@ def _heading(
         rec.issue(FILE, line, "bad-fork-heading", f"fork heading has no F# ID: {heading[:120]}")
     # `&mdash; title`: the dash shown; struck-through text names no marker or destination
     # (`[open] ~~[parked → x]~~`).
-    text = shown(decoded_separator(rest)).lstrip(_SEPARATORS)
+    text = shown(decoded_separator(rest)).lstrip(ENTRY_SEPARATORS)
     marker = _marker(text)
     if marker is None:
         fork["title"] = bare(text)

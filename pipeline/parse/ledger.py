@@ -9,6 +9,7 @@ from typing import Any
 from pipeline.parse.blocks import Block, Heading, Item, Paragraph, Table, parse
 from pipeline.parse.lexical import bare, canonical_id, decoded_separator, ids, says_nothing, shown
 from pipeline.parse.reading import (
+    ENTRY_SEPARATORS,
     NearField,
     as_fields,
     entry_id,
@@ -195,7 +196,7 @@ def _heading(
     else:
         message = f"ledger heading has no D# ID: {block.text[:120]}"
         rec.issue(FILE, line, "bad-ledger-heading", message)
-    entry["title"] = bare(decoded_separator(rest).lstrip(" \t—–-:*_`"))
+    entry["title"] = bare(decoded_separator(rest).lstrip(ENTRY_SEPARATORS))
     entry["heading_ok"] = digits is not None
     if not written:
         # `## [D5] — …` or `## D5a — …`: meant as an entry, counted, and the rule fails.

@@ -469,8 +469,10 @@ def entry_id(text: str, letter: str) -> tuple[bool, str | None, str]:
 
 
 # What may follow a fork's or ledger entry's ID in its heading (spec §3.1: a dash, colon,
-# space or the end), emphasis closing around the ID (`**F4** — …`) included.
-_AFTER_ID = frozenset(["", " ", "\t", "—", "–", "-", ":", "*", "_", "`", "\xa0"])
+# space or the end), emphasis closing around the ID (`**F4** — …`) included: the title
+# begins after them.
+ENTRY_SEPARATORS = " \t\xa0—–-:*_`"
+_AFTER_ID = frozenset(["", *ENTRY_SEPARATORS])
 
 
 def _word_goes_on(char: str) -> bool:
