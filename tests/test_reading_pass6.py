@@ -188,6 +188,10 @@ def test_a_struck_token_before_the_live_one_is_not_read(tmp_path: Path) -> None:
         "<s>not closed",
         "<del>a</s>",
         "<summary>F2</summary>",
+        "`~~D2~~` D3",
+        "use `<s>D2</s>` D3",
+        "`a ~~b` c~~ D3",
+        "~~a `b~~` D3",
     ],
 )
 def test_what_gfm_does_not_strike_stays(text: str) -> None:
@@ -205,6 +209,8 @@ def test_what_gfm_does_not_strike_stays(text: str) -> None:
         ('<s class="x">D2</s> D3', "D3"),
         ("<strike>D2 D4</strike> D3", "D3"),
         ("~~D2 <!-- x --> D4~~ D3", "D3"),
+        ("~~D2 `x` D4~~ D3", "D3"),
+        ("`x` ~~D2~~ D3", "`x` D3"),
     ],
 )
 def test_struck_text_is_not_shown(text: str, expected: str) -> None:
@@ -212,7 +218,8 @@ def test_struck_text_is_not_shown(text: str, expected: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "text", ["~~a" * 30_000, "~a " * 30_000, "<del>a" * 20_000, "<s>" * 30_000]
+    "text",
+    ["~~a" * 30_000, "~a " * 30_000, "<del>a" * 20_000, "<s>" * 30_000, "`~~a~~` ~b" * 20_000],
 )
 def test_struck_text_is_read_in_linear_time(text: str) -> None:
     started = time.perf_counter()

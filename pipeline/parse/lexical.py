@@ -236,7 +236,19 @@ def _shown_line(line: str) -> str:
     if "~" not in line and "<" not in line:
         return line
     out, pos = [], 0
+    spans = _CODE_SPAN_RE.finditer(line) if "`" in line else iter(())
+    code = next(spans, None)
     for m in _STRUCK_RE.finditer(line):
+        # A code span shows its text as written: a tilde or tag in one opens or closes no
+        # strike (`~~x~~` there stays), while a strike may hold a code span whole.
+        while code is not None and code.end() <= m.start():
+            code = next(spans, None)
+        if code is not None and code.start() <= m.start():
+            continue
+        while code is not None and code.end() < m.end():
+            code = next(spans, None)
+        if code is not None and code.start() < m.end():
+            continue
         out.append(line[pos : m.start()].rstrip(" \t"))
         pos = m.end()
     out.append(line[pos:])
