@@ -420,6 +420,16 @@ RatesGateOption = Annotated[
 ]
 
 
+RecheckOption = Annotated[
+    bool,
+    typer.Option(
+        "--recheck",
+        help="Check every census point again with the current rules (a point last checked "
+        "under the same rules keeps its findings along history).",
+    ),
+]
+
+
 @app.command()
 def check(
     out: OutOption = Path(DEFAULT_OUT),
@@ -441,14 +451,7 @@ def check(
             "fork-median-hours.",
         ),
     ] = [],  # noqa: B006
-    recheck: Annotated[
-        bool,
-        typer.Option(
-            "--recheck",
-            help="Check every census point again with the current rules (a point last checked "
-            "under the same rules keeps its findings along history).",
-        ),
-    ] = False,
+    recheck: RecheckOption = False,
     json_: JsonOption = False,
 ) -> None:
     """Decide every rule for every census point not yet checked, freeze the results, and print
