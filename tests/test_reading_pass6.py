@@ -189,6 +189,10 @@ def test_a_struck_token_before_the_live_one_is_not_read(tmp_path: Path) -> None:
         "<del>a</s>",
         "<summary>F2</summary>",
         "`~~D2~~` D3",
+        "F1 (~T2), F4 (~T5)",
+        "D1 (~T3), D9 (~T4)",
+        "(~08:00 local) → D4, fragment:send-window (~1 page)",
+        "`~/.relay` → D4, (`~/.relay/tz`)",
         "use `<s>D2</s>` D3",
         "`a ~~b` c~~ D3",
         "~~a `b~~` D3",
@@ -287,7 +291,6 @@ def test_a_status_heading_below_an_applied_round_fails_the_move(tmp_path: Path) 
             "BS-COMPOSE-01",
         ),
         ("ledger.md", LAST_LEDGER_LINE, f"{LAST_LEDGER_LINE}### Resolves: F4\n", "BS-FORK-02"),
-        ("ledger.md", "- Why: users asked", "### Why: users asked", "BS-LEDGER-01"),
         ("forks.md", "- Raised by: probe", "### Raised by: twin (S9)", "BS-SYNC-02"),
     ],
 )
@@ -306,6 +309,8 @@ def test_a_field_written_as_a_heading_fails_its_rule(
         ("state.md", "## Aspect map: derived from basis"),
         ("ops/manifest.md", "## Uselessness test: cold reader"),
         ("ledger.md", "### Reversed by: D1"),  # the phrase, read anywhere in an entry
+        ("ledger.md", "### Why: background"),  # beside D-entries' own Why bullets
+        ("ledger.md", "## How to apply: reading guide"),
     ],
 )
 def test_a_section_heading_with_a_colon_is_no_field(
@@ -381,3 +386,39 @@ def test_crawl_and_check_agree_with_detect(tmp_path: Path) -> None:
     query = "SELECT DISTINCT rule_id, status FROM rule_results"
     rows = checked_rows(tmp_path / "repo", tmp_path / "out", query)
     assert {rule: status for rule, status in rows if rule in expected} == expected
+
+
+@pytest.mark.parametrize(
+    "heading", ["## Status: history of the posture", "## Last compose: how we do it"]
+)
+def test_a_heading_that_begins_with_a_field_name_but_gives_no_value_is_a_section(
+    tmp_path: Path, heading: str
+) -> None:
+    """§3.1 allows trailing text after a heading's name: a heading whose text is no value
+    the field takes is a section heading (a hunt found these failing BS-STATE-01)."""
+    folder = session(tmp_path, "applied", "state.md", lambda t: t + f"\n{heading}\n\nText.\n")
+    found = detect(folder, "move")
+    assert found["notes"] == [] and failing(found) == set(), found
+
+
+def test_a_free_text_field_written_only_as_a_heading_still_fails(tmp_path: Path) -> None:
+    """`### Why: users asked` in place of the bullet is a section heading (free text cannot
+    tell a field from a title), and the entry has no Why: BS-LEDGER-01 fails all the same."""
+    folder = session(
+        tmp_path, "applied", "ledger.md", _replaced("- Why: users asked", "### Why: users asked")
+    )
+    assert "BS-LEDGER-01" in failing(detect(folder, "session"))
+
+
+@pytest.mark.parametrize(
+    ("file", "old", "new", "rule"),
+    [
+        # `(~T2), F4 (~T5)` strikes nothing on GitHub: F4 is still named, and still parked.
+        ("ledger.md", "- Resolves: F1", "- Resolves: F1 (~T2), F4 (~T5)", "BS-FORK-02"),
+    ],
+)
+def test_tildes_that_strike_nothing_on_the_page_hide_no_id(
+    tmp_path: Path, file: str, old: str, new: str, rule: str
+) -> None:
+    folder = session(tmp_path, "converging", file, _replaced(old, new))
+    assert rule in failing(detect(folder, "session"))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from pipeline.parse.blocks import Block, Heading, Table, parse
@@ -50,6 +51,11 @@ _RAISERS = ("user", "twin", "probe", "harvest")
 _BRACKET_RE = re.compile(r"[\[\]]")
 # A raiser named as a word of its own anywhere in a value.
 _RAISER_RE = re.compile(rf"(?<![A-Za-z0-9])(?i:{'|'.join(_RAISERS)})(?![A-Za-z0-9])")
+# A heading that names a raiser (`### Raised by: twin (S2)`) is meant as the field; any
+# other is a section heading (reading.note_heading_field).
+_IN_HEADING: dict[str, Callable[[str], bool]] = {
+    "raised_by": lambda value: _RAISER_RE.search(value) is not None or bool(ids(value, "S")),
+}
 _BLANK = blank_row(FORKS, "file", "line")
 RULE = "BS-FORK-01"
 # A marker anywhere in a line: the sign that a line not written as a heading is a fork.
@@ -69,7 +75,7 @@ def parse_forks(lines: list[str], rec: Records) -> None:
             fork = None
         block = as_fields(block, _FIELDS)
         if isinstance(block, Heading):
-            note_heading_field(rec, FILE, block, _FIELDS, _rule_of)
+            note_heading_field(rec, FILE, block, _FIELDS, _IN_HEADING, _rule_of)
             fork = _entry_heading(block, rec, fork)
             continue
         if isinstance(block, Table):

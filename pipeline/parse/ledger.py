@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from pipeline.parse.blocks import Block, Heading, Item, Paragraph, Table, parse
@@ -47,6 +48,12 @@ _FIELDS = {
     "reverses": "reverses",
 }
 _TEXT = ("decision", "why", "how_to_apply")
+# A heading that names the IDs of one of these fields (`### Resolves: F2`) is meant as the
+# field; any other (`### Why: background`) is a section heading (note_heading_field).
+_IN_HEADING: dict[str, Callable[[str], bool]] = {
+    "resolves": lambda value: bool(ids(value, "F")),
+    "reverses": lambda value: bool(ids(value, "D")),
+}
 # The fields a line inside another item or a heading hides: `Reversed by: D5` there is
 # still the phrase, which counts anywhere in an entry.
 _NESTED = {name: key for name, key in _FIELDS.items() if key != "reversed_by"}
@@ -91,7 +98,7 @@ def parse_ledger(lines: list[str], rec: Records) -> None:
                 entry = None
             continue
         if isinstance(block, Heading):
-            note_heading_field(rec, FILE, block, _NESTED, _rule_of)
+            note_heading_field(rec, FILE, block, _NESTED, _IN_HEADING, _rule_of)
             meant = _meant(block)
             if meant is not None:
                 position += 1

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import html
 import re
+import unicodedata
+from bisect import bisect_right
 from collections.abc import Callable
 from datetime import UTC, datetime
 from operator import methodcaller
@@ -235,24 +237,41 @@ def _shown_line(line: str) -> str:
     line = "".join(out)
     if "~" not in line and "<" not in line:
         return line
-    out, pos = [], 0
-    spans = _CODE_SPAN_RE.finditer(line) if "`" in line else iter(())
-    code = next(spans, None)
-    for m in _STRUCK_RE.finditer(line):
-        # A code span shows its text as written: a tilde or tag in one opens or closes no
-        # strike (`~~x~~` there stays), while a strike may hold a code span whole.
-        while code is not None and code.end() <= m.start():
-            code = next(spans, None)
-        if code is not None and code.start() <= m.start():
-            continue
-        while code is not None and code.end() < m.end():
-            code = next(spans, None)
-        if code is not None and code.start() < m.end():
+    out, pos, at = [], 0, 0
+    code = [m.span() for m in _CODE_SPAN_RE.finditer(line)] if "`" in line else []
+    while (m := _STRUCK_RE.search(line, at)) is not None:
+        if not _strikes(line, m, code):
+            at = m.start() + 1  # its opening run is text; a later one may still strike
             continue
         out.append(line[pos : m.start()].rstrip(" \t"))
-        pos = m.end()
+        pos = at = m.end()
     out.append(line[pos:])
     return "".join(out)
+
+
+def _strikes(line: str, m: re.Match[str], code: list[tuple[int, int]]) -> bool:
+    """Whether a match of _STRUCK_RE is struck-through text as GFM reads it: neither end
+    in a code span (which shows its text as written: `~~x~~` there stays; a strike may
+    hold a code span whole), and tildes that open left-flanking and close right-flanking,
+    CommonMark's rule for a delimiter run (`(~T2), F4 (~T5)` strikes nothing: its second
+    tilde follows a parenthesis and comes before a letter). `code`: the line's code spans."""
+    start, end = m.span()
+    for at in (start, end - 1):
+        i = bisect_right(code, (at, len(line))) - 1
+        if i >= 0 and code[i][1] > at:
+            return False
+    if m[1] is None:
+        return True  # a <del>, <s> or <strike> element
+    run = len(m[1])
+    before, after = line[start - 1 : start] or " ", line[end : end + 1] or " "
+    opens = not _punct(line[start + run]) or before.isspace() or _punct(before)
+    closes = not _punct(line[end - run - 1]) or after.isspace() or _punct(after)
+    return opens and closes
+
+
+def _punct(char: str) -> bool:
+    """A punctuation character as CommonMark counts them (Unicode P or S categories)."""
+    return unicodedata.category(char)[0] in "PS"
 
 
 # Struck-through text as GFM and GitHub show it: one or two tildes opening before a

@@ -39,6 +39,12 @@ _FIELDS = {
 _NAMES = {key: name.capitalize() for name, key in _FIELDS.items()}
 _NOT_ROUND = {name: key for name, key in _FIELDS.items() if key != "round"}
 _STATUSES = ("proposed", "approved", "applied")
+# A heading that gives one of these fields a value it takes is meant as the field
+# (`### Result: fail`); any other is a section heading (reading.note_heading_field).
+_IN_HEADING: dict[str, Callable[[str], bool]] = {
+    "status": lambda value: token(value, _STATUSES) is not None,
+    "useless_result": lambda value: token(value, ("pass", "fail")) is not None,
+}
 _USELESS = ("useless_result", "cold_reader_paths", "gaps")
 # The rule that cannot be shown to hold when a field is given twice in a round, differently.
 _NEEDED_BY = {"status": "BS-MANIFEST-01", "useless_result": "BS-USELESS-01"}
@@ -191,7 +197,7 @@ def _unread_heading(rec: Records, block: Heading, current: dict[str, Any]) -> No
     """A Status or a uselessness-test field written as a heading is not read: it fails
     the rule that needs it, and below an applied round the move rule too, as a hidden one
     does (a Round heading is a `round-heading` of its own)."""
-    found = note_heading_field(rec, FILE, block, _NOT_ROUND, _unread_rule)
+    found = note_heading_field(rec, FILE, block, _NOT_ROUND, _IN_HEADING, _unread_rule)
     if found is not None:
         key, value, line = found
         _not_last(rec, [(key, _NAMES[key], value, line, "unread-field")], current)

@@ -380,19 +380,29 @@ def as_fields(block: Block, known: Mapping[str, str]) -> Block:
 
 
 def note_heading_field(
-    rec: Records, file: str, block: Block, known: Mapping[str, str], rule: RuleOf
+    rec: Records,
+    file: str,
+    block: Block,
+    known: Mapping[str, str],
+    meant: Mapping[str, Callable[[str], bool]],
+    rule: RuleOf,
 ) -> tuple[str, str, int] | None:
-    """A parse issue for an ATX heading whose text is a field of `known` (`## Status:
-    stopping`, `### Result: fail`): a field is a bullet or a line of its own (spec §3.1),
-    so the heading is not read as one, and the rule that needs the field fails rather than
-    the field vanishing (a setext heading over a field is that field: as_fields). The
-    field (key, value, line), None for any other block."""
+    """A parse issue for an ATX heading whose text is a field of `known` with a value the
+    field takes (`## Status: stopping`, `### Result: fail`: `meant[key]` says so): a field
+    is a bullet or a line of its own (spec §3.1), so the heading is not read as one, and
+    the rule that needs the field fails rather than the field vanishing (a setext heading
+    over a field is that field: as_fields). A heading whose text only begins with a field's
+    name (`### Why: background`, `## Status: history of the posture`) is a section heading,
+    as §3.1 allows trailing text after a heading's name. The field (key, value, line), None
+    for any other block."""
     if not isinstance(block, Heading) or block.underlined is not None:
         return None
     parsed = field(block.text)
     if parsed is None or parsed[0] not in known:
         return None
     key, value = known[parsed[0]], parsed[1]
+    if key not in meant or not meant[key](value):
+        return None
     written = f"{'#' * block.level} {block.text}"
     _unread_field(rec, file, block.line, written, IN_HEADING, rule(key, value))
     return key, value, block.line

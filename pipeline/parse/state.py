@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from pipeline.parse.blocks import Block, Heading, Item, Paragraph, Table, parse
 from pipeline.parse.lexical import (
@@ -42,6 +43,12 @@ _FIELDS = {
 # The rule that cannot be shown to hold when a field is given twice, differently.
 _NEEDED_BY = {"status": "BS-STATE-01", "last_compose_raw": "BS-COMPOSE-01"}
 _STATUSES = ("open", "stopping", "harvested")
+# A heading that gives one of these fields a value it takes is meant as the field
+# (`## Status: stopping`); any other is a section heading (reading.note_heading_field).
+_IN_HEADING: dict[str, Callable[[str], bool]] = {
+    "status": lambda value: token(value, _STATUSES) is not None,
+    "last_compose_raw": lambda value: stamp(value)[0] is not None,
+}
 _SITTINGS = ("single", "multi")
 # The first dash of lexical.DASH: an em or en dash, or a hyphen with a space each side.
 # Searched for alone (the spaces around it are trimmed): `^(.*?)` before DASH's `\s*`
@@ -72,7 +79,7 @@ def parse_state(lines: list[str], rec: Records) -> None:
     for block in doc.blocks:
         block = as_fields(block, _FIELDS)
         if isinstance(block, Heading):
-            note_heading_field(rec, FILE, block, _FIELDS, _needed_by)
+            note_heading_field(rec, FILE, block, _FIELDS, _IN_HEADING, _needed_by)
             if map_level and block.level > map_level:
                 continue  # a subheading inside the map
             if map_level:
