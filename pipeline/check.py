@@ -10,13 +10,16 @@ figures are facts: later crawls add points, never rewrite one (docs/time-model.m
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from itertools import pairwise
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pipeline import __version__
-from pipeline.engine import connect, out_view, parquet_scan, table_scan
+from pipeline.engine import connect, out_view, parquet_scan, sibling, table_scan
 from pipeline.errors import UsageError
 from pipeline.rules import results_sql, ruleset, series_sql
 from pipeline.schema import (
@@ -121,51 +124,72 @@ def _decide(out: Out, con: Any, points: list[str], current: str, summary: CheckS
         {"ids": todo},
     ).fetchall()[0]
     from pipeline.select import all_points
+    from pipeline.stats import lifetimes_check
 
     history = all_points(con)
     sources = _fresh_sources(out, {r for p in history if p.name in points for r in p.runs})
-    for start in range(0, len(todo), BATCH_SNAPSHOTS):
-        evaluated = evaluate(con, todo[start : start + BATCH_SNAPSHOTS], current, sources)
-        writer.write(RULE_RESULTS.name, f"SELECT * FROM {evaluated}")
-    frozen, repeated = _freeze_lifetimes(con, staging, check_id, points, history)
-    positions = {p.name: p.position for p in history}
-    for point in points:
-        rows, params = _series_rows(con, point, positions[point], current)
-        found = writer.write(
-            SERIES_FINDINGS.name,
-            f"SELECT $check_id AS check_id, * FROM {rows}",
-            {**params, "check_id": check_id},
-        )
-        summary.series_findings += found
-        writer.add_rows(
-            CHECKS.name,
-            [
-                {
-                    "check_id": check_id,
-                    "point": point,
-                    "ruleset": current,
-                    "checked_at": _now(),
-                    "tool_version": __version__,
-                    "snapshots_evaluated": len(todo),
-                    "series_findings": found,
-                    "lifetimes_frozen": point in frozen,
-                }
-            ],
-        )
-    writer.close()
-    # A point whose forks repeat the previous point's may repeat its results too (when that
-    # point was checked before, under the same rules): _freeze_results decides.
-    before = {later.name: earlier.name for earlier, later in pairwise(history)}
-    repeats = {p: before[p] for p in sorted(repeated) if before[p] not in points}
-    _freeze_results(con, staging, check_id, points, current, repeats)
+    # The points whose lifetimes this check freezes (_freeze_lifetimes: those not frozen yet).
+    unfrozen = {p for p in points if lifetimes_check(con, p) is None}
+    # Lifetimes read nothing the rules decide: they are estimated on a thread of their own,
+    # beside the rules, the series and the counts (much of each query is DuckDB planning it,
+    # on one core).
+    with ThreadPoolExecutor(1) as pool:
+        other = sibling(con)
+        lifetimes = pool.submit(_freeze_lifetimes_on, other, staging, check_id, points, history)
+        for start in range(0, len(todo), BATCH_SNAPSHOTS):
+            evaluated = evaluate(con, todo[start : start + BATCH_SNAPSHOTS], current, sources)
+            writer.write(RULE_RESULTS.name, f"SELECT * FROM {evaluated}")
+        positions = {p.name: p.position for p in history}
+        for point in points:
+            found = _write_series(con, writer, point, positions[point], current, check_id)
+            summary.series_findings += found
+            writer.add_rows(
+                CHECKS.name,
+                [_check_row(check_id, point, current, len(todo), found, point in unfrozen)],
+            )
+        writer.close()
+        # A point after one checked before may repeat its results: _freeze_results decides.
+        before = {later.name: earlier.name for earlier, later in pairwise(history)}
+        repeats = {p: before[p] for p in points if p in before and before[p] not in points}
+        _freeze_results(con, staging, check_id, points, current, repeats)
+        lifetimes.result()
     from pipeline.aftercommit import after_commit
 
     with out.commit_lock():
         # lifetime_forks is what the next check carries forward: the last point's rows only.
-        stale = {LIFETIME_FORKS.name: out.manifest()[LIFETIME_FORKS.name]} if frozen else None
+        stale = {LIFETIME_FORKS.name: out.manifest()[LIFETIME_FORKS.name]} if unfrozen else None
         publish(out, staging, f"check-{check_id}", replace=stale)
         # From here the check is in OUT: compaction or census.duckdb failing is a warning.
         summary.warnings = after_commit(out, f"check {check_id}")
+
+
+def _check_row(
+    check_id: str, point: str, current: str, evaluated: int, found: int, frozen: bool
+) -> dict[str, Any]:
+    """The checks row of a point this check decides."""
+    return {
+        "check_id": check_id,
+        "point": point,
+        "ruleset": current,
+        "checked_at": _now(),
+        "tool_version": __version__,
+        "snapshots_evaluated": evaluated,
+        "series_findings": found,
+        "lifetimes_frozen": frozen,
+    }
+
+
+def _write_series(
+    con: Any, writer: QueryWriter, point: str, position: int, current: str, check_id: str
+) -> int:
+    """Stage the point's findings along history; how many there are."""
+    rows, params = _series_rows(con, point, position, current)
+    with _changed_series_only(con, position, "position" in params):
+        return writer.write(
+            SERIES_FINDINGS.name,
+            f"SELECT $check_id AS check_id, * FROM {rows}",
+            {**params, "check_id": check_id},
+        )
 
 
 def _series_rows(con: Any, point: str, position: int, current: str) -> tuple[str, dict[str, Any]]:
@@ -181,21 +205,79 @@ def _series_rows(con: Any, point: str, position: int, current: str) -> tuple[str
     return f"({series_sql()})", {"position": position}
 
 
+# The series that may have a step at the census point at $position: those with a commit
+# first seen in its runs, and those whose working tree there is not the one tree, on the same
+# parents, that the point before saw. Any other series has one pair at the point, between two
+# observations of one snapshot, which history_pairs_in leaves out (nothing can have changed).
+CHANGED_SERIES = """
+WITH seen AS (
+    SELECT o.session_key, o.root, p.position,
+        count(*) FILTER (WHERE o."commit" IS NOT NULL) AS commits,
+        count(*) FILTER (WHERE o."commit" IS NULL) AS trees,
+        any_value({snapshot_id: o.snapshot_id, parents: o.parents})
+            FILTER (WHERE o."commit" IS NULL) AS tree
+    FROM observations o
+    JOIN run_points r USING (run_id)
+    JOIN points p USING (point)
+    WHERE p.position IN ($position - 1, $position)
+    GROUP BY ALL
+)
+SELECT now.session_key, now.root
+FROM seen now
+LEFT JOIN seen before
+    ON before.session_key = now.session_key AND before.root = now.root
+    AND before.position = $position - 1
+WHERE now.position = $position
+    AND (now.commits > 0 OR now.trees <> 1 OR before.trees IS DISTINCT FROM 1
+        OR now.tree IS DISTINCT FROM before.tree)
+"""
+
+
+@contextmanager
+def _changed_series_only(con: Any, position: int, searched: bool) -> Iterator[None]:
+    """While the series findings of the point at `position` are looked for (`searched`), the
+    observations of its changed series only (CHANGED_SERIES), in a temp table that the history
+    macros and series rules read instead of OUT's view: every finding is a series', and a
+    night's check then walks the few series that moved, not every series twice."""
+    if not searched:
+        yield
+        return
+    con.execute(
+        "CREATE OR REPLACE TEMP TABLE observations AS "
+        f"SELECT * FROM {out_view(con, 'observations')} "
+        f"SEMI JOIN ({CHANGED_SERIES}) changed USING (session_key, root)",
+        {"position": position},
+    )
+    try:
+        yield
+    finally:
+        con.execute("DROP TABLE IF EXISTS temp.main.observations")
+
+
+def _freeze_lifetimes_on(
+    other: Any, staging: Any, check_id: str, points: list[str], history: list[Point]
+) -> set[str]:
+    """_freeze_lifetimes on a connection of its own (engine.sibling), closed after."""
+    try:
+        _pin_points(other)
+        return _freeze_lifetimes(other, staging, check_id, points, history)
+    finally:
+        other.close()
+
+
 def _freeze_lifetimes(
     con: Any, staging: Any, check_id: str, points: list[str], history: list[Point]
-) -> tuple[set[str], set[str]]:
+) -> set[str]:
     """Each point's fork lifetimes (summaries, curves, longest-open forks, and the forks
     themselves), staged with the check: they depend on the crawled history alone, which later
     crawls never add to, so stats and the report read them instead of walking every fork's
     history again. A point whose lifetimes an earlier check froze (a re-check) keeps them.
-    `history`: every point of OUT, oldest first. The points frozen here, and those of them
-    whose forks are the previous point's rows (nothing changed since it)."""
+    `history`: every point of OUT, oldest first. The points frozen here."""
     from pipeline.stats import lifetimes_check
 
     tables = [LIFETIME_FORKS, LIFETIME_SUMMARIES, LIFETIME_CURVES, LONGEST_OPEN]
     writer = QueryWriter(con, staging, tables)
     frozen: set[str] = set()
-    repeated: set[str] = set()
     previous: Point | None = None
     for point in history:
         if point.name in points and lifetimes_check(con, point.name) is None:
@@ -205,7 +287,6 @@ def _freeze_lifetimes(
                 # The previous point's rows: this check's, or those its own check froze.
                 source = check_id if just_frozen else lifetimes_check(con, previous.name)
                 _repeat_lifetimes(writer, tag, previous.name, str(source), just_frozen)
-                repeated.add(point.name)
             else:
                 _stage_lifetimes(writer, tag)
             writer.write(LIFETIME_FORKS.name, f"{TAGGED}, * FROM frozen_forks", tag)
@@ -214,7 +295,7 @@ def _freeze_lifetimes(
     for table in ("point_forks", "frozen_forks", "basis_forks", "lifetime_series"):
         con.execute(f"DROP TABLE IF EXISTS {table}")
     writer.close()
-    return frozen, repeated
+    return frozen
 
 
 def _stage_lifetimes(writer: QueryWriter, tag: dict[str, str]) -> None:
@@ -326,9 +407,9 @@ def _freeze_results(
     read once committed, and stage them with the check: a night's rates and verdicts are then
     read, never computed again (the trend reads every point's rates; the report, two points'
     sessions). The staged results are shown to the views through temp views of the same
-    names, which DuckDB reads before OUT's. `repeats`: points whose forks are the previous
-    point's (point → previous, checked before): where their statuses are too, the previous
-    point's counts and verdicts are theirs, copied rather than counted again."""
+    names, which DuckDB reads before OUT's. `repeats`: points after one checked before
+    (point → previous): where their statuses are the previous point's (REPEATS_STATUSES),
+    its counts and verdicts are theirs, copied rather than counted again."""
     decided = [RULE_RESULTS, SERIES_FINDINGS, CHECKS]
     for table in decided:
         files = sorted((staging / table.name).glob("*.parquet"))

@@ -135,6 +135,17 @@ def connect(out: Out | None = None, sandbox: bool = False, views: bool = True) -
     return con
 
 
+def sibling(con: Any) -> Any:
+    """A second connection to con's database, as connect set it up, for work on another
+    thread: its own temp tables, and queries that run beside con's."""
+    database = con.execute("SELECT current_database()").fetchone()[0]
+    other = con.cursor()
+    other.execute("SET enable_progress_bar = false")
+    other.execute("SET TimeZone = 'UTC'")
+    other.execute(f'USE "{database}"')
+    return other
+
+
 def _attach(con: Any, out: Out) -> bool:
     """Use OUT/census.duckdb when it was written for the current manifest and rule files."""
     import duckdb
