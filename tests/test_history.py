@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -860,3 +861,27 @@ def test_a_census_upgrade_that_reads_a_title_otherwise_finds_no_step(
     forks.write_text(forks.read_text().replace("Unrelated", "Retitled"))
     _night(repo, out, 3)
     assert [(point, rule) for point, rule, _ in _series(out)] == [("night-3", "BS-FORK-01")]
+
+
+def test_a_night_that_loses_the_folder_it_stood_as_compares_with_it(tmp_path: Path) -> None:
+    """Night 1 sees one session in two checkouts and stands it as the first by path
+    (stopping); night 2 sees only the other, unchanged (open). The step back is between the
+    folder night 1 stood as and the one night 2 sees, though night 2's tree is a snapshot night
+    1 also saw: check's look at the series that moved (CHANGED_SERIES) counts a night whose
+    session was more than one tree as moved."""
+    root = tmp_path / "root"
+    for name in ("main-checkout", "release-checkout"):
+        repo = copy_tree(FIXTURES / "cases" / "base" / "converging" / "repo", root / name)
+        git(repo, "init", "-q")
+        git(repo, "remote", "add", "origin", "https://example.invalid/team/one.git")
+        commit(repo, "2026-07-08T15:00:00Z", "the session")
+    edit(root / "release-checkout", "state.md", "Status: stopping", "Status: open")
+    out = tmp_path / "out"
+    crawl([str(root)], str(out), workers=1, point="night-1")
+    check(str(out))
+    shutil.rmtree(root / "main-checkout")
+    crawl([str(root)], str(out), workers=1, point="night-2")
+    check(str(out))
+    found = _series(out)
+    assert [(p, r) for p, r, _ in found] == [("night-2", "BS-STATE-01")], found
+    assert "from stopping" in found[0][2] and "to open" in found[0][2], found[0][2]
