@@ -10,13 +10,13 @@ figures are facts: later crawls add points, never rewrite one (docs/time-model.m
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from itertools import pairwise
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pipeline import __version__
 from pipeline.engine import connect, out_view, parquet_scan, sibling, table_scan
@@ -47,6 +47,8 @@ from pipeline.store import (
 
 if TYPE_CHECKING:
     from pipeline.select import Point
+
+T = TypeVar("T")
 
 # Snapshots evaluated per batch: bounds memory on a first check of a large OUT.
 BATCH_SNAPSHOTS = 5_000
@@ -133,9 +135,7 @@ def _decide(out: Out, con: Any, points: list[str], current: str, summary: CheckS
     # Lifetimes read nothing the rules decide: they are estimated on a thread of their own,
     # beside the rules, the series and the counts (much of each query is DuckDB planning it,
     # on one core).
-    with ThreadPoolExecutor(1) as pool:
-        other = sibling(con)
-        lifetimes = pool.submit(_freeze_lifetimes_on, other, staging, check_id, points, history)
+    with _beside(con, _freeze_lifetimes, staging, check_id, points, history) as lifetimes:
         for start in range(0, len(todo), BATCH_SNAPSHOTS):
             evaluated = evaluate(con, todo[start : start + BATCH_SNAPSHOTS], current, sources)
             writer.write(RULE_RESULTS.name, f"SELECT * FROM {evaluated}")
@@ -254,15 +254,28 @@ def _changed_series_only(con: Any, position: int, searched: bool) -> Iterator[No
         con.execute("DROP TABLE IF EXISTS temp.main.observations")
 
 
-def _freeze_lifetimes_on(
-    other: Any, staging: Any, check_id: str, points: list[str], history: list[Point]
-) -> set[str]:
-    """_freeze_lifetimes on a connection of its own (engine.sibling), closed after."""
-    try:
-        _pin_points(other)
-        return _freeze_lifetimes(other, staging, check_id, points, history)
-    finally:
-        other.close()
+@contextmanager
+def _beside(con: Any, work: Callable[..., T], *args: Any) -> Iterator[Future[T]]:
+    """`work(other, *args)` on another thread, on a connection of its own (engine.sibling,
+    its points pinned): the future of what it returns. Should the caller fail or be
+    interrupted meanwhile, the work's query is interrupted rather than waited for."""
+    other = sibling(con)
+
+    def run() -> T:
+        try:
+            _pin_points(other)
+            return work(other, *args)
+        finally:
+            other.close()
+
+    with ThreadPoolExecutor(1) as pool:
+        future = pool.submit(run)
+        try:
+            yield future
+        except BaseException:
+            with suppress(Exception):  # it may have finished, its connection closed
+                other.interrupt()
+            raise
 
 
 def _freeze_lifetimes(

@@ -145,3 +145,27 @@ def test_workers_end_with_a_crawl_killed_outright(corpus: Path, tmp_path: Path) 
     while _processes_with(mark) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert _processes_with(mark) == []
+
+
+def test_a_check_failing_beside_its_lifetimes_leaves_out_as_before(
+    corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """check estimates lifetimes on a thread beside the rules: when the rules fail, the check
+    fails with their error, stages nothing into OUT, and the next check decides the point."""
+    import pipeline.check as checking
+
+    out = tmp_path / "out"
+    crawl([str(corpus)], str(out), workers=1)
+    before, manifest = table_contents(out), (out / "manifest.json").read_text()
+
+    def failing(*args: object, **kwargs: object) -> str:
+        raise RuntimeError("the rules failed")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(checking, "evaluate", failing)
+        with pytest.raises(RuntimeError, match="the rules failed"):
+            checking.check(str(out))
+    assert (out / "manifest.json").read_text() == manifest
+    assert table_contents(out) == before
+    summary = checking.check(str(out))
+    assert summary.points and summary.snapshots == 6
