@@ -118,24 +118,24 @@ def _decide(out: Out, con: Any, points: list[str], current: str, summary: CheckS
     check_id = new_run_id()
     staging = out.root / "staging" / f"check-{check_id}"
     writer = QueryWriter(con, staging, [RULE_RESULTS, SERIES_FINDINGS, CHECKS])
-    todo = _unevaluated(con, points, current)
-    summary.snapshots = len(todo)
-    summary.parse_issues, summary.unreadable_snapshots = con.execute(
-        "SELECT count(*), count(DISTINCT snapshot_id) FROM parse_issues "
-        "SEMI JOIN (SELECT unnest($ids) AS snapshot_id) USING (snapshot_id)",
-        {"ids": todo},
-    ).fetchall()[0]
     from pipeline.select import all_points
     from pipeline.stats import lifetimes_check
 
     history = all_points(con)
-    sources = _fresh_sources(out, {r for p in history if p.name in points for r in p.runs})
     # The points whose lifetimes this check freezes (_freeze_lifetimes: those not frozen yet).
     unfrozen = {p for p in points if lifetimes_check(con, p) is None}
     # Lifetimes read nothing the rules decide: they are estimated on a thread of their own,
     # beside the rules, the series and the counts (much of each query is DuckDB planning it,
     # on one core).
     with _beside(con, _freeze_lifetimes, staging, check_id, points, history) as lifetimes:
+        todo = _unevaluated(con, points, current)
+        summary.snapshots = len(todo)
+        summary.parse_issues, summary.unreadable_snapshots = con.execute(
+            "SELECT count(*), count(DISTINCT snapshot_id) FROM parse_issues "
+            "SEMI JOIN (SELECT unnest($ids) AS snapshot_id) USING (snapshot_id)",
+            {"ids": todo},
+        ).fetchall()[0]
+        sources = _fresh_sources(out, {r for p in history if p.name in points for r in p.runs})
         for start in range(0, len(todo), BATCH_SNAPSHOTS):
             evaluated = evaluate(con, todo[start : start + BATCH_SNAPSHOTS], current, sources)
             writer.write(RULE_RESULTS.name, f"SELECT * FROM {evaluated}")
