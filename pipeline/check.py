@@ -444,6 +444,12 @@ def _freeze_results(
             ).fetchone()[0]
         }
         counted = [p for p in points if p not in copied]
+        # Tallied once for both tables: the live views read this temp table of the same name.
+        con.execute(
+            "CREATE OR REPLACE TEMP TABLE status_tallies AS "
+            f"SELECT * FROM {out_view(con, 'status_tallies')} WHERE list_contains($points, point)",
+            {"points": counted},
+        )
         tag = {"check_id": check_id, "ruleset": current}
         for table, live, frozen in FROZEN_RESULTS:
             columns = ", ".join(f"{given.get(c.name, c.name)} AS {c.name}" for c in table.columns)
@@ -455,6 +461,7 @@ def _freeze_results(
                 query = f"SELECT {columns} FROM ({rows} WHERE f.point = $previous)"
                 writer.write(table.name, query, {**tag, "point": point, "previous": previous})
     finally:
+        con.execute("DROP TABLE IF EXISTS temp.main.status_tallies")
         for table in decided:
             con.execute(f'DROP VIEW IF EXISTS temp.main."{table.name}"')
     writer.close()

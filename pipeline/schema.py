@@ -843,6 +843,23 @@ VIEWS: dict[str, tuple[str, list[tuple[str, str]]]] = {
             _FAILING_RULES,
         ],
     ),
+    "status_tallies": (
+        "The statuses of each checked census point tallied two ways in one pass: per rule "
+        "(session_key null) the counts a rate is made of (rule_counts_live), per session "
+        "(rule_id null) its verdict (session_verdicts_live).",
+        [
+            _POINT,
+            ("rule_id", "The rule (a rule's tally); null in a session's."),
+            ("session_key", "The session (a session's tally); null in a rule's."),
+            ("root", "The crawl root of the session; null in a rule's tally."),
+            ("own_sessions", "Rows at the session's own gate (sessions, or rules of one)."),
+            ("evaluated", "Of them with pass, fail or info."),
+            ("failed", "Of them with fail."),
+            ("info", "Of them with info."),
+            ("skipped", "Of them with skipped."),
+            ("clean", "Nothing of them fails (null when there is none)."),
+        ],
+    ),
     "session_verdicts_live": (
         "A session's verdict, defined once: per checked census point and session, clean when "
         "no rule fails at its own gate, and the number of rules failing there, judged now from "

@@ -70,16 +70,29 @@ JOIN point_sessions ps
     ON ps.point = f.point AND ps.session_key = f.session_key AND ps.root = f.root
 WHERE gate_includes(ps.gate, f.gate);
 
+-- The statuses tallied two ways in one pass: per point and rule, the sessions at whose own gate
+-- the rule is evaluated, by status (what a rate counts: rule_counts_live); per point and
+-- session, whether no rule fails at its own gate and how many do (its verdict:
+-- session_verdicts_live). statuses has one row per point, session and rule, so a session's
+-- count is a count of rules. check tallies a night's statuses once for both.
+CREATE OR REPLACE VIEW status_tallies AS
+SELECT point, rule_id, session_key, root,
+    count(*) FILTER (WHERE own) AS own_sessions,
+    count(*) FILTER (WHERE own AND is_evaluated(status)) AS evaluated,
+    count(*) FILTER (WHERE own AND status = 'fail') AS failed,
+    count(*) FILTER (WHERE own AND status = 'info') AS info,
+    count(*) FILTER (WHERE own AND status = 'skipped') AS skipped,
+    bool_and(status <> 'fail') FILTER (WHERE own) AS clean
+FROM statuses
+GROUP BY GROUPING SETS ((point, rule_id), (point, session_key, root));
+
 -- A session's verdict at a checked census point, defined once: clean when no rule fails at its
 -- own gate, and how many rules fail there. check freezes these verdicts with each point it
 -- decides (the session_verdicts table); the sessions view reads them from there.
 CREATE OR REPLACE VIEW session_verdicts_live AS
-SELECT point, session_key, root,
-    bool_and(status <> 'fail') FILTER (WHERE own) AS clean,
-    -- statuses has one row per point, session and rule, so a count is a count of rules.
-    count(*) FILTER (WHERE own AND status = 'fail') AS failing_rules
-FROM statuses
-GROUP BY point, session_key, root;
+SELECT point, session_key, root, clean, failed AS failing_rules
+FROM status_tallies
+WHERE session_key IS NOT NULL;
 
 -- The verdicts check froze with each point: those of the check that decided it with the rule
 -- set it now has (as rule_counts_frozen).

@@ -3,14 +3,9 @@
 -- are evaluated; skipped is counted apart). check freezes these counts with each point it
 -- decides (the rule_counts table); rule_rates reads them from there.
 CREATE OR REPLACE VIEW rule_counts_live AS
-SELECT point, rule_id,
-    count(*) FILTER (WHERE is_evaluated(status)) AS evaluated,
-    count(*) FILTER (WHERE status = 'fail') AS failed,
-    count(*) FILTER (WHERE status = 'info') AS info,
-    count(*) FILTER (WHERE status = 'skipped') AS skipped
-FROM statuses
-WHERE own
-GROUP BY point, rule_id;
+SELECT point, rule_id, evaluated, failed, info, skipped
+FROM status_tallies
+WHERE rule_id IS NOT NULL AND own_sessions > 0;
 
 -- The counts check froze with each point: those of the check that decided it with the rule
 -- set it now has (a re-check under the same rules writes the same counts again).
