@@ -619,6 +619,17 @@ def test_commits_in_one_second_are_ordered_by_ancestry_for_lifetimes(tmp_path: P
     assert rows == [(f"repo-{i}", "resolved", False, 6.0) for i in range(8)]
 
 
+def _two_checkouts(root: Path) -> Path:
+    """Under root, main-checkout and release-checkout: two clones of one origin holding one
+    session (stopping), each with one commit."""
+    for name in ("main-checkout", "release-checkout"):
+        repo = copy_tree(FIXTURES / "cases" / "base" / "converging" / "repo", root / name)
+        git(repo, "init", "-q")
+        git(repo, "remote", "add", "origin", "https://example.invalid/team/one.git")
+        commit(repo, "2026-07-08T15:00:00Z", "the session")
+    return root
+
+
 @pytest.mark.parametrize("order", ["main-first", "release-first"])
 def test_two_checkouts_of_one_repository_are_one_session_read_from_the_first_by_path(
     tmp_path: Path, order: str
@@ -628,12 +639,7 @@ def test_two_checkouts_of_one_repository_are_one_session_read_from_the_first_by_
     cannot flip; an unchanged second night finds no step between the two folders (it found
     'Status moved backward' when the night before had been read from the other one), and the
     crawl says what it counted."""
-    root = tmp_path / "root"
-    for name in ("main-checkout", "release-checkout"):
-        repo = copy_tree(FIXTURES / "cases" / "base" / "converging" / "repo", root / name)
-        git(repo, "init", "-q")
-        git(repo, "remote", "add", "origin", "https://example.invalid/team/one.git")
-        commit(repo, "2026-07-08T15:00:00Z", "the session")
+    root = _two_checkouts(tmp_path / "root")
     # The two differ; which snapshot id sorts first decides nothing.
     other = "release-checkout" if order == "main-first" else "main-checkout"
     edit(root / other, "state.md", "Status: stopping", "Status: open")
@@ -869,12 +875,7 @@ def test_a_night_that_loses_the_folder_it_stood_as_compares_with_it(tmp_path: Pa
     folder night 1 stood as and the one night 2 sees, though night 2's tree is a snapshot night
     1 also saw: check's look at the series that moved (CHANGED_SERIES) counts a night whose
     session was more than one tree as moved."""
-    root = tmp_path / "root"
-    for name in ("main-checkout", "release-checkout"):
-        repo = copy_tree(FIXTURES / "cases" / "base" / "converging" / "repo", root / name)
-        git(repo, "init", "-q")
-        git(repo, "remote", "add", "origin", "https://example.invalid/team/one.git")
-        commit(repo, "2026-07-08T15:00:00Z", "the session")
+    root = _two_checkouts(tmp_path / "root")
     edit(root / "release-checkout", "state.md", "Status: stopping", "Status: open")
     out = tmp_path / "out"
     crawl([str(root)], str(out), workers=1, point="night-1")
