@@ -206,3 +206,16 @@ def test_other_bullets_continuing_prose_stay_prose(tmp_path: Path) -> None:
     folder = session(tmp_path, "open", "ledger.md", lambda old: old.replace(D2_HEADING, body))
     found = detect(folder, "session")
     assert failing(found) == set() and found["notes"] == [], found
+
+
+@pytest.mark.parametrize("digit", ["\uff11", "\u0661", "\u0967"])
+def test_an_id_written_in_another_scripts_digits_is_the_id_it_shows(
+    tmp_path: Path, digit: str
+) -> None:
+    """`Resolves: F１` (a fullwidth one, or an Arabic-Indic or Devanagari one) shows F1 on
+    the page: it closes F1, which forks.md still lists (BS-FORK-02). It was a fork 'F１' that
+    no fork is, and the folder clean."""
+    folder = session(tmp_path, "open", "ledger.md", edited("ledger.md", f"- Resolves: F{digit}"))
+    found = detect(folder, "session")
+    assert failing(found) == {"BS-FORK-02"}, found
+    assert [(f, n) for f, n, _ in findings(found, "BS-FORK-02")] == [("forks.md", 3)], found

@@ -382,7 +382,10 @@ def _joins(char: str) -> bool:
 
 def canonical_id(letter: str, digits: str) -> str:
     """An ID as the census names it: its letter and its number, leading zeros dropped (the
-    schema's IDs are `F{n}`, so `F04` in a heading and `F4` in a ref are one fork)."""
+    schema's IDs are `F{n}`, so `F04` in a heading and `F4` in a ref are one fork). Digits of
+    another script, which `\\d` finds too (`F１`, fullwidth), are the digits they show."""
+    if not digits.isascii():
+        digits = "".join(str(unicodedata.decimal(c, c)) for c in digits)
     return letter + (digits.lstrip("0") or "0")
 
 
