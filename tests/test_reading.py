@@ -396,6 +396,7 @@ def test_bullets_with_arrows_that_are_no_aspects_are_left_alone() -> None:
         ("open (since T3)", "open"),
         ("open | stopping | harvested", "open | stopping | harvested"),  # a template
         ("open → stopping", "open → stopping"),
+        ("open → Stopping", "open → Stopping"),
         ("Open", "Open"),  # tokens stay as the schema spells them
     ],
 )
@@ -410,6 +411,11 @@ def test_status_is_a_token_and_commentary_after_it_is_allowed(value: str, status
         ("**pass**", "pass"),
         ("pass (cold reader answered all five)", "pass"),
         ("pass | fail", "pass | fail"),
+        # Another value named in any case is named: the value itself must be spelled as the
+        # schema spells it, so neither spelling reads as a pass.
+        ("pass — FAIL", "pass — FAIL"),
+        ("pass (Fail on the second reader)", "pass (Fail on the second reader)"),
+        ("pass (fail-safe paths read too)", "pass"),
         ("fail", "fail"),
     ],
 )

@@ -349,8 +349,8 @@ bare: Callable[[str], str] = methodcaller("strip", _MARKS)
 def token(value: str, tokens: tuple[str, ...], fold: bool = False) -> str | None:
     """The schema token a value starts with, emphasis around it dropped (`**pass**` is
     `pass`; what follows is commentary); None when it starts with none of them, or when
-    the text after it names another of them (`pass | fail` is an unfilled template).
-    With `fold`, the tokens match in any case."""
+    the text after it names another of them, in any case (`pass | fail` is an unfilled
+    template). With `fold`, the tokens match in any case."""
     text = bare(value)
     m = _WORD_RE.match(text)
     if m is None:
@@ -358,8 +358,10 @@ def token(value: str, tokens: tuple[str, ...], fold: bool = False) -> str | None
     word = m[0].lower() if fold else m[0]
     if word not in tokens:
         return None
-    rest = text[m.end() :]
-    if rest and any(_names(rest, other) for other in tokens if other != word):
+    # Another value named in commentary is named in any case (`pass — FAIL`): the value
+    # itself must be spelled exactly, so neither spelling is read as the first value.
+    rest = text[m.end() :].lower()
+    if rest and any(_names(rest, other.lower()) for other in tokens if other != word):
         return None
     return word
 
