@@ -19,7 +19,7 @@ from pipeline.parse.manifest import parse_manifest
 from pipeline.parse.records import Records
 from pipeline.parse.session import EXISTS_FLAGS, LinkIn, SessionInput
 from pipeline.sources.git import GitHistory, GitRepo
-from pipeline.sources.tree import VANISHED, Entry, ReadError, is_unlisted
+from pipeline.sources.tree import FOLDER_VANISHED, VANISHED, Entry, ReadError, is_unlisted
 
 Reader = Callable[[str], bytes]
 
@@ -193,7 +193,8 @@ def session_input(ctx: RepoContext, session: SessionRef) -> SessionInput:
             # A folder that could not be listed ('.': the session's own): its files are
             # unknown, so every rule reading one fails (spec §3.1).
             where = "." if entry.path == "." else entry.path + "/"
-            inp.unreadable.append((where, "unreadable", str(entry.problem)))
+            code = "vanished" if entry.problem == FOLDER_VANISHED else "unreadable"
+            inp.unreadable.append((where, code, str(entry.problem)))
             continue
         if entry.is_dir:
             if entry.path in EXISTS_FLAGS:

@@ -53,7 +53,7 @@ from pipeline.parse.lexical import MAX_FILE_BYTES
 from pipeline.parse.session import parse_session
 from pipeline.schema import TABLES
 from pipeline.sources.archive import MIN_EXPANSION_BYTES
-from pipeline.sources.tree import BAD_NAME, VANISHED, DirTree, read_file
+from pipeline.sources.tree import BAD_NAME, FOLDER_VANISHED, VANISHED, DirTree, read_file
 from pipeline.store import Out
 from tests.conftest import copy_tree, git, make_git_repo
 from tests.test_bad_input import (
@@ -519,6 +519,29 @@ def test_a_file_deleted_between_listing_and_stat_is_noted_vanished(tmp_path: Pat
     assert inp.unreadable == [("forks.md", "vanished", VANISHED)]
     rec = parse_session(inp)
     assert {(r["file"], r["code"]) for r in rec.of("parse_issues")} == {("forks.md", "vanished")}
+
+
+def test_a_session_folder_deleted_between_its_listing_and_its_walk_is_noted_vanished(
+    tmp_path: Path,
+) -> None:
+    """Deterministic: the walk lists docs/research/, the session folder goes, then the walk
+    lists the session folder (the race the threaded test below meets now and then). Its
+    files are unknown, so every rule fails, as for a file gone the same way: `vanished`, not
+    `unreadable`, which says the folder is still there and cannot be listed."""
+    root, bad = make_root(tmp_path)
+    walker = DirTree(str(root))
+    entries = []
+    for entry in walker.walk_block("bad"):
+        entries.append(entry)
+        if entry.path == f"bad/{SESSION}" and entry.problem is None:
+            shutil.rmtree(bad)
+    (repo,) = discover(entries)
+    base = os.path.realpath(root / "bad")
+    ctx = RepoContext(repo, lambda p: read_file(os.path.join(base, p)))
+    inp = session_input(ctx, repo.sessions[SESSION])
+    assert inp.unreadable == [(".", "vanished", FOLDER_VANISHED)]
+    rec = parse_session(inp)
+    assert {(r["file"], r["code"]) for r in rec.of("parse_issues")} == {(".", "vanished")}
 
 
 RACE_REPOS, RACE_PER_REPO = 200, 10

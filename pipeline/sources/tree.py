@@ -60,6 +60,8 @@ BAD_NAME = "name is not valid UTF-8 (shown with U+FFFD); not read"
 OUT_OF_ROOT = "symbolic link leads out of the root; not followed"
 # The problem of a folder the walk could not list: what it holds is unknown.
 UNLISTED = "cannot list directory"
+# The problem of a folder listed in its parent, then deleted before it was listed itself.
+FOLDER_VANISHED = f"{UNLISTED}: it vanished during the crawl"
 # The problem of a file listed, then deleted before it was read (a crawl racing an edit).
 VANISHED = "file vanished during the crawl"
 
@@ -163,6 +165,9 @@ class DirTree(Tree):
         try:
             with os.scandir(full) as it:
                 raw = sorted(it, key=lambda e: e.name)
+        except FileNotFoundError:
+            self.issues.append((rel or ".", "unreadable-dir", FOLDER_VANISHED))
+            return []
         except OSError as err:
             self.issues.append((rel or ".", "unreadable-dir", f"{UNLISTED}: {err.strerror}"))
             return []
