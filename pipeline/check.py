@@ -122,12 +122,12 @@ def _decide(out: Out, con: Any, points: list[str], current: str, summary: CheckS
     from pipeline.stats import lifetimes_check
 
     history = all_points(con)
-    # The points whose lifetimes this check freezes (_freeze_lifetimes: those not frozen yet).
+    # The points whose lifetimes this check freezes: those no earlier check froze.
     unfrozen = {p for p in points if lifetimes_check(con, p) is None}
     # Lifetimes read nothing the rules decide: they are estimated on a thread of their own,
     # beside the rules, the series and the counts (much of each query is DuckDB planning it,
     # on one core).
-    with _beside(con, _freeze_lifetimes, staging, check_id, points, history) as lifetimes:
+    with _beside(con, _freeze_lifetimes, staging, check_id, unfrozen, history) as lifetimes:
         todo = _unevaluated(con, points, current)
         summary.snapshots = len(todo)
         summary.parse_issues, summary.unreadable_snapshots = con.execute(
@@ -279,22 +279,21 @@ def _beside(con: Any, work: Callable[..., T], *args: Any) -> Iterator[Future[T]]
 
 
 def _freeze_lifetimes(
-    con: Any, staging: Any, check_id: str, points: list[str], history: list[Point]
-) -> set[str]:
+    con: Any, staging: Any, check_id: str, unfrozen: set[str], history: list[Point]
+) -> None:
     """Each point's fork lifetimes (summaries, curves, longest-open forks, and the forks
     themselves), staged with the check: they depend on the crawled history alone, which later
     crawls never add to, so stats and the report read them instead of walking every fork's
-    history again. A point whose lifetimes an earlier check froze (a re-check) keeps them.
-    `history`: every point of OUT, oldest first. The points frozen here."""
+    history again, for the points in `unfrozen` (a point whose lifetimes an earlier check
+    froze, a re-check's, keeps them). `history`: every point of OUT, oldest first."""
     from pipeline.stats import lifetimes_check
 
     tables = [LIFETIME_FORKS, LIFETIME_SUMMARIES, LIFETIME_CURVES, LONGEST_OPEN]
     writer = QueryWriter(con, staging, tables)
-    frozen: set[str] = set()
     previous: Point | None = None
     for point in history:
-        if point.name in points and lifetimes_check(con, point.name) is None:
-            just_frozen = previous is not None and previous.name in frozen
+        if point.name in unfrozen:
+            just_frozen = previous is not None and previous.name in unfrozen
             tag = {"check_id": check_id, "point": point.name}
             if _point_forks(con, point, previous, history, just_frozen) and previous is not None:
                 # The previous point's rows: this check's, or those its own check froze.
@@ -303,12 +302,10 @@ def _freeze_lifetimes(
             else:
                 _stage_lifetimes(writer, tag)
             writer.write(LIFETIME_FORKS.name, f"{TAGGED}, * FROM frozen_forks", tag)
-            frozen.add(point.name)
         previous = point
     for table in ("point_forks", "frozen_forks", "basis_forks", "lifetime_series"):
         con.execute(f"DROP TABLE IF EXISTS {table}")
     writer.close()
-    return frozen
 
 
 def _stage_lifetimes(writer: QueryWriter, tag: dict[str, str]) -> None:

@@ -107,11 +107,7 @@ def connect(out: Out | None = None, sandbox: bool = False, views: bool = True) -
     import duckdb
 
     con = duckdb.connect(":memory:", config={"threads": str(os.cpu_count() or 1)})
-    # No progress bar: DuckDB draws it on stdout for a long query, inside the command's output.
-    con.execute("SET enable_progress_bar = false")
-    # Times are UTC everywhere (spec §3): a message's `…Z` and a point's date must not follow
-    # the machine's zone, which DuckDB would use to format and return TIMESTAMPTZ values.
-    con.execute("SET TimeZone = 'UTC'")
+    _session_settings(con)
     if out is not None and not sandbox and _attach(con, out):
         return con
     if out is None:
@@ -135,13 +131,21 @@ def connect(out: Out | None = None, sandbox: bool = False, views: bool = True) -
     return con
 
 
+def _session_settings(con: Any) -> None:
+    """What every connection of a command sets for itself (DuckDB keeps them per connection)."""
+    # No progress bar: DuckDB draws it on stdout for a long query, inside the command's output.
+    con.execute("SET enable_progress_bar = false")
+    # Times are UTC everywhere (spec §3): a message's `…Z` and a point's date must not follow
+    # the machine's zone, which DuckDB would use to format and return TIMESTAMPTZ values.
+    con.execute("SET TimeZone = 'UTC'")
+
+
 def sibling(con: Any) -> Any:
     """A second connection to con's database, as connect set it up, for work on another
     thread: its own temp tables, and queries that run beside con's."""
     database = con.execute("SELECT current_database()").fetchone()[0]
     other = con.cursor()
-    other.execute("SET enable_progress_bar = false")
-    other.execute("SET TimeZone = 'UTC'")
+    _session_settings(other)
     other.execute(f'USE "{database}"')
     return other
 
