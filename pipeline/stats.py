@@ -412,7 +412,8 @@ def _estimates(con: Any) -> tuple[list[_SummaryRow], list[tuple[Any, ...]]]:
         ORDER BY grp, time"""
     level = {"z": Z95, "tail": TAIL95}
     curves = con.execute(thinned, level).fetchall()
-    summary = "SELECT * FROM km_summary('lifetimes_units', $z, $tail)"
+    # Ordered so a frozen lifetime_summaries file is the same bytes for the same forks.
+    summary = "SELECT * FROM km_summary('lifetimes_units', $z, $tail) ORDER BY grp"
     return records(con, _SummaryRow, summary, level), curves
 
 

@@ -944,6 +944,26 @@ def test_check_freezes_each_points_lifetimes_as_the_history_gives_them(git_censu
         assert len(ranked) > 3
 
 
+def test_frozen_lifetime_summaries_are_written_in_one_order(git_census: Path) -> None:
+    """Each point's frozen summaries come in the order of their groups: the same forks give the
+    same file, whichever order DuckDB's aggregation happened to finish in."""
+    import pyarrow.parquet as pq
+
+    files = sorted((git_census / "tables" / "lifetime_summaries").rglob("*.parquet"))
+    seen = 0
+    for file in files:
+        rows = pq.read_table(file, columns=["check_id", "point", "unit", "grp"]).to_pylist()
+        by_point: dict[tuple[str, str], list[str]] = {}
+        for row in rows:
+            by_point.setdefault((row["check_id"], row["point"]), []).append(
+                f"{row['unit']}|{row['grp']}"
+            )
+        for groups in by_point.values():
+            assert groups == sorted(groups) and len(groups) > 3
+            seen += 1
+    assert seen >= 2
+
+
 def test_the_reports_open_forks_are_the_longest_open_of_the_point(git_census: Path) -> None:
     from pipeline.compare import Selector
     from pipeline.report import gather
