@@ -183,8 +183,8 @@ def _write_series(
     con: Any, writer: QueryWriter, point: str, position: int, current: str, check_id: str
 ) -> int:
     """Stage the point's findings along history; how many there are."""
-    rows, params = _series_rows(con, point, position, current)
-    with _changed_series_only(con, position, "position" in params):
+    rows, params, searched = _series_rows(con, point, position, current)
+    with _changed_series_only(con, position, searched):
         return writer.write(
             SERIES_FINDINGS.name,
             f"SELECT $check_id AS check_id, * FROM {rows}",
@@ -192,17 +192,20 @@ def _write_series(
         )
 
 
-def _series_rows(con: Any, point: str, position: int, current: str) -> tuple[str, dict[str, Any]]:
-    """The point's findings along history, as rows to select from and their parameters: found
-    from its pairs, or copied when its last check used these rules (they are facts, and the
-    history a prune dropped since could no longer give them again)."""
+def _series_rows(
+    con: Any, point: str, position: int, current: str
+) -> tuple[str, dict[str, Any], bool]:
+    """The point's findings along history, as rows to select from, their parameters, and
+    whether they are searched for: found from its pairs, or copied when its last check used
+    these rules (they are facts, and the history a prune dropped since could no longer give
+    them again)."""
     same_rules = con.execute(
         "SELECT checked AND ruleset = $ruleset FROM points WHERE point = $point",
         {"point": point, "ruleset": current},
     ).fetchone()
     if same_rules and same_rules[0]:
-        return "point_series_findings WHERE point = $point", {"point": point}
-    return f"({series_sql()})", {"position": position}
+        return "point_series_findings WHERE point = $point", {"point": point}, False
+    return f"({series_sql()})", {"position": position}, True
 
 
 # The series that may have a step at the census point at $position: those with a commit
