@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import os
 import random
+import shutil
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -942,6 +943,48 @@ def test_check_freezes_each_points_lifetimes_as_the_history_gives_them(git_censu
         assert frozen[point.name] == (groups, ranked, hours), point.name
         assert groups["hours"]["overall"].curve and groups["syncs"]["overall"].forks > 0
         assert len(ranked) > 3
+
+
+def _plain_session(folder: Path, status: str, composed: str, marker: str) -> None:
+    """A small session with one fork F1 under `marker`, composed at `composed`."""
+    (folder / "ops").mkdir(parents=True, exist_ok=True)
+    (folder / "ops" / ".gitignore").write_text("*\n")
+    (folder / "state.md").write_text(
+        f"# State\n- Status: {status}\n- Posture: p\n- Started: 2026-01-01\n"
+        f"- Sitting: single\n- Last compose: {composed}\n\n## Aspect map\n- core — c → thesis\n"
+    )
+    (folder / "thesis.md").write_text(
+        f"# T\nCurrent as of: {composed}\n\n## Claim\nx\n## Argument\ny\n## What changed\nz\n"
+    )
+    (folder / "forks.md").write_text(
+        f"# Forks\n\n## F1 — A question [{marker}]\n- Raised by: user\n- Closes when: a pick\n"
+    )
+    (folder / "ledger.md").write_text("# Ledger\n")
+
+
+def test_a_stale_history_copy_beside_the_research_folder_closes_no_fork(tmp_path: Path) -> None:
+    """A move half done: the research folder stands for the session (docs/time-model.md), so
+    its open F1 is censored. The history copy, observed at the same moment and sorted after
+    it by stage, was the latest snapshot: F1 read as parked after 24 h, a close."""
+    repo = tmp_path / "root" / "repo"
+    research = repo / "docs" / "research" / "t-brainstorm"
+    _plain_session(research, "open", "2026-01-01T00:00Z", "open")
+    history = repo / "docs" / "history" / "brainstorms" / "t"
+    _plain_session(history, "harvested", "2026-01-02T00:00Z", "parked → docs/x.md")
+    shutil.rmtree(history / "ops")
+    out = tmp_path / "out"
+    crawl([str(tmp_path / "root")], str(out), workers=1)
+    _plain_session(research, "open", "2026-01-05T00:00Z", "open")
+    crawl([str(tmp_path / "root")], str(out), workers=1)
+    check(str(out))
+    con = connect(Out(out))
+    forks = con.execute(
+        "SELECT fork_id, close_kind, censored, hours FROM fork_lifetimes_at("
+        "(SELECT max_by(point, position) FROM points))"
+    ).fetchall()
+    assert forks == [("F1", None, True, 96.0)]
+    overall = compute(str(out)).fork_lifetimes.overall
+    assert (overall.closes, overall.censored, overall.median) == (0, 1, None)
 
 
 def test_frozen_lifetime_summaries_are_written_in_one_order(git_census: Path) -> None:

@@ -11,7 +11,10 @@
 -- A session's snapshots are its observations under one crawl root (a series, as in
 -- history_nodes) ordered by observed_at: commit dates are the clock for lifetimes (ties:
 -- commits of one second by git ancestry, then commit and run, then stage and snapshot id);
--- repeated consecutive observations of one snapshot count once. In each snapshot a fork is
+-- repeated consecutive observations of one snapshot count once. One moment (a run's working
+-- tree, or a commit) that shows the session in two folders is one snapshot, the folder that
+-- working_nodes_in picks: the research folder of a move half done (a stale history copy is
+-- not the session's latest state), the first checkout by repository path. In each snapshot a fork is
 -- resolved, open or parked as fork_states_in says.
 --
 --   raised_at  the dispatch time of S# for `Raised by: twin (S#)` when a dispatch line of S#
@@ -73,15 +76,24 @@ GROUP BY snapshot_id, fork_id;
 CREATE OR REPLACE MACRO fork_lifetimes_of(run_ids, session_keys) AS TABLE
 WITH RECURSIVE asked AS (
     -- Every session, or those asked for: two branches, so that a list of sessions filters the
-    -- observations before anything is joined (an OR of both would filter them after).
-    SELECT session_key, root, snapshot_id, run_id, observed_at, "commit", parents, repo, topic
-    FROM observations
-    WHERE session_keys IS NULL AND (run_ids IS NULL OR list_contains(run_ids, run_id))
-    UNION ALL
-    SELECT session_key, root, snapshot_id, run_id, observed_at, "commit", parents, repo, topic
-    FROM observations
-    SEMI JOIN (SELECT unnest(session_keys) AS session_key) USING (session_key)
-    WHERE run_ids IS NULL OR list_contains(run_ids, run_id)
+    -- observations before anything is joined (an OR of both would filter them after); then
+    -- one observation per moment, as the header says.
+    SELECT * EXCLUDE (location, repo_path, path)
+    FROM (
+        SELECT session_key, root, snapshot_id, run_id, observed_at, "commit", parents, repo,
+            topic, location, repo_path, path
+        FROM observations
+        WHERE session_keys IS NULL AND (run_ids IS NULL OR list_contains(run_ids, run_id))
+        UNION ALL
+        SELECT session_key, root, snapshot_id, run_id, observed_at, "commit", parents, repo,
+            topic, location, repo_path, path
+        FROM observations
+        SEMI JOIN (SELECT unnest(session_keys) AS session_key) USING (session_key)
+        WHERE run_ids IS NULL OR list_contains(run_ids, run_id)
+    )
+    QUALIFY row_number() OVER (
+        PARTITION BY session_key, root, run_id, "commit"
+        ORDER BY location = 'research' DESC, repo_path, path, snapshot_id) = 1
 ),
 ties AS (
     -- Commits of a series dated to the same second as another: git ancestry orders them,
