@@ -137,7 +137,8 @@ def _lag(stats: Stats) -> Any:
         for c in stats.compose_lag
     ]
     return table(
-        "Compose lag, hours (newest turn minus Last compose; ≥ 0, or a time not read, is stale)",
+        "Compose lag, hours (newest turn minus Last compose; ≥ 0, a time not read, or never "
+        "composed beside turns, is stale)",
         columns,
         rows,
     )

@@ -171,14 +171,21 @@ def test_idle_time_is_seen_minus_content_time(mixed: Path) -> None:
 
 def test_a_compose_at_the_newest_turns_minute_is_stale(tmp_path: Path) -> None:
     """Compose lag counts as stale what BS-COMPOSE-02 fails: a Last compose equal to the newest
-    turn (16:05 and 16:05, lag 0 h) as well as one before it."""
+    turn (16:05 and 16:05, lag 0 h) as well as one before it, and `Last compose: never` beside
+    turns (counted stale too, not only never_composed, as the rule fails it)."""
     corpus = tmp_path / "corpus"
     build_case(CASES["compose-02-same-minute-is-stale"], corpus / "same-minute")
     build_case(CASES["compose-02-second-before-passes"], corpus / "second-before")
+    build_case(CASES["compose-01-never-against-stamp"], corpus / "never")
     crawl([str(corpus)], str(tmp_path / "out"), workers=1)
     check(str(tmp_path / "out"))
     lag = {c.stage: c for c in compute(str(tmp_path / "out")).compose_lag}["all"]
-    assert (lag.measured, lag.stale) == (2, 1)
+    assert (lag.sessions, lag.measured, lag.stale, lag.never_composed) == (3, 2, 2, 1)
+    con = connect(Out(tmp_path / "out"))
+    failing = con.execute(
+        "SELECT count(*) FROM statuses WHERE rule_id = 'BS-COMPOSE-02' AND status = 'fail'"
+    ).fetchone()
+    assert failing == (lag.stale,)
 
 
 def test_stats_shows_the_hand_counted_rates_and_stages(mixed: Path) -> None:

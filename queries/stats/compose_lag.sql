@@ -3,8 +3,9 @@
 -- BS-COMPOSE-02 decides it: zero or more (the compose must be strictly later than the newest
 -- turn), a Last compose missing or unreadable beside turns, or a turn's or Last compose's time
 -- the census could not read (a parse issue of that rule: the newest turn may be the unread
--- one, so no lag is measured). measured counts sessions where every such time was read;
--- never_composed counts sessions with capture turns and `Last compose: never`.
+-- one, so no lag is measured), or `Last compose: never` beside turns. measured counts
+-- sessions where every such time was read; never_composed counts the stale sessions with
+-- `Last compose: never` (no lag is computed for them).
 WITH read AS (
     SELECT p.stage, s.newest_turn_at, s.last_compose, s.last_compose_never,
         EXISTS (
@@ -28,7 +29,7 @@ SELECT
     CASE WHEN grouping(stage) = 1 THEN 'all' ELSE stage END AS stage,
     count(*) AS sessions,
     count(lag_hours) AS measured,
-    count(*) FILTER (WHERE lag_hours >= 0 OR stale_unmeasured) AS stale,
+    count(*) FILTER (WHERE lag_hours >= 0 OR stale_unmeasured OR never_composed) AS stale,
     count(*) FILTER (WHERE never_composed) AS never_composed,
     quantile_cont(lag_hours, 0.5) AS lag_p50_hours,
     quantile_cont(lag_hours, 0.9) AS lag_p90_hours,
