@@ -589,6 +589,86 @@ def test_a_reused_id_is_seen_past_a_commit_that_deleted_it_in_the_same_night(
     assert f"(commit {listed[:12]})" in found[0][2], found
 
 
+F3_AGAIN = "\n## F3 — Should webhooks page too? [open]\n- Raised by: user\n- Closes when: asked\n"
+
+
+def test_a_resolved_id_listed_again_after_its_resolves_line_went_is_reused(
+    tmp_path: Path,
+) -> None:
+    """D1 resolves F3; a commit drops that Resolves line (no rule reads it away); the next lists
+    F3 again for a new question. The step that lists it looked only at the commit beside it,
+    which neither lists nor resolves F3, and the session was clean: it is measured from the
+    nearest commit that knew F3, which resolved it."""
+    repo = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", tmp_path / "root" / "repo")
+    git(repo, "init", "-q")
+    resolved = commit(repo, "2026-07-08T15:00:00Z", "open the session")
+    edit(repo, "ledger.md", "- Resolves: F3\n", "")
+    commit(repo, "2026-07-09T15:00:00Z", "drop the Resolves line")
+    (repo / SESSION / "forks.md").write_text((repo / SESSION / "forks.md").read_text() + F3_AGAIN)
+    commit(repo, "2026-07-10T15:00:00Z", "F3 again")
+    _night(repo, tmp_path / "out", 1)
+    found = [(p, r, m) for p, r, m in _series(tmp_path / "out") if r == "BS-FORK-01"]
+    assert len(found) == 1, found
+    assert "F3 reappears after D1 resolved it" in found[0][2], found
+    assert f"(commit {resolved[:12]})" in found[0][2], found
+
+
+def test_an_entry_removed_then_brought_back_rewritten_is_a_rewrite(tmp_path: Path) -> None:
+    """One night's commits have D2, drop it, then bring it back with another How to apply:
+    the removal fails, and so does the return, measured from the nearest commit with D2."""
+    repo = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", tmp_path / "root" / "repo")
+    git(repo, "init", "-q")
+    had = commit(repo, "2026-07-08T15:00:00Z", "open the session")
+    ledger = repo / SESSION / "ledger.md"
+    original = ledger.read_text()
+    ledger.write_text(original.split("## D2")[0])
+    commit(repo, "2026-07-09T15:00:00Z", "drop D2")
+    ledger.write_text(original.replace("two toggles", "a toggle"))
+    commit(repo, "2026-07-10T15:00:00Z", "D2 again, rewritten")
+    _night(repo, tmp_path / "out", 1)
+    found = sorted(m for _, r, m in _series(tmp_path / "out") if r == "BS-LEDGER-01")
+    assert len(found) == 2 and found[0].startswith("D2 was removed"), found
+    assert found[1].startswith(f"D2 was rewritten between commit {had[:12]} and commit"), found
+    assert "How to apply changed" in found[1], found
+
+
+def test_an_entry_or_a_resolution_gone_for_a_night_is_remembered_when_it_returns(
+    tmp_path: Path,
+) -> None:
+    """Night 1: D1 resolves F3 and D2 says "two toggles". Night 2: D1's Resolves line and the
+    whole of D2 are gone (D2's removal fails). Night 3: F3 is listed again and D2 is back
+    rewritten. Both were compared with night 2 only, which knew neither, and night 3 was clean."""
+    repo = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", tmp_path / "root" / "repo")
+    ledger = repo / SESSION / "ledger.md"
+    original = ledger.read_text()
+    out = tmp_path / "out"
+
+    def night(number: int) -> None:
+        crawl([str(repo.parent)], str(out), workers=1, point=f"night-{number}")
+        check(str(out))
+
+    night(1)
+    ledger.write_text(original.split("## D2")[0].replace("- Resolves: F3\n", ""))
+    edit(repo, "state.md", "→ D2,", "→ D1,")
+    night(2)
+    ledger.write_text(original.replace("- Resolves: F3\n", "").replace("two toggles", "a toggle"))
+    edit(repo, "state.md", "→ D1, thesis", "→ D2, thesis")
+    (repo / SESSION / "forks.md").write_text((repo / SESSION / "forks.md").read_text() + F3_AGAIN)
+    night(3)
+    found = sorted((p, r, m.split(" (")[0]) for p, r, m in _series(out))
+    first_run = connect(Out(out)).execute(
+        "SELECT runs[1] FROM points WHERE point = 'night-1'"
+    ).fetchone()[0]
+    assert [(p, r) for p, r, _ in found] == [
+        ("night-2", "BS-LEDGER-01"),
+        ("night-3", "BS-FORK-01"),
+        ("night-3", "BS-LEDGER-01"),
+    ], found
+    assert found[0][2] == "D2 was removed"
+    assert found[1][2] == "F3 reappears after D1 resolved it"
+    assert found[2][2].startswith(f"D2 was rewritten between run {first_run} and run"), found
+
+
 def test_commits_in_one_second_are_ordered_by_ancestry_for_lifetimes(tmp_path: Path) -> None:
     """Commit dates have one-second steps, so a script (or a twin) that raises a fork and
     resolves it in the next commit may date both alike. The lifetimes ordered such commits

@@ -4,9 +4,10 @@
 -- each snapshot) is retitled only when a title appears under it that it never had before:
 -- pairing each of its entries with each earlier one would call it retitled at every change.
 -- An ID missing from the earlier side of a step keeps the titles it had where the session
--- last listed it: the nearest earlier commit listing it (by ancestry), else the last node of
--- an earlier census point. Deleting a fork and giving its ID to a new question later is a
--- reuse too (one resolved in between is the 'reappears' case below).
+-- last listed or resolved it: the nearest earlier commit doing either (by ancestry), else the
+-- last such node of an earlier census point. Deleting a fork and giving its ID to a new
+-- question later is a reuse too; so is listing again an ID whose resolution was since taken
+-- out of the ledger (it 'reappears' after the entry that resolved it there).
 with recursive gone as (
     select p.pair_id, p.session_key, p.root, p.point, p.after_seen, a.fork_id, a.title,
         a.file, a.line
@@ -18,6 +19,12 @@ with recursive gone as (
         and not exists (
             select 1 from ledger_resolves r
             where r.snapshot_id = p.before_id and r.fork_id = a.fork_id)
+),
+known as (
+    -- Where a fork is known: listed in forks.md, or resolved by a ledger entry.
+    select snapshot_id, fork_id from forks where fork_id is not null
+    union
+    select snapshot_id, fork_id from ledger_resolves
 ),
 hidden as (
     select distinct g.pair_id, g.session_key, g.root, g.fork_id, p.before_commit
@@ -45,12 +52,12 @@ ancestry as (
         on n.session_key = a.session_key and n.root = a.root
         and list_contains(a.parents, n."commit")
     where not exists (
-        select 1 from forks x where x.snapshot_id = a.snapshot_id and x.fork_id = a.fork_id)
+        select 1 from known k where k.snapshot_id = a.snapshot_id and k.fork_id = a.fork_id)
 ),
 nearest as (
     select distinct a.pair_id, a.fork_id, a.snapshot_id, seen_in(NULL, a."commit") as seen
     from ancestry a
-    semi join forks f on f.snapshot_id = a.snapshot_id and f.fork_id = a.fork_id
+    semi join known k on k.snapshot_id = a.snapshot_id and k.fork_id = a.fork_id
 ),
 last_listed as (
     from nearest
@@ -65,12 +72,13 @@ last_listed as (
     join observations o on o.session_key = g.session_key and o.root = g.root
     join run_points r on r.run_id = o.run_id
     join points e on e.point = r.point and e.position < now.position
-    semi join forks f on f.snapshot_id = o.snapshot_id and f.fork_id = g.fork_id
+    semi join known k on k.snapshot_id = o.snapshot_id and k.fork_id = g.fork_id
     where (g.pair_id, g.fork_id) not in (select (pair_id, fork_id) from nearest)
     group by g.pair_id, g.fork_id
 ),
 -- What each fork of a step's later side is compared with: the earlier side, or, for an ID
--- missing there, the snapshot that last listed it.
+-- missing there, the snapshot that last listed it (one that only resolved it has no titles:
+-- that is the 'reappears' case).
 compared as (
     select p.pair_id, a.fork_id, a.title, a.file, a.line, p.after_seen, p.before_id as earlier_id,
         p.before_seen as earlier_seen
@@ -111,3 +119,14 @@ where not exists (
     select 1 from forks x where x.snapshot_id = p.before_id and x.fork_id = a.fork_id
 )
 group by p.pair_id, a.fork_id, a.file, a.line, p.before_seen
+union all
+-- Missing from the earlier side, and where the session last knew it, resolved, not listed.
+select g.pair_id, g.fork_id, 'reappears', g.file, g.line,
+    g.fork_id || ' reappears after ' || coalesce(min(r.decision_id), 'an entry with no D#')
+        || ' resolved it (' || min(l.seen) || '); fork IDs are never reused'
+from gone g
+join last_listed l on l.pair_id = g.pair_id and l.fork_id = g.fork_id
+join ledger_resolves r on r.snapshot_id = l.snapshot_id and r.fork_id = g.fork_id
+where not exists (
+    select 1 from forks x where x.snapshot_id = l.snapshot_id and x.fork_id = g.fork_id)
+group by g.pair_id, g.fork_id, g.file, g.line

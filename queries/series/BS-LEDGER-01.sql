@@ -2,8 +2,11 @@
 -- Along a session's history the ledger is append-only: an entry never disappears and its
 -- Decision, Why and How to apply never change (amend or reverse with a new entry instead).
 -- An entry is kept when the later snapshot has an entry of its ID with the same Decision, Why
--- and How to apply: an ID listed twice is matched entry by entry, never each with each.
-with paired as materialized (
+-- and How to apply: an ID listed twice is matched entry by entry, never each with each. An
+-- entry whose ID the earlier side lacks is compared with the entries of that ID where the
+-- session last had it (the nearest earlier commit by ancestry, else the last node of an
+-- earlier census point): removed, then brought back with other text, is a rewrite too.
+with recursive paired as materialized (
     -- The entries of the pairs' snapshots only, as shown (a reversal note left out: an
     -- annotation, not a rewrite), so the notes are stripped from these and not every entry.
     select snapshot_id, decision_id, line, decision, why, how_to_apply,
@@ -25,7 +28,89 @@ lost as (
             and k.why_shown is not distinct from b.why_shown
             and k.how_shown is not distinct from b.how_shown
     )
+),
+back as (
+    select p.pair_id, p.session_key, p.root, p.point, p.before_commit, p.after_seen, a.line,
+        a.decision_id, a.decision_shown, a.why_shown, a.how_shown
+    from pairs p
+    join paired a on a.snapshot_id = p.after_id
+    where not exists (
+        select 1 from paired b where b.snapshot_id = p.before_id and b.decision_id = a.decision_id)
+),
+commit_nodes as (
+    select distinct o.session_key, o.root, o."commit", o.parents, o.snapshot_id
+    from observations o
+    semi join back h on h.session_key = o.session_key and h.root = o.root
+    where o."commit" is not null
+),
+ancestry as (
+    -- Back from the earlier side's commit through the commits that changed the session (both
+    -- sides of a merge), as far as the nearest that has the ID on each path.
+    select h.pair_id, h.decision_id, n.*
+    from (select distinct pair_id, session_key, root, before_commit, decision_id from back) h
+    join commit_nodes n
+        on n.session_key = h.session_key and n.root = h.root and n."commit" = h.before_commit
+    union
+    select a.pair_id, a.decision_id, n.*
+    from ancestry a
+    join commit_nodes n
+        on n.session_key = a.session_key and n.root = a.root
+        and list_contains(a.parents, n."commit")
+    where not exists (
+        select 1 from ledger x where x.snapshot_id = a.snapshot_id and x.decision_id = a.decision_id)
+),
+nearest as (
+    select distinct a.pair_id, a.decision_id, a.snapshot_id, seen_in(NULL, a."commit") as seen
+    from ancestry a
+    semi join ledger x on x.snapshot_id = a.snapshot_id and x.decision_id = a.decision_id
+),
+last_had as (
+    from nearest
+    union all
+    select g.pair_id, g.decision_id,
+        arg_max(o.snapshot_id, {position: e.position, working: o."commit" is null,
+            observed: o.observed_at}) as snapshot_id,
+        arg_max(seen_in(o.run_id, o."commit"), {position: e.position,
+            working: o."commit" is null, observed: o.observed_at}) as seen
+    from (select distinct pair_id, session_key, root, point, decision_id from back) g
+    join points now on now.point = g.point
+    join observations o on o.session_key = g.session_key and o.root = g.root
+    join run_points r on r.run_id = o.run_id
+    join points e on e.point = r.point and e.position < now.position
+    semi join ledger x on x.snapshot_id = o.snapshot_id and x.decision_id = g.decision_id
+    where (g.pair_id, g.decision_id) not in (select (pair_id, decision_id) from nearest)
+    group by g.pair_id, g.decision_id
+),
+had as (
+    select l.pair_id, l.seen, x.decision_id, without_reversal(x.decision) as decision_shown,
+        without_reversal(x.why) as why_shown, without_reversal(x.how_to_apply) as how_shown
+    from last_had l
+    join ledger x on x.snapshot_id = l.snapshot_id and x.decision_id = l.decision_id
 )
+select b.pair_id, b.decision_id as element, 'rewritten' as detail, 'ledger.md' as file, b.line,
+    b.decision_id || ' was rewritten between ' || h.seen || ' and ' || b.after_seen || ' ('
+        || concat_ws(', ',
+            case when b.decision_shown is distinct from h.decision_shown then 'Decision' end,
+            case when b.why_shown is distinct from h.why_shown then 'Why' end,
+            case when b.how_shown is distinct from h.how_shown then 'How to apply' end)
+        || ' changed; it was removed in between); amend with a new entry instead' as message
+from back b
+join had h on h.pair_id = b.pair_id and h.decision_id = b.decision_id
+where not exists (
+    select 1 from had k
+    where k.pair_id = b.pair_id and k.decision_id = b.decision_id
+        and k.decision_shown is not distinct from b.decision_shown
+        and k.why_shown is not distinct from b.why_shown
+        and k.how_shown is not distinct from b.how_shown
+)
+-- The entry it had there that differs in the fewest fields names what changed.
+qualify row_number() over (
+    partition by b.pair_id, b.decision_id, b.line
+    order by (b.decision_shown is distinct from h.decision_shown)::int
+        + (b.why_shown is distinct from h.why_shown)::int
+        + (b.how_shown is distinct from h.how_shown)::int, h.seen
+) = 1
+union all
 select l.pair_id, l.decision_id as element,
     case when a.decision_id is null then 'removed' else 'rewritten' end as detail,
     'ledger.md' as file, a.line,
