@@ -26,6 +26,7 @@ from pipeline.parse.lexical import decode
 from pipeline.parse.manifest import parse_manifest
 from pipeline.parse.records import Records
 from pipeline.parse.state import parse_state
+from pipeline.parse.synclog import parse_sync_log
 from pipeline.parse.thesis import parse_thesis
 from tests.conftest import FIXTURES, copy_tree
 
@@ -216,6 +217,54 @@ def test_a_fence_never_closed_is_an_issue_at_its_line(
     reader(decode(text.encode(), name, rec), rec)
     got = [(i["line"], i["code"], i["rule_id"]) for i in rec.of("parse_issues")]
     assert got == [(line, "unclosed-fence", rule)]
+
+
+# ──────────────────────────── a comment never closed ────────────────────────────
+
+
+def test_blocks_know_a_hidden_html_block_never_closed() -> None:
+    assert parse(["# x", "<!-- draft", "## F1 — t [open]"]).unclosed_html == (2, 1)
+    assert parse(["# x", "<!-- draft -->", "## F1 — t [open]"]).unclosed_html is None
+    assert parse(["# x", "<!-- draft"]).unclosed_html is None  # nothing after it is hidden
+    assert parse(["# x", "<div>", "", "## F1 — t [open]"]).unclosed_html is None  # ends at a blank
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "rule"),
+    [
+        ("forks.md", "# Forks\n<!-- draft\n## F1 — t [open]\n", "BS-FORK-01"),
+        ("ledger.md", "# Ledger\n<?php\n## D1 — t\n", "BS-LEDGER-01"),
+        ("ops/capture.md", f"# C\n<!-- draft\n### T1 · {TURN_AT}\n", "BS-COMPOSE-02"),
+        ("state.md", "# State\n- Status: open\n<!DOCTYPE x\n- Started: x\n", "BS-STATE-01"),
+        ("thesis.md", "# Thesis\n<![CDATA[\n## Claim\nx\n", "BS-THESIS-01"),
+        ("ops/manifest.md", "# Manifest\nRound: 1\n<!-- r2\nRound: 2\n", "BS-MANIFEST-01"),
+        ("ops/sync-log.md", "<!-- by hand\nS1 → failed | 2026-07-10T16:05Z | x\n", "BS-SYNC-01"),
+    ],
+)
+def test_a_comment_never_closed_is_an_issue_in_every_file(name: str, text: str, rule: str) -> None:
+    """CommonMark hides everything after a `<!--` (or `<?`, `<!X`, `<![CDATA[`) that is never
+    closed: lines appended below it vanished with no note, and a stale compose, a failed sync
+    or a later round passed unseen."""
+    reader = {
+        "forks.md": parse_forks,
+        "ledger.md": parse_ledger,
+        "ops/capture.md": parse_capture,
+        "state.md": parse_state,
+        "thesis.md": parse_thesis,
+        "ops/manifest.md": parse_manifest,
+        "ops/sync-log.md": parse_sync_log,
+    }
+    rec = Records("sid")
+    reader[name](decode(text.encode("utf-8"), name, rec), rec)
+    got = [(i["code"], i["rule_id"]) for i in rec.of("parse_issues")]
+    assert ("unclosed-comment", rule) in got, got
+
+
+def test_a_turn_below_a_comment_never_closed_fails_the_compose(tmp_path: Path) -> None:
+    edit: Callable[[str], str] = lambda t: t + "\n<!-- draft\n### T10 · 2026-07-11T15:52Z\nx\n"  # noqa: E731
+    found = detect(session(tmp_path, "converging", "ops/capture.md", edit), "manifest")
+    assert "BS-COMPOSE-02" in failing(found), notes(found)
+    assert any("HTML comment" in f[2] for f in findings(found, "BS-COMPOSE-02")), notes(found)
 
 
 # ───────────────────────────── two markers ─────────────────────────────

@@ -656,9 +656,11 @@ def test_an_entry_or_a_resolution_gone_for_a_night_is_remembered_when_it_returns
     (repo / SESSION / "forks.md").write_text((repo / SESSION / "forks.md").read_text() + F3_AGAIN)
     night(3)
     found = sorted((p, r, m.split(" (")[0]) for p, r, m in _series(out))
-    first_run = connect(Out(out)).execute(
-        "SELECT runs[1] FROM points WHERE point = 'night-1'"
-    ).fetchone()[0]
+    first_run = (
+        connect(Out(out))
+        .execute("SELECT runs[1] FROM points WHERE point = 'night-1'")
+        .fetchone()[0]
+    )
     assert [(p, r) for p, r, _ in found] == [
         ("night-2", "BS-LEDGER-01"),
         ("night-3", "BS-FORK-01"),

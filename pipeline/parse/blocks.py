@@ -174,7 +174,7 @@ Block = Heading | Item | Paragraph | Table
 class Document:
     """One parse: the blocks readers walk, and every item, code and HTML block."""
 
-    __slots__ = ("_items", "blocks", "code", "html", "unclosed_fence")
+    __slots__ = ("_items", "blocks", "code", "html", "unclosed_fence", "unclosed_html")
 
     def __init__(self) -> None:
         self.blocks: list[Block] = []
@@ -185,6 +185,9 @@ class Document:
         # The line of a code fence still open at the end of the file, when lines follow it:
         # a reader cannot tell whether they were meant as code.
         self.unclosed_fence: int | None = None
+        # Likewise (line, kind) of an HTML block with an end condition (`-->`, `?>`, …) still
+        # open at the end of the file, when lines follow it.
+        self.unclosed_html: tuple[int, int] | None = None
 
     @property
     def items(self) -> list[Item]:
@@ -485,6 +488,7 @@ class _Parser:
         self.para_owner: Item | None = None
         self.fence = ""
         self.html_end: re.Pattern[str] | None = None
+        self.html_kind = -1
         self.table: Table | None = None
         self.leaf_start = self.leaf_last = 0
         self.last_nonblank = 0
@@ -508,6 +512,9 @@ class _Parser:
                 self.last_nonblank = number
         if self.leaf == "f" and self.last_nonblank > self.leaf_start:
             self.doc.unclosed_fence = self.leaf_start
+        opened = self.leaf == "h" and self.html_end is not None
+        if opened and self.last_nonblank > self.leaf_start:
+            self.doc.unclosed_html = (self.leaf_start, self.html_kind)
         self._close_boxes(0, self.last_nonblank)
         self._close_leaf()
         return self.doc
@@ -826,7 +833,7 @@ class _Parser:
         level = heading_level(s, nonspace) if c == "#" else 0
         if kind >= 0 and (kind < 6 or self.leaf != "p"):
             self._open_leaf(matched, "h", nonspace)
-            self.html_end = _HTML_KINDS[kind][1]
+            self.html_end, self.html_kind = _HTML_KINDS[kind][1], kind
             if self.html_end is not None and self.html_end.search(s, nonspace):
                 self._close_leaf()
         elif level:

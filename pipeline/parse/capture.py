@@ -18,7 +18,7 @@ from pipeline.parse.reading import (
     number,
     table_rows,
     text_lines,
-    unclosed_fence,
+    unclosed_block,
 )
 from pipeline.parse.records import Records
 
@@ -58,7 +58,7 @@ def _schema_turn(text: str) -> tuple[str, str, datetime] | None:
 
 def parse_capture(lines: list[str], rec: Records) -> None:
     doc = parse(lines)
-    unclosed_fence(doc, rec, FILE, RULE)
+    unclosed_block(doc, rec, FILE, RULE)
     if doc.html:
         # Turns in HTML blocks are not read: each is a parse issue.
         hidden_entries(doc, lines, rec, FILE, "T", RULE, _weigh)

@@ -40,7 +40,7 @@ from pipeline.parse.reading import (
     repeated,
     table_rows,
     titled_entry,
-    unclosed_fence,
+    unclosed_block,
 )
 from pipeline.parse.records import Records
 from pipeline.schema import FORKS, blank_row
@@ -65,7 +65,7 @@ _MARKER_AT_RE = re.compile(r"\[[ \t*_`]*+(?:open|parked)(?![A-Za-z0-9_])")
 def parse_forks(lines: list[str], rec: Records) -> None:
     fork: dict[str, Any] | None = None
     doc = parse(lines)
-    unclosed_fence(doc, rec, FILE, RULE)
+    unclosed_block(doc, rec, FILE, RULE)
     blocks = doc.blocks
     # Forks in HTML blocks are not read: each is a parse issue and ends the fork above.
     ends = hidden_entries(doc, lines, rec, FILE, "F", RULE, _weigh) if doc.html else []

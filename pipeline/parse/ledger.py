@@ -32,7 +32,7 @@ from pipeline.parse.reading import (
     repeated,
     table_rows,
     titled_entry,
-    unclosed_fence,
+    unclosed_block,
 )
 from pipeline.parse.records import Records
 from pipeline.schema import LEDGER, blank_row
@@ -83,7 +83,7 @@ def parse_ledger(lines: list[str], rec: Records) -> None:
     resolved: set[str] = set()  # the forks the entry's Resolves lines named so far
     position = 0
     doc = parse(lines)
-    unclosed_fence(doc, rec, FILE, RULE)
+    unclosed_block(doc, rec, FILE, RULE)
     blocks = doc.blocks
     # Entries in HTML blocks are not read: each is a parse issue and ends the entry above.
     ends = hidden_entries(doc, lines, rec, FILE, "D", RULE, _weigh) if doc.html else []

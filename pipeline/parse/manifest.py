@@ -24,7 +24,7 @@ from pipeline.parse.reading import (
     repeated,
     section,
     table_fields,
-    unclosed_fence,
+    unclosed_block,
 )
 from pipeline.parse.records import Records
 
@@ -123,8 +123,8 @@ def parse_manifest(
     round_heading: Heading | None = None  # a `## Round N` heading no `Round:` line followed
     rows: list[dict[str, Any]] = []
     doc = parse(lines)
-    # A fence never closed hides the rest of the file (spec §3.1: fail closed).
-    unclosed_fence(doc, rec, FILE, "BS-MANIFEST-01")
+    # A fence or a comment never closed hides the rest of the file (spec §3.1: fail closed).
+    unclosed_block(doc, rec, FILE, "BS-MANIFEST-01")
     in_html = note_html_fields(rec, FILE, doc, lines, _FIELDS, _unread_rule)
     for block in doc.blocks:
         in_html = _unread_html(rec, in_html, first_line(block), current)

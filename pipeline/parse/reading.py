@@ -707,12 +707,21 @@ def titled_entry(rest: str, blocks: list[Block], index: int, known: Mapping[str,
     return rest.lstrip(" \t")[:1] in ("—", "–", "-") and fields_follow(blocks, index, known)
 
 
-def unclosed_fence(doc: Document, rec: Records, file: str, rule: str) -> None:
-    """A code fence never closed hides every later line from the reader: a parse issue
-    that fails `rule`, the rule that reads the file (spec §3.1, fail closed)."""
+def unclosed_block(doc: Document, rec: Records, file: str, rule: str) -> None:
+    """A code fence or an HTML comment (or another hidden HTML block) never closed hides
+    every later line from the reader: a parse issue that fails `rule`, the rule that reads
+    the file (spec §3.1, fail closed)."""
     if doc.unclosed_fence is not None:
         message = "code fence never closed; the rest of the file is read as code"
         rec.issue(file, doc.unclosed_fence, "unclosed-fence", message, rule)
+    unclosed_comment(doc, rec, file, rule)
+
+
+def unclosed_comment(doc: Document, rec: Records, file: str, rule: str) -> None:
+    """The HTML half of unclosed_block, for a reader that reads the lines in code blocks."""
+    if doc.unclosed_html is not None and doc.unclosed_html[1] in HIDDEN_HTML:
+        message = "HTML comment (or <?, <!…>) never closed; the rest of the file is hidden"
+        rec.issue(file, doc.unclosed_html[0], "unclosed-comment", message, rule)
 
 
 def hidden_entries(

@@ -28,7 +28,7 @@ from pipeline.parse.reading import (
     note_unread_near,
     repeated,
     section,
-    unclosed_fence,
+    unclosed_block,
 )
 from pipeline.parse.records import Records
 
@@ -74,7 +74,7 @@ def parse_state(lines: list[str], rec: Records) -> None:
     aspects_named = False  # whether the current heading names aspects
     doc = parse(lines)
     # A fence never closed hides the rest of the file (spec §3.1: fail closed).
-    unclosed_fence(doc, rec, FILE, "BS-STATE-01")
+    unclosed_block(doc, rec, FILE, "BS-STATE-01")
     note_html_fields(rec, FILE, doc, lines, _FIELDS, _needed_by)
     for block in doc.blocks:
         block = as_fields(block, _FIELDS)

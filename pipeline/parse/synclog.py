@@ -30,7 +30,7 @@ from pipeline.parse.lexical import (
     stamp,
     token,
 )
-from pipeline.parse.reading import HIDDEN_HTML, number, untagged
+from pipeline.parse.reading import HIDDEN_HTML, number, unclosed_comment, untagged
 from pipeline.parse.records import Records
 
 FILE = "ops/sync-log.md"
@@ -65,6 +65,8 @@ _OPEN_RE = re.compile(r"\b(\d+)\s+open\b")
 
 def parse_sync_log(lines: list[str], rec: Records) -> None:
     doc = parse(lines)
+    # A comment never closed hides the rest of the log (spec §3.1: fail closed).
+    unclosed_comment(doc, rec, FILE, RULE)
     reads: Iterator[Read] = _block_reads(doc)
     if doc.code or doc.html:
         # Lines in code and HTML blocks are read too, all in file order.

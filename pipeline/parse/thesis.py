@@ -13,7 +13,7 @@ from pipeline.parse.reading import (
     note_unread_near,
     repeated,
     section,
-    unclosed_fence,
+    unclosed_block,
 )
 from pipeline.parse.records import Records
 
@@ -33,7 +33,7 @@ def parse_thesis(lines: list[str], rec: Records) -> None:
         snap[key] = False
     doc = parse(lines)
     # A fence never closed hides the rest of the file (spec §3.1: fail closed).
-    unclosed_fence(doc, rec, FILE, "BS-THESIS-01")
+    unclosed_block(doc, rec, FILE, "BS-THESIS-01")
     note_html_fields(rec, FILE, doc, lines, _STAMP, _compose)
     elsewhere: dict[str, Heading] = {}  # a section's name at another level than 2
     for block in doc.blocks:
