@@ -9,6 +9,7 @@ import contextlib
 import hashlib
 import os
 import posixpath
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
@@ -20,6 +21,10 @@ from pipeline.parse.records import Records
 from pipeline.parse.session import EXISTS_FLAGS, LinkIn, SessionInput
 from pipeline.sources.git import GitHistory, GitRepo
 from pipeline.sources.tree import FOLDER_VANISHED, VANISHED, Entry, ReadError, is_unlisted
+
+# A character reference, numeric (`&#47;`) or named (`&sol;`): a link's target may spell any
+# character of a folder's path with one.
+_REFERENCE_RE = re.compile(rb"&(?:#|[A-Za-z][A-Za-z0-9]{1,31};)")
 
 Reader = Callable[[str], bytes]
 
@@ -151,9 +156,9 @@ def _may_link_into(document: str, data: bytes, topics: set[str]) -> bool:
 
     Such a link names `{topic}-brainstorm` or `brainstorms/{topic}` (only a document in
     docs/history/brainstorms/ itself can say just `{topic}`), unless its text is escaped
-    (`%` or `&#`); every other document needs no Markdown parse.
+    (`%`, or a character reference); every other document needs no Markdown parse.
     """
-    if b"%" in data or b"&#" in data:
+    if b"%" in data or _REFERENCE_RE.search(data):
         return True
     if b"\\" in data:
         # A backslash escape is no part of the link's target (`pagination\-brainstorm`).

@@ -63,7 +63,7 @@ from functools import cache, partial
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
@@ -619,6 +619,57 @@ def _documents_with_links(draw: st.DrawFn) -> tuple[str, list[tuple[int, str, st
 def test_links_report_their_own_line(case: tuple[str, list[tuple[int, str, str]]]) -> None:
     text, expected = case
     assert sorted(extract_links(text)) == sorted(expected)
+
+
+# Pieces of a link into the `demo` session's folders, some spelled with character references.
+_TARGET_PIECES = st.lists(
+    st.sampled_from(
+        [
+            "../",
+            "docs/",
+            "research/",
+            "history/",
+            "brainstorms",
+            "/",
+            "&sol;",
+            "&#47;",
+            "&#x2F;",
+            "demo",
+            "-brainstorm",
+            "&hyphen;",
+            "&#45;",
+            "d&#101;mo",
+            "%2F",
+            "thesis.md",
+            "x",
+        ]
+    ),
+    max_size=8,
+).map("".join)
+
+
+@_profile(LINK_LINE_EXAMPLES)
+@given(
+    target=_TARGET_PIECES,
+    form=st.sampled_from(["[a]({})", '<a href="{}">a</a>', "[r]: {}", "![i]({})"]),
+)
+@example(target="../history/brainstorms&sol;demo/thesis.md", form="[a]({})")
+def test_a_document_the_link_prefilter_skips_links_into_no_session(target: str, form: str) -> None:
+    """gather skips the Markdown parse of a document whose bytes cannot link into a topic's
+    folders; a target spelled with a named reference (`brainstorms&sol;demo`) was skipped
+    though it links there (found by a hunt)."""
+    from pipeline.gather import _may_link_into
+    from pipeline.parse.links import is_inside
+
+    document = "docs/features/a.md"
+    text = "# A\n\n" + form.format(target) + "\n"
+    folders = ("docs/research/demo-brainstorm", "docs/history/brainstorms/demo")
+    linked = any(
+        (path := resolve(document, found)) is not None and any(is_inside(path, f) for f in folders)
+        for _, _, found in extract_links(text)
+    )
+    if linked:
+        assert _may_link_into(document, text.encode(), {"demo"}), text
 
 
 _segments = st.one_of(
