@@ -693,6 +693,16 @@ def test_links_every_kind_with_its_line() -> None:
     ]
 
 
+def test_a_footnote_holding_a_link_is_that_link() -> None:
+    """GitHub renders `[^1]: [thesis](path)` as a footnote whose text links to path; read as
+    CommonMark alone it was a reference to the target `[thesis](path)`, which resolved nowhere,
+    and BS-HARVEST-01 passed on a document linking into the session folder."""
+    text = "# A\n\nDigests[^1].\n\n[^1]: [thesis](../research/demo-brainstorm/thesis.md)\n"
+    assert extract_links(text) == [(5, "inline", "../research/demo-brainstorm/thesis.md")]
+    spaced = "# A\n\nx[^n]\n\n[^n]: See [two words](../history/brainstorms/demo/).\n"
+    assert extract_links(spaced) == [(5, "inline", "../history/brainstorms/demo/")]
+
+
 def test_links_in_code_spans_and_code_blocks_are_not_links() -> None:
     targets = [target for _, _, target in doc_links()]
     for word in ("span.md", "span2.md", "fenced.md", "fenced.html", "indented.md"):

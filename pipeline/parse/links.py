@@ -48,8 +48,10 @@ def _recording_start(rule: Any) -> Any:
 def _parser() -> Any:
     # Imported here so that `census detect` pays for markdown-it only when it reads links.
     from markdown_it import MarkdownIt, rules_inline
+    from mdit_py_plugins.footnote import footnote_plugin
 
-    md = MarkdownIt("commonmark")
+    # GitHub's footnotes: a definition's text is Markdown, its links links (spec §3.1, GFM).
+    md = MarkdownIt("commonmark").use(footnote_plugin)
     for name in ("link", "image", "autolink", "html_inline"):
         md.inline.ruler.at(name, _recording_start(getattr(rules_inline, name)))
     return md
