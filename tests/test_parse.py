@@ -655,6 +655,21 @@ def test_gitignore_star_line(name: str, star: bool) -> None:
     assert rec.of("parse_issues") == []
 
 
+@pytest.mark.parametrize(
+    ("text", "star"),
+    [("  *  \n", True), ("*\t\n", False), ("\t*\n", False), ("\xa0*\n", False), ("*\x0c\n", False)],
+)
+def test_only_spaces_are_trimmed_around_the_star(text: str, star: bool) -> None:
+    """Spec §5: "a line that is exactly `*` (spaces trimmed)". Every whitespace was trimmed,
+    so `*` and a tab passed BS-OPS-01 though git reads it as another pattern (found by a hunt;
+    `git check-ignore` leaves ops/ unignored)."""
+    inp = SessionInput("research", "demo", "docs/research/demo-brainstorm", has_ops_dir=True)
+    data = text.encode("utf-8")
+    inp.files["ops/.gitignore"] = data
+    inp.sizes["ops/.gitignore"] = len(data)
+    assert parse_session(inp).snapshot["gitignore_star"] is star
+
+
 # ───────────────────────────── links ─────────────────────────────
 
 LINK_DOC = "docs/guide/links.md"
