@@ -134,6 +134,15 @@ def _rule_sql(rule: Rule) -> str:
     # An issue on the whole folder ('.') or on a folder not entered (`ops/`) covers its files.
     folders = {posixpath.dirname(name) + "/" for name in rule.reads if "/" in name}
     files = ", ".join(_literal(name) for name in (".", *rule.reads, *sorted(folders)))
+    # A history folder has no ops/ by design, so nothing there reads it: a stray file named
+    # `ops` is not an ops/ layer that could not be read.
+    in_ops = any(name.startswith("ops/") for name in (*rule.reads, *folders))
+    not_history_ops = (
+        " AND NOT (starts_with(file, 'ops/') AND snapshot_id IN "
+        "(SELECT snapshot_id FROM snapshots WHERE location = 'history'))"
+        if in_ops
+        else ""
+    )
     reason = "NULL"
     if rule.skips:
         whens = " ".join(f"WHEN {p} THEN {_literal(text)}" for p, text in rule.skips)
@@ -163,7 +172,7 @@ LEFT JOIN (
                 'fail' AS severity
             FROM parse_issues
             WHERE code IN ({unread}) AND file IN ({files})
-                AND rule_id IS DISTINCT FROM '{rule.rule_id}')
+                AND rule_id IS DISTINCT FROM '{rule.rule_id}'{not_history_ops})
     )
     -- A snapshot with any 'fail' finding fails, and only its fail findings are kept.
     QUALIFY coalesce(severity, 'fail') = CASE

@@ -112,3 +112,16 @@ def test_crawl_and_check_agree_with_detect(tmp_path: Path) -> None:
         .fetchall()
     )
     assert {rule: status for rule, status in rows if rule in expected} == expected
+
+
+def test_a_stray_file_named_ops_in_a_history_folder_fails_nothing(tmp_path: Path) -> None:
+    """A history folder has no ops/ by design, so no rule reads it there: a file named `ops`
+    (no folder) is noted, and failed the rules that read ops/manifest.md in a research folder
+    (BS-ASPECT-02, BS-FORK-03, BS-HARVEST-01) with 'ops/ could not read' (found by a hunt)."""
+    repo = copy_tree(FIXTURES / "cases" / "base" / "harvested" / "repo", tmp_path / "repo")
+    folder = repo / "docs" / "history" / "brainstorms" / "demo"
+    assert not (folder / "ops").exists()
+    (folder / "ops").write_text("")
+    found = detect(folder, "move")
+    assert failing(found) == set(), found
+    assert any("a file, not a folder" in n for n in map(str, found.get("notes", []))), found
