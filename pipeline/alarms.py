@@ -193,3 +193,24 @@ def evaluate(
             report.regressions = [r for r in report.comparison.regressions if r.metric in wanted]
             report.emptied = report.comparison.emptied
     return report
+
+
+def evaluate_decided(
+    out_path: str,
+    decided: list[str],
+    shown: AlarmReport,
+    gate: str | None,
+    threshold: float | None,
+    metrics: list[str],
+) -> list[AlarmReport]:
+    """The alarms of the other points one check decided, beside the shown one's: a scheduled
+    check that missed a night decides two, and the earlier night's regression would otherwise
+    never alarm (its figures are frozen, and every later check compares later nights)."""
+    if threshold is None and not metrics:
+        return []
+    con = connect(Out(out_path))
+    return [
+        evaluate(out_path, name, {}, gate, threshold, metrics, con=con)
+        for name in decided
+        if name != shown.point.name
+    ]

@@ -468,24 +468,33 @@ def check(
     summary = run_check(str(out), recheck=recheck)
     _warn(summary.warnings)
     _repair(out)
-    report = alarms.evaluate(str(out), run, _labels(label), gate, fail_above, metrics)
+    gate_name = gate.value if gate else None
+    report = alarms.evaluate(str(out), run, _labels(label), gate_name, fail_above, metrics)
+    # The default point is the latest: the other points this check decided alarm too.
+    decided = summary.points if run is None and not label else []
+    earlier = alarms.evaluate_decided(str(out), decided, report, gate_name, fail_above, metrics)
     if sarif is not None and not _sarif_after_verdict(
         sarif, report.findings(), "the check is committed"
     ):
         sarif = None
     if json_:
-        typer.echo(json.dumps(report.as_json(summary), indent=2, default=str))
+        shown = report.as_json(summary)
+        shown["decided_with_it"] = [e.as_json() for e in earlier]
+        shown["tripped"] = any(r.tripped for r in (report, *earlier))
+        typer.echo(json.dumps(shown, indent=2, default=str))
     else:
         _print_check(summary)
         from pipeline.textout import console
 
-        console().print(_rates_table(report.point, report.rates, gate.value if gate else None))
+        console().print(_rates_table(report.point, report.rates, gate_name))
         if sarif is not None:
             typer.echo(f"SARIF → {sarif}")
+        for other in earlier:
+            typer.echo(other.closing_line())
         typer.echo(report.closing_line())
-    for line in report.alarm_lines():
+    for line in [line for other in earlier for line in other.alarm_lines()] + report.alarm_lines():
         typer.echo(f"census: {line}", err=True)
-    raise typer.Exit(1 if report.tripped else 0)
+    raise typer.Exit(1 if any(r.tripped for r in (report, *earlier)) else 0)
 
 
 @app.command()

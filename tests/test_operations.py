@@ -127,6 +127,32 @@ def test_a_night_that_saw_no_session_trips_the_regression_alarm(
     assert unwatched.exit_code == 0
 
 
+def test_a_regression_on_a_night_checked_with_a_later_one_still_alarms(tmp_path: Path) -> None:
+    """A scheduled check that missed a night decides two points at once. Night 2 broke
+    BS-FORK-01 and night 3 repeated it: the alarm compared night 3 with night 2 only, exited 0,
+    and night 2's regression, frozen since, never alarmed (found by a hunt)."""
+    corpus = base_corpus(tmp_path / "corpus", 12)
+    out = tmp_path / "out"
+    crawl([str(corpus)], str(out), workers=1, point="night-1")
+    check(str(out))
+    _break_closes_when(corpus, 10)
+    crawl([str(corpus)], str(out), workers=1, point="night-2")
+    crawl([str(corpus)], str(out), workers=1, point="night-3")
+    shutil.copytree(out, tmp_path / "again")
+    result = runner.invoke(app, ["check", "--out", str(out), "--fail-on-regression"])
+    assert result.exit_code == 1, result.output
+    lines = result.stdout.strip().splitlines()
+    assert lines[-2].startswith("ALARM at night-2; regressed since night-1: BS-FORK-01"), lines
+    assert lines[-1].startswith("no alarm at night-3"), lines
+    assert result.stderr.startswith("census: BS-FORK-01 regressed from"), result.stderr
+    shown = runner.invoke(
+        app, ["check", "--out", str(tmp_path / "again"), "--fail-on-regression", "--json"]
+    )
+    found = json.loads(shown.stdout)
+    assert shown.exit_code == 1 and found["tripped"] and found["point"] == "night-3"
+    assert [(e["point"], e["tripped"]) for e in found["decided_with_it"]] == [("night-2", True)]
+
+
 def test_regression_alarm_watches_rules_unless_told(nights: tuple[Path, Path]) -> None:
     _, out = nights
     median = runner.invoke(
