@@ -20,11 +20,18 @@ with recursive gone as (
             select 1 from ledger_resolves r
             where r.snapshot_id = p.before_id and r.fork_id = a.fork_id)
 ),
+searched as (
+    select o.snapshot_id from observations o
+    semi join gone g on g.session_key = o.session_key and g.root = o.root
+),
 known as (
-    -- Where a fork is known: listed in forks.md, or resolved by a ledger entry.
-    select snapshot_id, fork_id from forks where fork_id is not null
-    union
+    -- Where a fork is known: listed in forks.md, or resolved by a ledger entry (the snapshots
+    -- of the series that miss an ID only, so not every fork of the corpus is read).
+    select snapshot_id, fork_id from forks
+    where fork_id is not null and snapshot_id in (select snapshot_id from searched)
+    union all
     select snapshot_id, fork_id from ledger_resolves
+    where snapshot_id in (select snapshot_id from searched)
 ),
 hidden as (
     select distinct g.pair_id, g.session_key, g.root, g.fork_id, p.before_commit
