@@ -6,6 +6,7 @@ error a user can act on is a `CensusError`, printed here as one line on stderr, 
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import sys
@@ -872,12 +873,21 @@ def hook(
 
 
 def main() -> None:
+    _tolerant_streams()
     try:
         app()
     except SystemExit as stop:
         if stop.code == 130:  # Typer's exit for Ctrl-C, which it leaves unsaid
             typer.echo(f"census: {_interrupted()}", err=True)
         raise
+
+
+def _tolerant_streams() -> None:
+    """An output that cannot encode a character (a Latin-1 locale, PYTHONIOENCODING=ascii)
+    shows it as `?`: failing on `–` after the work was done turned an alarm's exit 1 into 2."""
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper) and stream.errors == "strict":
+            stream.reconfigure(errors="replace")
 
 
 def _interrupted() -> str:

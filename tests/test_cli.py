@@ -546,3 +546,31 @@ def test_a_file_outside_out_that_cannot_be_written_asks_for_another_path(tmp_pat
     assert "(or give another path)" in str(system_failure(denied, None))
     inside = PermissionError(13, "Permission denied", str(tmp_path / "out" / "manifest.json"))
     assert "(or use another --out)" in str(system_failure(inside, out))
+
+
+@pytest.mark.parametrize("encoding", ["latin-1", "ascii"])
+def test_an_output_that_cannot_encode_a_dash_keeps_the_exit_code(
+    tmp_path: Path, encoding: str
+) -> None:
+    """A stdout in Latin-1 or ASCII could not print `–`: the check was committed, then the
+    command died with "internal error" and exit 2, where the alarm said 1 (found by a hunt)."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    repo = copy_tree(FIXTURES / "cases" / "base" / "applied" / "repo", tmp_path / "repo")
+    capture = repo / "docs/research/demo-brainstorm/ops/capture.md"
+    capture.write_text(capture.read_text() + "\n### T10 · 2026-07-10T16:24Z\nlate.\n")
+    env = {**os.environ, "PYTHONIOENCODING": encoding}
+
+    def census(*args: str) -> subprocess.CompletedProcess[bytes]:
+        command = [sys.executable, "-m", "pipeline.cli", *args]
+        return subprocess.run(command, cwd=ROOT, env=env, capture_output=True, check=False)
+
+    out = str(tmp_path / "out")
+    assert census("crawl", str(repo), "--out", out).returncode == 0
+    result = census("check", "--out", out, "--fail-above", "0.01")
+    assert result.returncode == 1, result.stderr
+    assert b"internal error" not in result.stderr and b"above 1.0%" in result.stderr
