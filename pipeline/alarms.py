@@ -131,12 +131,14 @@ class AlarmReport:
         return f"{verdict} at {self.point.name}; " + "; ".join(parts)
 
     def findings(self) -> list[dict[str, Any]]:
-        """The point's findings at each session's own gate, for SARIF."""
+        """The point's findings for SARIF: at each session's own gate, or, with a gate, those
+        of every session at that gate (the rates printed)."""
         con = connect(Out(self.out))
         query = (
-            "SELECT * FROM findings WHERE point = $point ORDER BY repo_path, path, rule_id, line"
+            "SELECT * FROM findings_at($gate) WHERE point = $point "
+            "ORDER BY repo_path, path, rule_id, line"
         )
-        return fetch_dicts(con, query, {"point": self.point.name})
+        return fetch_dicts(con, query, {"point": self.point.name, "gate": self.gate})
 
     def as_json(self, summary: Any = None) -> dict[str, Any]:
         from dataclasses import asdict

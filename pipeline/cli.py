@@ -438,7 +438,10 @@ def check(
     label: LabelSelector = [],  # noqa: B006
     gate: RatesGateOption = None,
     sarif: Annotated[
-        Path | None, typer.Option(help="Write the point's findings as SARIF 2.1.0 here.")
+        Path | None,
+        typer.Option(
+            help="Write the point's findings as SARIF 2.1.0 here (with --gate, those at that gate)."
+        ),
     ] = None,
     fail_above: Annotated[
         float | None, typer.Option(help="Exit 1 when a rule's failure rate is above this (0–1).")

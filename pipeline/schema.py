@@ -799,7 +799,8 @@ VIEWS: dict[str, tuple[str, list[tuple[str, str]]]] = {
         ],
     ),
     "findings": (
-        "One row per finding at the session's own gate, per checked census point.",
+        "One row per finding at the session's own gate, per checked census point; the macro "
+        "findings_at(gate) gives every session's findings at that gate (check --gate --sarif).",
         [
             _POINT,
             _POSITION,

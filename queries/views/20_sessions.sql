@@ -52,15 +52,17 @@ LEFT JOIN series h
     ON h.point = ps.point AND h.session_key = ps.session_key AND h.root = ps.root
     AND h.rule_id = r.rule_id;
 
--- One row per finding at the session's own gate, per checked census point: what broke, where.
-CREATE OR REPLACE VIEW findings AS
+-- One row per finding at the session's own gate (findings), or at a gate asked for, for every
+-- session (findings_at('manifest'), as check --gate reads the rates), per checked census point:
+-- what broke, where.
+CREATE OR REPLACE MACRO findings_at(at_gate) AS TABLE
 SELECT ps.point, ps.position, ps.session_key, ps.root, ps.repo, ps.repo_path, ps.path,
     ps.topic, ps.stage, ps.snapshot_id, r.rule_id, r.gate, r.status, r.file, r.line, r.message,
     'snapshot' AS source
 FROM point_sessions ps
 JOIN points p ON p.point = ps.point AND p.checked
 JOIN rule_results r ON r.snapshot_id = ps.snapshot_id AND r.ruleset = p.ruleset
-WHERE r.status IN ('fail', 'info') AND gate_includes(ps.gate, r.gate)
+WHERE r.status IN ('fail', 'info') AND gate_includes(coalesce(at_gate, ps.gate), r.gate)
 UNION ALL
 SELECT ps.point, ps.position, ps.session_key, ps.root, ps.repo, ps.repo_path, ps.path,
     ps.topic, ps.stage, f.snapshot_id, f.rule_id, f.gate, 'fail', f.file, f.line, f.message,
@@ -68,7 +70,9 @@ SELECT ps.point, ps.position, ps.session_key, ps.root, ps.repo, ps.repo_path, ps
 FROM point_series_findings f
 JOIN point_sessions ps
     ON ps.point = f.point AND ps.session_key = f.session_key AND ps.root = f.root
-WHERE gate_includes(ps.gate, f.gate);
+WHERE gate_includes(coalesce(at_gate, ps.gate), f.gate);
+
+CREATE OR REPLACE VIEW findings AS FROM findings_at(NULL);
 
 -- The statuses tallied two ways in one pass: per point and rule, the sessions at whose own gate
 -- the rule is evaluated, by status (what a rate counts: rule_counts_live); per point and
