@@ -201,18 +201,26 @@ def evaluate_decided(
     out_path: str,
     decided: list[str],
     shown: AlarmReport,
+    labels: dict[str, str],
     gate: str | None,
     threshold: float | None,
     metrics: list[str],
 ) -> list[AlarmReport]:
-    """The alarms of the other points one check decided, beside the shown one's: a scheduled
-    check that missed a night decides two, and the earlier night's regression would otherwise
-    never alarm (its figures are frozen, and every later check compares later nights)."""
+    """The alarms of the other points one check decided that the selection's labels take,
+    beside the shown one's: a scheduled check that missed a night decides two, and the earlier
+    night's regression would otherwise never alarm (its figures are frozen, and every later
+    check compares later nights)."""
+    from pipeline.errors import SelectorError
+
     if threshold is None and not metrics:
         return []
     con = connect(Out(out_path))
-    return [
-        evaluate(out_path, name, {}, gate, threshold, metrics, con=con)
-        for name in decided
-        if name != shown.point.name
-    ]
+    reports = []
+    for name in decided:
+        if name == shown.point.name:
+            continue
+        try:
+            reports.append(evaluate(out_path, name, labels, gate, threshold, metrics, con=con))
+        except SelectorError:  # a point the labels do not take
+            continue
+    return reports

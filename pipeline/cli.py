@@ -473,10 +473,13 @@ def check(
     _warn(summary.warnings)
     _repair(out)
     gate_name = gate.value if gate else None
-    report = alarms.evaluate(str(out), run, _labels(label), gate_name, fail_above, metrics)
-    # The default point is the latest: the other points this check decided alarm too.
-    decided = summary.points if run is None and not label else []
-    earlier = alarms.evaluate_decided(str(out), decided, report, gate_name, fail_above, metrics)
+    labels = _labels(label)
+    report = alarms.evaluate(str(out), run, labels, gate_name, fail_above, metrics)
+    # With the latest point shown, the other points this check decided alarm too.
+    decided = summary.points if run in (None, "latest") else []
+    earlier = alarms.evaluate_decided(
+        str(out), decided, report, labels, gate_name, fail_above, metrics
+    )
     if sarif is not None and not _sarif_after_verdict(
         sarif, report.findings(), "the check is committed"
     ):

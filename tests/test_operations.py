@@ -133,12 +133,14 @@ def test_a_regression_on_a_night_checked_with_a_later_one_still_alarms(tmp_path:
     and night 2's regression, frozen since, never alarmed (found by a hunt)."""
     corpus = base_corpus(tmp_path / "corpus", 12)
     out = tmp_path / "out"
-    crawl([str(corpus)], str(out), workers=1, point="night-1")
+    prod = {"env": "prod"}
+    crawl([str(corpus)], str(out), prod, workers=1, point="night-1")
     check(str(out))
     _break_closes_when(corpus, 10)
-    crawl([str(corpus)], str(out), workers=1, point="night-2")
-    crawl([str(corpus)], str(out), workers=1, point="night-3")
-    shutil.copytree(out, tmp_path / "again")
+    crawl([str(corpus)], str(out), prod, workers=1, point="night-2")
+    crawl([str(corpus)], str(out), prod, workers=1, point="night-3")
+    for copy in ("again", "latest", "labelled"):
+        shutil.copytree(out, tmp_path / copy)
     result = runner.invoke(app, ["check", "--out", str(out), "--fail-on-regression"])
     assert result.exit_code == 1, result.output
     lines = result.stdout.strip().splitlines()
@@ -151,6 +153,11 @@ def test_a_regression_on_a_night_checked_with_a_later_one_still_alarms(tmp_path:
     found = json.loads(shown.stdout)
     assert shown.exit_code == 1 and found["tripped"] and found["point"] == "night-3"
     assert [(e["point"], e["tripped"]) for e in found["decided_with_it"]] == [("night-2", True)]
+    # The latest point chosen by name or by its labels: the same alarms.
+    for copy, selector in (("latest", ["--run", "latest"]), ("labelled", ["-l", "env=prod"])):
+        args = ["check", "--out", str(tmp_path / copy), *selector, "--fail-on-regression"]
+        chosen = runner.invoke(app, args)
+        assert chosen.exit_code == 1 and "at night-2" in chosen.stderr, (selector, chosen.output)
 
 
 def test_regression_alarm_watches_rules_unless_told(nights: tuple[Path, Path]) -> None:
