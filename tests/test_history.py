@@ -671,6 +671,35 @@ def test_an_entry_or_a_resolution_gone_for_a_night_is_remembered_when_it_returns
     assert found[2][2].startswith(f"D2 was rewritten between run {first_run} and run"), found
 
 
+def test_a_merge_that_takes_a_counted_side_as_it_is_makes_no_step(tmp_path: Path) -> None:
+    """Night 1 crawls branch b, whose commit steps Status back (a finding); meanwhile main
+    commits an unrelated document. Night 2 merges b into main (--no-ff): the merge's session
+    is b's as it was, yet its pair with main's side showed b's step again and failed night 2
+    (found by a hunt)."""
+    repo = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", tmp_path / "root" / "repo")
+    git(repo, "init", "-q", "-b", "main")
+    edit(repo, "state.md", "Status: open", "Status: stopping")
+    commit(repo, "2026-07-08T15:00:00Z", "stopping")
+    git(repo, "checkout", "-q", "-b", "b")
+    edit(repo, "state.md", "Status: stopping", "Status: open")
+    back = commit(repo, "2026-07-09T15:00:00Z", "back to open")
+    git(repo, "checkout", "-q", "main")
+    (repo / "docs" / "other.md").write_text("# Other\n")
+    commit(repo, "2026-07-09T16:00:00Z", "an unrelated document")
+    git(repo, "checkout", "-q", "b")
+    _night(repo, tmp_path / "out", 1)
+    git(repo, "checkout", "-q", "main")
+    dates = {
+        "GIT_AUTHOR_DATE": "2026-07-10T15:00:00Z",
+        "GIT_COMMITTER_DATE": "2026-07-10T15:00:00Z",
+    }
+    git(repo, "merge", "-q", "--no-ff", "-m", "merge b", "b", env=dates)
+    _night(repo, tmp_path / "out", 2)
+    found = [(p, r, m) for p, r, m in _series(tmp_path / "out") if r == "BS-STATE-01"]
+    assert [(p, r) for p, r, _ in found] == [("night-1", "BS-STATE-01")], found
+    assert f"(commit {back[:12]})" in found[0][2], found
+
+
 def test_commits_in_one_second_are_ordered_by_ancestry_for_lifetimes(tmp_path: Path) -> None:
     """Commit dates have one-second steps, so a script (or a twin) that raises a fork and
     resolves it in the next commit may date both alike. The lifetimes ordered such commits

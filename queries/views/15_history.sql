@@ -227,6 +227,27 @@ differing AS (
     FROM pairs
     WHERE before_id <> after_id
 ),
+merges AS (
+    -- The range's merge commits and their parents (among the commits that changed the session).
+    SELECT m.session_key, m.root, m."commit", m.snapshot_id, p.snapshot_id AS parent_id
+    FROM commits m
+    JOIN commits p
+        ON p.session_key = m.session_key AND p.root = m.root
+        AND list_contains(m.parents, p."commit")
+    WHERE len(m.parents) > 1 AND m."commit" IN (SELECT after_commit FROM differing)
+),
+merge_files AS (
+    FROM session_content((SELECT list(snapshot_id) || list(parent_id) FROM merges))
+),
+merged AS (
+    -- A merge whose session files are one parent's brings that side's history, whose steps
+    -- were counted on their own commits, and makes no step of its own (its pair with the other
+    -- parent showed that side's step again, a second night's finding).
+    SELECT DISTINCT m.session_key, m.root, m."commit"
+    FROM merges m
+    JOIN merge_files a ON a.snapshot_id = m.snapshot_id
+    JOIN merge_files b ON b.snapshot_id = m.parent_id AND b.files = a.files
+),
 pair_files AS (
     FROM session_content((SELECT list(before_id) || list(after_id) FROM differing))
 )
@@ -237,6 +258,10 @@ WHERE NOT EXISTS (
         SELECT 1 FROM rewritten r
         WHERE r.session_key = p.session_key AND r.root = p.root AND r.before_id = p.before_id
             AND r.after_commit = p.after_commit
+    )
+    AND NOT EXISTS (
+        SELECT 1 FROM merged m
+        WHERE m.session_key = p.session_key AND m.root = p.root AND m."commit" = p.after_commit
     )
     -- Two snapshots of the same files differ in id when other readers read them (a census
     -- upgrade changes READER_VERSION) or the repository's documents changed: nothing the
