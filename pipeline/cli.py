@@ -484,6 +484,14 @@ def check(
         sarif, report.findings(), "the check is committed"
     ):
         sarif = None
+    _print_checked(summary, report, earlier, sarif, json_)
+
+
+def _print_checked(
+    summary: Any, report: Any, earlier: list[Any], sarif: Path | None, json_: bool
+) -> None:
+    """check's output: the shown point's rates and alarms, the closing lines of the other
+    points it decided first; exit 1 when any alarm of any of them tripped."""
     if json_:
         shown = report.as_json(summary)
         shown["decided_with_it"] = [e.as_json() for e in earlier]
@@ -493,7 +501,7 @@ def check(
         _print_check(summary)
         from pipeline.textout import console
 
-        console().print(_rates_table(report.point, report.rates, gate_name))
+        console().print(_rates_table(report.point, report.rates, report.gate))
         if sarif is not None:
             typer.echo(f"SARIF → {sarif}")
         for other in earlier:

@@ -18,6 +18,7 @@ from pipeline.rules import results_sql, rules_for
 from pipeline.schema import CONTENT_TABLES, SNAPSHOTS
 from pipeline.sources.git import GitRepo, enclosing_repo
 from pipeline.sources.tree import OUT_OF_ROOT, DirTree, Entry, read_file
+from pipeline.visible import visible
 
 NO_LAYOUT = "no repository layout"
 
@@ -218,4 +219,5 @@ def format_lines(detection: Detection) -> list[str]:
         where = f"{note['file']}:{note['line']}" if note["line"] else note["file"]
         lines.append(f"note {where} {note['message']}")
     lines.append(detection.result)
-    return lines
+    # One line per finding, whatever a session's text holds (a terminal escape, a newline).
+    return [visible(line) for line in lines]

@@ -43,6 +43,7 @@ from pipeline.stats import Lifetime, Stats, compute, keep_session_verdicts, long
 from pipeline.stats_text import censored_text, reach_text
 from pipeline.store import Out
 from pipeline.textout import count_rate, difference_interval, interval, num, pct, plural
+from pipeline.visible import visible
 from pipeline.vocabulary import REGRESSION_DEFAULT, STAGES
 
 # Every open fork of the point, as the page's longest-open table lists them (vanished ones are
@@ -423,6 +424,7 @@ def render(data: ReportData) -> str:
         median_text=median_text,
         reach_text=reach_text,
         point_label=lambda point: phrases.get(point.name) or charts.point_label(point),
+        visible=visible,
         ordered_rows=ordered,
         shell_word=shlex.quote,
     )

@@ -602,3 +602,26 @@ def test_an_output_that_cannot_encode_a_dash_keeps_the_exit_code(
     result = census("check", "--out", out, "--fail-above", "0.01")
     assert result.returncode == 1, result.stderr
     assert b"internal error" not in result.stderr and b"above 1.0%" in result.stderr
+
+
+def test_detect_writes_a_sessions_control_characters_as_escapes(tmp_path: Path) -> None:
+    """A terminal escape in a sync line and a right-to-left override in an aspect reached the
+    terminal as they were: the screen could be cleared or a finding's words reversed, and a
+    newline in a fragment's name split a finding over two lines (found by a hunt)."""
+    repo = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", tmp_path / "repo")
+    folder = repo / "docs" / "research" / "demo-brainstorm"
+    log = folder / "ops" / "sync-log.md"
+    log.write_text(log.read_text() + "\ngarbage \x1b[2J\x1b]0;pwned\x07\n")
+    state = folder / "state.md"
+    state.write_text(state.read_text() + "- evil\u202e name — a gap → F99\n")
+    (folder / "fragments" / "notes\nclean").write_text("x\n")
+    result = runner.invoke(app, ["detect", str(folder), "--gate", "manifest"])
+    assert result.exit_code == 1, result.output
+    assert not any(c in result.stdout for c in "\x1b\x07\u202e"), result.stdout
+    assert "\\x1b[2J" in result.stdout and "evil\\u202e name" in result.stdout
+    lines = result.stdout.splitlines()
+    assert lines[-1] == "failing" and lines.count("clean") == 0
+    assert all(
+        line.split(" ", 1)[0] in {"note", "failing"} or line.startswith(("BS-", "CENSUS-"))
+        for line in lines
+    ), lines

@@ -418,6 +418,9 @@ def test_hostile_session_text_stays_text(browser: Any, tmp_path: Path) -> None:
     repo = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", tmp_path / "root" / "evil")
     forks = repo / "docs" / "research" / "demo-brainstorm" / "forks.md"
     forks.write_text(HOSTILE_FORKS.replace("{long}", "A" * 20_000))
+    # A right-to-left override quoted in a finding reversed the census's words after it.
+    state = forks.with_name("state.md")
+    state.write_text(state.read_text() + "- evil\u202e name — a gap → F99\n")
     out = Out(tmp_path / "out")
     crawl([str(tmp_path / "root")], str(out.root), workers=1)
     check(str(out.root))
@@ -443,6 +446,7 @@ def test_hostile_session_text_stays_text(browser: Any, tmp_path: Path) -> None:
     assert '<img src=x onerror="window.pwned=1">' in body
     assert "{{ jinja }} {% raw %}" in body
     assert 'raised overnight: <svg onload="window.pwned=9"></svg>' in body, "in forks raised"
+    assert "aspect 'evil\\u202e name' cites F99, which is neither" in body
     # The first screen only: a full-page capture of a 20,000-character line takes minutes.
     page.screenshot(path=str(tmp_path / "hostile.png"))
 

@@ -157,11 +157,9 @@ def parse_session(inp: SessionInput, snapshot_id: str | None = None) -> Records:
     gitignore = inp.files.get("ops/.gitignore")
     if gitignore is not None:
         lines = decode(gitignore, "ops/.gitignore", rec)
-        # Spaces only (spec §5): git reads `*` then a tab, or a no-break space, as another
-        # pattern, and leaves ops/ unignored.
+        # Spaces only (§5): git reads `*` and a tab, or a no-break space, as another pattern.
         snap["gitignore_star"] = any(line.strip(" ") == "*" for line in lines)
-    # '.' (the whole folder, in an archive read only in part) and folders not entered
-    # (`ops/`) are issues, not files.
+    # '.' (an archive read only in part) and folders not entered (`ops/`) are issues, not files.
     folders = {name for name in unreadable if name == "." or name.endswith("/")}
     for name in sorted(inp.files.keys() | (unreadable - folders)):
         data = inp.files.get(name)
