@@ -22,6 +22,11 @@ from pipeline.parse.session import EXISTS_FLAGS, LinkIn, SessionInput
 from pipeline.sources.git import GitHistory, GitRepo
 from pipeline.sources.tree import FOLDER_VANISHED, VANISHED, Entry, ReadError, is_unlisted
 
+# A document with NUL bytes is no UTF-8 text (UTF-16, say): its links cannot be read, so it is
+# a document not read (its rule fails), never one without links.
+NUL = b"\x00"
+NOT_TEXT = "file holds NUL bytes: not UTF-8 text (UTF-16?); its links cannot be read"
+BOM = b"\xef\xbb\xbf"
 # A character reference, numeric (`&#47;`) or named (`&sol;`): a link's target may spell any
 # character of a folder's path with one.
 _REFERENCE_RE = re.compile(rb"&(?:#|[A-Za-z][A-Za-z0-9]{1,31};)")
@@ -87,6 +92,9 @@ class RepoContext:
             except ReadError as err:
                 self.unreadable_documents[path] = (err.code, err.message)
                 continue
+            if NUL in data:
+                self.unreadable_documents[path] = ("binary", NOT_TEXT)
+                continue
             for line, kind, target, resolved in _resolved_links(path, data, {topic}):
                 if any(is_inside(resolved, folder) for folder in folders):
                     found.append(LinkIn(path, line, kind, target, resolved))
@@ -114,6 +122,10 @@ class RepoContext:
                     self.issues.append((doc.path, err.code, err.message))
                     self.unreadable_documents[doc.path] = (err.code, err.message)
                     continue
+                if NUL in data:  # never cached: it is read again, and noted again, each time
+                    self.issues.append((doc.path, "binary", NOT_TEXT))
+                    self.unreadable_documents[doc.path] = ("binary", NOT_TEXT)
+                    continue
                 if key is None:
                     links = _resolved_links(doc.path, data, topics)
                 else:
@@ -138,6 +150,8 @@ def _resolved_links(
     With topics, only a document that could link into one of their folders is parsed; with
     None, any document that names a brainstorm folder at all (or escapes text).
     """
+    if data.startswith(BOM):
+        data = data[len(BOM) :]  # else a reference on the first line is no definition
     if topics is not None and not _may_link_into(document, data, topics):
         return []
     if topics is None and b"brainstorm" not in data and b"%" not in data and b"&#" not in data:

@@ -140,3 +140,35 @@ def test_an_mdx_destination_is_read_for_its_links(tmp_path: Path) -> None:
     status, findings = _harvest(session)
     assert status == "fail"
     assert any("/docs/features/demo.mdx" in f for f in findings), findings
+
+
+@pytest.mark.parametrize(
+    ("base", "session", "document"),
+    [
+        ("applied", "docs/research/demo-brainstorm", "docs/features/demo.md"),
+        ("harvested", "docs/history/brainstorms/demo", "docs/architecture/overview.md"),
+    ],
+)
+def test_a_destination_saved_as_utf16_is_a_document_not_read(
+    base: str, session: str, document: str, tmp_path: Path
+) -> None:
+    """A UTF-16 document linking into the session folder holds NUL bytes, so the link
+    pre-filter saw no folder name and the rule passed with nothing noted (found by a hunt)."""
+    repo = copy_tree(FIXTURES / "cases" / "base" / base / "repo", tmp_path / "corpus" / "repo")
+    target = "../../" + session + "/thesis.md"
+    (repo / document).write_bytes(f"# Notes\n\nSee [the thesis]({target}).\n".encode("utf-16"))
+    status, findings = _harvest(repo / session)
+    assert status == "fail"
+    assert any(f"/{document}" in f and "NUL bytes" in f for f in findings), findings
+    assert ("fail", f"/{document}") in _checked_status(tmp_path / "corpus", tmp_path / "out")
+
+
+def test_a_reference_on_a_documents_first_line_after_a_bom_is_read(tmp_path: Path) -> None:
+    """A byte-order mark before `[notes]: …` on line 1 made it no definition: the link into
+    the session folder was lost and BS-HARVEST-01 passed (found by a hunt)."""
+    repo = copy_tree(FIXTURES / "cases" / "base" / "applied" / "repo", tmp_path / "repo")
+    document = repo / "docs" / "features" / "demo.md"
+    line = "[notes]: ../research/demo-brainstorm/thesis.md\n"
+    document.write_bytes(b"\xef\xbb\xbf" + line.encode() + document.read_bytes())
+    status, findings = _harvest(repo / "docs" / "research" / "demo-brainstorm")
+    assert status == "fail" and any("/docs/features/demo.md" in f for f in findings), findings
