@@ -309,3 +309,21 @@ def test_a_root_with_no_session_beside_others_is_a_warning(tmp_path: Path) -> No
     roots = [str(repo), str(tmp_path / "docs-only")]
     shard = crawl(roots, str(tmp_path / "out3"), shard=(1, 2), point="n1")
     assert not any("holds no session folder" in w for w in shard.warnings)
+
+
+def test_a_docs_folder_that_is_a_link_inside_the_root_is_noted(tmp_path: Path) -> None:
+    """docs/ a link to documentation/ in the same repository: the link is not followed and
+    documentation/research/… is no session path, so its session vanished from the night with
+    no word, while `census detect` read it through the link (found by a hunt)."""
+    from pipeline.sources.tree import LAYOUT_LINK
+
+    repo = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", tmp_path / "root" / "linked")
+    (repo / "docs").rename(repo / "documentation")
+    (repo / "docs").symlink_to("documentation", target_is_directory=True)
+    out = tmp_path / "out"
+    summary = crawl([str(tmp_path / "root")], str(out), workers=1)
+    assert summary.sessions == 0 and summary.parse_issues == 1
+    rows = connect(Out(out)).execute("SELECT file, code, message FROM parse_issues").fetchall()
+    assert [(f.rsplit(":", 1)[-1], c, m) for f, c, m in rows] == [
+        ("linked/docs", "unreadable", LAYOUT_LINK)
+    ]

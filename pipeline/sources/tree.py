@@ -92,6 +92,15 @@ def _real_dir(path: str) -> bool:
         return False
 
 
+# The folders of the session layout (spec §2) above the session folders themselves.
+_LAYOUT = ("docs", "docs/research", "docs/history", "docs/history/brainstorms")
+_LAYOUT_TAILS = tuple("/" + folder for folder in _LAYOUT)
+LAYOUT_LINK = (
+    "symbolic link to a folder of the session layout; not followed, so the sessions under it "
+    "are not read (census detect reads one through the link)"
+)
+
+
 def is_session_path(path: str) -> bool:
     """Whether a path (relative, POSIX) is a session folder itself (spec §2), as discovery
     matches one (imported here: discovery reads this module's Entry)."""
@@ -234,6 +243,9 @@ class DirTree(Tree):
                 # A session folder that is a link (inside the root) is that session: found by
                 # its path (spec §2), read through the link, as `census detect` reads it.
                 return Entry(path, True, 0, st.st_mtime_ns)
+            elif path.endswith(_LAYOUT_TAILS) or path in _LAYOUT:
+                # Its sessions' real paths are no session paths, so they would vanish unsaid.
+                self.issues.append((path, "unreadable", LAYOUT_LINK))
             return Entry(path, True, 0, 0, "symbolic link to a directory; not followed")
         if not stat.S_ISREG(st.st_mode):
             # A link to a FIFO or a device: opening it could block forever.
