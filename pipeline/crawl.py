@@ -1078,7 +1078,8 @@ def _repo_context(job: Job, repo: RepoRef, tree: Tree | None) -> RepoContext:
         return RepoContext(repo, lambda p: archive.read(prefix + p))
     from pipeline.sources.tree import read_file
 
-    ctx = RepoContext(repo, lambda p: read_file(os.path.join(base, p)))
+    bound = os.path.realpath(job.root_abs)
+    ctx = RepoContext(repo, lambda p: read_file(os.path.join(base, p), bound))
     git_top = _git_top(job.root_abs, repo.path)
     if git_top is not None:
         ctx.git = GitRepo(os.path.join(job.root_abs, git_top) if git_top else job.root_abs)

@@ -98,7 +98,7 @@ def detect(path: str, gate: str = "session") -> Detection:
     repo = RepoRef("", {session_path: session})
     if in_layout and gate == "move":
         _add_repo_documents(repo, repo_root, session_path)
-    ctx = RepoContext(repo, lambda p: read_file(os.path.join(repo_root, p)))
+    ctx = RepoContext(repo, lambda p: read_file(os.path.join(repo_root, p), walker.bound))
     git = enclosing_repo(folder) or _unread_git(folder)
     # As in the crawl, git context comes from a working tree at or above the repository root:
     # one that starts inside it (at its docs/, or in the session folder) gives none.

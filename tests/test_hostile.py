@@ -800,3 +800,24 @@ def test_second_writer_on_a_locked_out(crawled: Path, args: list[str]) -> None:
         assert tree_state(out) == before
     assert str(out) in line and "another census process is writing" in line
     assert "use another --out" in line
+
+
+def test_a_file_swapped_for_a_link_out_of_the_root_after_the_listing_is_not_read(
+    tmp_path: Path,
+) -> None:
+    """The walk checks each link it lists, but a session file replaced by a link to a file out
+    of the root between the listing and the read was read wherever it led: a crawl stored a
+    fork from outside the root (found by a hunt). A link that stays inside is read."""
+    from pipeline.sources.tree import OUT_OF_ROOT, DirTree, ReadError
+
+    root = tmp_path / "root"
+    (root / "inside").mkdir(parents=True)
+    (root / "inside" / "real.md").write_text("# inside\n")
+    (tmp_path / "secret.md").write_text("## F77 — SECRET-OUTSIDE [open]\n")
+    tree = DirTree(str(root))
+    (root / "forks.md").symlink_to(tmp_path / "secret.md")  # as if swapped in after listing
+    (root / "linked.md").symlink_to(root / "inside" / "real.md")
+    with pytest.raises(ReadError) as refused:
+        tree.read("forks.md")
+    assert (refused.value.code, refused.value.message) == ("unreadable", OUT_OF_ROOT)
+    assert tree.read("linked.md") == b"# inside\n"

@@ -6,6 +6,7 @@ reads a file's bytes; it never writes and never leaves the root.
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from collections.abc import Iterator
@@ -281,14 +282,15 @@ class DirTree(Tree):
             stack.extend(e.path for e in reversed(children) if e.is_dir and e.problem is None)
 
     def read(self, path: str) -> bytes:
-        return read_file(os.path.join(self.root, path))
+        return read_file(os.path.join(self.root, path), self.bound)
 
 
-def read_file(full: str) -> bytes:
+def read_file(full: str, bound: str | None = None) -> bytes:
+    """A file's bytes. With `bound` (a real path), a file that is a symbolic link is read only
+    when it leads inside it: the walk checked each link it listed, but a file swapped for a
+    link after the listing would otherwise be read wherever it led."""
     try:
-        # O_NONBLOCK: a FIFO swapped in after the listing must not block the open; it is
-        # refused below. For regular files the flag changes nothing.
-        fd = os.open(full, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        fd = _open(full, bound)
         try:
             st = os.fstat(fd)
             if stat.S_ISDIR(st.st_mode):
@@ -317,3 +319,23 @@ def read_file(full: str) -> bytes:
         raise ReadError("not-a-file", "expected a file, found a directory") from None
     except OSError as err:
         raise ReadError("unreadable", f"cannot read: {err.strerror}") from None
+
+
+# O_NONBLOCK: a FIFO swapped in after the listing must not block the open; it is refused after
+# it. For regular files the flag changes nothing.
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
+_NO_FOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
+def _open(full: str, bound: str | None) -> int:
+    if bound is None or not _NO_FOLLOW:
+        return os.open(full, _READ_FLAGS)
+    try:
+        return os.open(full, _READ_FLAGS | _NO_FOLLOW)
+    except OSError as err:
+        if err.errno != errno.ELOOP:
+            raise
+    target = os.path.realpath(full)
+    if target != bound and not target.startswith(bound + os.sep):
+        raise ReadError("unreadable", OUT_OF_ROOT)
+    return os.open(target, _READ_FLAGS | _NO_FOLLOW)
