@@ -156,6 +156,9 @@ def _die_with_parent(parent: int) -> None:
         ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     if os.getppid() != parent:  # the parent died before the line above
         os._exit(1)
+    # Ctrl-C reaches the whole process group: the crawl stops its workers itself. A worker
+    # interrupted mid-reply printed its traceback, and once left the pool hung on half a reply.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _start_worker(parent: int, ctx: _Context) -> None:
@@ -762,18 +765,23 @@ def _results(
     ) as pool:
         pending: set[Future[JobResult]] = set()
         inline: list[tuple[Tree, Job]] = []
-        for tree, job in [*head, *jobs]:
-            # Archives live in the parent's memory, so their jobs run here.
-            if not isinstance(tree, DirTree):
-                inline.append((tree, job))
-                continue
-            pending.add(pool.submit(run_job, job, None))
-            while len(pending) >= workers * 3:
+        try:
+            for tree, job in [*head, *jobs]:
+                # Archives live in the parent's memory, so their jobs run here.
+                if not isinstance(tree, DirTree):
+                    inline.append((tree, job))
+                    continue
+                pending.add(pool.submit(run_job, job, None))
+                while len(pending) >= workers * 3:
+                    done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                    yield from (f.result() for f in done)
+            while pending:
                 done, pending = wait(pending, return_when=FIRST_COMPLETED)
                 yield from (f.result() for f in done)
-        while pending:
-            done, pending = wait(pending, return_when=FIRST_COMPLETED)
-            yield from (f.result() for f in done)
+        except BaseException:
+            # Interrupted or failed: the queued jobs are dropped, not run to the end first.
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
     _init_worker(ctx)
     for tree, job in inline:
         yield run_job(job, tree)

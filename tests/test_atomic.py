@@ -169,3 +169,24 @@ def test_a_check_failing_beside_its_lifetimes_leaves_out_as_before(
     assert table_contents(out) == before
     summary = checking.check(str(out))
     assert summary.points and summary.snapshots == 6
+
+
+def _interrupt_handler() -> str:
+    import signal
+
+    return str(signal.getsignal(signal.SIGINT))
+
+
+def test_the_crawls_workers_leave_ctrl_c_to_the_crawl() -> None:
+    """A terminal's Ctrl-C reaches every process of the group: workers interrupted mid-reply
+    printed tracebacks, and once the pool hung on half a reply, holding OUT's lock (found by a
+    hunt). A worker ignores it; the crawl drops the queued jobs and stops."""
+    import os
+    import signal
+    from concurrent.futures import ProcessPoolExecutor
+    from multiprocessing import get_context
+
+    from pipeline.crawl import _die_with_parent
+
+    with ProcessPoolExecutor(1, get_context("spawn"), _die_with_parent, (os.getpid(),)) as pool:
+        assert pool.submit(_interrupt_handler).result() == str(signal.SIG_IGN)
