@@ -39,15 +39,16 @@ def _checked_status(corpus: Path, out: Path) -> list[tuple[str, str]]:
     return [(str(s), str(f)) for s, f in rows]
 
 
-@pytest.mark.parametrize(
-    ("base", "session", "document"),
-    [
-        # The current round names docs/features/demo.md as a destination.
-        ("applied", "docs/research/demo-brainstorm", "docs/features/demo.md"),
-        # Harvested: every document outside docs/research/ and docs/history/ counts.
-        ("harvested", "docs/history/brainstorms/demo", "docs/architecture/overview.md"),
-    ],
-)
+# A destination of each kind: (base, session folder, document).
+DESTINATIONS = [
+    # The current round names docs/features/demo.md as a destination.
+    ("applied", "docs/research/demo-brainstorm", "docs/features/demo.md"),
+    # Harvested: every document outside docs/research/ and docs/history/ counts.
+    ("harvested", "docs/history/brainstorms/demo", "docs/architecture/overview.md"),
+]
+
+
+@pytest.mark.parametrize(("base", "session", "document"), DESTINATIONS)
 def test_an_unread_destination_fails_harvest(
     base: str, session: str, document: str, tmp_path: Path
 ) -> None:
@@ -142,13 +143,7 @@ def test_an_mdx_destination_is_read_for_its_links(tmp_path: Path) -> None:
     assert any("/docs/features/demo.mdx" in f for f in findings), findings
 
 
-@pytest.mark.parametrize(
-    ("base", "session", "document"),
-    [
-        ("applied", "docs/research/demo-brainstorm", "docs/features/demo.md"),
-        ("harvested", "docs/history/brainstorms/demo", "docs/architecture/overview.md"),
-    ],
-)
+@pytest.mark.parametrize(("base", "session", "document"), DESTINATIONS)
 def test_a_destination_saved_as_utf16_is_a_document_not_read(
     base: str, session: str, document: str, tmp_path: Path
 ) -> None:
