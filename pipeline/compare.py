@@ -95,6 +95,10 @@ class Comparison:
     # The candidate's sessions when the baseline has none (a wrong folder for the baseline):
     # nothing was compared, which must not read as a pass.
     baseless: int = 0
+    # Sessions of one arm matched by none of the other's (same_session), when both saw some:
+    # a replay that lost sessions is compared on the rest, and says so.
+    baseline_only: int = 0
+    candidate_only: int = 0
     # What the reader should know about how the arms were chosen (printed on stderr).
     notes: list[str] = field(default_factory=list)
 
@@ -125,6 +129,8 @@ class Comparison:
             "counts": self.counts(),
             "emptied": self.emptied,
             "baseless": self.baseless,
+            "baseline_only": self.baseline_only,
+            "candidate_only": self.candidate_only,
             "rows": [asdict(r) for r in ordered(self.rows)],
         }
 
@@ -227,21 +233,17 @@ def between(
         result.rows.append(row)
     base_life, cand_life = (known.get(p.name) or point_lifetime(con, p) for p in (base, cand))
     result.rows.append(median_row(base_life, cand_life, z))
-    result.emptied, result.baseless = _emptied(con, base, cand)
+    before, after, result.baseline_only, result.candidate_only = _matched(con, base, cand)
+    result.emptied, result.baseless = (before if not after else 0), (after if not before else 0)
+    if not before or not after:
+        result.baseline_only = result.candidate_only = 0
     return result
 
 
-def _emptied(con: Any, baseline: Point, candidate: Point) -> tuple[int, int]:
-    """The baseline's sessions when the candidate has none, else 0; and the candidate's
-    when the baseline has none, else 0."""
-    counts = dict(
-        con.execute(
-            "SELECT point, count(*) FROM point_sessions WHERE point IN ($b, $p) GROUP BY point",
-            {"b": baseline.name, "p": candidate.name},
-        ).fetchall()
-    )
-    before, after = (int(counts.get(p.name, 0)) for p in (baseline, candidate))
-    return (before if not after else 0), (after if not before else 0)
+def _matched(con: Any, baseline: Point, candidate: Point) -> tuple[int, int, int, int]:
+    """Each arm's sessions, and how many of each the other arm has no session for."""
+    row = con.execute(query_sql("compare_sessions"), {"b": baseline.name, "p": candidate.name})
+    return tuple(int(n) for n in row.fetchone())  # type: ignore[return-value]
 
 
 def point_lifetime(con: Any, point: Point) -> Lifetime:

@@ -70,6 +70,12 @@ def summary_line(result: Comparison) -> str:
             f"; the candidate {result.candidate.name} saw no session, where the baseline "
             f"{result.baseline.name} saw {result.emptied}"
         )
+    if result.baseline_only:
+        line += (
+            f"; {plural(result.baseline_only, 'session')} of the baseline "
+            f"{result.baseline.name} {'is' if result.baseline_only == 1 else 'are'} not in the "
+            f"candidate {result.candidate.name} and not compared"
+        )
     if result.baseless:
         line += (
             f"; the baseline {result.baseline.name} saw no session, where the candidate "

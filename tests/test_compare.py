@@ -427,6 +427,30 @@ def test_one_session_in_one_arm_only_makes_the_comparison_two_sample(tmp_path: P
     assert {r.design for r in same if r.metric == "BS-FORK-01"} == {"paired"}
 
 
+def test_a_candidate_that_lost_sessions_says_how_many_were_not_compared(tmp_path: Path) -> None:
+    """A replay that wrote 3 of the baseline's 5 sessions was compared on the 3 with no word
+    that 2 were missing: the lost sessions may be the ones the candidate broke."""
+    from tests.conftest import base_corpus
+
+    base_corpus(tmp_path / "baseline", 5)
+    base_corpus(tmp_path / "candidate", 6)
+    for lost in ("repo-01", "repo-03"):
+        shutil.rmtree(tmp_path / "candidate" / lost)
+    out = tmp_path / "out"
+    crawl([str(tmp_path / "baseline")], str(out), {"run": "baseline"}, workers=1)
+    crawl([str(tmp_path / "candidate")], str(out), {"run": "candidate"}, workers=1)
+    check(str(out))
+    arms = ["--baseline", "run=baseline", "--candidate", "run=candidate"]
+    args = ["compare", "--out", str(out), *arms]
+    result = CliRunner().invoke(app, args)
+    assert "2 sessions of the baseline" in result.output, result.output
+    assert "are not in the candidate" in result.output
+    doc = json.loads(CliRunner().invoke(app, [*args, "--json"]).output)
+    assert (doc["baseline_only"], doc["candidate_only"]) == (2, 1)
+    same = compare(str(out), BASELINE, BASELINE)
+    assert same.baseline_only == same.candidate_only == 0
+
+
 def test_each_arm_counts_its_sessions_as_the_rates_do(tmp_path: Path) -> None:
     """Two roots of one arm with the same layout give sessions with the same session_key
     (spec §2); compare counts each of them, as statuses and rule_rates do, and pairs none."""

@@ -288,9 +288,12 @@ def test_compare_tiny_replay(checked: Path) -> None:
         "counts",
         "emptied",
         "baseless",
+        "baseline_only",
+        "candidate_only",
         "rows",
     ]
     assert plain["emptied"] == plain["baseless"] == 0  # both arms saw sessions
+    assert plain["baseline_only"] == plain["candidate_only"] == 0  # the same sessions
     assert plain["baseline"] == {
         "point": result.baseline.name,
         "labels": {"run": "baseline"},
