@@ -30,10 +30,14 @@ class Step:
     action: Callable[[], object]
 
 
-def after_commit(out: Out, subject: str, *steps: Step) -> list[str]:
+def after_commit(out: Out, subject: str, *steps: Step, sweep: bool = False) -> list[str]:
     """Run the steps that follow a commit (then compaction and census.duckdb); the warning
     line for those that failed (an empty list when all went through). Call under the commit
-    lock."""
+    lock; `sweep` only under the writers' lock held exclusive.
+
+    With `sweep`, once census.duckdb names the committed files, the files the commit
+    superseded (the last check's lifetime_forks, a compaction's inputs) are deleted: a
+    Parquet reader of tables/ read them beside their replacements until the next writer."""
     from pipeline.maintain import auto_compact
 
     compaction = Step("compaction", "the next commit compacts", lambda: auto_compact(out))
@@ -45,6 +49,8 @@ def after_commit(out: Out, subject: str, *steps: Step) -> list[str]:
         except Exception as err:  # the commit stands whatever a later step does
             failed.append((step, err))
     if not failed:
+        if sweep:
+            out.sweep()
         return []
     problem, todo = _describe(failed[0][1], str(out.root))
     whats = ", ".join(step.what for step, _ in failed)

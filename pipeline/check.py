@@ -160,7 +160,7 @@ def _decide(out: Out, con: Any, points: list[str], current: str, summary: CheckS
         stale = {LIFETIME_FORKS.name: out.manifest()[LIFETIME_FORKS.name]} if unfrozen else None
         publish(out, staging, f"check-{check_id}", replace=stale)
         # From here the check is in OUT: compaction or census.duckdb failing is a warning.
-        summary.warnings = after_commit(out, f"check {check_id}")
+        summary.warnings = after_commit(out, f"check {check_id}", sweep=True)
 
 
 def _check_row(

@@ -494,7 +494,9 @@ def _commit(
                     ),
                 )
             )
-        summary.warnings = after_commit(out, f"run {summary.run_id}", *steps)
+        # A shard holds the writers' lock shared: another shard's staging is not its to sweep.
+        sweep = not plan.shard_name
+        summary.warnings = after_commit(out, f"run {summary.run_id}", *steps, sweep=sweep)
     if not summary.sessions and not plan.shard_name:
         # A root given below a repository's docs/ (or no repository at all) finds nothing: say
         # so, as a run of zero sessions is rarely what was meant (the run is committed).

@@ -419,7 +419,8 @@ def publish(
     """Move a writer's staged tables into tables/ and commit them (call under commit_lock).
 
     `replace` names committed files (per table) that the new ones supersede: a compaction's
-    or a prune's inputs. They leave the manifest in the same commit and are swept later.
+    or a prune's inputs. They leave the manifest in the same commit, and are deleted once
+    census.duckdb names their replacements.
     """
     crash_point("staged")
     manifest = out.manifest()
