@@ -619,9 +619,13 @@ def test_aspect_refs_as_words() -> None:
         ("F2", "fork", "F2"),
         ("D3", "decision", "D3"),
         ("thesis", "thesis", None),
-        ("fragment:api.md", "fragment", "api.md"),
+        ("fragment:api.md", "fragment", "api"),
         ("someday", "unknown", None),
     ]
+    # The target is the fragment's name (spec §3.1: fragment:api.md and fragment:api name the
+    # same fragment), so it joins fragments.name; another ending names that file.
+    rec = read("state", "## Aspect map\n- b → fragment:API.MD, fragment:notes.txt\n")
+    assert pick(rec.of("aspect_refs"), "target") == [("API",), ("notes.txt",)]
 
 
 def test_an_arrow_on_a_continuation_line_keeps_the_first_lines_refs() -> None:

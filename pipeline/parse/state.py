@@ -251,7 +251,7 @@ def _refs(raw: str) -> list[tuple[str, str, str | None]]:
             continue
         hits: list[tuple[int, str, str, str | None]] = []
         for m in _FRAGMENT_RE.finditer(text):
-            hits.append((m.start(), m[0], "fragment", m[1]))
+            hits.append((m.start(), m[0], "fragment", fragment_name(m[1])))
         # An ID inside a fragment's name (`fragment:F2-notes`) is part of the name.
         text_ids = _FRAGMENT_RE.sub(lambda m: " " * len(m[0]), text) if hits else text
         seen: set[str] = set()
@@ -286,6 +286,13 @@ def _ref_parts(raw: str) -> list[str]:
             start = at + 1
     parts.append(raw[start:])
     return parts
+
+
+def fragment_name(cited: str) -> str:
+    """The fragment a ref names: `fragment:api.md` and `fragment:api` name the same one (spec
+    §3.1), whose name is its file name without extension. Any other ending is kept, so
+    `fragment:notes.txt` still resolves to that file."""
+    return cited[:-3] if cited.lower().endswith(".md") and len(cited) > 3 else cited
 
 
 def _simple_ref(text: str) -> tuple[str, str, str | None] | None:
