@@ -240,3 +240,28 @@ def test_a_list_item_wrapped_onto_an_indented_line_is_one_sync_line() -> None:
         (5, "S2", "result", "reconciled"),
     ]
     assert rec.of("sync_events")[1]["open_forks"] == 2
+
+
+@pytest.mark.parametrize(
+    "meant",
+    [
+        "s3 | gate: on-demand | dispatched: 2026-07-08T14:40Z | scope: full",
+        "S 3 | gate: on-demand | dispatched: 2026-07-08T14:40Z | scope: full",
+        "sync S3 | gate: on-demand | dispatched: 2026-07-08T14:40Z | scope: full",
+        "s3 -> failed | 2026-07-08T14:41Z | timed out",
+    ],
+)
+def test_a_sync_line_misspelt_right_under_another_is_an_issue_never_its_wrapped_end(
+    meant: str, tmp_path: Path
+) -> None:
+    """A line right under a sync line that did not begin like one was read as the wrapped
+    end of the line above: a misspelt dispatch vanished into S2's summary with no note, and
+    an unpaired dispatch that is not the newest passed BS-SYNC-01 (spec §3.1: any other
+    line is a parse issue; clean never hides a skipped line)."""
+    text = "\n".join([S1, S1_DONE, S2, S2_DONE, meant, ""])
+    rec = read(text)
+    assert issues(rec) == [(5, "bad-sync-line", "BS-SYNC-01")]
+    assert rec.of("sync_events")[3]["open_forks"] == 2, "S2's summary is as written"
+    output = detect(tmp_path, text)
+    assert status(output, "BS-SYNC-01")[0].startswith("BS-SYNC-01 fail ops/sync-log.md:5")
+    assert output[-1] == "failing"

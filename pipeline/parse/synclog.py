@@ -52,6 +52,12 @@ _DISPATCH = ("gate", "dispatched", "scope")
 _OUTCOMES = ("reconciled", "failed")
 # A line that begins like a sync line (`S3 | …`, `**S3** → …`).
 _SYNC_START_RE = re.compile(r"[ \t*_`]*+S\d")
+# A line meant as a sync line of its own though it does not begin like one (`s3 | gate: …`,
+# `S 3 → failed …`): never the wrapped end of the line above, where it would vanish.
+_MEANT_AS_SYNC_RE = re.compile(
+    r"(?i)^[ \t*_`]*+s[ \t]*+\d|\|[ \t*_`]*+(?:gate|dispatched|scope)[ \t*_`]*+:"
+    r"|(?:→|->|&rarr;)[ \t*_`]*+(?:reconciled|failed)\b"
+)
 # Indentation, quote markers and list markers before a line's text inside a block.
 # Fence lines (of the block or of one nested in it) and breaks or setext underlines.
 _FENCE_LINE_RE = re.compile(r"`{3,}+[^`]*+|~{3,}+.*+")
@@ -132,11 +138,12 @@ def _wrapped(lines: list[tuple[int, str]], after_sync: bool = False) -> list[tup
     continuing the one above: the line wrapped, and the page shows one item or paragraph
     (spec §3.1: CommonMark joins consecutive lines). One that begins like a sync line is its
     own. `after_sync`: only a sync line is continued (in a paragraph, each line of prose
-    stays a line of its own, each a parse issue)."""
+    stays a line of its own, each a parse issue). A line meant as a sync line of its own
+    (`s3 | gate: …`) is never a continuation: read on its own, it is a sync line or an issue."""
     parts: list[tuple[int, list[str]]] = []
     for line, text in lines:
         continues = parts and (not after_sync or _SYNC_START_RE.match(parts[-1][1][0]))
-        if continues and _SYNC_START_RE.match(text) is None:
+        if continues and _SYNC_START_RE.match(text) is None and not _MEANT_AS_SYNC_RE.search(text):
             parts[-1][1].append(text.strip())
         else:
             parts.append((line, [text.rstrip()]))
