@@ -101,24 +101,25 @@ def discover(entries: Iterable[Entry]) -> list[RepoRef]:
             _add_to_session(repos, parts, entry, docs_at, depth, topic, location)
     for repo in repos.values():
         repo.incomplete = incomplete
-    # Longest repository path first, so a nested repository claims its own documents.
+    gits = {e.path.rpartition("/")[0] for e in rest if e.problem == "git"}
+    for repo_path in gits & repos.keys():
+        repos[repo_path].has_git = True
+    # Longest repository path first: a file belongs to the innermost repository holding it and
+    # to those around it, up to one with a .git of its own (a separate repository). A package's
+    # docs/ in a monorepo makes it a repository root, and its README is still the monorepo's.
     ordered = sorted(repos, key=len, reverse=True)
     for entry in rest:
-        owner = _owner(entry.path, ordered)
-        if owner is None:
-            continue
-        repo = repos[owner]
-        rel = entry.path[len(owner) + 1 :] if owner else entry.path
-        if entry.problem == "git" and "/" not in rel:
-            repo.has_git = True
-        if entry.is_dir:
-            if is_unlisted(entry):
-                # A folder of documents not listed may hold a link into any session.
+        for owner in _owners(entry.path, ordered, gits):
+            repo = repos[owner]
+            rel = entry.path[len(owner) + 1 :] if owner else entry.path
+            if entry.is_dir:
+                if is_unlisted(entry):
+                    # A folder of documents not listed may hold a link into any session.
+                    repo.documents.append(_relative(entry, rel))
+                continue
+            repo.files.add(rel)
+            if is_markdown(rel):
                 repo.documents.append(_relative(entry, rel))
-            continue
-        repo.files.add(rel)
-        if is_markdown(rel):
-            repo.documents.append(_relative(entry, rel))
     return [repos[p] for p in sorted(repos)]
 
 
@@ -147,11 +148,13 @@ def _add_to_session(
         session.entries.append(_relative(entry, "."))  # the session folder was not listed
 
 
-def _owner(path: str, repo_paths: list[str]) -> str | None:
+def _owners(path: str, repo_paths: list[str], gits: set[str]) -> Iterator[str]:
+    """The repositories holding `path`, innermost first, up to the first with its own .git."""
     for repo_path in repo_paths:
         if not repo_path or path.startswith(repo_path + "/"):
-            return repo_path
-    return None
+            yield repo_path
+            if repo_path in gits:
+                return
 
 
 def _relative(entry: Entry, path: str) -> Entry:

@@ -251,3 +251,54 @@ def test_a_link_with_a_backslash_escape_is_read(tmp_path: Path) -> None:
     document.write_text(document.read_text(encoding="utf-8") + escaped, encoding="utf-8")
     status, findings, _ = _harvest(repo)
     assert status == "fail" and any("links into" in f for f in findings), findings
+
+
+def _package_session(repo: Path, package: str) -> None:
+    """Another team's open session under `package`/docs/research/, which makes `package` a
+    repository root of its own (spec §2) inside the repository."""
+    folder = repo / package / "docs" / "research" / "x-brainstorm"
+    folder.mkdir(parents=True)
+    (folder / "state.md").write_text("# State\n- Status: open\n", encoding="utf-8")
+
+
+def test_a_package_with_sessions_of_its_own_keeps_its_documents_in_the_repository(
+    tmp_path: Path,
+) -> None:
+    """A monorepo's pkg/ with a docs/research/ session of its own claimed every file under it,
+    so the Destination pkg/README.md, which exists and links into the session, was not read:
+    BS-HARVEST-01 passed and the folder read clean. A pkg/ with a .git of its own is another
+    repository, whose files stay its own."""
+    repo = _repo(tmp_path, DEMO, "pkg/README.md", link=False)
+    (repo / "pkg").mkdir()
+    (repo / "pkg" / "README.md").write_text(
+        "[notes](../docs/research/demo-brainstorm/)\n", encoding="utf-8"
+    )
+    _package_session(repo, "pkg")
+    status, findings, _ = _harvest(repo)
+    assert status == "fail" and findings[0].startswith("/pkg/README.md "), findings
+    crawl([str(repo.parent)], str(tmp_path / "out"), workers=1)
+    check(str(tmp_path / "out"))
+    query = (
+        "SELECT path, status FROM statuses WHERE rule_id = 'BS-HARVEST-01' AND status <> 'skipped'"
+    )
+    con = duckdb.connect(str(tmp_path / "out" / "census.duckdb"), read_only=True)
+    assert con.execute(query).fetchall() == [(SESSION, "fail")]
+    (repo / "pkg" / ".git").mkdir()
+    status, findings, _ = _harvest(repo)
+    assert status == "pass", findings
+
+
+def test_a_package_with_sessions_of_its_own_is_read_for_a_harvested_session(
+    tmp_path: Path,
+) -> None:
+    """History: every Markdown document of the repository counts, a package's README too."""
+    repo = copy_tree(FIXTURES / "cases" / "base" / "harvested" / "repo", tmp_path / "repo")
+    (repo / "pkg").mkdir()
+    (repo / "pkg" / "README.md").write_text(
+        "[why](../docs/history/brainstorms/demo/thesis.md)\n", encoding="utf-8"
+    )
+    _package_session(repo, "pkg")
+    detection = detect(str(repo / "docs" / "history" / "brainstorms" / "demo"), "move")
+    outcome = next(o for o in detection.outcomes if o.rule == "BS-HARVEST-01")
+    assert outcome.status == "fail"
+    assert [f["file"] for f in outcome.findings] == ["/pkg/README.md"]
