@@ -1114,4 +1114,9 @@ def _identity(job: Job, repo: RepoRef, ctx: RepoContext) -> str:
         return f"{job.archive_name}:{repo.path or '.'}"
     # A root that is itself the repository is named by its folder: '.' would make every
     # such root the same repository, and their sessions one another's.
-    return repo.path or os.path.basename(job.root_abs.rstrip(os.sep)) or "."
+    root_name = os.path.basename(job.root_abs.rstrip(os.sep)) or "."
+    if repo.path == root_name:
+        # A repository below it named like the root (proj/proj/) is another repository; './'
+        # begins no path relative to the root, so the two never share an identity.
+        return f"./{repo.path}"
+    return repo.path or root_name

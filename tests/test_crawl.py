@@ -207,6 +207,25 @@ def test_roots_that_are_repositories_keep_distinct_identities(tmp_path: Path) ->
     assert sorted(rows) == [("alpha", 1), ("beta", 1)]
 
 
+def test_a_repository_below_the_root_named_like_it_is_another_repository(tmp_path: Path) -> None:
+    """A root that is a repository is named by its folder (proj), which a repository below it
+    at proj/proj/ is named by too: the two sessions of one topic shared a session_key, the
+    point held one of them, and the crawl warned of two checkouts of one origin there was not."""
+    from pipeline.check import check
+
+    root = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", tmp_path / "proj")
+    copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", root / "proj")
+    state = root / "proj" / "docs" / "research" / "demo-brainstorm" / "state.md"
+    state.write_text(state.read_text().replace("→ F", "→ F9, F", 1))  # fails BS-ASPECT-01
+    summary = crawl([str(root)], str(tmp_path / "out"), workers=1)
+    assert not [w for w in summary.warnings if "checkouts" in w], summary.warnings
+    check(str(tmp_path / "out"))
+    rows = connect(Out(tmp_path / "out")).execute(
+        "SELECT repo_path, clean FROM sessions ORDER BY repo_path"
+    )
+    assert rows.fetchall() == [(".", True), ("proj", False)]
+
+
 def test_a_topic_in_research_and_history_at_once_is_its_research_folder(tmp_path: Path) -> None:
     """A move half done leaves one session (one session_key) in two folders: the research
     folder stands for it (by definition unfinished), whichever copy is healthier, and the
