@@ -12,6 +12,7 @@ import posixpath
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from urllib.parse import unquote_to_bytes
 
 from pipeline.discover import RepoRef, SessionRef, history_folder, match_session, research_folder
 from pipeline.parse.lexical import MAX_FILE_BYTES, is_markdown
@@ -303,12 +304,17 @@ def destination_stamps(ctx: RepoContext) -> str:
                 manifests.append(ctx.read(f"{session.path}/ops/manifest.md"))
     if not manifests:
         return ""
+    # A Destination names its path as a link may (`notes%20a.md`, `b%2Dbrainstorm`,
+    # `notes\_a.md`): the folder's name is looked for in the text so unescaped too, and then
+    # every document of that folder counts (more than are named, never fewer).
+    texts = [*manifests, *(unquote_to_bytes(data).replace(b"\\", b"") for data in manifests)]
     named = []
     for session in ctx.repo.sessions.values():
-        name = posixpath.basename(session.path)
+        name = posixpath.basename(session.path).encode("utf-8", "surrogateescape")
+        if not any(name in text for text in texts):
+            continue
         for e in session.entries:
-            key = f"{name}/{e.path}".encode("utf-8", "surrogateescape")
-            if is_markdown(e.path) and any(key in data for data in manifests):
+            if is_markdown(e.path):
                 named.append(f"{session.path}/{e.path}\0{e.size}\0{e.mtime_ns}")
     return "\n".join(named)
 
