@@ -158,7 +158,7 @@ def _owners(path: str, repo_paths: list[str], gits: set[str]) -> Iterator[str]:
 
 
 def _relative(entry: Entry, path: str) -> Entry:
-    return Entry(path, entry.is_dir, entry.size, entry.mtime_ns, entry.problem)
+    return Entry(path, entry.is_dir, entry.size, entry.mtime_ns, entry.problem, entry.ctime_ns)
 
 
 def session_key(repo_identity: str, topic: str) -> str:

@@ -315,7 +315,7 @@ def destination_stamps(ctx: RepoContext) -> str:
             continue
         for e in session.entries:
             if is_markdown(e.path):
-                named.append(f"{session.path}/{e.path}\0{e.size}\0{e.mtime_ns}")
+                named.append(f"{session.path}/{e.path}\0{e.size}\0{e.mtime_ns}\0{e.ctime_ns}")
     return "\n".join(named)
 
 
@@ -328,11 +328,12 @@ def repo_signature(ctx: RepoContext) -> str:
     for path in sorted(ctx.repo.files):
         h.update(path.encode("utf-8", "surrogateescape") + b"\0")
     for doc in ctx.repo.documents:
-        h.update(f"{doc.path}\0{doc.size}\0{doc.mtime_ns}\n".encode("utf-8", "surrogateescape"))
+        stamp = f"{doc.path}\0{doc.size}\0{doc.mtime_ns}\0{doc.ctime_ns}\n"
+        h.update(stamp.encode("utf-8", "surrogateescape"))
     if ctx.git is not None:
         try:
             st = os.stat(git_index(ctx.git.path))
-            h.update(f"index\0{st.st_size}\0{st.st_mtime_ns}".encode())
+            h.update(f"index\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ctime_ns}".encode())
         except OSError:
             h.update(b"index\0none")
     return h.hexdigest()
@@ -367,7 +368,7 @@ def session_signature(repo_sig: str, session: SessionRef) -> str:
     h = hashlib.sha256(repo_sig.encode())
     for e in session.entries:
         h.update(
-            f"{e.path}\0{e.is_dir}\0{e.size}\0{e.mtime_ns}\0{e.problem}\n".encode(
+            f"{e.path}\0{e.is_dir}\0{e.size}\0{e.mtime_ns}\0{e.ctime_ns}\0{e.problem}\n".encode(
                 "utf-8", "surrogateescape"
             )
         )

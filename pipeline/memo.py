@@ -1,7 +1,7 @@
 """What the last full walk of a block saw, so that an unchanged rerun confirms it by stat alone.
 
 A block is one repository root under a directory root, as the crawl's workers walk it. Its
-memo holds a stamp (kind, size, mtime) of every folder and file the walk listed, of git's own
+memo holds a stamp (kind, size, mtime, ctime) of every folder and file the walk listed, of git's own
 files that decide what the crawl reads from git (HEAD, refs, index, config) for every `.git` in
 or above it, and the observation rows the block gave. A rerun stats each stamped path: all equal
 means the same listing (a folder's mtime moves when an entry is added, removed or renamed in
@@ -26,7 +26,7 @@ if TYPE_CHECKING:  # the workers that confirm stamps import this module alone
     from pipeline.sources.tree import Entry
 
 # Bump when a memo's layout or meaning changes: an older file is then ignored.
-MEMO_FORMAT = 4
+MEMO_FORMAT = 5
 DIR = -1  # the size stamped for a folder
 ABSENT = -2  # the size stamped for a path that must stay missing (a .git not there, no index)
 # A file changed within this long of the walk may change again within the same mtime tick
@@ -39,7 +39,9 @@ GIT_FILES = ("HEAD", "config", "index", "packed-refs")
 # there); their stamps are part of every memo's context.
 GIT_CONFIG_ENV = ("HOME", "XDG_CONFIG_HOME", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM")
 
-Stamp = tuple[str, int, int]  # (path relative to the root, size or DIR/ABSENT, mtime_ns)
+# (path relative to the root, size or DIR/ABSENT, mtime_ns, ctime_ns): the ctime moves with
+# an edit whose mtime was set back, which the stat cache's signatures hold too.
+Stamp = tuple[str, int, int, int]
 # One block's stamps and its observation rows, each marshalled and compressed: the parent
 # loads, hands on and saves a night's memos as opaque bytes (paths repeat their folders, and
 # compress well).
@@ -137,7 +139,7 @@ def holds(root: str, stamps: list[Stamp] | None) -> bool:
 
 def _holds(root: str, stamps: list[Stamp]) -> bool:
     lstat, is_dir, is_reg = os.lstat, stat.S_ISDIR, stat.S_ISREG
-    for path, size, mtime in stamps:
+    for path, size, mtime, ctime in stamps:
         try:
             st = lstat(f"{root}/{path}" if path else root)
         except FileNotFoundError:
@@ -147,9 +149,14 @@ def _holds(root: str, stamps: list[Stamp]) -> bool:
         except OSError:
             return False
         if size == DIR:
-            if not is_dir(st.st_mode) or st.st_mtime_ns != mtime:
+            if not is_dir(st.st_mode) or st.st_mtime_ns != mtime or st.st_ctime_ns != ctime:
                 return False
-        elif not is_reg(st.st_mode) or st.st_size != size or st.st_mtime_ns != mtime:
+        elif (
+            not is_reg(st.st_mode)
+            or st.st_size != size
+            or st.st_mtime_ns != mtime
+            or st.st_ctime_ns != ctime
+        ):
             return False  # an ABSENT stamp never equals a size, so a path now there fails
     return True
 
@@ -170,7 +177,8 @@ def stamps_of(root: str, rel: str, entries: Iterable[Entry], started_ns: int) ->
         elif entry.problem is not None:
             return None
         else:
-            stamps.append((entry.path, DIR if entry.is_dir else entry.size, entry.mtime_ns))
+            size = DIR if entry.is_dir else entry.size
+            stamps.append((entry.path, size, entry.mtime_ns, entry.ctime_ns))
     # A .git above the block (inside the root) gives its repositories their identity too.
     parts = rel.split("/") if rel else []
     for depth in range(len(parts) - 1, -1, -1):
@@ -181,9 +189,9 @@ def stamps_of(root: str, rel: str, entries: Iterable[Entry], started_ns: int) ->
                 return None
             stamps.extend(found)
         else:
-            stamps.append((above, ABSENT, 0))
+            stamps.append((above, ABSENT, 0, 0))
     racy = started_ns - RACY_NS
-    if any(mtime >= racy for _, _, mtime in stamps):
+    if any(mtime >= racy for _, _, mtime, _ in stamps):
         return None
     return stamps
 
@@ -203,17 +211,17 @@ def _git_stamps(root: str, git: str) -> list[Stamp] | None:
         paths.append(rel)
         paths.extend(f"{rel}/{name}" for name in sorted(files))
         dirs.sort()
-    stamps: list[Stamp] = [(git, DIR, st.st_mtime_ns)]
+    stamps: list[Stamp] = [(git, DIR, st.st_mtime_ns, st.st_ctime_ns)]
     for path in paths:
         try:
             found = os.lstat(f"{root}/{path}")
         except FileNotFoundError:
-            stamps.append((path, ABSENT, 0))
+            stamps.append((path, ABSENT, 0, 0))
             continue
         except OSError:
             return None
         size = DIR if stat.S_ISDIR(found.st_mode) else found.st_size
-        stamps.append((path, size, found.st_mtime_ns))
+        stamps.append((path, size, found.st_mtime_ns, found.st_ctime_ns))
     return None if failed else stamps
 
 
@@ -222,4 +230,4 @@ def _stamp_file(path: str) -> list[int]:
         st = os.stat(path)
     except OSError:
         return [ABSENT, 0]
-    return [st.st_size, st.st_mtime_ns]
+    return [st.st_size, st.st_mtime_ns, st.st_ctime_ns]

@@ -8,6 +8,7 @@ crawls again: the new run's rows must equal those of a crawl of the same tree in
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -75,6 +76,16 @@ def _same_size_edit(root: Path) -> None:
     state.write_text(text.replace("open", "OPEN", 1), encoding="utf-8")
 
 
+def _same_size_edit_mtime_set_back(root: Path) -> None:
+    """As `touch -r`, `cp -p` or `rsync -a` leave it: the size and the mtime as they were, and
+    only the ctime (which no tool sets back) moved. It was never read again."""
+    state = root / "repo-00" / SESSION.format(0) / "state.md"
+    before = state.stat()
+    _same_size_edit(root)
+    os.utime(state, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert (state.stat().st_size, state.stat().st_mtime_ns) == (before.st_size, before.st_mtime_ns)
+
+
 def _add_a_fragment(root: Path) -> None:
     late = root / "repo-00" / SESSION.format(0) / "fragments" / "late.md"
     late.write_text("# Late\n", encoding="utf-8")
@@ -127,6 +138,7 @@ CHANGES: dict[str, Callable[[Path], None]] = {
         root / "repo-00" / SESSION.format(0) / "forks.md", "\n## F98 — New [open]\n"
     ),
     "same size, new content": _same_size_edit,
+    "same size and mtime, new content": _same_size_edit_mtime_set_back,
     "file added to a session": _add_a_fragment,
     "file removed from a session": lambda root: (
         root / "repo-00" / SESSION.format(0) / "basis" / "intake.md"

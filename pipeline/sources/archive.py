@@ -103,7 +103,7 @@ class ArchiveTree(Tree):
         self._last: str | None = None  # the last member met, to say where a fault struck
         with contextlib.suppress(OSError):  # an archive that cannot be opened says so later
             st = os.stat(path)
-            self.stamp = f"{st.st_size}:{st.st_mtime_ns}"
+            self.stamp = f"{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}"
 
     def blocks(self) -> Iterator[list[Entry]]:
         try:

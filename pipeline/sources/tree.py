@@ -10,7 +10,7 @@ import errno
 import os
 import stat
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from pipeline.parse.lexical import MAX_FILE_BYTES
 
@@ -23,6 +23,10 @@ class Entry:
     mtime_ns: int
     # Why the entry cannot be read (a link out of the root, a special file); None when fine.
     problem: str | None = None
+    # The inode's change time, which moves with every write and which no tool sets back (an
+    # edit of the same size with its mtime restored by `touch -r` or `rsync -a` moves it); 0
+    # where there is none (an archive's member).
+    ctime_ns: int = 0
 
 
 class ReadError(Exception):
@@ -194,7 +198,7 @@ class DirTree(Tree):
                 # Not UTF-8: the name cannot be stored as it is, and the replaced one does not
                 # open the file. Listed under the replaced name, never read or descended.
                 entry = self._entry(item, f"{rel}/{shown}" if rel else shown)
-                entry = Entry(entry.path, entry.is_dir, entry.size, entry.mtime_ns, BAD_NAME)
+                entry = replace(entry, problem=BAD_NAME)
                 if entry.is_dir:
                     self.issues.append((entry.path, "unreadable", BAD_NAME))
                 entries.append(entry)
@@ -208,9 +212,9 @@ class DirTree(Tree):
             if item.is_symlink():
                 return self._link(item, path)
             if stat.S_ISDIR(st.st_mode):
-                return Entry(path, True, 0, st.st_mtime_ns)
+                return Entry(path, True, 0, st.st_mtime_ns, ctime_ns=st.st_ctime_ns)
             if stat.S_ISREG(st.st_mode):
-                return Entry(path, False, st.st_size, st.st_mtime_ns)
+                return Entry(path, False, st.st_size, st.st_mtime_ns, ctime_ns=st.st_ctime_ns)
             return Entry(path, False, 0, 0, "not a regular file")
         except FileNotFoundError:
             # Deleted between the listing and this stat: a file is noted as its read would
@@ -243,7 +247,7 @@ class DirTree(Tree):
             elif is_session_path(path):
                 # A session folder that is a link (inside the root) is that session: found by
                 # its path (spec §2), read through the link, as `census detect` reads it.
-                return Entry(path, True, 0, st.st_mtime_ns)
+                return Entry(path, True, 0, st.st_mtime_ns, ctime_ns=st.st_ctime_ns)
             elif path.endswith(_LAYOUT_TAILS) or path in _LAYOUT:
                 # Its sessions' real paths are no session paths, so they would vanish unsaid.
                 self.issues.append((path, "unreadable", LAYOUT_LINK))
@@ -251,7 +255,7 @@ class DirTree(Tree):
         if not stat.S_ISREG(st.st_mode):
             # A link to a FIFO or a device: opening it could block forever.
             return Entry(path, False, 0, 0, "symbolic link to a special file; not read")
-        return Entry(path, False, st.st_size, st.st_mtime_ns)
+        return Entry(path, False, st.st_size, st.st_mtime_ns, ctime_ns=st.st_ctime_ns)
 
     def walk(self) -> Iterator[Entry]:
         """Every entry below the root (the root itself first, with path '')."""
@@ -264,10 +268,11 @@ class DirTree(Tree):
     def _walk(self, rel: str) -> Iterator[Entry]:
         full = os.path.join(self.root, rel) if rel else self.root
         try:
-            mtime = os.stat(full).st_mtime_ns
+            st = os.stat(full)
+            mtime, ctime = st.st_mtime_ns, st.st_ctime_ns
         except OSError:
-            mtime = 0
-        yield Entry(rel, True, 0, mtime)
+            mtime = ctime = 0
+        yield Entry(rel, True, 0, mtime, ctime_ns=ctime)
         stack = [rel]
         while stack:
             current = stack.pop()
