@@ -251,6 +251,14 @@ def _second_marker(fork: dict[str, Any], text: str, start: int, line: int, rec: 
             message = f"two markers contradict: [{fork['marker_raw'][:120]}]"
             rec.issue(FILE, line, "contradicting-markers", message, RULE)
             return
+    # Commentary after the marker that names the other value (`[parked → x] (was open)`)
+    # makes it a template or a contradiction, as `Status: stopping (was open)` is.
+    after = text[start + len(fork["marker_raw"] or "") + 2 :]
+    other = "parked" if fork["marker"] == "open" else "open"
+    if re.search(rf"(?i)(?<![\w/.-]){other}(?![\w/.-])", shown(after)):
+        fork["marker"], fork["destination"] = None, None
+        message = f"the commentary after the marker names {other}: {after.strip()[:120]}"
+        rec.issue(FILE, line, "contradicting-markers", message, RULE)
 
 
 def _read_marker(fork: dict[str, Any], raw: str, line: int, rec: Records) -> None:
@@ -262,7 +270,9 @@ def _read_marker(fork: dict[str, Any], raw: str, line: int, rec: Records) -> Non
     if token(text[: arrow.start()] if arrow else text, ("parked", "open")) == "parked":
         fork["marker"] = "parked"
         if arrow is not None:
-            fork["destination"] = bare(text[arrow.end() :])
+            # `[parked → —]`, `[parked → {destination}]`: no destination, as `[parked]`.
+            destination = bare(text[arrow.end() :])
+            fork["destination"] = "" if says_nothing(destination) else destination
         else:
             # `[parked: docs/x.md]` writes a destination but no arrow before it (null, so
             # BS-FORK-01 names the arrow); `[parked]` writes none ('').

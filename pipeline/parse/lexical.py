@@ -85,19 +85,27 @@ def _line_at(data: bytes, offset: int) -> int:
 
 
 # Characters that show nothing (zero-width space and joiners, word joiner, a BOM inside the
-# file): before `## F3` they make the line a paragraph to CommonMark, and the entry vanished.
-INVISIBLE = "\u200b\u200c\u200d\u2060\ufeff"
+# file, a soft hyphen, the direction marks and isolates, a form feed or vertical tab): before
+# `## F3` they make the line a paragraph to CommonMark, and the entry vanished.
+INVISIBLE = (
+    "\u200b\u200c\u200d\u2060\ufeff\u00ad\u200e\u200f\u061c\u2066\u2067\u2068\u2069"
+    "\u202a\u202b\u202c\u202d\u202e\x0b\x0c"
+)
 # Unicode space separators other than the plain space: a page shows each as a space.
 _SPACES = "\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000"
 _SPACES_RE = re.compile(f"[{_SPACES}]")
 # What may make a field name differ from the text a page shows for it; a first look.
 _ODD_NAME_RE = re.compile(f"[{INVISIBLE}{_SPACES}\uff1a<&\\\\]")
+# Inline HTML a name may be wrapped in, shown as its text: emphasis, and the tags that only
+# style it (`<u>`, `<mark>`, `<span class=…>`, `<code>`, `<kbd>`).
+_INLINE_TAGS = r"(?i:b|strong|em|i|u|mark|span|ins|kbd|code|small|cite|var|samp|abbr)"
 # A name, its colon (fullwidth as a CJK input method types it, or `\\:`, an escaped one the
-# page shows as a colon), and an HTML emphasis tag closing right after it (`<b>Name:</b>`).
+# page shows as a colon), and an inline tag closing right after it (`<b>Name:</b>`).
 _SHOWN_NAME_RE = re.compile(
-    r"((?:[^:\uff1a\\]|\\[^:\uff1a])*+)\\?[:\uff1a]((?:[ \t]*+</(?i:b|strong|em|i)>)?+)"
+    r"((?:[^:\uff1a\\]|\\[^:\uff1a])*+)\\?[:\uff1a]"
+    rf"((?:[ \t]*+</{_INLINE_TAGS}>)?+)"
 )
-_EMPHASIS_TAG_RE = re.compile(r"</?(?i:b|strong|em|i)>")
+_EMPHASIS_TAG_RE = re.compile(rf"</?{_INLINE_TAGS}(?:[ \t][^<>]*+)?>")
 # A backslash before ASCII punctuation: CommonMark shows the punctuation alone.
 ESCAPED_RE = re.compile(r"\\([!-/:-@\[-`{-~])")
 # A list marker (spaces before it allowed) and the space or tab after it.
@@ -114,8 +122,9 @@ def shown_name(text: str) -> str:
     field written without one) has its first words so read, as far as a name reaches.
     Most lines hold none of these characters and come back as they are."""
     head = text[: MAX_FIELD_NAME + 16]
-    if head.isascii() and "<" not in head and "\\" not in head and "&" not in head:
-        return text  # the common case, told by four scans in C
+    odd = "<" in head or "\\" in head or "&" in head or "\x0b" in head or "\x0c" in head
+    if head.isascii() and not odd:
+        return text  # the common case, told by a few scans in C
     if _ODD_NAME_RE.search(head) is None:
         return text
     if "&" in head:
@@ -335,10 +344,25 @@ def decoded_separator(text: str) -> str:
 
 
 def says_nothing(value: str | None) -> bool:
-    """A field value that is empty to a reader: nothing, emphasis marks or a dash alone
-    (`**`, `—`, `-`), or a hidden comment (`<!-- fill in -->`). One definition for every
-    field the schema requires non-empty (Closes when; Decision, Why, How to apply)."""
-    return value is None or not bare(shown(value)).strip("—–- ")
+    """A field value that is empty to a reader: nothing, emphasis marks, a dash or an
+    ellipsis alone (`**`, `—`, `-`, `…`), a hidden comment (`<!-- fill in -->`), what shows
+    as blank (Unicode spaces, characters that show nothing, `&nbsp;`, `<br>`, a lone `\\`),
+    or the schema's placeholder left as it is (`{destination}`). One definition for every
+    value the schema requires non-empty (Closes when; Decision, Why, How to apply; a parked
+    fork's destination)."""
+    if value is None:
+        return True
+    text = _BREAK_RE.sub(" ", decoded(shown(value)))
+    text = "".join(c for c in text if c not in _BLANK and unicodedata.category(c) not in _UNSEEN)
+    return not text or _PLACEHOLDER_RE.fullmatch(text) is not None
+
+
+# What says_nothing reads as blank: marks, dashes, dots, a backslash; any space separator,
+# format or control character.
+_BLANK = frozenset(_MARKS + "—–‐-….\\")
+_UNSEEN = frozenset(("Zs", "Cf", "Cc"))
+_BREAK_RE = re.compile(r"<br[ \t]*+/?>", re.IGNORECASE)
+_PLACEHOLDER_RE = re.compile(r"\{[\w -]*\}")
 
 
 # Text with the emphasis and code-span marks around it (and spaces) removed; a method

@@ -1,0 +1,159 @@
+"""census.md §3.1 and §5: values and names as a page shows them, found by a hunt.
+
+- A value the page shows as blank is empty: `Closes when:`, `Why:` or `How to apply:` holding
+  only a Unicode space (U+2003, U+3000), a zero-width character, `&nbsp;`, `<br>` or a lone
+  backslash passed as filled in, and so did the schema's placeholder left as it is.
+- `[parked → —]`, `[parked → …]` and `[parked → {destination}]` are parked with no
+  destination, as `[parked → ]` already was.
+- A direction mark (LRM, RLM, ALM, an isolate), a soft hyphen, a form feed or a vertical tab
+  before `## F4 …` or a field name hid the line with no note, as a zero-width space did before.
+- A field name in `<u>`, `<mark>`, `<span …>` or `<code>` is read as it is in `<b>`.
+- Commentary after a marker that names the other value (`[parked → x] (was open until S1)`)
+  makes the marker unreadable, as `Status: stopping (was open)` is (§3.1, values are tokens).
+
+Each case edits a copy of a healthy base session and runs `census detect`; one case also
+crawls and checks, which must agree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from pipeline.parse.lexical import says_nothing
+from tests.conftest import checked_rows
+from tests.test_entry_reading import detect, failing, findings, session
+
+CLOSES_F1 = (
+    "- Closes when: a yes/no per alert class, with the list of classes that always send at once"
+)
+WHY_D1 = "- Why: users asked for fewer emails"
+F4 = (
+    "## F4 — Should digests be localised per recipient? "
+    "[parked → docs/architecture/open-questions.md]"
+)
+F2_TWIN = "- Raised by: twin (S2)"
+
+
+def _replaced(old: str, new: str) -> Callable[[str], str]:
+    def edit(text: str) -> str:
+        assert old in text, old
+        return text.replace(old, new, 1)
+
+    return edit
+
+
+BLANKS = ["\u2003", "\u3000", "\u200b", "&nbsp;", "&emsp;", "&#8203;", "<br>", "\\", "…"]
+
+
+@pytest.mark.parametrize("blank", BLANKS)
+def test_a_value_the_page_shows_blank_is_empty(tmp_path: Path, blank: str) -> None:
+    folder = session(tmp_path, "open", "forks.md", _replaced(CLOSES_F1, f"- Closes when: {blank}"))
+    assert findings(detect(folder, "session"), "BS-FORK-01") == [
+        ("forks.md", 7, "F1 has an empty 'Closes when:'")
+    ]
+
+
+def test_a_ledger_value_shown_blank_fails_ledger_01_in_detect_and_crawl(tmp_path: Path) -> None:
+    edit = _replaced(WHY_D1, "- Why: &nbsp;\n- Note: users asked for fewer emails")
+    folder = session(tmp_path, "open", "ledger.md", edit)
+    found = detect(folder, "session")
+    assert [m for _, _, m in findings(found, "BS-LEDGER-01")] == ["D1 has an empty 'Why:'"]
+    rows = checked_rows(
+        tmp_path / "repo",
+        tmp_path / "out",
+        "SELECT message FROM findings WHERE rule_id = 'BS-LEDGER-01'",
+    )
+    assert rows == [("D1 has an empty 'Why:'",)]
+
+
+@pytest.mark.parametrize(
+    ("value", "empty"),
+    [
+        ("{condition}", True),
+        ("{ destination }", True),
+        ("—", True),
+        ("a {placeholder} in a sentence", False),
+        ("N/A", False),
+        ("- 3 -", False),
+        ("`{x}` is set", False),
+    ],
+)
+def test_says_nothing(value: str, empty: bool) -> None:
+    assert says_nothing(value) is empty
+
+
+@pytest.mark.parametrize("destination", ["—", "-", "…", "{destination}", "&nbsp;"])
+def test_a_parked_destination_that_says_nothing_is_none(tmp_path: Path, destination: str) -> None:
+    heading = F4.replace("docs/architecture/open-questions.md", destination)
+    folder = session(tmp_path, "open", "forks.md", _replaced(F4, heading))
+    assert [m for _, _, m in findings(detect(folder, "session"), "BS-FORK-01")] == [
+        "F4 is parked with no destination; write [parked → where]"
+    ]
+
+
+@pytest.mark.parametrize(
+    "mark", ["\u200e", "\u200f", "\u061c", "\u2066", "\u00ad", "\x0c", "\x0b", "\u202e"]
+)
+def test_an_invisible_character_before_a_heading_or_a_field_is_noted(
+    tmp_path: Path, mark: str
+) -> None:
+    def edit(text: str) -> str:
+        text = text.replace(F2_TWIN, f"- {mark}Raised by: twin (S9)", 1)
+        return text + f"\n{mark}## F5 — Should cursors expire? [open]\n- Closes when: x\n"
+
+    folder = session(tmp_path, "open", "forks.md", edit)
+    found = detect(folder, "manifest")
+    assert {"BS-FORK-01", "BS-SYNC-02"} <= failing(found), found
+    written = (folder / "forks.md").read_text(encoding="utf-8").split("\n")
+    heading = next(n for n, line in enumerate(written, 1) if "## F5" in line)
+    assert ("forks.md", heading) in {(n["file"], n["line"]) for n in found["notes"]}
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "<u>Raised by:</u>",
+        "<mark>Raised by:</mark>",
+        '<span class="field">Raised by:</span>',
+        "<code>Raised by</code>:",
+        "<U>Raised by</U>:",
+    ],
+)
+def test_a_field_name_in_an_inline_tag_is_read(tmp_path: Path, name: str) -> None:
+    edit = _replaced(F2_TWIN, f"- {name} twin (S9)")
+    found = detect(session(tmp_path, "open", "forks.md", edit), "session")
+    assert findings(found, "BS-SYNC-02") == [
+        ("forks.md", 12, "F2 is raised by twin (S9), but S9 is not in ops/sync-log.md")
+    ], found
+
+
+@pytest.mark.parametrize(
+    "heading",
+    [
+        F4 + " (was open until S1)",
+        F4 + " — Open?",
+        "## F4 — Should digests be localised per recipient? [open] (to be parked later)",
+    ],
+)
+def test_commentary_after_the_marker_that_names_the_other_value_fails(
+    tmp_path: Path, heading: str
+) -> None:
+    found = detect(session(tmp_path, "open", "forks.md", _replaced(F4, heading)), "session")
+    messages = [m for _, _, m in findings(found, "BS-FORK-01")]
+    assert any("the commentary after the marker names" in m for m in messages), messages
+
+
+@pytest.mark.parametrize(
+    "heading",
+    [
+        F4 + " (see open-questions.md)",
+        F4 + " (reopened once)",
+        "## F4 — Should digests be localised per recipient? [open] (raised T4)",
+    ],
+)
+def test_commentary_that_names_no_other_value_is_commentary(tmp_path: Path, heading: str) -> None:
+    found = detect(session(tmp_path, "open", "forks.md", _replaced(F4, heading)), "session")
+    assert "BS-FORK-01" not in failing(found), found
