@@ -157,3 +157,54 @@ def test_commentary_after_the_marker_that_names_the_other_value_fails(
 def test_commentary_that_names_no_other_value_is_commentary(tmp_path: Path, heading: str) -> None:
     found = detect(session(tmp_path, "open", "forks.md", _replaced(F4, heading)), "session")
     assert "BS-FORK-01" not in failing(found), found
+
+
+# ──────────────────────────── fields and entries in tables ────────────────────────────
+
+FIELD_TABLE = "\n| Field | Value |\n|---|---|\n{rows}\n"
+
+
+def test_fields_written_as_table_rows_are_noted_and_fail_their_rules(tmp_path: Path) -> None:
+    """`| Resolves | F2 |` under `| Field | Value |` is the field written as a table row: it was
+    dropped with no note, so a resolved fork still listed, a Reverses naming no entry and a
+    twin's raise citing no sync all passed. `Reversed by D9` in a cell is inside the entry."""
+
+    def forks(text: str) -> str:
+        return text.replace(F2_TWIN, FIELD_TABLE.format(rows="| Raised by | twin (S9) |"), 1)
+
+    def ledger(text: str) -> str:
+        title, rest = text.split("\n## D2", 1)
+        rows = "| Resolves | F1 |\n| Reverses | D9 |\n| Note | Reversed by D8 |"
+        return title + FIELD_TABLE.format(rows=rows) + "\n## D2" + rest
+
+    folder = session(tmp_path, "open", "forks.md", forks)
+    (folder / "ledger.md").write_text(ledger((folder / "ledger.md").read_text()))
+    found = detect(folder, "session")
+    codes = {(n["file"], n["code"]) for n in found["notes"]}
+    assert codes >= {("forks.md", "unread-field"), ("ledger.md", "unread-field")}, codes
+    assert {"BS-SYNC-02", "BS-FORK-02", "BS-LEDGER-01"} <= failing(found)
+    messages = [m for _, _, m in findings(found, "BS-LEDGER-01")]
+    assert "D1 is reversed by D8, which is not a ledger entry" in messages, messages
+
+
+@pytest.mark.parametrize(
+    ("rows", "noted"),
+    [
+        ("| F9 | Should cursors expire? | open |", True),
+        ("| F9 | Should cursors expire? | parked → docs/later.md |", True),
+        ("| F1 | Do security alerts ever ride in a digest? | open |", False),  # a summary
+        ("| F9 | see D1 | 3 days |", False),  # no marker, no field named in the header
+    ],
+)
+def test_a_fork_written_only_as_a_table_row_is_noted(
+    tmp_path: Path, rows: str, noted: bool
+) -> None:
+    """A fork whose only writing is a status table's row was dropped with no note, so an open
+    fork passed BS-FORK-03 at the manifest gate; a row summarising a fork with a heading is
+    no entry."""
+    table = f"\n| ID | Question | Status |\n|---|---|---|\n{rows}\n"
+    folder = session(tmp_path, "open", "forks.md", lambda text: text + table)
+    found = detect(folder, "session")
+    unread = [n for n in found["notes"] if n["code"] == "entry-not-heading"]
+    assert bool(unread) is noted, found["notes"]
+    assert ("BS-FORK-01" in failing(found)) is noted

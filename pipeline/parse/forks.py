@@ -21,6 +21,7 @@ from pipeline.parse.lexical import (
 from pipeline.parse.reading import (
     ENTRY_SEPARATORS,
     as_fields,
+    entries_in_tables_only,
     entry_id,
     entry_line,
     fields,
@@ -70,6 +71,7 @@ def parse_forks(lines: list[str], rec: Records) -> None:
     # Forks in HTML blocks are not read: each is a parse issue and ends the fork above.
     ends = hidden_entries(doc, lines, rec, FILE, "F", RULE, _weigh) if doc.html else []
     note_html_fields(rec, FILE, doc, lines, _FIELDS, _rule_of, ends)
+    untaken: list[tuple[int, str]] = []  # table rows that name a fork, maybe meant as one
     for index, block in enumerate(blocks):
         if ends and passed(ends, block):
             fork = None
@@ -80,7 +82,9 @@ def parse_forks(lines: list[str], rec: Records) -> None:
             continue
         if isinstance(block, Table):
             note_table_fields(rec, FILE, block, _FIELDS, _rule_of)
-            if table_rows(block, blocks, index, rec, FILE, "F", RULE, _weigh, _FIELDS, _rule_of):
+            if table_rows(
+                block, blocks, index, rec, FILE, "F", RULE, _weigh, _FIELDS, _rule_of, untaken
+            ):
                 fork = None
             continue
         meant = entry_line(block, "F")
@@ -101,6 +105,9 @@ def parse_forks(lines: list[str], rec: Records) -> None:
             else:
                 said = "" if says_nothing(value) else value  # `—`, `**`: an empty condition
                 fork["closes_when"], fork["closes_when_line"] = said, line
+    if untaken:
+        ids = {row["fork_id"] for row in rec.of("forks")}
+        entries_in_tables_only(rec, FILE, untaken, ids, "F", RULE)
 
 
 _SYNC_FIRST_RE = re.compile(r"[*_`\[(]*+S\d+(?![A-Za-z0-9])")

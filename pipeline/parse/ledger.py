@@ -13,6 +13,7 @@ from pipeline.parse.reading import (
     ENTRY_SEPARATORS,
     NearField,
     as_fields,
+    entries_in_tables_only,
     entry_id,
     entry_line,
     fields,
@@ -88,13 +89,20 @@ def parse_ledger(lines: list[str], rec: Records) -> None:
     # Entries in HTML blocks are not read: each is a parse issue and ends the entry above.
     ends = hidden_entries(doc, lines, rec, FILE, "D", RULE, _weigh) if doc.html else []
     note_html_fields(rec, FILE, doc, lines, _FIELDS, _rule_of, ends)
+    untaken: list[tuple[int, str]] = []  # table rows that name an entry, maybe meant as one
     for index, block in enumerate(blocks):
         if ends and passed(ends, block):
             entry = None
         block = as_fields(block, _FIELDS)
         if isinstance(block, Table):
             note_table_fields(rec, FILE, block, _FIELDS, _rule_of)
-            if table_rows(block, blocks, index, rec, FILE, "D", RULE, _weigh, _FIELDS, _rule_of):
+            if entry is not None:
+                # `Reversed by D5` counts anywhere in an entry, a table's cell too.
+                rows = [(block.line, block.header), *block.rows]
+                _phrase(entry, [(line, " | ".join(cells)) for line, cells in rows])
+            if table_rows(
+                block, blocks, index, rec, FILE, "D", RULE, _weigh, _FIELDS, _rule_of, untaken
+            ):
                 entry = None
             continue
         if isinstance(block, Heading):
@@ -123,6 +131,9 @@ def parse_ledger(lines: list[str], rec: Records) -> None:
         # The phrase anywhere in the block too: every annotation counts (a field it repeats
         # adds nothing).
         _phrase(entry, _lines(block))
+    if untaken:
+        ids = {row["decision_id"] for row in rec.of("ledger")}
+        entries_in_tables_only(rec, FILE, untaken, ids, "D", RULE)
 
 
 def _near(block: Block, rec: Records) -> list[tuple[str, str, int]]:

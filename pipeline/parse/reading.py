@@ -28,6 +28,7 @@ from pipeline.parse.lexical import (
     LIST_MARKER_RE,
     MAX_FIELD_NAME,
     bare,
+    canonical_id,
     decoded_separator,
     field,
     int32,
@@ -180,15 +181,24 @@ def note_nested(
 
 
 def table_fields(table: Table, known: Mapping[str, str]) -> list[tuple[str, str, str, int]]:
-    """(key, name, value, line) of each field of `known` written on a line right under a
-    table: GFM reads it as one of the table's rows (`Status: proposed` below the routing
-    table), a row whose first cell alone holds text."""
+    """(key, name, value, line) of each field of `known` a table holds as a row: written on
+    a line right under it (`Status: proposed` below the routing table, a row whose first cell
+    alone holds text), or as a row of its own (`| Resolves | F2 |` under `| Field | Value |`)
+    whose first cell is the field's name and whose next cell holds its value."""
     found = []
     for line, cells in table.rows:
-        parsed = field(cells[0]) if cells and not any(cells[1:]) else None
+        parsed = field(cells[0]) if cells and not any(cells[1:]) else _named_row(cells)
         if parsed is not None and parsed[0] in known:
             found.append((known[parsed[0]], parsed[0], parsed[1], line))
     return found
+
+
+def _named_row(cells: list[str]) -> tuple[str, str] | None:
+    """(name, value) of a row `| Name | value |`, its name as the page shows it."""
+    if len(cells) < 2 or says_nothing(cells[1]):
+        return None
+    name = " ".join(bare(bare(shown_name(cells[0])).rstrip(":")).lower().split())
+    return name, cells[1].strip()
 
 
 def note_table_fields(
@@ -746,6 +756,7 @@ def table_rows(
     weigh: Weigh,
     known: Mapping[str, str] | None = None,
     rule_of: RuleOf | None = None,
+    untaken: list[tuple[int, str]] | None = None,
 ) -> bool:
     """A parse issue that fails `rule` for each row of a table meant as an entry: its shape
     says so, a dash begins the title after its ID (no fields can follow a row, so the title
@@ -753,9 +764,13 @@ def table_rows(
     the entry's fields (`known`: `| ID | Decision | Why | … |` is the ledger written as a
     table), or the reader's weighing says so; whether there was one. Such a row's cells
     under a field another rule reads (`rule_of`: Resolves, BS-FORK-02) are no field either:
-    each is an unread-field issue that fails that rule too (spec §3.1, fail closed)."""
+    each is an unread-field issue that fails that rule too (spec §3.1, fail closed).
+    `untaken` gets the other rows that may be meant as entries, in a table whose header names
+    one of the entry's fields or with a cell holding a marker (`| F4 | … | open |`): the
+    caller notes those whose ID is no entry of the file (entries_in_tables_only)."""
     columns = header_fields(table, known) if known else {}
     cells = dict(table.rows) if len(columns) > 1 else {}
+    rows = dict(table.rows)
     found = False
     for meant in table_entries(table, letter):
         titled = meant[2].lstrip(" \t")[:1] in ("—", "–", "-")
@@ -765,7 +780,27 @@ def table_rows(
             not_an_entry_heading(rec, file, meant[0], meant[1], letter, rule, IN_TABLE)
             if row is not None and rule_of is not None:
                 _unread_cells(rec, file, meant[0], row, columns, rule, rule_of)
+        elif untaken is not None and (columns or _marker_cell(rows.get(meant[0], []))):
+            untaken.append((meant[0], meant[1]))
     return found
+
+
+def _marker_cell(cells: list[str]) -> bool:
+    """Whether a row holds a fork's marker value as a cell of its own (`open`, `parked → x`)."""
+    return any(bare(shown(c)).lower().startswith(("open", "parked")) for c in cells[1:])
+
+
+def entries_in_tables_only(
+    rec: Records, file: str, untaken: list[tuple[int, str]], ids: set[str], letter: str, rule: str
+) -> None:
+    """A parse issue for each table row from table_rows' `untaken` whose ID is none of the
+    file's entries (`ids`): a fork or decision written only as a table row (`| F4 | Should
+    cursors expire? | open |`) is meant as the entry, and was dropped with no note; a row
+    naming an entry that has its heading is a summary of it."""
+    for line, text in untaken:
+        digits = entry_id(text, letter)[1]
+        if digits is not None and canonical_id(letter, digits) not in ids:
+            not_an_entry_heading(rec, file, line, text, letter, rule, IN_TABLE)
 
 
 def header_fields(table: Table, known: Mapping[str, str]) -> dict[int, tuple[str, str]]:
