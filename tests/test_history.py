@@ -700,6 +700,71 @@ def test_a_merge_that_takes_a_counted_side_as_it_is_makes_no_step(tmp_path: Path
     assert f"(commit {back[:12]})" in found[0][2], found
 
 
+def test_a_fork_merged_in_from_the_other_side_is_no_reuse_of_one_resolved_since(
+    tmp_path: Path,
+) -> None:
+    """Night 1: main raises F1 while a branch forked before it edits thesis.md. Night 2
+    resolves F1 in the working tree. Night 3 merges the branch, then commits the resolution.
+    The merge's pair with the branch's commit misses F1 there; walking the branch back found
+    no commit that knew it, so night 2's tree, where D3 had resolved it, stood in: "F1
+    reappears after D3 resolved it". Along ancestry F1 came in from main's side (found by a
+    hunt, and in a generated week: seed 23, night 4)."""
+    repo = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", tmp_path / "root" / "repo")
+    git(repo, "init", "-q", "-b", "main")
+    only_f2 = FORKS_T1.split("## F1")[0] + "## F2" + FORKS_T1.split("## F2")[1]
+    (repo / SESSION / "forks.md").write_text(only_f2)
+    commit(repo, "2026-07-01T10:00:00Z", "base")
+    git(repo, "branch", "side")
+    (repo / SESSION / "forks.md").write_text(FORKS_T1)
+    commit(repo, "2026-07-02T10:00:00Z", "raise F1")
+    git(repo, "checkout", "-q", "side")
+    (repo / SESSION / "thesis.md").write_text(
+        (repo / SESSION / "thesis.md").read_text() + "\nA side note.\n"
+    )
+    commit(repo, "2026-07-02T11:00:00Z", "side: a thesis note")
+    git(repo, "checkout", "-q", "main")
+    _night(repo, tmp_path / "out", 1)
+    _resolve_f1(repo)
+    _night(repo, tmp_path / "out", 2)
+    dates = {
+        "GIT_AUTHOR_DATE": "2026-07-04T09:00:00Z",
+        "GIT_COMMITTER_DATE": "2026-07-04T09:00:00Z",
+    }
+    git(repo, "merge", "-q", "--no-edit", "side", env=dates)
+    commit(repo, "2026-07-04T09:30:00Z", "resolve F1 by D3")
+    _night(repo, tmp_path / "out", 3)
+    assert [f for f in _series(tmp_path / "out") if f[1] == "BS-FORK-01"] == []
+
+
+def test_a_step_made_again_on_an_amended_step_counts_again(tmp_path: Path) -> None:
+    """Night 2 commits a step back (counted); night 3 amends that commit (the same step shown
+    again, not counted); night 4 commits stopping, then open, on top of the amended commit: a
+    second step back. The original, pre-amend commit made the same step and is no ancestor,
+    which dropped the new step too, so night 4 read clean (found by a hunt)."""
+    repo = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", tmp_path / "root" / "repo")
+    git(repo, "init", "-q", "-b", "main")
+    edit(repo, "state.md", "Status: open", "Status: stopping")
+    commit(repo, "2026-07-01T10:00:00Z", "stopping")
+    _night(repo, tmp_path / "out", 1)
+    edit(repo, "state.md", "Status: stopping", "Status: open")
+    commit(repo, "2026-07-02T10:00:00Z", "step back")
+    _night(repo, tmp_path / "out", 2)
+    dates = {
+        "GIT_AUTHOR_DATE": "2026-07-03T10:00:00Z",
+        "GIT_COMMITTER_DATE": "2026-07-03T10:00:00Z",
+    }
+    git(repo, "commit", "-q", "--amend", "--no-edit", env=dates)
+    _night(repo, tmp_path / "out", 3)
+    edit(repo, "state.md", "Status: open", "Status: stopping")
+    commit(repo, "2026-07-04T11:00:00Z", "stopping again")
+    edit(repo, "state.md", "Status: stopping", "Status: open")
+    again = commit(repo, "2026-07-04T12:00:00Z", "step back again")
+    _night(repo, tmp_path / "out", 4)
+    found = [(p, m) for p, r, m in _series(tmp_path / "out") if r == "BS-STATE-01"]
+    assert [p for p, _ in found] == ["night-2", "night-4"], found
+    assert f"(commit {again[:12]})" in found[1][1]
+
+
 def test_commits_in_one_second_are_ordered_by_ancestry_for_lifetimes(tmp_path: Path) -> None:
     """Commit dates have one-second steps, so a script (or a twin) that raises a fork and
     resolves it in the next commit may date both alike. The lifetimes ordered such commits

@@ -19,6 +19,18 @@ with recursive gone as (
         and not exists (
             select 1 from ledger_resolves r
             where r.snapshot_id = p.before_id and r.fork_id = a.fork_id)
+        -- A merge lists what its other side listed: the fork came in through that parent,
+        -- whose own pair with the merge compares it (a branch forked before the fork was
+        -- raised knew nothing of it, which is no reuse).
+        and not exists (
+            select 1
+            from observations m
+            join observations o on o.session_key = m.session_key and o.root = m.root
+                and o."commit" is not null and list_contains(m.parents, o."commit")
+                and o."commit" is distinct from p.before_commit
+            join forks x on x.snapshot_id = o.snapshot_id and x.fork_id = a.fork_id
+            where m.snapshot_id = p.after_id and m.session_key = p.session_key
+                and m.root = p.root and m."commit" is not null and len(m.parents) > 1)
 ),
 searched as (
     select o.snapshot_id from observations o

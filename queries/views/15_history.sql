@@ -76,11 +76,11 @@ GROUP BY snapshot_id;
 --   did not already have (so an uncommitted step is counted once, not every night, nor again
 --   when it is committed unchanged).
 -- A pair belongs to the census point of its later node; pairs of identical content are left
--- out (nothing can have changed), and so is a commit's step that a commit first seen at an
--- earlier point already made, from the same content to the same content, when that commit is
--- no ancestor of it: a rebase, an amend or a cherry-pick shows a step again, and it was
--- counted on the night it was first seen (a real second step back keeps the first among its
--- ancestors, and counts again).
+-- out (nothing can have changed), and so is a commit's step that commits first seen at an
+-- earlier point already made, from the same content to the same content, when none of them
+-- is an ancestor of it: a rebase, an amend or a cherry-pick shows a step again, and it was
+-- counted on the night it was first seen (a real second step back keeps one of them among
+-- its ancestors, and counts again).
 CREATE OR REPLACE MACRO history_pairs_in(after, upto) AS TABLE
 WITH RECURSIVE missing AS (
     -- The range's series that the point at `after` did not see as a working tree: only these
@@ -217,11 +217,20 @@ ancestors AS (
     JOIN commits c ON c.session_key = a.session_key AND c.root = a.root AND c."commit" = a.at
 ),
 rewritten AS (
+    -- A step shown again: no commit that made it before is among its ancestors. One that is
+    -- (the step amended once, then made a second time on top of the amended commit) makes it
+    -- a new step, whatever other copies of the first were left behind.
     SELECT DISTINCT m.session_key, m.root, m.before_id, m.after_commit
     FROM same_step m
-    ANTI JOIN ancestors a
-        ON a.session_key = m.session_key AND a.root = m.root AND a.start = m.after_commit
-        AND a.at = m.earlier
+    WHERE NOT EXISTS (
+        SELECT 1
+        FROM same_step s
+        JOIN ancestors a
+            ON a.session_key = s.session_key AND a.root = s.root AND a.start = s.after_commit
+            AND a.at = s.earlier
+        WHERE s.session_key = m.session_key AND s.root = m.root AND s.before_id = m.before_id
+            AND s.after_commit = m.after_commit
+    )
 ),
 differing AS (
     FROM pairs
