@@ -208,3 +208,53 @@ def test_a_fork_written_only_as_a_table_row_is_noted(
     unread = [n for n in found["notes"] if n["code"] == "entry-not-heading"]
     assert bool(unread) is noted, found["notes"]
     assert ("BS-FORK-01" in failing(found)) is noted
+
+
+# ──────────────────────────── the ops/ layer ────────────────────────────
+
+OPEN_QUESTIONS = "docs/architecture/open-questions.md"
+
+
+@pytest.mark.parametrize(
+    "cell",
+    [
+        f"<code>{OPEN_QUESTIONS}</code>",
+        f"<b>{OPEN_QUESTIONS}</b>",
+        f'<span class="path">{OPEN_QUESTIONS}</span>',
+        f"<kbd>{OPEN_QUESTIONS}</kbd>",
+        f'<a href="{OPEN_QUESTIONS}">the open questions</a>',
+        f"{OPEN_QUESTIONS}<sup>1</sup>",
+        f"{OPEN_QUESTIONS}\u200b",
+        f"\u2060{OPEN_QUESTIONS}",
+    ],
+)
+def test_a_destination_in_inline_html_or_beside_an_invisible_character_is_its_path(
+    cell: str,
+) -> None:
+    """The tags and the invisible character stayed in the path (`code>docs/…</code`), which
+    named no file, so the destination linking into the session went unread and BS-HARVEST-01
+    passed with no note (found by a hunt)."""
+    from pipeline.parse.manifest import destinations
+
+    assert [path for _, path in destinations(cell)] == [OPEN_QUESTIONS]
+
+
+def test_a_struck_turn_time_is_no_time_of_the_turn() -> None:
+    """`### T2 · ~~09:58Z~~ 11:00Z` was read as 09:58, before the compose, so a stale compose
+    passed BS-COMPOSE-02 (found by a hunt); the page shows 11:00."""
+    from pipeline.parse.capture import parse_capture
+    from pipeline.parse.lexical import decode
+    from pipeline.parse.records import Records
+
+    text = (
+        "# Capture\n\n### T1 · 2026-07-09T09:51:30Z\nuser\n\n"
+        "### T2 · ~~2026-07-09T09:58:00Z~~ 2026-07-09T11:00:00Z\ntwin\n\n"
+        "### T3 · <!-- 2026-07-09T09:59:00Z --> 2026-07-09T11:05:00Z\ntwin\n"
+    )
+    rec = Records("sid")
+    parse_capture(decode(text.encode(), "ops/capture.md", rec), rec)
+    assert [(t["turn_id"], t["at_raw"]) for t in rec.of("turns")] == [
+        ("T1", "2026-07-09T09:51:30Z"),
+        ("T2", "2026-07-09T11:00:00Z"),
+        ("T3", "2026-07-09T11:05:00Z"),
+    ]

@@ -8,7 +8,7 @@ import re
 from datetime import UTC, datetime
 
 from pipeline.parse.blocks import Block, Heading, Table, parse
-from pipeline.parse.lexical import canonical_id, find_timestamp, parse_timestamp
+from pipeline.parse.lexical import canonical_id, find_timestamp, parse_timestamp, shown
 from pipeline.parse.reading import (
     entry_id,
     entry_line,
@@ -78,6 +78,9 @@ def parse_capture(lines: list[str], rec: Records) -> None:
         # or holds one later (`2026-07-10T16:10Z · T9`).
         if "t" not in block.text[:8].lower() and "T" not in block.text:
             continue
+        if "~" in block.text or "<" in block.text:
+            # A struck or commented time is no time the page shows (`~~09:58Z~~ 11:00Z`).
+            block = Heading(block.line, block.level, shown(block.text), block.underlined)
         fast = _schema_turn(block.text)
         if fast is None:
             _turn(block, rec)

@@ -172,6 +172,19 @@ def _decoded_name(text: str) -> str:
 
 
 _DROPPED = dict.fromkeys(map(ord, INVISIBLE))
+_ANCHOR_RE = re.compile(r"""<a[ \t][^<>]*?href=["']([^"'<>]*)["'][^<>]*>(.*?)</a>""", re.IGNORECASE)
+_NOTE_MARK_RE = re.compile(r"<(sup|sub)(?:[ \t][^<>]*+)?>.*?</\1>", re.IGNORECASE)
+
+
+def inline_text(text: str) -> str:
+    """Text with its inline HTML as the page shows it: `<a href="x.md">x</a>` is the link
+    `[x](x.md)`, a footnote mark (`<sup>1</sup>`) is dropped, the tags that only style their
+    text (`<code>`, `<b>`, `<span …>`) are dropped around it, and so are characters that show
+    nothing. `<br>` stays: it separates."""
+    if "<" in text:
+        text = _ANCHOR_RE.sub(lambda m: f"[{m[2]}]({m[1]})", text)
+        text = _EMPHASIS_TAG_RE.sub("", _NOTE_MARK_RE.sub("", text))
+    return text.translate(_DROPPED)
 
 
 def past_list_marker(text: str) -> str:

@@ -10,7 +10,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from pipeline.parse.blocks import Block, Heading, Paragraph, Table, parse, split_cells
-from pipeline.parse.lexical import ESCAPED_RE, bare, shown, token
+from pipeline.parse.lexical import ESCAPED_RE, bare, inline_text, shown, token
 from pipeline.parse.reading import (
     as_fields,
     fields,
@@ -436,8 +436,9 @@ def destinations(cell: str) -> list[tuple[str, str | None]]:
 def _destinations(cell: str, links: _Links = _Links()) -> list[tuple[str, str | None, str]]:
     """destinations, each with how it reads: `path`, `word` (a path only if that file
     exists), `elsewhere` (a URL, a placeholder, out of the repository) or `unread`."""
-    # What the page does not show names nothing: comments, struck-through text.
-    cell = shown(cell)
+    # What the page does not show names nothing: comments, struck-through text; inline tags
+    # and invisible characters around a path are no part of it.
+    cell = inline_text(shown(cell))
     if "][" in cell:
         resolved = _REFERENCE_RE.sub(lambda m: _referenced(m, links), cell)
         if "\0" in resolved:  # a reference with no definition in the file names nothing known
