@@ -17,7 +17,6 @@ crawls and checks, which must agree.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -25,6 +24,7 @@ import pytest
 from pipeline.parse.lexical import says_nothing
 from tests.conftest import checked_rows
 from tests.test_entry_reading import detect, failing, findings, session
+from tests.test_reading_pass6 import _replaced
 
 CLOSES_F1 = (
     "- Closes when: a yes/no per alert class, with the list of classes that always send at once"
@@ -35,14 +35,6 @@ F4 = (
     "[parked → docs/architecture/open-questions.md]"
 )
 F2_TWIN = "- Raised by: twin (S2)"
-
-
-def _replaced(old: str, new: str) -> Callable[[str], str]:
-    def edit(text: str) -> str:
-        assert old in text, old
-        return text.replace(old, new, 1)
-
-    return edit
 
 
 BLANKS = ["\u2003", "\u3000", "\u200b", "&nbsp;", "&emsp;", "&#8203;", "<br>", "\\", "…"]
