@@ -250,3 +250,54 @@ def test_a_struck_turn_time_is_no_time_of_the_turn() -> None:
         ("T2", "2026-07-09T11:00:00Z"),
         ("T3", "2026-07-09T11:05:00Z"),
     ]
+
+
+# ──────────────────────────── the aspect map ────────────────────────────
+
+STATE_HEAD = "# State\n- Status: open\n- Posture: p\n- Started: 2026-07-06\n- Sitting: single\n"
+
+
+def _aspects(rows: str) -> dict[str, object]:
+    from pipeline.parse.lexical import decode
+    from pipeline.parse.records import Records
+    from pipeline.parse.state import parse_state
+
+    rec = Records("sid")
+    parse_state(decode((STATE_HEAD + rows).encode(), "state.md", rec), rec)
+    return {
+        "refs": [(r["aspect"], r["ref"], r["kind"]) for r in rec.of("aspect_refs")],
+        "issues": [(i["line"], i["code"], i["rule_id"]) for i in rec.of("parse_issues")],
+    }
+
+
+def test_a_sub_bullets_refs_are_the_aspects_as_a_continuation_lines_are() -> None:
+    """§3.1: a sub-bullet is part of the item's value. `  - email preview → none yet` under an
+    aspect with refs was dropped, so an open gap passed BS-ASPECT-02 (and `→ F99` there passed
+    BS-ASPECT-01); an arrow in the sub-bullet alone gave "no refs" (found by a hunt)."""
+    found = _aspects("\n## Aspect map\n- sharing — a cart → F1\n  - email preview → none yet\n")
+    assert found["refs"] == [("sharing", "F1", "fork"), ("sharing", "none yet", "none_yet")]
+    found = _aspects("\n## Aspect map\n- sharing — a cart\n  - → none yet\n")
+    assert found["refs"] == [("sharing", "none yet", "none_yet")]
+
+
+@pytest.mark.parametrize(
+    "written",
+    [
+        "- Aspect map:\n  - persistence — how long → F1\n  - risks — failure modes → F99\n",
+        "- **Aspect map**\n  - persistence — how long → F1\n  - risks — failure modes → F99\n",
+        "- ## Aspect map\n  - persistence — how long → F1\n  - risks — failure modes → F99\n",
+        "Aspect map:\npersistence — how long → F1\nrisks — failure modes → F99\n",
+    ],
+)
+def test_an_aspect_map_written_as_a_list_item_or_lines_is_noted(written: str) -> None:
+    """The map written as a list item with its aspects as sub-bullets, or as plain lines under
+    `Aspect map:`, was dropped with no note: BS-ASPECT-01 passed on an aspect citing F99, and
+    the session read clean (found by a hunt)."""
+    found = _aspects("\n" + written)
+    assert found["refs"] == []
+    issues = found["issues"]
+    assert {(line, code) for line, code, _ in issues} == {
+        (8, "aspect-outside-map"),
+        (9, "aspect-outside-map"),
+    }, issues
+    assert "BS-ASPECT-01" in {rule for *_, rule in issues}

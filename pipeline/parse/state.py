@@ -105,8 +105,8 @@ def parse_state(lines: list[str], rec: Records) -> None:
         found = fields(block, _FIELDS)
         for key, value, line in found:
             _field(rec, key, value, line, given)
-        if not found and isinstance(block, Item) and _meant_as_aspect(block.text):
-            stray.append((block.line, aspects_named))
+        if not found and isinstance(block, Item | Paragraph):
+            stray += _stray_aspects(block, aspects_named)
     _hidden_aspects(rec, html_text(doc, lines) if doc.html else None, spans)
     # With no map, aspects under `## Aspects` or `**Aspect map**` would vanish and
     # BS-ASPECT-01 pass on none; beside a map, so would those under a heading that names
@@ -118,6 +118,24 @@ def parse_state(lines: list[str], rec: Records) -> None:
         if named or not mapped:
             message = f"an aspect bullet {where}: not read as an aspect"
             _unread_aspect(rec, line, "aspect-outside-map", message)
+
+
+def _stray_aspects(block: Item | Paragraph, named: bool) -> list[tuple[int, bool]]:
+    """(line, whether it is under a name for aspects) of each line outside the map written as
+    an aspect: a bullet of the aspect's shape, or the sub-bullets or lines under an item or a
+    line that names the map (`- Aspect map:`, `- ## Aspect map`, `Aspect map:`), which no
+    reader of the page takes for anything but the map."""
+    if isinstance(block, Item):
+        if _meant_as_aspect(block.text):
+            return [(block.line, named)]
+        # An item whose first line is a heading (`- ## Aspect map`) shows no text of its own.
+        named = named or not block.text or _ASPECTS_RE.search(block.text) is not None
+        subs = [p for p in block.parts if isinstance(p, Item)]
+        return [(p.line, named) for p in subs if _meant_as_aspect(p.text)]
+    lines = block.lines
+    if not lines or _ASPECTS_RE.search(lines[0][1]) is None:
+        return []
+    return [(line, True) for line, text in lines[1:] if _meant_as_aspect(text)]
 
 
 def _needed_by(key: str, _value: str) -> str | None:
@@ -216,6 +234,14 @@ def _aspect(item: Item, rec: Records) -> None:
     head, refs_raw = (text, None) if arrow is None else (arrow[0], arrow[1].strip())
     if arrow is not None and not refs_raw and item.parts:
         refs_raw = shown(item.rest())
+    elif item.parts:
+        # A sub-bullet is part of the aspect's value (spec §3.1): one with an arrow of its own
+        # (`  - email preview → none yet`) adds its refs, and gives the aspect its arrow when
+        # the aspect's line has none; one without is a note on the aspect, no ref.
+        below = [a for p in item.parts if isinstance(p, Item) and (a := _sub_arrow(p))]
+        if below:
+            arrow = arrow or below[0]
+            refs_raw = ", ".join(filter(None, [refs_raw, *(a[1].strip() for a in below)]))
     m = _DASH_AT_RE.search(head)
     name = bare(head[: m.start()] if m else head)
     description = head[m.end() :].strip() if m else None
@@ -233,6 +259,12 @@ def _aspect(item: Item, rec: Records) -> None:
     )
     for ref, kind, target in refs:
         rec.add("aspect_refs", file=FILE, line=line, aspect=name, ref=ref, kind=kind, target=target)
+
+
+def _sub_arrow(sub: Item) -> tuple[str, str] | None:
+    """A sub-bullet's arrow, as split_arrow gives it, when refs follow it."""
+    found = split_arrow(decoded(shown(sub.text)))
+    return found if found is not None and found[1].strip() else None
 
 
 def _refs(raw: str) -> list[tuple[str, str, str | None]]:
