@@ -315,7 +315,7 @@ def destination_stamps(ctx: RepoContext) -> str:
             continue
         for e in session.entries:
             if is_markdown(e.path):
-                named.append(f"{session.path}/{e.path}\0{e.size}\0{e.mtime_ns}\0{e.ctime_ns}")
+                named.append(f"{session.path}/{e.path}\0{e.stamp}")
     return "\n".join(named)
 
 
@@ -328,8 +328,7 @@ def repo_signature(ctx: RepoContext) -> str:
     for path in sorted(ctx.repo.files):
         h.update(path.encode("utf-8", "surrogateescape") + b"\0")
     for doc in ctx.repo.documents:
-        stamp = f"{doc.path}\0{doc.size}\0{doc.mtime_ns}\0{doc.ctime_ns}\n"
-        h.update(stamp.encode("utf-8", "surrogateescape"))
+        h.update(f"{doc.path}\0{doc.stamp}\n".encode("utf-8", "surrogateescape"))
     if ctx.git is not None:
         try:
             st = os.stat(git_index(ctx.git.path))
@@ -368,9 +367,7 @@ def session_signature(repo_sig: str, session: SessionRef) -> str:
     h = hashlib.sha256(repo_sig.encode())
     for e in session.entries:
         h.update(
-            f"{e.path}\0{e.is_dir}\0{e.size}\0{e.mtime_ns}\0{e.ctime_ns}\0{e.problem}\n".encode(
-                "utf-8", "surrogateescape"
-            )
+            f"{e.path}\0{e.is_dir}\0{e.stamp}\0{e.problem}\n".encode("utf-8", "surrogateescape")
         )
     return h.hexdigest()[:32]
 

@@ -30,7 +30,8 @@ MEMO_FORMAT = 5
 DIR = -1  # the size stamped for a folder
 ABSENT = -2  # the size stamped for a path that must stay missing (a .git not there, no index)
 # A file changed within this long of the walk may change again within the same mtime tick
-# unseen (git calls these "racily clean"); such a block is walked again next time.
+# unseen (git calls these "racily clean"); such a block is walked again next time. (A ctime
+# moves with any later change, so an mtime set back is caught by the ctime stamp.)
 RACY_NS = 2_000_000_000
 # Git's files whose change can change what the crawl reads from git (tracked files, origin,
 # HEAD). Updates go through a lock file renamed over them, which also moves `.git`'s mtime.

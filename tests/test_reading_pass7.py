@@ -186,6 +186,7 @@ def test_fields_written_as_table_rows_are_noted_and_fail_their_rules(tmp_path: P
         ("| F9 | Should cursors expire? | parked → docs/later.md |", True),
         ("| F1 | Do security alerts ever ride in a digest? | open |", False),  # a summary
         ("| F9 | see D1 | 3 days |", False),  # no marker, no field named in the header
+        ("| F9 | Should cursors expire? | opened last week |", False),  # no marker as a word
     ],
 )
 def test_a_fork_written_only_as_a_table_row_is_noted(

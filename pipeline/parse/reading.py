@@ -786,8 +786,12 @@ def table_rows(
 
 
 def _marker_cell(cells: list[str]) -> bool:
-    """Whether a row holds a fork's marker value as a cell of its own (`open`, `parked → x`)."""
-    return any(bare(shown(c)).lower().startswith(("open", "parked")) for c in cells[1:])
+    """Whether a row holds a fork's marker value as a cell of its own (`open`, `parked → x`),
+    as a word (`opened last week` is none)."""
+    return any(_MARKER_CELL_RE.match(bare(shown(c))) for c in cells[1:])
+
+
+_MARKER_CELL_RE = re.compile(r"(?i)(?:open|parked)(?![\w-])")
 
 
 def entries_in_tables_only(

@@ -28,6 +28,11 @@ class Entry:
     # where there is none (an archive's member).
     ctime_ns: int = 0
 
+    @property
+    def stamp(self) -> str:
+        """Its metadata as the crawl's caches compare it: size, mtime and ctime."""
+        return f"{self.size}\0{self.mtime_ns}\0{self.ctime_ns}"
+
 
 class ReadError(Exception):
     def __init__(self, code: str, message: str) -> None:
