@@ -613,12 +613,14 @@ def test_detect_writes_a_sessions_control_characters_as_escapes(tmp_path: Path) 
     log = folder / "ops" / "sync-log.md"
     log.write_text(log.read_text() + "\ngarbage \x1b[2J\x1b]0;pwned\x07\n")
     state = folder / "state.md"
-    state.write_text(state.read_text() + "- evil\u202e name — a gap → F99\n")
+    aspects = "- evil\u202e name — a gap → F99\n- \u200fmark — a gap → F98\n"
+    state.write_text(state.read_text() + aspects)
     (folder / "fragments" / "notes\nclean").write_text("x\n")
     result = runner.invoke(app, ["detect", str(folder), "--gate", "manifest"])
     assert result.exit_code == 1, result.output
-    assert not any(c in result.stdout for c in "\x1b\x07\u202e"), result.stdout
+    assert not any(c in result.stdout for c in "\x1b\x07\u202e\u200f"), result.stdout
     assert "\\x1b[2J" in result.stdout and "evil\\u202e name" in result.stdout
+    assert "\\u200fmark" in result.stdout
     lines = result.stdout.splitlines()
     assert lines[-1] == "failing" and lines.count("clean") == 0
     assert all(
