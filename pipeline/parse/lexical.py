@@ -485,9 +485,10 @@ def parse_date_or_timestamp(raw: str) -> datetime | None:
 def stamp(raw: str | None, date: bool = False) -> tuple[datetime | None, bool]:
     """A stamp that may be `never`: (instant or None, is_never).
 
-    The stamp is the value's first token, emphasis dropped: `never` (any case) or a
-    timestamp (with `date`, a date alone too); what follows is commentary, unless it
-    names another value (`2026-07-08T14:30Z | never` is an unfilled template).
+    The stamp is the value's first token, emphasis dropped: `never` (spelled so: a value
+    token, spec §3.1, so `Never` is unreadable) or a timestamp (with `date`, a date alone
+    too); what follows is commentary, unless it names another value
+    (`2026-07-08T14:30Z | never` is an unfilled template).
     """
     if raw is None:
         return None, False
@@ -495,7 +496,7 @@ def stamp(raw: str | None, date: bool = False) -> tuple[datetime | None, bool]:
     if instant is not None:
         return instant, False
     text = bare(raw)
-    if token(text, ("never",), fold=True):
+    if token(text, ("never",)):
         return None, _TS_FIND_RE.search(text) is None
     m = _TS_FIND_RE.match(text) or (_DATE_AT_RE.match(text) if date else None)
     if m is None:
@@ -506,6 +507,12 @@ def stamp(raw: str | None, date: bool = False) -> tuple[datetime | None, bool]:
     if len(m[0]) == 10:
         return parse_date_or_timestamp(m[0]), False
     return parse_timestamp(m[0]), False
+
+
+def stamp_hint(raw: str) -> str:
+    """What to add to the note of a stamp not read: `Never` is the token in another case."""
+    word = _WORD_RE.match(bare(raw))
+    return " (the token is `never`, in lower case)" if word and word[0].lower() == "never" else ""
 
 
 def id_number(text: str | None, prefix: str) -> int | None:

@@ -14,6 +14,7 @@ from pipeline.parse.lexical import (
     shown,
     split_arrow,
     stamp,
+    stamp_hint,
     token,
 )
 from pipeline.parse.reading import (
@@ -208,7 +209,7 @@ def _field(rec: Records, key: str, value: str, line: int, given: dict[str, str])
         instant, never = stamp(value)
         snap["last_compose"], snap["last_compose_never"] = instant, never
         if instant is None and not never:
-            message = f"Last compose '{value[:80]}' is not a timestamp"
+            message = f"Last compose '{value[:80]}' is not a timestamp{stamp_hint(value)}"
             rec.issue(FILE, line, "bad-timestamp", message)
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pipeline.parse.blocks import Heading, Paragraph, Table, parse
-from pipeline.parse.lexical import find_timestamp, stamp
+from pipeline.parse.lexical import find_timestamp, stamp, stamp_hint
 from pipeline.parse.reading import (
     as_fields,
     fields,
@@ -84,4 +84,5 @@ def _stamp(rec: Records, raw: str, line: int) -> None:
     snap["thesis_stamp"], snap["thesis_stamp_never"] = instant, never
     snap["thesis_stamp_line"] = line
     if instant is None and not never:
-        rec.issue(FILE, line, "bad-timestamp", f"stamp '{raw[:80]}' is not a timestamp")
+        message = f"stamp '{raw[:80]}' is not a timestamp{stamp_hint(raw)}"
+        rec.issue(FILE, line, "bad-timestamp", message)
