@@ -209,12 +209,15 @@ def evaluate_decided(
     """The alarms of the other points one check decided that the selection's labels take,
     beside the shown one's: a scheduled check that missed a night decides two, and the earlier
     night's regression would otherwise never alarm (its figures are frozen, and every later
-    check compares later nights)."""
+    check compares later nights). Only with the latest point shown, however it was named
+    (`--run latest`, its name or a run id of it)."""
     from pipeline.errors import SelectorError
 
     if threshold is None and not metrics:
         return []
     con = connect(Out(out_path))
+    if resolve(con, None, labels, checked=True).name != shown.point.name:
+        return []
     reports = []
     for name in decided:
         if name == shown.point.name:

@@ -475,10 +475,8 @@ def check(
     gate_name = gate.value if gate else None
     labels = _labels(label)
     report = alarms.evaluate(str(out), run, labels, gate_name, fail_above, metrics)
-    # With the latest point shown, the other points this check decided alarm too.
-    decided = summary.points if run in (None, "latest") else []
     earlier = alarms.evaluate_decided(
-        str(out), decided, report, labels, gate_name, fail_above, metrics
+        str(out), summary.points, report, labels, gate_name, fail_above, metrics
     )
     if sarif is not None and not _sarif_after_verdict(
         sarif, report.findings(), "the check is committed"

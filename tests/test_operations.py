@@ -139,7 +139,7 @@ def test_a_regression_on_a_night_checked_with_a_later_one_still_alarms(tmp_path:
     _break_closes_when(corpus, 10)
     crawl([str(corpus)], str(out), prod, workers=1, point="night-2")
     crawl([str(corpus)], str(out), prod, workers=1, point="night-3")
-    for copy in ("again", "latest", "labelled"):
+    for copy in ("again", "latest", "named", "labelled"):
         shutil.copytree(out, tmp_path / copy)
     result = runner.invoke(app, ["check", "--out", str(out), "--fail-on-regression"])
     assert result.exit_code == 1, result.output
@@ -153,8 +153,14 @@ def test_a_regression_on_a_night_checked_with_a_later_one_still_alarms(tmp_path:
     found = json.loads(shown.stdout)
     assert shown.exit_code == 1 and found["tripped"] and found["point"] == "night-3"
     assert [(e["point"], e["tripped"]) for e in found["decided_with_it"]] == [("night-2", True)]
-    # The latest point chosen by name or by its labels: the same alarms.
-    for copy, selector in (("latest", ["--run", "latest"]), ("labelled", ["-l", "env=prod"])):
+    # The latest point chosen as latest, by its name or by its labels: the same alarms (named,
+    # it alarmed night 3 alone, and night 2's regression was never alarmed again).
+    selectors = (
+        ("latest", ["--run", "latest"]),
+        ("named", ["--run", "night-3"]),
+        ("labelled", ["-l", "env=prod"]),
+    )
+    for copy, selector in selectors:
         args = ["check", "--out", str(tmp_path / copy), *selector, "--fail-on-regression"]
         chosen = runner.invoke(app, args)
         assert chosen.exit_code == 1 and "at night-2" in chosen.stderr, (selector, chosen.output)
