@@ -223,10 +223,17 @@ def _sarif_after_verdict(sarif: Path, findings: Any, verdict: str) -> bool:
     return True
 
 
-def _require_file_path(path: Path | None, option: str, example: str) -> None:
-    """Refuse, before anything is written, an output file path that can never be written."""
+def _require_file_path(
+    path: Path | None, option: str, example: str, out: Path | None = None
+) -> None:
+    """Refuse, before anything is written, an output file path that can never be written, or
+    that would write over OUT's own data (`out`)."""
     if path is None:
         return
+    from pipeline.store import Out
+
+    if out is not None and Out(out).owns(path):
+        fail(f"{option} {path} would write over OUT's own data; give a path outside {out}")
     if path.is_dir():
         fail(f"{option} {path} is a directory; give a file path, such as {path / example}")
     # A link is written through (pipeline.output): the folder that matters is its target's.
@@ -468,7 +475,7 @@ def check(
 
     _require_rate(fail_above)
     metrics = alarms.parse_metrics(fail_on_regression)
-    _require_file_path(sarif, "--sarif", "census.sarif")
+    _require_file_path(sarif, "--sarif", "census.sarif", out)
     summary = run_check(str(out), recheck=recheck)
     _warn(summary.warnings)
     _repair(out)
@@ -686,7 +693,7 @@ def report(
     if bool(baseline) != bool(candidate):
         fail("give both --baseline and --candidate, or neither")
     _require_rate(fail_above)
-    _require_file_path(html, "--html", "report.html")
+    _require_file_path(html, "--html", "report.html", out)
     _repair(out)
     summary = build(
         str(out),
@@ -778,7 +785,7 @@ def compare(
         baseline_run or (None if baseline else "previous"), _labels(baseline, "--baseline")
     )
     cand = Selector(candidate_run, _labels(candidate, "--candidate"))
-    _require_file_path(sarif, "--sarif", "census.sarif")
+    _require_file_path(sarif, "--sarif", "census.sarif", out)
     _repair(out)
     result = run_compare(str(out), base, cand)
     for note in result.notes:

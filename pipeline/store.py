@@ -43,6 +43,9 @@ BATCH_ROWS = 65_536
 PENDING_ROWS = 10_000
 PARTITION = "written_by"
 MANIFEST_FORMAT = 2
+# What OUT holds of its own at its top (Out.owns): no output option may write over these.
+_OWN_FOLDERS = {"tables", "state", "staging"}
+_OWN_FILE_PREFIXES = ("manifest.json", "census.duckdb", ".")
 
 
 class Out:
@@ -82,6 +85,15 @@ class Out:
                 f"{self.root} holds no census runs; run 'census crawl ROOT --out {self.root}' first"
             )
 
+    def owns(self, path: Path) -> bool:
+        """Whether writing `path` would write over OUT's own data: its tables, state, staging,
+        manifest, database or locks (a report or a SARIF file beside them is the user's)."""
+        target = Path(os.path.realpath(path))
+        if not target.is_relative_to(self.root) or target == self.root:
+            return False
+        first = target.relative_to(self.root).parts[0]
+        return first in _OWN_FOLDERS or first.startswith(_OWN_FILE_PREFIXES)
+
     def manifest(self) -> dict[str, list[str]]:
         """Committed files per table, relative to OUT/tables."""
         try:
@@ -97,7 +109,10 @@ class Out:
             return _legacy_manifest(self)
         except ValueError as err:  # other OSErrors (permissions, open files) are the machine's
             raise OutError(f"{self.manifest_path} cannot be read ({err}); OUT is damaged") from None
-        files: dict[str, list[str]] = data.get("files", {})
+        files = data.get("files") if isinstance(data, dict) else None
+        if not isinstance(files, dict):
+            # Read as an empty manifest, every committed file would be swept away as stale.
+            raise OutError(f"{self.manifest_path} is not a census manifest; OUT is damaged")
         return {name: list(files.get(name, [])) for name in TABLES}
 
     def _checked_since_manifests(self) -> bool:

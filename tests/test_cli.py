@@ -352,6 +352,56 @@ def test_sql_refuses_an_output_inside_out(crawled: Path) -> None:
     assert committed.read_bytes() == before and not (crawled / "result.csv").exists()
 
 
+def test_no_output_option_writes_over_outs_own_data(crawled: Path, tmp_path: Path) -> None:
+    """`check --sarif OUT/manifest.json` was accepted: OUT then read as empty with exit 0, and
+    the next check swept away every table file; `report --html` could overwrite a table file
+    (found by a hunt). A report or SARIF file beside OUT's data stays the user's choice."""
+    runner.invoke(app, ["crawl", str(tmp_path / "corpus"), "--out", str(crawled), "-l", "run=two"])
+    assert runner.invoke(app, ["check", "--out", str(crawled)]).exit_code == 0
+    committed = next((crawled / "tables" / "observations").rglob("*.parquet"))
+    own = [crawled / "manifest.json", committed, crawled / "census.duckdb", crawled / "state" / "x"]
+    before = {p: p.read_bytes() for p in own if p.exists()}
+    commands = (
+        ["check", "--out", str(crawled), "--sarif"],
+        ["report", "--out", str(crawled), "--html"],
+        [
+            "compare",
+            "--out",
+            str(crawled),
+            "--baseline",
+            "run=one",
+            "--candidate",
+            "run=two",
+            "--sarif",
+        ],
+    )
+    for command in commands:
+        for target in own:
+            done = runner.invoke(app, [*command, str(target)])
+            assert done.exit_code == 2, (command, target, done.output)
+            assert done.stderr.splitlines() == [
+                f"census: {command[-1]} {target} would write over OUT's own data; "
+                f"give a path outside {crawled}"
+            ]
+    assert {p: p.read_bytes() for p in own if p.exists()} == before
+    for name, command in zip(("a.sarif", "r.html", "c.sarif"), commands, strict=True):
+        done = runner.invoke(app, [*command, str(crawled / name)])
+        assert done.exit_code in (0, 1) and (crawled / name).is_file(), done.output
+
+
+@pytest.mark.parametrize("body", ["{}", "[]", '{"version": "2.1.0", "runs": []}'])
+def test_a_manifest_that_is_not_one_is_damage_not_an_empty_out(crawled: Path, body: str) -> None:
+    """A manifest.json without its list of files read as an OUT with no files: `sql` counted
+    zero sessions with exit 0, and the next writer deleted every table file as superseded."""
+    (crawled / "manifest.json").write_text(body)
+    files = sorted((crawled / "tables").rglob("*.parquet"))
+    for command in (["sql", "SELECT count(*) FROM sessions"], ["check"]):
+        done = runner.invoke(app, [*command, "--out", str(crawled)])
+        assert done.exit_code == 2, (command, done.output)
+        assert "is not a census manifest; OUT is damaged" in done.stderr, done.stderr
+    assert sorted((crawled / "tables").rglob("*.parquet")) == files
+
+
 def test_previous_with_one_checked_point_says_checked(crawled: Path, corpus: Path) -> None:
     """Two points, one checked: 'OUT holds one' read as wrong; it holds one checked point."""
     assert runner.invoke(app, ["check", "--out", str(crawled)]).exit_code == 0
