@@ -174,6 +174,13 @@ def compare(out_path: str, baseline: Selector, candidate: Selector) -> Compariso
     named = None if before else resolve(con, baseline.run, baseline.labels, checked=True)
     cand = resolve(con, candidate.run, candidate.labels, checked=True)
     base = named or _point_before(con, cand)
+    if base.name == cand.name:
+        # One point against itself is never a pass: the candidate's crawl failed, or the
+        # selectors name one night (`--baseline run=baseline` alone takes the latest).
+        raise SelectorError(
+            f"the baseline and the candidate are both census point {base.name!r}; select "
+            "another for one of them (--candidate k=v, or --candidate-run NAME)"
+        )
     result = between(con, base, cand)
     for arm, selector, point in (("baseline", baseline, base), ("candidate", candidate, cand)):
         if selector.run in (None, "latest"):

@@ -16,8 +16,10 @@ from pipeline.check import check
 from pipeline.cli import app
 from pipeline.compare import (
     MEDIAN,
+    Comparison,
     Selector,
     band_median,
+    between,
     compare,
     mcnemar_exact,
     median_interval,
@@ -26,6 +28,7 @@ from pipeline.compare import (
 )
 from pipeline.crawl import crawl
 from pipeline.engine import connect
+from pipeline.errors import SelectorError
 from pipeline.select import resolve
 from pipeline.stats import CURVE_POINTS, Lifetime
 from pipeline.store import Out
@@ -198,10 +201,18 @@ def test_the_median_difference_has_an_interval_at_the_family_level(replay: Path)
     assert row.verdict == "unchanged"
 
 
-def test_same_runs_compared_flag_nothing(replay: Path) -> None:
-    result = compare(str(replay), BASELINE, BASELINE)
-    assert result.regressions == []
-    assert all(r.verdict in ("unchanged", "no sessions") for r in result.rows)
+def test_a_point_compared_with_itself_is_refused_never_a_pass(replay: Path) -> None:
+    """The candidate's crawl failed, so `--baseline run=baseline` alone took the latest point,
+    the baseline itself, as the candidate: "0 regressions", exit 0 (found by a hunt)."""
+    with pytest.raises(SelectorError, match="are both census point"):
+        compare(str(replay), BASELINE, BASELINE)
+    for selectors in (
+        ["--baseline", "run=candidate"],
+        ["--baseline-run", "latest", "--candidate-run", "latest"],
+    ):
+        done = runner.invoke(app, ["compare", "--out", str(replay), *selectors])
+        assert done.exit_code == 2, (selectors, done.output)
+        assert "the baseline and the candidate are both census point" in done.stderr
 
 
 def test_each_arm_is_the_rule_rates_of_its_point_and_sarif_agrees(
@@ -275,7 +286,7 @@ def test_compare_cli_exit_codes_and_json(replay: Path, tmp_path: Path) -> None:
     states = {r["baselineState"] for r in json.loads(sarif.read_text())["runs"][0]["results"]}
     assert "new" in states
     same = runner.invoke(app, compare_args("run=baseline", "run=baseline"))
-    assert same.exit_code == 0
+    assert same.exit_code == 2 and "are both census point" in same.stderr
     bad = runner.invoke(app, compare_args("run=nope", "run=candidate"))
     assert bad.exit_code == 2 and len(bad.output.strip().splitlines()) == 1
     assert "run=baseline" in bad.output and "run=candidate" in bad.output, (
@@ -423,8 +434,15 @@ def test_one_session_in_one_arm_only_makes_the_comparison_two_sample(tmp_path: P
     fork = rows["BS-FORK-01"]
     assert (fork.baseline.evaluated, fork.candidate.evaluated) == (4, 5)
     assert fork.design == "two-sample"
-    same = compare(str(out), BASELINE, BASELINE).rows
+    same = _baseline_against_itself(out).rows
     assert {r.design for r in same if r.metric == "BS-FORK-01"} == {"paired"}
+
+
+def _baseline_against_itself(out: Path) -> Comparison:
+    """The statistics of the baseline's point against itself (compare refuses the pair)."""
+    con = connect(Out(out))
+    point = resolve(con, None, BASELINE.labels, checked=True)
+    return between(con, point, point)
 
 
 def test_a_candidate_that_lost_sessions_says_how_many_were_not_compared(tmp_path: Path) -> None:
@@ -447,7 +465,7 @@ def test_a_candidate_that_lost_sessions_says_how_many_were_not_compared(tmp_path
     assert "are not in the candidate" in result.output
     doc = json.loads(CliRunner().invoke(app, [*args, "--json"]).output)
     assert (doc["baseline_only"], doc["candidate_only"]) == (2, 1)
-    same = compare(str(out), BASELINE, BASELINE)
+    same = _baseline_against_itself(out)
     assert same.baseline_only == same.candidate_only == 0
 
 
