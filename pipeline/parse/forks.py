@@ -81,7 +81,7 @@ def parse_forks(lines: list[str], rec: Records) -> None:
             fork = _entry_heading(block, rec, fork)
             continue
         if isinstance(block, Table):
-            note_table_fields(rec, FILE, block, _FIELDS, _rule_of)
+            note_table_fields(rec, FILE, block, _FIELDS, _rule_of, _IN_HEADING)
             if table_rows(
                 block, blocks, index, rec, FILE, "F", RULE, _weigh, _FIELDS, _rule_of, untaken
             ):

@@ -8,7 +8,16 @@ from collections.abc import Callable
 from typing import Any
 
 from pipeline.parse.blocks import Block, Heading, Item, Paragraph, Table, parse
-from pipeline.parse.lexical import bare, canonical_id, decoded_separator, ids, says_nothing, shown
+from pipeline.parse.lexical import (
+    BREAK_RE,
+    bare,
+    canonical_id,
+    decoded_separator,
+    ids,
+    inline_text,
+    says_nothing,
+    shown,
+)
 from pipeline.parse.reading import (
     ENTRY_SEPARATORS,
     NearField,
@@ -17,7 +26,9 @@ from pipeline.parse.reading import (
     entry_id,
     entry_line,
     fields,
+    first_line,
     hidden_entries,
+    html_text,
     late_entry_id,
     meant_entry,
     near_fields,
@@ -55,6 +66,9 @@ _IN_HEADING: dict[str, Callable[[str], bool]] = {
     "resolves": lambda value: bool(ids(value, "F")),
     "reverses": lambda value: bool(ids(value, "D")),
 }
+# A table's header row that gives one of these fields an ID (`| Reverses | D9 |`) is meant as
+# the field (reading.table_fields); a header `| Decision | Why |` heads a table.
+_IN_TABLE_HEADER = {**_IN_HEADING, "reversed_by": lambda value: bool(ids(value, "D"))}
 # The fields a line inside another item or a heading hides: `Reversed by: D5` there is
 # still the phrase, which counts anywhere in an entry.
 _NESTED = {name: key for name, key in _FIELDS.items() if key != "reversed_by"}
@@ -90,12 +104,14 @@ def parse_ledger(lines: list[str], rec: Records) -> None:
     ends = hidden_entries(doc, lines, rec, FILE, "D", RULE, _weigh) if doc.html else []
     note_html_fields(rec, FILE, doc, lines, _FIELDS, _rule_of, ends)
     untaken: list[tuple[int, str]] = []  # table rows that name an entry, maybe meant as one
+    shown_html = _HtmlPhrases(doc, lines, ends)
     for index, block in enumerate(blocks):
+        shown_html.read(entry, first_line(block))
         if ends and passed(ends, block):
             entry = None
         block = as_fields(block, _FIELDS)
         if isinstance(block, Table):
-            note_table_fields(rec, FILE, block, _FIELDS, _rule_of)
+            note_table_fields(rec, FILE, block, _FIELDS, _rule_of, _IN_TABLE_HEADER)
             if entry is not None:
                 # `Reversed by D5` counts anywhere in an entry, a table's cell too.
                 rows = [(block.line, block.header), *block.rows]
@@ -131,6 +147,7 @@ def parse_ledger(lines: list[str], rec: Records) -> None:
         # The phrase anywhere in the block too: every annotation counts (a field it repeats
         # adds nothing).
         _phrase(entry, _lines(block))
+    shown_html.read(entry, len(lines) + 1)
     if untaken:
         ids = {row["decision_id"] for row in rec.of("ledger")}
         entries_in_tables_only(rec, FILE, untaken, ids, "D", RULE)
@@ -168,11 +185,14 @@ def _misnamed(block: Block) -> list[NearField]:
     line, text = block.lines[0]
     m = _MISNAMED_RE.fullmatch(text.strip())
     name = m["name"].lower() if m else ""
-    if m is None or name in _FIELDS or name.startswith("reversed"):
+    # `Reversed by D5` is the phrase, read wherever it stands; `Reversed: D5` lacks its `by`.
+    if m is None or name in _FIELDS or _REVERSED_BY_RE.match(text.strip(" \t*_`")):
         return []
     if not m["sep"] and not _IDS_ONLY_RE.fullmatch(m["value"].strip()):
         return []
     key = "resolves" if name.startswith("resolv") else "reverses"
+    if name.startswith("reversed"):
+        key = "reversed_by"  # `Reversed: D5` says which entry reversed this one
     if m["letter"] != ("F" if key == "resolves" else "D"):
         return []
     return [NearField(key, m["value"], line, text, "mark")]
@@ -274,10 +294,35 @@ def _phrase(entry: dict[str, Any], lines: list[tuple[int, str]]) -> None:
     if not lines:
         return
     text = shown(lines[0][1]) if len(lines) == 1 else shown("\n".join(t for _, t in lines))
+    if "<" in text:
+        # Inline HTML as the page shows it: `Reversed by <a href="#d9">D9</a>`, `<code>D9`.
+        text = inline_text(BREAK_RE.sub(" ", text))
     if "versed" in text or "VERSED" in text:
         for m in _REVERSED_BY_RE.finditer(text):
             line = lines[text.count("\n", 0, m.start())][0]
             _annotation(entry, "reversed_by", ids(m[1], "D"), line)
+
+
+class _HtmlPhrases:
+    """The shown HTML blocks of the file (`<p>Reversed by D9</p>`), whose text the page shows:
+    the phrase counts anywhere in an entry, so each block's is read into the entry it stands
+    in. A block that hides an entry heading is that entry's, which is not read."""
+
+    def __init__(self, doc: Any, lines: list[str], hidden: list[int]) -> None:
+        inner = html_text(doc, lines) if doc.html else None
+        self.inner = inner or []
+        self.blocks = [
+            (first, last)
+            for first, last in (doc.html if inner else [])
+            if not any(first <= line <= last for line in hidden)
+        ]
+
+    def read(self, entry: dict[str, Any] | None, before: int) -> None:
+        """Read the blocks that begin before line `before` into `entry` (None: no entry)."""
+        while self.blocks and self.blocks[0][0] < before:
+            first, last = self.blocks.pop(0)
+            if entry is not None:
+                _phrase(entry, [(n, self.inner[n - 1]) for n in range(first, last + 1)])
 
 
 def _annotation(entry: dict[str, Any], key: str, found: list[str], line: int) -> None:

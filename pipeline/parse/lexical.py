@@ -365,7 +365,7 @@ def says_nothing(value: str | None) -> bool:
     fork's destination)."""
     if value is None:
         return True
-    text = _BREAK_RE.sub(" ", decoded(shown(value)))
+    text = BREAK_RE.sub(" ", decoded(shown(value)))
     text = "".join(c for c in text if c not in _BLANK and unicodedata.category(c) not in _UNSEEN)
     return not text or _PLACEHOLDER_RE.fullmatch(text) is not None
 
@@ -374,7 +374,8 @@ def says_nothing(value: str | None) -> bool:
 # format or control character.
 _BLANK = frozenset(_MARKS + "—–‐-….\\")
 _UNSEEN = frozenset(("Zs", "Cf", "Cc"))
-_BREAK_RE = re.compile(r"<br[ \t]*+/?>", re.IGNORECASE)
+# (Public: the ledger reads `Reversed by<br>D9` as the page shows it, a break between words.)
+BREAK_RE = re.compile(r"<br[ \t]*+/?>", re.IGNORECASE)
 _PLACEHOLDER_RE = re.compile(r"\{[\w -]*\}")
 
 

@@ -45,11 +45,17 @@ _IN_HEADING: dict[str, Callable[[str], bool]] = {
     "status": lambda value: token(value, _STATUSES) is not None,
     "useless_result": lambda value: token(value, ("pass", "fail")) is not None,
 }
+_ROUND_RE = re.compile(r"(\d+)(?![\w.])")
+# A table's header row that gives one of these fields a value it takes (`| Round | 2 |`
+# over `|---|---|`) is meant as the field (reading.table_fields).
+_IN_TABLE_HEADER: dict[str, Callable[[str], bool]] = {
+    **_IN_HEADING,
+    "round": lambda value: _ROUND_RE.match(bare(value)) is not None,
+}
 _USELESS = ("useless_result", "cold_reader_paths", "gaps")
 # The rule that cannot be shown to hold when a field is given twice in a round, differently.
 _NEEDED_BY = {"status": "BS-MANIFEST-01", "useless_result": "BS-USELESS-01"}
 _COLUMNS = ("#", "what", "source", "destination", "action")
-_ROUND_RE = re.compile(r"(\d+)(?![\w.])")
 # A Markdown link or image, `[text](<target> "title")`, whose text holds no `[`: tried
 # only on a cell cut after its last `)`, every attempt stops at the next bracket or ends
 # in a match, so no attempt rescans the cell (`[^\]]*+` did, from each `[` of `[[[…`).
@@ -183,7 +189,7 @@ def _unread(rec: Records, block: Block, current: dict[str, Any]) -> None:
     on the round it sees."""
     hidden: list[tuple[str, str, str, int, str]] = []  # key, name, value, line, code
     if isinstance(block, Table):
-        found = note_table_fields(rec, FILE, block, _FIELDS, _unread_rule)
+        found = note_table_fields(rec, FILE, block, _FIELDS, _unread_rule, _IN_TABLE_HEADER)
         hidden += [(*f, "unread-field") for f in found]
     else:
         found = note_nested(rec, FILE, block, _FIELDS, _unread_rule)

@@ -180,12 +180,21 @@ def note_nested(
     return found
 
 
-def table_fields(table: Table, known: Mapping[str, str]) -> list[tuple[str, str, str, int]]:
+def table_fields(
+    table: Table, known: Mapping[str, str], taken: Mapping[str, Callable[[str], bool]] | None = None
+) -> list[tuple[str, str, str, int]]:
     """(key, name, value, line) of each field of `known` a table holds as a row: written on
     a line right under it (`Status: proposed` below the routing table, a row whose first cell
     alone holds text), or as a row of its own (`| Resolves | F2 |` under `| Field | Value |`)
-    whose first cell is the field's name and whose next cell holds its value."""
+    whose first cell is the field's name and whose next cell holds its value. Also the
+    header row (`| Round | 2 |` over `|---|---|`) when its value is one the field takes
+    (`taken`, key → test): `| Status | Owner |` heads a table of something else."""
     found = []
+    header = _named_row(table.header)
+    if header is not None and header[0] in known:
+        key = known[header[0]]
+        if taken and key in taken and taken[key](header[1]):
+            found.append((key, header[0], header[1], table.line))
     for line, cells in table.rows:
         parsed = field(cells[0]) if cells and not any(cells[1:]) else _named_row(cells)
         if parsed is not None and parsed[0] in known:
@@ -202,12 +211,17 @@ def _named_row(cells: list[str]) -> tuple[str, str] | None:
 
 
 def note_table_fields(
-    rec: Records, file: str, table: Table, known: Mapping[str, str], rule: RuleOf
+    rec: Records,
+    file: str,
+    table: Table,
+    known: Mapping[str, str],
+    rule: RuleOf,
+    taken: Mapping[str, Callable[[str], bool]] | None = None,
 ) -> list[tuple[str, str, str, int]]:
-    """A parse issue for each field of `known` a table took as a row: it is no field, so
-    the rule that needs it fails (spec §3.1, fail closed). The fields, as table_fields
-    gives them."""
-    found = table_fields(table, known)
+    """A parse issue for each field of `known` a table took as a row (its header too, as
+    table_fields reads it with `taken`): it is no field, so the rule that needs it fails
+    (spec §3.1, fail closed). The fields, as table_fields gives them."""
+    found = table_fields(table, known, taken)
     for key, name, value, line in found:
         _unread_field(rec, file, line, f"{name.capitalize()}: {value}", IN_TABLE, rule(key, value))
     return found

@@ -100,7 +100,7 @@ def parse_state(lines: list[str], rec: Records) -> None:
                 _not_bullets(block, rec)
             continue
         if isinstance(block, Table):
-            note_table_fields(rec, FILE, block, _FIELDS, _needed_by)
+            note_table_fields(rec, FILE, block, _FIELDS, _needed_by, _IN_HEADING)
         note_nested(rec, FILE, block, _FIELDS, _needed_by)
         note_unread_near(rec, FILE, block, _FIELDS, _needed_by)
         found = fields(block, _FIELDS)

@@ -25,6 +25,8 @@ _HEADINGS = {
 }
 _NAMES = tuple(_HEADINGS)
 _STAMP = {"current as of": "stamp"}
+# A table's header `| Current as of | 2026-07-09T10:14Z |` is meant as the stamp.
+_STAMP_TAKEN = {"stamp": lambda value: stamp(value) != (None, False)}
 
 
 def parse_thesis(lines: list[str], rec: Records) -> None:
@@ -53,7 +55,7 @@ def parse_thesis(lines: list[str], rec: Records) -> None:
             if isinstance(block, Heading):
                 block = Paragraph([(block.line, block.text)])
         if isinstance(block, Table):
-            note_table_fields(rec, FILE, block, _STAMP, _compose)
+            note_table_fields(rec, FILE, block, _STAMP, _compose, _STAMP_TAKEN)
         note_nested(rec, FILE, block, _STAMP, _compose)
         # `*Current as of 2026-07-09T10:14Z*`: a space alone before a timestamp is meant too.
         note_unread_near(rec, FILE, block, _STAMP, _compose, {"stamp": find_timestamp})

@@ -59,5 +59,8 @@ where fr.snapshot_id not in (select snapshot_id from routes_all_fragments)
             -- it: `send-window-v2` and `send-window.v2.md` do not name `send-window`, while
             -- `send-window.md`, a sentence's last word `send-window.` and `c++` name theirs.
             and (regexp_matches(r.what, '(^|[^\w.-])' || regexp_escape(fr.name) || '(\.md)?(\.(\W|$)|[^\w.-]|$)')
-                or regexp_matches(r.source, '(^|[^\w.-])' || regexp_escape(fr.name) || '(\.md)?(\.(\W|$)|[^\w.-]|$)'))
+                or regexp_matches(r.source, '(^|[^\w.-])' || regexp_escape(fr.name) || '(\.md)?(\.(\W|$)|[^\w.-]|$)')
+                -- Its file name as it is, whatever its extension (`retry-schedule.yaml`).
+                or regexp_matches(r.what, '(^|[^\w.-])' || regexp_escape(regexp_extract(fr.file, '[^/]*$')) || '(\.(\W|$)|[^\w.-]|$)')
+                or regexp_matches(r.source, '(^|[^\w.-])' || regexp_escape(regexp_extract(fr.file, '[^/]*$')) || '(\.(\W|$)|[^\w.-]|$)'))
     )
