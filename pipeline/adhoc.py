@@ -123,6 +123,13 @@ def _emit(relation: Any, fmt: str, output: Path | None) -> str | None:
         text = _csv(relation)
     else:
         cols = relation.columns
+        twice = sorted({c for c in cols if cols.count(c) > 1})
+        if twice:
+            # A JSON object holds a name once: the second column would replace the first.
+            raise UsageError(
+                f"--format json: the result has more than one column named {twice[0]!r}; "
+                "give each its own name (SELECT s.topic AS s_topic, p.topic AS p_topic …)"
+            )
         rows = [
             {c: _json_value(v) for c, v in zip(cols, row, strict=True)}
             for row in relation.fetchall()

@@ -426,6 +426,17 @@ def test_sql_formats(crawled: Path, tmp_path: Path) -> None:
     assert done.exit_code == 0 and parquet.stat().st_size > 0
 
 
+def test_sql_json_refuses_two_columns_of_one_name(crawled: Path) -> None:
+    """`SELECT 1 AS a, 2 AS a` printed [{"a": 2}] with exit 0: a join selecting s.topic and
+    p.topic lost one of them (found by a hunt). CSV keeps both; JSON says so, exit 2."""
+    query = "SELECT 1 AS a, 2 AS a"
+    done = runner.invoke(app, ["sql", query, "--out", str(crawled), "--format", "json"])
+    assert done.exit_code == 2, done.output
+    assert done.stderr.startswith("census: --format json: the result has more than one column")
+    csv = runner.invoke(app, ["sql", query, "--out", str(crawled), "--format", "csv"])
+    assert csv.exit_code == 0 and csv.output.splitlines() == ["a,a", "1,2"]
+
+
 def test_sql_error_is_one_line_exit_2(crawled: Path) -> None:
     result = runner.invoke(app, ["sql", "SELECT nope FROM snapshots", "--out", str(crawled)])
     assert result.exit_code == 2
