@@ -736,6 +736,34 @@ def test_a_fork_merged_in_from_the_other_side_is_no_reuse_of_one_resolved_since(
     assert [f for f in _series(tmp_path / "out") if f[1] == "BS-FORK-01"] == []
 
 
+def test_a_merge_that_keeps_the_branchs_stale_state_is_a_step_back(tmp_path: Path) -> None:
+    """Main moves the session to stopping; a branch forked before it rewords the Posture; the
+    merge resolves state.md with the branch's copy, so HEAD is open again. The merge's files
+    were the branch's, and such a merge made no pair at all: the branch never made the step,
+    main's step was undone, and night 2 read clean (found by a hunt). A merge that keeps one
+    side makes no step only when the other side changed nothing that side lacks."""
+    repo = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", tmp_path / "root" / "repo")
+    git(repo, "init", "-q", "-b", "main")
+    commit(repo, "2026-07-01T10:00:00Z", "base")
+    _night(repo, tmp_path / "out", 1)
+    git(repo, "checkout", "-q", "-b", "colleague")
+    edit(repo, "state.md", "- Posture:", "- Posture: reworded by a colleague;")
+    commit(repo, "2026-07-02T09:00:00Z", "colleague: posture")
+    git(repo, "checkout", "-q", "main")
+    edit(repo, "state.md", "Status: open", "Status: stopping")
+    commit(repo, "2026-07-02T10:00:00Z", "stopping")
+    dates = {
+        "GIT_AUTHOR_DATE": "2026-07-03T10:00:00Z",
+        "GIT_COMMITTER_DATE": "2026-07-03T10:00:00Z",
+    }
+    git(repo, "merge", "-q", "--no-edit", "-X", "theirs", "colleague", env=dates)
+    assert "Status: open" in (repo / SESSION / "state.md").read_text()
+    _night(repo, tmp_path / "out", 2)
+    found = [f for f in _series(tmp_path / "out") if f[1] == "BS-STATE-01"]
+    assert [(point, rule) for point, rule, _ in found] == [("night-2", "BS-STATE-01")], found
+    assert "stopping" in found[0][2] and "open" in found[0][2]
+
+
 def test_a_step_made_again_on_an_amended_step_counts_again(tmp_path: Path) -> None:
     """Night 2 commits a step back (counted); night 3 amends that commit (the same step shown
     again, not counted); night 4 commits stopping, then open, on top of the amended commit: a

@@ -238,7 +238,8 @@ differing AS (
 ),
 merges AS (
     -- The range's merge commits and their parents (among the commits that changed the session).
-    SELECT m.session_key, m.root, m."commit", m.snapshot_id, p.snapshot_id AS parent_id
+    SELECT m.session_key, m.root, m."commit", m.snapshot_id, p.snapshot_id AS parent_id,
+        p."commit" AS parent_commit
     FROM commits m
     JOIN commits p
         ON p.session_key = m.session_key AND p.root = m.root
@@ -248,14 +249,41 @@ merges AS (
 merge_files AS (
     FROM session_content((SELECT list(snapshot_id) || list(parent_id) FROM merges))
 ),
-merged AS (
-    -- A merge whose session files are one parent's brings that side's history, whose steps
-    -- were counted on their own commits, and makes no step of its own (its pair with the other
-    -- parent showed that side's step again, a second night's finding).
-    SELECT DISTINCT m.session_key, m.root, m."commit"
+kept AS (
+    -- Each merge's parents whose session files it keeps as they were.
+    SELECT m.session_key, m.root, m."commit", m.parent_commit
     FROM merges m
     JOIN merge_files a ON a.snapshot_id = m.snapshot_id
     JOIN merge_files b ON b.snapshot_id = m.parent_id AND b.files = a.files
+),
+kept_history AS (
+    -- The commits (that changed the session) behind each kept parent, itself included.
+    SELECT DISTINCT session_key, root, "commit", parent_commit AS at
+    FROM kept
+    UNION
+    SELECT k.session_key, k.root, k."commit", unnest(c.parents)
+    FROM kept_history k
+    JOIN commits c ON c.session_key = k.session_key AND c.root = k.root AND c."commit" = k.at
+),
+merged AS (
+    -- A merge that keeps one side's session files brings that side's history, whose steps
+    -- were counted on their own commits, and makes no step of its own (its pair with the other
+    -- parent showed that side's step again, a second night's finding): when every other
+    -- parent is in that history, so that side changed nothing the kept one lacks. A parent
+    -- outside it had changes of its own, which the merge undoes: that is a step (`stopping`
+    -- on main, then a merge that keeps the branch's `open`).
+    SELECT DISTINCT k.session_key, k.root, k."commit"
+    FROM kept k
+    WHERE NOT EXISTS (
+        SELECT 1
+        FROM merges o
+        WHERE o.session_key = k.session_key AND o.root = k.root AND o."commit" = k."commit"
+            AND NOT EXISTS (
+                SELECT 1 FROM kept_history h
+                WHERE h.session_key = k.session_key AND h.root = k.root
+                    AND h."commit" = k."commit" AND h.at = o.parent_commit
+            )
+    )
 ),
 pair_files AS (
     FROM session_content((SELECT list(before_id) || list(after_id) FROM differing))
