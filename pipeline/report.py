@@ -14,6 +14,7 @@ is shown, never run. Charts are inline SVG (pipeline.charts), so the page loads 
 
 from __future__ import annotations
 
+import hashlib
 import shlex
 import time
 from dataclasses import dataclass, field, replace
@@ -140,6 +141,7 @@ class ReportData:
     comparison: Comparison | None = None
     charts: dict[str, charts.Chart] = field(default_factory=dict)
     anchors: set[str] = field(default_factory=set)  # sessions detailed on the page
+    twins: set[str] = field(default_factory=set)  # session keys seen under two roots or more
     label_tags: dict[str, int] = field(default_factory=dict)  # label keys left out → values
     roots: list[str] = field(default_factory=list)  # the point's runs' roots, as given
     worst_n: int = 25  # how many of the worst sessions were asked for
@@ -196,6 +198,7 @@ def gather(
         open_forks,
     )
     data.anchors = {s["anchor"] for s in data.newly_failing + data.worst}
+    data.twins = {r["session_key"] for r in fetch_dicts(con, _query("twins"), at)}
     data.worst_n, data.label_tags = worst_n, tags
     data.previous_scope = _scope(selector.labels)
     data.roots = _roots(con, point)
@@ -280,7 +283,7 @@ def _since(con: Any, stats: Stats, before: Point, lifetimes: dict[str, Lifetime]
     at = {"point": point.name, "previous": before.name}
     changes: dict[str, list[dict[str, Any]]] = {c: [] for c in SESSION_CHANGES + STAGE_FLOWS}
     for row in fetch_dicts(con, _query("session_changes"), at):
-        row["anchor"] = anchor(row["session_key"])
+        row["anchor"] = anchor(row["session_key"], row["root"])
         changes.setdefault(row["change"], []).append(row)
     # Most failing rules first, as the detailed list further down orders them.
     changes["newly failing"].sort(key=lambda r: -(r["failing_rules"] or 0))
@@ -296,22 +299,25 @@ def _since(con: Any, stats: Stats, before: Point, lifetimes: dict[str, Lifetime]
     )
 
 
-def anchor(session_key: str) -> str:
-    """The id of a session's entry in the worst-sessions list."""
-    return "s-" + session_key[:12]
+def anchor(session_key: str, root: str) -> str:
+    """The id of a session's entry in the worst-sessions list: one repository crawled under
+    two roots is two sessions, so the root is part of it."""
+    digest = hashlib.blake2b(f"{session_key}\0{root}".encode(), digest_size=6).hexdigest()
+    return "s-" + digest
 
 
 def _detailed(con: Any, query: str, params: dict[str, Any]) -> list[dict[str, Any]]:
     """Sessions, each with its findings, from a query with one row per finding (one query,
     not one per session)."""
     sessions: dict[tuple[str, str], dict[str, Any]] = {}
+    kept = ("session_key", "root", "repo", "path", "stage", "gate")
     for row in fetch_dicts(con, _query(query), params):
-        key = (row["session_key"], row["path"])
-        session = sessions.setdefault(
-            key, {**{k: row[k] for k in ("repo", "path", "stage", "gate")}, "findings": []}
-        )
+        # A session is (session_key, root), as in every view: one repository crawled under two
+        # roots is two sessions, each with its own findings.
+        key = (row["session_key"], row["root"])
+        session = sessions.setdefault(key, {**{k: row[k] for k in kept}, "findings": []})
         session["failing"] = row["failing_rules"]
-        session["anchor"] = anchor(row["session_key"])
+        session["anchor"] = anchor(row["session_key"], row["root"])
         finding = {k: row[k] for k in ("rule_id", "file", "line", "message")}
         finding["new"] = bool(row.get("new_rule"))
         session["findings"].append(finding)

@@ -9,6 +9,7 @@ of tests/test_stats.py (whose durations and latencies are spelled out there).
 
 from __future__ import annotations
 
+import re
 import shutil
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
@@ -461,3 +462,35 @@ def test_what_changed_shows_a_median_not_reached_as_not_reached(tmp_path: Path) 
     since = Page(html).sections["since"].tables[0].row("fork-median-hours")
     assert (since["before"], since["now"]) == ("5.0 h", "not reached")
     assert (since["change"], since["interval"]) == ("▲ worse", "+90.0 h … +∞")
+
+
+def test_one_repository_under_two_roots_is_two_sessions_needing_attention(tmp_path: Path) -> None:
+    """One repository checked out under two roots is two sessions, as every view counts it
+    (session_key, root). "Which sessions need attention first?" grouped findings by session
+    key and path, so the two checkouts were one entry, "The 1 of 2", with each finding twice,
+    and the second session unlisted (found by a hunt). Each is now its own entry, named with
+    its root, with its own finding once and its own anchor."""
+    out = str(tmp_path / "out")
+    roots = [tmp_path / "r1", tmp_path / "r2"]
+    for root in roots:
+        shutil.copytree(FIXTURES / "cases" / "base" / "open" / "repo", root / "repo")
+    crawl([str(r) for r in roots], out, workers=1, point="n1")
+    for root in roots:
+        (root / "repo" / "docs" / "research" / "demo-brainstorm" / "thesis.md").unlink()
+    crawl([str(r) for r in roots], out, workers=1, point="n2")
+    check(out)
+    html = build(out, str(tmp_path / "report.html")).path.read_text()
+    assert "The 2 sessions that were clean (or not there) at <code>n1</code>" in " ".join(
+        html.split()
+    )
+    entries = [(a, t) for a, t in Page(html).sections["worst"].items if "data-failing" in a]
+    assert len(entries) == 4, "two newly failing, the same two with the most failing rules"
+    for _, text in entries:
+        assert text.count("BS-THESIS-01") == 2, f"the rule once in the summary, once below: {text}"
+        assert sum(f"under {root}" in text for root in roots) == 1, text
+    named = [next(str(r) for r in roots if f"under {r}" in t) for _, t in entries]
+    assert named == [str(roots[0]), str(roots[1])] * 2
+    ids = [a["id"] for a, _ in entries if "id" in a]
+    assert len(ids) == len(set(ids)) == 2
+    links = re.findall(r'<a class="where" href="#(s-[0-9a-f]+)"', html)
+    assert sorted(links) == sorted(ids), "each newly failing session links to its own entry"

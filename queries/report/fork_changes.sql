@@ -36,15 +36,16 @@ listed_before AS (
     FROM before b JOIN forks f USING (snapshot_id)
     WHERE f.fork_id IS NOT NULL
 )
-SELECT 'raised' AS change, o.repo, o.path, o.topic, o.fork_id, o.title
+SELECT 'raised' AS change, o.repo, o.path, o.topic, o.fork_id, o.title,
+    o.root, o.session_key
 FROM state_now o
 ANTI JOIN listed_before l USING (session_key, root, fork_id)
 WHERE o.state = 'open'
 UNION ALL
 SELECT CASE WHEN s.state IS NULL THEN 'vanished' ELSE 'closed' END,
-    n.repo, n.path, n.topic, b.fork_id, b.title
+    n.repo, n.path, n.topic, b.fork_id, b.title, root, session_key
 FROM open_before b
 JOIN now n USING (session_key, root)
 LEFT JOIN state_now s USING (session_key, root, fork_id)
 WHERE s.state IS DISTINCT FROM 'open'
-ORDER BY 1, 2, 3, 4, 5, 6;
+ORDER BY 1, 2, 3, 4, 5, 6, 7;

@@ -15,7 +15,7 @@ newly AS (
     FROM sessions n
     LEFT JOIN before b USING (session_key, root)
     WHERE n.point = $point AND n.failing_rules > 0 AND coalesce(b.clean, true)
-    ORDER BY n.failing_rules DESC, n.repo, n.path
+    ORDER BY n.failing_rules DESC, n.repo, n.path, n.root
     LIMIT $limit
 ),
 failed_before AS (
@@ -25,7 +25,7 @@ failed_before AS (
     SEMI JOIN newly w ON w.session_key = f.session_key AND w.root = m.root
     WHERE f.point = $previous AND f.status = 'fail'
 )
-SELECT w.session_key, w.repo, w.repo_path, w.path, w.stage, w.gate, w.failing_rules,
+SELECT w.session_key, w.root, w.repo, w.repo_path, w.path, w.stage, w.gate, w.failing_rules,
     f.rule_id, f.file, f.line, f.message, f.source,
     p.rule_id IS NULL AS new_rule
 FROM newly w
@@ -34,4 +34,4 @@ JOIN findings f
 LEFT JOIN failed_before p
     ON p.session_key = w.session_key AND p.root = w.root AND p.rule_id = f.rule_id
 WHERE f.status = 'fail'
-ORDER BY w.failing_rules DESC, w.repo, w.path, f.rule_id, f.line NULLS FIRST;
+ORDER BY w.failing_rules DESC, w.repo, w.path, w.root, f.rule_id, f.line NULLS FIRST;

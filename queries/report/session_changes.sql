@@ -6,7 +6,8 @@
 --          'advanced'       a later stage than before ('harvested' when it reached history);
 --          'backward'       an earlier stage than before;
 --          'gone'           at the previous point, not at this one.
--- A session can appear twice (a verdict change and a stage change).
+-- A session can appear twice (a verdict change and a stage change); one under two roots is two
+-- sessions, as everywhere (session_key, root).
 WITH now AS (SELECT * FROM sessions WHERE point = $point),
 before AS (
     SELECT b.* REPLACE (m.root AS root)
@@ -27,14 +28,14 @@ pairs AS (
     FROM now n
     FULL JOIN before b USING (session_key, root)
 )
-SELECT session_key, repo, path, topic, stage_before, stage_now, failing_rules,
+SELECT session_key, root, repo, path, topic, stage_before, stage_now, failing_rules,
     CASE WHEN clean_now THEN 'newly clean' ELSE 'newly failing' END AS change
 FROM pairs
 WHERE stage_now IS NOT NULL
     AND ((clean_now = false AND coalesce(clean_before, true))
         OR (clean_now AND clean_before = false))
 UNION ALL
-SELECT session_key, repo, path, topic, stage_before, stage_now, failing_rules,
+SELECT session_key, root, repo, path, topic, stage_before, stage_now, failing_rules,
     CASE
         WHEN stage_before IS NULL THEN 'opened'
         WHEN stage_now IS NULL THEN 'gone'
@@ -45,4 +46,4 @@ SELECT session_key, repo, path, topic, stage_before, stage_now, failing_rules,
     END
 FROM pairs
 WHERE stage_before IS DISTINCT FROM stage_now
-ORDER BY change, repo, path;
+ORDER BY change, repo, path, root;
