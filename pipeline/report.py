@@ -351,9 +351,11 @@ def _delta(
 
 def _tiles(con: Any, at: dict[str, str], since: Since | None) -> list[Tile]:
     """The headline figures, each with its change since the previous point."""
+    # summary.sql has no row for a point that saw no session: its figures are zeros, not unknown.
+    none = {"sessions": 0, "repos": 0, "clean": 0, "failing": 0}
     found = {r["point"]: r for r in fetch_dicts(con, _query("summary"), at)}
-    now = found.get(at["point"], {"sessions": 0, "repos": 0, "clean": 0, "failing": 0})
-    before = found.get(at["previous"]) if since else None
+    now = found.get(at["point"], none)
+    before = found.get(at["previous"], none) if since else None
 
     def share(row: dict[str, Any]) -> float | None:
         return row["clean"] / row["sessions"] if row["sessions"] else None

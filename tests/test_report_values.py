@@ -494,3 +494,20 @@ def test_one_repository_under_two_roots_is_two_sessions_needing_attention(tmp_pa
     assert len(ids) == len(set(ids)) == 2
     links = re.findall(r'<a class="where" href="#(s-[0-9a-f]+)"', html)
     assert sorted(links) == sorted(ids), "each newly failing session links to its own entry"
+
+
+def test_tiles_change_from_zero_after_a_point_that_saw_no_session(tmp_path: Path) -> None:
+    """A point that saw no session has no row in the summary query, and the tiles read it as
+    no previous point: after an empty night, "sessions" and "failing a rule" showed no change
+    at all, where the reverse showed "−1" (found by a hunt). It counts as zeros: "+1"."""
+    empty, root = tmp_path / "empty", tmp_path / "corpus"
+    empty.mkdir()
+    shutil.copytree(FIXTURES / "cases" / "base" / "open" / "repo", root / "repo")
+    (root / "repo" / "docs" / "research" / "demo-brainstorm" / "thesis.md").unlink()
+    out = str(tmp_path / "out")
+    crawl([str(empty)], out, workers=1, point="n1")
+    crawl([str(root)], out, workers=1, point="n2")
+    check(out)
+    cards = Page(build(out, str(tmp_path / "r.html")).path.read_text()).sections["run"].cards
+    assert "1 sessions +1" in cards and "1 failing a rule +1" in cards, cards
+    assert "0.0% clean at their own gate" in cards, "no share at n1: nothing to change from"
