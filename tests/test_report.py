@@ -378,7 +378,7 @@ def test_the_header_names_the_roots_crawled(report: Path) -> None:
     roots = sorted(p.name for p in example_corpus().iterdir() if p.name != "README.md")
     assert "4 roots" in header
     for name in roots:
-        assert re.search(rf"<code>[^<]*/{re.escape(name)}</code>", header), name
+        assert re.search(rf"<code><bdi>[^<]*/{re.escape(name)}</bdi></code>", header), name
 
 
 def test_report_is_self_contained(report: Path) -> None:
@@ -508,3 +508,109 @@ def test_lifetimes_in_reconciled_syncs_are_in_the_report(
     ]
     assert cells[4].startswith(f"{overall.median:.1f} (")
     assert len(cells) == 7, "no 'open at' columns for syncs"
+
+
+# ─────────────── long and right-to-left session text ───────────────
+
+RLO = "\u202e"
+LONG_TOPIC = "quarterlyplanning" * 12  # 204 characters and no space: folder names allow 255 bytes
+LONG_REPO = "platformservices" * 12
+
+
+def _text_session(repo: Path, topic: str, title: str) -> None:
+    """A copy of the open base session named `topic`, failing BS-THESIS-01, with fork F9
+    titled `title` raised, and a capture log that is not all UTF-8."""
+    from tests.conftest import FIXTURES, copy_tree
+
+    base = FIXTURES / "cases" / "base" / "open" / "repo" / "docs" / "research" / "demo-brainstorm"
+    session = copy_tree(base, repo / "docs" / "research" / f"{topic}-brainstorm")
+    (session / "thesis.md").unlink()
+    forks = session / "forks.md"
+    forks.write_text(forks.read_text() + f"\n## F9 — {title} [open]\n- Raised by: user\n")
+    with open(session / "ops" / "capture.md", "ab") as capture:
+        capture.write(b"\n\xff\xfe not text\n")
+
+
+@pytest.fixture(scope="module")
+def session_text(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Two nights: one plain session, then two more opened and failing, one whose topic and fork
+    title are long unbroken words under a long repository name, one whose topic and title
+    carry a right-to-left override (U+202E)."""
+    from tests.conftest import FIXTURES, copy_tree
+
+    base = tmp_path_factory.mktemp("session-text")
+    repo = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", base / "root" / LONG_REPO)
+    out = str(base / "out")
+    crawl([str(base / "root")], out, workers=1, point="night-1")
+    _text_session(repo, LONG_TOPIC, "Which" + "quarter" * 60 + "?")
+    _text_session(repo, f"pay{RLO}ments", f"Who pays{RLO} the fees?")
+    crawl([str(base / "root")], out, workers=1, point="night-2")
+    check(out)
+    return build(out).path
+
+
+# The text around session text that carries a right-to-left override: every text node (but
+# those holding the override) in the blocks where the override is shown, each with the pairs
+# of its neighbouring characters on one line drawn right to left (the second left of the first).
+REORDERED_JS = """
+(override) => {
+  const nodes = (root) => {
+    const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+    const found = [];
+    while (walker.nextNode()) found.push(walker.currentNode);
+    return found;
+  };
+  const blocks = new Set();
+  for (const node of nodes(document.body)) {
+    if (!node.textContent.includes(override) || node.parentElement.closest("svg, script")) continue;
+    let block = node.parentElement;
+    while (getComputedStyle(block).display.startsWith("inline")) block = block.parentElement;
+    if (block.getClientRects().length) blocks.add(block);
+  }
+  const checked = [], reversed = [];
+  for (const block of blocks) {
+    for (const node of nodes(block)) {
+      const text = node.textContent;
+      if (text.includes(override) || !node.parentElement.getClientRects().length) continue;
+      const boxes = [];
+      for (let i = 0; i < text.length; i++) {
+        if (/\\s/.test(text[i])) continue;
+        const range = document.createRange();
+        range.setStart(node, i);
+        range.setEnd(node, i + 1);
+        const r = range.getBoundingClientRect();
+        if (r.width) boxes.push([text[i], r]);
+      }
+      if (boxes.length < 2) continue;
+      checked.push(text.trim());
+      for (let i = 1; i < boxes.length; i++) {
+        const [a, r] = boxes[i - 1], [b, s] = boxes[i];
+        if (Math.abs(r.top - s.top) < 2 && s.left < r.left) {
+          reversed.push(`${text.trim()} (${a}${b})`);
+          break;
+        }
+      }
+    }
+  }
+  return [blocks.size, checked, reversed];
+}
+"""
+
+
+def test_a_bidi_override_in_session_text_leaves_the_pages_words_in_order(
+    session_text: Path, browser: Any
+) -> None:
+    """A right-to-left override (U+202E) in a topic reversed the page's own words after it:
+    a worst session's summary was drawn "10-KROF-SB :(noisses etag ,nepo)", and in "What
+    changed" the sessions listed after it read backwards (found by a hunt). Session text is
+    isolated (<bdi>): the override reorders its own text, never a character of the page's."""
+    page, errors, _ = open_page(browser, session_text)
+    page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
+    assert errors == []
+    blocks, checked, reversed = page.evaluate(REORDERED_JS, RLO)
+    assert blocks >= 8, "the topic in lists, entries and tables; the title in forks raised"
+    for words in ("(open, gate session):", "BS-THESIS-01", "F9", LONG_TOPIC):
+        assert any(words in text for text in checked), f"{words!r} not checked"
+    assert reversed == [], reversed[:5]
+    summary = page.locator("#worst summary", has_text=f"pay{RLO}ments").first
+    summary.screenshot(path=str(session_text.parent / "bidi-summary.png"))
