@@ -549,6 +549,45 @@ def session_text(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build(out).path
 
 
+# Every element holding text the session supplied (its text names the long topic or title, or
+# carries the override) whose box leaves its nearest block's box: a long word not wrapped.
+SPILLS_JS = """
+(words) => {
+  const leaves = [...document.querySelectorAll("main *, header *")].filter(e =>
+    !e.closest("svg") && [...e.childNodes].some(n => n.nodeType === 3 &&
+      words.some(w => n.textContent.includes(w))));
+  const spills = [];
+  for (const e of leaves) {
+    let block = e.parentElement;
+    while (getComputedStyle(block).display.startsWith("inline")) block = block.parentElement;
+    const outer = block.getBoundingClientRect();
+    for (const r of e.getClientRects()) {
+      if (r.right > outer.right + 1 || r.left < outer.left - 1) {
+        spills.push(`${e.tagName} in ${block.tagName}: ${r.left}–${r.right}, not in ` +
+          `${outer.left}–${outer.right}`);
+      }
+    }
+  }
+  return [leaves.length, spills];
+}
+"""
+
+
+def test_long_session_text_wraps_within_its_column(session_text: Path, browser: Any) -> None:
+    """A 204-character topic (folder names allow 255 bytes) under a 192-character repository
+    name made the page 1,623 px wide and ran across the neighbouring column: the session lists
+    of "What changed" were nowrap, and the topic cell of the longest-open forks had no break
+    (found by a hunt). Every piece of it wraps within its own column now."""
+    page, errors, _ = open_page(browser, session_text)
+    page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
+    assert errors == []
+    assert_page_layout(page)
+    leaves, spills = page.evaluate(SPILLS_JS, [LONG_TOPIC[:40], LONG_REPO[:40], "quarter" * 9])
+    assert leaves >= 15, "the long text is in the lists, entries, tables and parse issues"
+    assert spills == [], spills[:5]
+    page.screenshot(path=str(session_text.parent / "long-text.png"), full_page=True)
+
+
 # The text around session text that carries a right-to-left override: every text node (but
 # those holding the override) in the blocks where the override is shown, each with the pairs
 # of its neighbouring characters on one line drawn right to left (the second left of the first).
