@@ -946,6 +946,8 @@ def _crawl_repo(batch: _JobBatch, job: Job, repo: RepoRef, tree: Tree | None) ->
             sig += "/" + "".join(
                 f"{f}@{c}" for f, c in repo_ctx.tracked_history.get(session.path, [])
             )
+            # A history git stopped walking fails the series rules on unchanged files too.
+            sig += f"/{repo_ctx.history_problem}" if repo_ctx.history_problem else ""
         parents = at_head.get(session.topic, []) if ctx.git_history else None
         batch.observe(repo_ctx, session, identity, key, sig, ctx.observed_at, None, parents)
     for path, code, message in repo_ctx.issues:
@@ -979,7 +981,10 @@ def _history(
         ops = {t: [tuple(p) for p in pairs] for t, pairs in known["ops"].items()}
         return History(known["at_head"], ops)
     history = read_history(repo_ctx)
-    failure = repo_ctx.history().failure if head is not None else ""
+    # Only an unborn branch has no history to read; a HEAD git cannot resolve hides one.
+    failure = repo_ctx.history().failure or repo_ctx.git.head_failure
+    if head is None and not repo_ctx.git.head_failure:
+        failure = ""
     if failure:
         repo_ctx.history_problem = (
             f"git could not walk the history ({failure}): no commit was read, so a step back "

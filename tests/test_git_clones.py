@@ -14,6 +14,8 @@ Real repositories, cloned through git's file:// transport, and real crawls.
 from __future__ import annotations
 
 import os
+import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import duckdb
@@ -178,3 +180,64 @@ def test_a_commit_with_a_date_out_of_range_is_said_and_the_rest_is_crawled(
         "ORDER BY 2 NULLS FIRST"
     ).fetchall()
     assert rows == [("odd/.git", None), *((".git", r) for r in SERIES_RULES)]
+
+
+def _empty_branch_ref(repo: Path, tmp_path: Path) -> Path:
+    (repo / ".git" / "refs" / "heads" / "main").write_text("")  # what a crash can leave
+    return repo
+
+
+def _worktree_of_a_moved_repository(repo: Path, tmp_path: Path) -> Path:
+    worktree = tmp_path / "corpus" / "wt"
+    git(repo, "worktree", "add", "-q", str(worktree), "-b", "side")
+    shutil.move(str(repo), str(tmp_path / "moved"))  # its .git file names a gitdir now gone
+    return worktree
+
+
+@pytest.mark.parametrize("damage", [_empty_branch_ref, _worktree_of_a_moved_repository])
+def test_a_head_git_cannot_resolve_is_no_unborn_branch(
+    tmp_path: Path, damage: Callable[[Path, Path], Path]
+) -> None:
+    """A HEAD git cannot resolve (an empty branch ref, a worktree whose repository was moved)
+    was taken for "no commit yet", found by a hunt: the history was not read, no word was
+    said, and the series rules passed (and a session whose files had not changed since a
+    clean night kept that night's clean reading). Now it is history-incomplete and they
+    fail, while an unborn branch beside it stays clean; detect and crawl agree on BS-OPS-02."""
+    from pipeline.check import check
+    from pipeline.detect import detect
+
+    repo = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", tmp_path / "corpus" / "r")
+    git(repo, "init", "-q")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "one")
+    unborn = copy_tree(repo, tmp_path / "corpus" / "unborn")
+    shutil.rmtree(unborn / ".git")
+    git(unborn, "init", "-q")
+    out = tmp_path / "out"
+    crawl([str(tmp_path / "corpus")], str(out), workers=1, git_history=True, point="n1")
+    damaged = damage(repo, tmp_path)  # after a clean night: unchanged files are no excuse
+    crawl([str(tmp_path / "corpus")], str(out), workers=1, git_history=True, point="n2")
+    check(str(out))
+    con = duckdb.connect(str(out / "census.duckdb"), read_only=True)
+    rows = con.execute(
+        "SELECT file, rule_id, message FROM parse_issues WHERE code = 'history-incomplete' "
+        "ORDER BY 2 NULLS FIRST"
+    ).fetchall()
+    name = damaged.name
+    assert [(f, r) for f, r, _ in rows] == [(f"{name}/.git", None)] + [
+        (".git", r) for r in sorted(SERIES_RULES)
+    ]
+    assert all("git could not walk the history (fatal: " in m for _, _, m in rows)
+    failing = con.execute(
+        "SELECT repo_path, rule_id FROM statuses WHERE point = 'n2' AND status = 'fail' "
+        "AND list_contains(?, rule_id) ORDER BY ALL",
+        [list(SERIES_RULES)],
+    ).fetchall()
+    assert failing == [(name, r) for r in sorted(SERIES_RULES)]
+    ops = con.execute(
+        "SELECT status FROM statuses WHERE point = 'n2' AND rule_id = 'BS-OPS-02' "
+        "AND repo_path = ?",
+        [name],
+    ).fetchone()
+    found = detect(str(damaged / SESSION), "session")
+    assert [o.status for o in found.outcomes if o.rule == "BS-OPS-02"] == [ops[0]]

@@ -79,13 +79,22 @@ class GitRepo:
     def __init__(self, path: str) -> None:
         self.path = path
         self.failure = ""  # why `tracked` could not be read, once it was tried
+        self.head_failure = ""  # why HEAD could not be resolved, once head() was asked
 
     def head(self) -> str | None:
-        """The commit HEAD names; None for a repository with no commit (or git failing)."""
-        done = _git(self.path, "rev-parse", "--verify", "-q", "HEAD")
-        if done is None or done.returncode != 0:
-            return None
-        return done.stdout.decode("ascii", "replace").strip() or None
+        """The commit HEAD names; None on an unborn branch (no commit yet). A HEAD git cannot
+        resolve otherwise (an empty branch ref, a worktree whose repository is gone) is no
+        "no commit": `head_failure` then names git's error."""
+        done = _git(self.path, "rev-parse", "--verify", "HEAD")
+        if done is not None and done.returncode == 0:
+            return done.stdout.decode("ascii", "replace").strip() or None
+        # Unborn, HEAD still names its branch (git resolves a missing ref without complaint);
+        # a broken ref, or no repository, leaves nothing for symbolic-ref to resolve.
+        unborn = _git(self.path, "symbolic-ref", "-q", "HEAD")
+        if unborn is None or unborn.returncode != 0:
+            said = unborn if unborn is not None and unborn.stderr.strip() else done
+            self.head_failure = _why(said)
+        return None
 
     @cached_property
     def tracked(self) -> list[str] | None:
