@@ -976,7 +976,14 @@ def _history(
         # Deepened later (`git fetch --unshallow`), the history is new though HEAD is not.
         head = f"{head}\x1fshallow:{boundary}" if head is not None else None
     known = ctx.heads.get(repo_key)
-    if known and head is not None and known.get("head") == head:
+    # A new identity (an origin added or changed) starts new series, which need the history
+    # read under their own keys though HEAD did not move.
+    if (
+        known
+        and head is not None
+        and known.get("head") == head
+        and known.get("identity") == identity
+    ):
         batch.result.heads[repo_key] = known
         ops = {t: [tuple(p) for p in pairs] for t, pairs in known["ops"].items()}
         return History(known["at_head"], ops)
@@ -1003,6 +1010,7 @@ def _history(
         batch.observe(past_ctx, session, identity, key, commit, at, commit, parents)
     batch.result.heads[repo_key] = {
         "head": None if failure else head,  # read again next time, once git can
+        "identity": identity,
         "at_head": history.at_head,
         "ops": history.ops_tracked,
     }

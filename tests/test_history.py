@@ -977,6 +977,27 @@ def test_the_same_step_back_made_again_counts_again(tmp_path: Path) -> None:
     ]
 
 
+def test_an_origin_added_reads_the_history_again_for_the_new_series(tmp_path: Path) -> None:
+    """An origin added with HEAD unchanged starts new series (spec §2), found by a hunt: the
+    HEAD cache, keyed by root and path, skipped the walk, so the new series had no commit that
+    night, and the old step back failed a later night that only edited a fragment."""
+    repo, out = _step_back_twice(tmp_path)
+    git(repo, "remote", "add", "origin", "https://example.invalid/team/repo.git")
+    _night(repo, out, 2)
+    (repo / SESSION / "fragments" / "late.md").write_text("# Late\n")
+    commit(repo, "2026-07-04T10:00:00Z", "a fragment")
+    _night(repo, out, 3)
+    assert [(p, r) for p, r, _ in _series(out)] == [
+        ("night-1", "BS-STATE-01"),
+        ("night-2", "BS-STATE-01"),  # the new series' own history, read the night it began
+    ]
+    nodes = connect(Out(out)).execute(
+        "SELECT r.point, count(*) FROM observations o JOIN runs r USING (run_id) "
+        "WHERE o.commit IS NOT NULL GROUP BY 1 ORDER BY 1"
+    )
+    assert nodes.fetchall() == [("night-1", 3), ("night-2", 3), ("night-3", 1)]
+
+
 def test_a_dropped_partial_night_has_its_commits_read_again(tmp_path: Path) -> None:
     """Night 2 got only the shard holding the session, and read a step back and forth in two
     commits; night 3 got both shards, so night 2 could only be dropped, as check says. The
