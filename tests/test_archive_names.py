@@ -128,3 +128,30 @@ def test_a_link_member_standing_for_sessions_is_an_issue_not_a_silence(tmp_path:
         (f"{archive}:repo/docs/research/mirror-brainstorm", "unreadable"),
         (f"{archive}:repo2/docs", "unreadable"),
     ], "a link that can stand for no session is no issue"
+
+
+def test_a_link_member_says_the_members_under_its_name_are_read(tmp_path: Path) -> None:
+    """A link member `repo/docs/research` followed by real members under that name: the issue
+    said "no session under it is read", found by a hunt, yet the session was read and counted.
+    The members are inside the archive (spec §2, §12: nothing read outside the root, nothing
+    followed): they are read, and the issue now says so."""
+    from pipeline.crawl import crawl
+    from pipeline.engine import connect
+    from pipeline.store import Out
+    from tests.conftest import FIXTURES
+
+    archive = tmp_path / "linked.tar"
+    session = FIXTURES / "cases" / "base" / "open" / "repo" / SESSION
+    with tarfile.open(archive, "w") as tar:
+        link = tarfile.TarInfo("repo/docs/research")
+        link.type, link.linkname = tarfile.SYMTYPE, "../../elsewhere"
+        tar.addfile(link)
+        tar.add(session, arcname=f"repo/{SESSION}")
+    summary = crawl([str(archive)], str(tmp_path / "out"), workers=1)
+    con = connect(Out(tmp_path / "out"))
+    issues = con.execute("SELECT file, code, message FROM parse_issues WHERE run_id IS NOT NULL")
+    [(file, code, message)] = issues.fetchall()
+    assert (file, code) == (f"{archive}:repo/docs/research", "unreadable")
+    assert summary.sessions == 1
+    assert "no session under it is read" not in message
+    assert "members the archive holds under its name are read" in message

@@ -42,6 +42,11 @@ FAULTS = (
 )
 # The problem of a link member (symbolic or hard): never followed, so nothing it names is read.
 LINK = "link inside an archive; not followed"
+# What a link member standing for sessions means: the members the archive itself holds under
+# its name are inside the root and read by their own names (nothing is extracted through it).
+LINK_LEADS_NOWHERE = (
+    "no session it leads to is read (members the archive holds under its name are read as they are)"
+)
 # Folders between a repository and its session folders.
 _ABOVE_SESSIONS = ("docs/research", "docs/history", "docs/history/brainstorms")
 CUT_SHORT = "cut short"
@@ -155,7 +160,7 @@ class ArchiveTree(Tree):
         tail = "/".join(parts[-3:])
         above = parts[-1] == "docs" or tail.endswith(_ABOVE_SESSIONS)
         if above or innermost_session(parts) is not None:
-            self.issues.append((name, "unreadable", f"{LINK}: no session under it is read"))
+            self.issues.append((name, "unreadable", f"{LINK}: {LINK_LEADS_NOWHERE}"))
 
     def _add(
         self, raw_name: str, is_dir: bool, size: int, mtime: float, problem: str | None
