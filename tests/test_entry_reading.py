@@ -102,6 +102,12 @@ def appended(line: str) -> Callable[[str], str]:
         "\u200b## F5 — New question? [open]",  # a zero-width space before the #s
         "\ufeff## F5 — New question? [open]",  # a BOM mid-file (pasted text)
         "\u2060- F5 — New question? [open]",  # a word joiner before a list item
+        # A no-break, ideographic or other Unicode space, or a control, before the #s: shown
+        # as a space, not one to CommonMark, so no heading (found by a hunt).
+        "\u00a0## F5 — New question? [open]",
+        "\u3000## F5 — New question? [open]",
+        "\x85## F5 — New question? [open]",
+        "\u180e## F5 — New question? [open]",
     ],
 )
 def test_a_line_meant_as_a_fork_fails_bs_fork_01(tmp_path: Path, line: str) -> None:
@@ -126,7 +132,9 @@ def test_prose_and_section_headings_are_no_forks(tmp_path: Path, line: str) -> N
     assert failing(found) == set(), notes(found)
 
 
-@pytest.mark.parametrize("heading", ["##D0 — Park it", "\u200b## D0 — Park it"])
+@pytest.mark.parametrize(
+    "heading", ["##D0 — Park it", "\u200b## D0 — Park it", "\u00a0## D0 — Park it"]
+)
 def test_a_line_meant_as_a_ledger_entry_fails_bs_ledger_01(tmp_path: Path, heading: str) -> None:
     edit = after_title(heading, LEDGER_BODY)
     found = detect(session(tmp_path, "converging", "ledger.md", edit), "session")
@@ -143,6 +151,8 @@ def test_a_line_meant_as_a_ledger_entry_fails_bs_ledger_01(tmp_path: Path, headi
         f"**T10 · {TURN_AT}**",
         f"####### T10 · {TURN_AT}",
         f"\u200b### T10 · {TURN_AT}",
+        f"\u00a0### T10 · {TURN_AT}",  # a no-break space: never read, and nothing failed
+        f"\u3164### T10 · {TURN_AT}",  # a Hangul filler, which shows nothing
         f"### T10 · {TURN_AT}",  # the schema's spelling: read, and the compose is stale
     ],
 )

@@ -70,7 +70,16 @@ _MEANT_RES = {
 }
 _WHAT = {"F": "a fork entry `## F# — title [marker]`", "D": "a ledger entry `## D# — title`"}
 _WHAT["T"] = "a capture turn `### T# · timestamp`"
-_STARTS = {letter: frozenset("#*_`[" + letter + INVISIBLE) for letter in "FDT"}
+# What a line may begin with that the page shows as blank but that keeps CommonMark from
+# seeing a heading or a list marker there: characters that show nothing, and Unicode spaces,
+# line and paragraph separators, controls and fillers (`\u00a0### T2 · …`), not a plain space.
+_BLANK_LEAD = (
+    INVISIBLE
+    + "".join(map(chr, [*range(0x1C, 0x20), 0x85, 0xA0, 0x34F, 0x115F, 0x1160, 0x1680, 0x180E]))
+    + "".join(map(chr, [*range(0x2000, 0x200B), 0x2028, 0x2029, 0x202F, 0x205F]))
+)
+_BLANK_LEAD += "".join(map(chr, [*range(0x2061, 0x2065), 0x3000, 0x3164, 0xFFA0]))
+_STARTS = {letter: frozenset("#*_`[" + letter + _BLANK_LEAD) for letter in "FDT"}
 
 
 # HTML block kinds (blocks.html_kind) not shown: comments, processing instructions,
@@ -613,7 +622,7 @@ def _meant_lines(
         # A first look: the line begins with a mark or the ID's letter.
         if text[:1] not in starts:
             continue
-        seen = past_list_marker(text.lstrip(INVISIBLE)) if text[0] in INVISIBLE else text
+        seen = past_list_marker(text.lstrip(_BLANK_LEAD)) if text[0] in _BLANK_LEAD else text
         found = meant_entry(seen.rstrip(" \t"), letter)
         if found is not None:
             # Invisible characters first: its shape is a heading's, so it is meant as one.
@@ -695,6 +704,8 @@ def not_an_entry_heading(
     message = f"'{text[:120]}' is meant as {_WHAT[letter]} but is not one{where}"
     if text[:1] in INVISIBLE:
         message += f" (an invisible U+{ord(text[0]):04X} begins the line)"
+    elif text[:1] in _BLANK_LEAD:
+        message += f" (a U+{ord(text[0]):04X}, not a plain space, begins the line)"
     odd = _ODD_SPACE_RE.match(text)
     if odd is not None:
         message += f" (a U+{ord(odd[1]):04X} space, not a plain one, follows the #s)"
