@@ -122,6 +122,7 @@ UNREAD_CODES = (
     "not-a-folder",
     "archive-incomplete",
     "binary",
+    "misnamed-file",
 )
 
 

@@ -33,6 +33,11 @@ def _statuses(session: Path) -> dict[str, str]:
         ("state.md", "too-large"),
         ("forks.md", "utf-16"),
         ("ledger.md", "utf-16"),
+        # Named in another case (`Forks.md`): the file was missing to the census, so an open
+        # fork in it passed the manifest gate (found by a hunt).
+        ("forks.md", "case"),
+        ("ops/manifest.md", "case"),
+        ("ledger.md", "case"),
     ],
 )
 def test_every_rule_reading_an_unread_file_fails(name: str, how: str, tmp_path: Path) -> None:
@@ -43,6 +48,8 @@ def test_every_rule_reading_an_unread_file_fails(name: str, how: str, tmp_path: 
     if how == "too-large":
         # Past the limit with the file's own text first: a reader that read it would pass.
         path.write_text(path.read_text() + "\nplain prose\n" * (NINE_MIB // 12))
+    elif how == "case":
+        path.rename(path.with_name(path.name.capitalize()))
     elif how == "utf-16":
         # Saved as UTF-16 (NUL bytes between the characters): its entries were read as nothing
         # and the session came out clean.

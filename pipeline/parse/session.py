@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import posixpath
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -138,13 +138,14 @@ def parse_session(inp: SessionInput, snapshot_id: str | None = None) -> Records:
         rec.issue(".git", None, "history-incomplete", inp.history_problem, rule_id)
     snap["commit_snapshot"] = inp.from_commit
     snap["ops_exists"] = inp.has_ops_dir
-    unreadable = {u[0] for u in inp.unreadable}
+    unread = [*inp.unreadable, *_misnamed(inp.files)]
+    unreadable = {u[0] for u in unread}
     unknown = tuple(name for name in unreadable if name.endswith("/"))
     for name, flag in EXISTS_FLAGS.items():
         # A file in a folder that was not entered may exist: its rules are evaluated (and
         # fail on the folder's issue) rather than skipped as if it were missing.
         snap[flag] = name in inp.files or name in unreadable or name.startswith(unknown)
-    for name, code, message in inp.unreadable:
+    for name, code, message in unread:
         rec.issue(name, None, code, message, UNREADABLE_RULE.get(name))
     decoded = {name: decode(inp.files[name], name, rec) for name in _READ if name in inp.files}
     for name, reader in _READERS:
@@ -186,6 +187,23 @@ def parse_session(inp: SessionInput, snapshot_id: str | None = None) -> Records:
     _unread_documents(rec, inp)
     _summarise(rec, inp)
     return rec
+
+
+def _misnamed(files: Mapping[str, bytes]) -> list[tuple[str, str, str]]:
+    """A session file missing under its name but present in another case (`Forks.md`,
+    `OPS/capture.md`): meant as that file, which the census reads by its exact name (a
+    case-insensitive disk would read it), so it is an issue on the file it stands for and
+    every rule that reads that file fails, as for a file not read (spec §3.1, fail closed)."""
+    found = []
+    for name in EXISTS_FLAGS:
+        if name not in files:
+            other = next((f for f in sorted(files) if f.lower() == name), None)
+            if other is not None:
+                message = (
+                    f"'{other}' is meant as {name}, but file names are read exactly: rename it"
+                )
+                found.append((name, "misnamed-file", message))
+    return found
 
 
 def _unread_documents(rec: Records, inp: SessionInput) -> None:
