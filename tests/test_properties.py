@@ -715,6 +715,11 @@ def _lines_of(line: str) -> str:
 
 
 BIG = 100_000
+# A harvest manifest's head, so that a routing row after it is read as one.
+_ROUTING = (
+    "Round: 1\nStatus: applied\n\n"
+    "| # | What | Source | Destination | Action |\n|---|---|---|---|---|\n"
+)
 HUGE_ID = "9" * 5_000  # past int()'s 4,300-digit limit
 
 
@@ -788,6 +793,22 @@ def _adversarial() -> dict[str, bytes]:
         "lone-cr": "\r" * BIG,
         "crlf": "\r\n" * BIG,
         "mixed-run": "- a: [b] — c → d | e \\| `f` " * 5_000,
+        # Each was quadratic (found by a hunt): a regex tried from every `[`, `<a href>` or
+        # `<sup>` left open rescanned the rest of the line, a code span searched from every
+        # run of backticks of a new length the rest of the text, and each `Reversed by` line
+        # counted the lines before it again.
+        "reference-brackets": _ROUTING + "| 1 | a | b | ][" + "[" * BIG + " | c |\n",
+        "anchors-left-open": _ROUTING
+        + "| 1 | a | b | "
+        + "<a href='x'>" * (BIG // 12)
+        + " |\n"
+        + "## D1 — a\n- Decision: "
+        + "<a href='x'>" * (BIG // 12),
+        "note-marks-left-open": "## D1 — a\n- Why: " + "<sup>" * (BIG // 5),
+        "reversed-by-lines": "## D1 — a\n" + "Reversed by D2\n" * (BIG // 3),
+        "code-spans-of-every-length": "- a — b → "
+        + "".join("`" * n + "x" for n in range(1, 1_000))
+        + " ~ &amp;\n",
     }
     cases = {name: value.encode("utf-8") for name, value in text.items()}
     cases["invalid-utf8"] = b"\xff" * BIG

@@ -298,9 +298,11 @@ def _phrase(entry: dict[str, Any], lines: list[tuple[int, str]]) -> None:
         # Inline HTML as the page shows it: `Reversed by <a href="#d9">D9</a>`, `<code>D9`.
         text = inline_text(BREAK_RE.sub(" ", text))
     if "versed" in text or "VERSED" in text:
+        row, counted = 0, 0  # lines before the match, counted once across all matches
         for m in _REVERSED_BY_RE.finditer(text):
-            line = lines[text.count("\n", 0, m.start())][0]
-            _annotation(entry, "reversed_by", ids(m[1], "D"), line)
+            row += text.count("\n", counted, m.start())
+            counted = m.start()
+            _annotation(entry, "reversed_by", ids(m[1], "D"), lines[row][0])
 
 
 class _HtmlPhrases:

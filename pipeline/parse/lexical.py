@@ -172,8 +172,15 @@ def _decoded_name(text: str) -> str:
 
 
 _DROPPED = dict.fromkeys(map(ord, INVISIBLE))
-_ANCHOR_RE = re.compile(r"""<a[ \t][^<>]*?href=["']([^"'<>]*)["'][^<>]*>(.*?)</a>""", re.IGNORECASE)
-_NOTE_MARK_RE = re.compile(r"<(sup|sub)(?:[ \t][^<>]*+)?>.*?</\1>", re.IGNORECASE)
+# An anchor and a footnote mark, each with its text up to its closing tag; an attempt stops at
+# the next tag of its kind, so a run of tags left open is not rescanned from each of them.
+_ANCHOR_RE = re.compile(
+    r"""<a[ \t][^<>]*?href=["']([^"'<>]*)["'][^<>]*>((?:[^<\n]|<(?!/?a[\s>]))*+)</a>""",
+    re.IGNORECASE,
+)
+_NOTE_MARK_RE = re.compile(
+    r"<(sup|sub)(?:[ \t][^<>]*+)?>(?:[^<\n]|<(?!/?su[bp][\s>]))*+</\1>", re.IGNORECASE
+)
 
 
 def inline_text(text: str) -> str:
@@ -260,7 +267,7 @@ def _shown_line(line: str) -> str:
     if "~" not in line and "<" not in line:
         return line
     out, pos, at = [], 0, 0
-    code = [m.span() for m in _CODE_SPAN_RE.finditer(line)] if "`" in line else []
+    code = code_spans(line) if "`" in line else []
     while (m := _STRUCK_RE.search(line, at)) is not None:
         if not _strikes(line, m, code):
             at = m.start() + 1  # its opening run is text; a later one may still strike
@@ -311,7 +318,30 @@ _STRUCK_RE = re.compile(
 _CHAR_REF_RE = re.compile(
     r"(?<!\\)&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{0,31});"
 )
-_CODE_SPAN_RE = re.compile(r"(?<!`)(`++)(?!`).*?(?<!`)\1(?!`)", re.DOTALL)
+_TICKS_RE = re.compile(r"`++")
+
+
+def code_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each code span in text: a run of backticks, through the next run of
+    the same length (CommonMark; a run with none is text). Found over the runs alone, each
+    matched by a search among the runs of its length: a regex tried from every run rescans
+    the rest of the text when the runs' lengths all differ."""
+    runs = [m.span() for m in _TICKS_RE.finditer(text)]
+    of_length: dict[int, list[int]] = {}
+    for index, (start, end) in enumerate(runs):
+        of_length.setdefault(end - start, []).append(index)
+    spans, index = [], 0
+    while index < len(runs):
+        start, end = runs[index]
+        same = of_length[end - start]
+        after = bisect_right(same, index)
+        if after < len(same):
+            closing = same[after]
+            spans.append((start, runs[closing][1]))
+            index = closing + 1
+        else:
+            index += 1
+    return spans
 
 
 def decoded(text: str) -> str:
@@ -322,9 +352,9 @@ def decoded(text: str) -> str:
     if "`" not in text:
         return _CHAR_REF_RE.sub(_char, text)
     parts, at = [], 0
-    for m in _CODE_SPAN_RE.finditer(text):
-        parts += [_CHAR_REF_RE.sub(_char, text[at : m.start()]), m[0]]
-        at = m.end()
+    for start, end in code_spans(text):
+        parts += [_CHAR_REF_RE.sub(_char, text[at:start]), text[start:end]]
+        at = end
     return "".join([*parts, _CHAR_REF_RE.sub(_char, text[at:])])
 
 

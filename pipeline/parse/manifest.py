@@ -105,8 +105,9 @@ class _Links:
 
 # A reference definition, `[label]: target` (up to three spaces in).
 _DEFINITION_RE = re.compile(r" {0,3}\[([^\]]+)\]:[ \t]*+<?([^\s>]+)>?")
-# A full or collapsed reference link, `[text][label]` or `[text][]`.
-_REFERENCE_RE = re.compile(r"!?\[([^\]]*)\]\[([^\]]*)\]")
+# A full or collapsed reference link, `[text][label]` or `[text][]`: its text holds no
+# bracket, so an attempt from each `[` of a run of them stops at the next one.
+_REFERENCE_RE = re.compile(r"!?\[([^\[\]]*+)\]\[([^\[\]]*+)\]")
 
 
 def _label(text: str) -> str:
