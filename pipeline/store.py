@@ -335,19 +335,7 @@ class QueryWriter:
     def _insert(self, name: str) -> None:
         rows, self._pending[name] = self._pending[name], []
         if rows:
-            # Each column travels as one list parameter, and unnest zips them back into rows;
-            # a column of one value (the run id, the time) travels once.
-            params: dict[str, Any] = {}
-            values = []
-            for i, column in enumerate(self.tables[name].columns):
-                found = _duckdb_values(column.type, [row.get(column.name) for row in rows])
-                if found.count(found[0]) == len(found):
-                    params[f"c{i}"] = found[0]
-                    values.append(f'$c{i}::{duckdb_type(column.type)} AS "{column.name}"')
-                else:
-                    params[f"c{i}"] = found
-                    values.append(f'unnest($c{i}) AS "{column.name}"')
-            self.write(name, f"SELECT {', '.join(values)}", params)
+            self.write(name, *rows_query(self.tables[name], rows))
 
     def close(self) -> None:
         """Write each table's rows to its one file; a table with no rows gets no file."""
@@ -361,6 +349,25 @@ class QueryWriter:
                 copy = f"COPY {self._staged(name)} TO {quote(target)}"
                 self.con.execute(f"{copy} (FORMAT parquet, COMPRESSION zstd)")
             self.con.execute(f"DROP TABLE {self._staged(name)}")
+
+
+def rows_query(table: Table, rows: list[dict[str, Any]]) -> tuple[str, dict[str, Any]]:
+    """A query of the given row dicts as `table`'s columns, and its parameters: one statement,
+    not a statement per row. Each column travels as one list parameter, and unnest zips them
+    back into rows; a column of one value (the run id, the time) travels once."""
+    params: dict[str, Any] = {}
+    values = []
+    for i, column in enumerate(table.columns):
+        found = _duckdb_values(column.type, [row.get(column.name) for row in rows])
+        # The first column always unnests when there are several rows: rows alike in every
+        # column would otherwise come back as one.
+        if found.count(found[0]) == len(found) and (i > 0 or len(rows) == 1):
+            params[f"c{i}"] = found[0]
+            values.append(f'$c{i}::{duckdb_type(column.type)} AS "{column.name}"')
+        else:
+            params[f"c{i}"] = found
+            values.append(f'unnest($c{i}) AS "{column.name}"')
+    return f"SELECT {', '.join(values)}", params
 
 
 def _duckdb_values(type_: str, values: list[Any]) -> list[Any]:
