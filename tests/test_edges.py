@@ -32,8 +32,12 @@ def out(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("edges")
     repo = copy_tree(BASE / "open" / "repo", root / "corpus" / "repo")
     target = root / "out"
-    assert runner.invoke(app, ["crawl", str(repo.parent), "--out", str(target)]).exit_code == 0
-    assert runner.invoke(app, ["check", "--out", str(target)]).exit_code == 0
+    # Two nights, so that compare has two census points to compare (one against itself is
+    # refused).
+    for night in ("night-1", "night-2"):
+        crawled = ["crawl", str(repo.parent), "--out", str(target), "--point", night]
+        assert runner.invoke(app, crawled).exit_code == 0
+        assert runner.invoke(app, ["check", "--out", str(target)]).exit_code == 0
     return target
 
 
@@ -70,7 +74,7 @@ def test_sql_cannot_write_or_read_elsewhere(out: Path, tmp_path: Path, query: st
 
 def test_sql_output_still_writes_its_file(out: Path, tmp_path: Path) -> None:
     csv = tmp_path / "topics.csv"
-    query = "SELECT topic, stage FROM sessions ORDER BY topic"
+    query = "SELECT topic, stage FROM sessions WHERE point = selected_point() ORDER BY topic"
     result = runner.invoke(
         app, ["sql", query, "--out", str(out), "--format", "csv", "--output", str(csv)]
     )
@@ -130,7 +134,7 @@ WRITERS: dict[str, Callable[[Path, Path], list[str]]] = {
     "report --html": lambda out, path: ["report", "--out", str(out), "--html", str(path)],
     "check --sarif": lambda out, path: ["check", "--out", str(out), "--sarif", str(path)],
     "compare --sarif": lambda out, path: [
-        *("compare", "--out", str(out), "--baseline-run", "latest", "--candidate-run", "latest"),
+        *("compare", "--out", str(out), "--baseline-run", "night-1", "--candidate-run", "night-2"),
         *("--sarif", str(path)),
     ],
     "detect --sarif": lambda out, path: [
