@@ -38,6 +38,9 @@ F2_TWIN = "- Raised by: twin (S2)"
 
 
 BLANKS = ["\u2003", "\u3000", "\u200b", "&nbsp;", "&emsp;", "&#8203;", "<br>", "\\", "…"]
+# Also blank to a reader, and read as filled in until a hunt found them: an empty element, a
+# link or image with no text, a filler or the blank Braille pattern, a line separator.
+BLANKS += ["<b></b>", "<span> </span>", "<p></p>", "[]()", "![]()", "\u3164", "\u2800", "\u2028"]
 
 
 @pytest.mark.parametrize("blank", BLANKS)
@@ -71,13 +74,16 @@ def test_a_ledger_value_shown_blank_fails_ledger_01_in_detect_and_crawl(tmp_path
         ("N/A", False),
         ("- 3 -", False),
         ("`{x}` is set", False),
+        ("a <b>bold</b> word", False),
+        ("[the page](x.md)", False),
+        ("<code>0</code>", False),
     ],
 )
 def test_says_nothing(value: str, empty: bool) -> None:
     assert says_nothing(value) is empty
 
 
-@pytest.mark.parametrize("destination", ["—", "-", "…", "{destination}", "&nbsp;"])
+@pytest.mark.parametrize("destination", ["—", "-", "…", "{destination}", "&nbsp;", "<b></b>"])
 def test_a_parked_destination_that_says_nothing_is_none(tmp_path: Path, destination: str) -> None:
     heading = F4.replace("docs/architecture/open-questions.md", destination)
     folder = session(tmp_path, "open", "forks.md", _replaced(F4, heading))

@@ -396,14 +396,21 @@ def says_nothing(value: str | None) -> bool:
     if value is None:
         return True
     text = BREAK_RE.sub(" ", decoded(shown(value)))
+    if "<" in text or "[" in text:
+        # Tags show nothing of their own (`<b></b>`, `<span> </span>`), nor does a link or an
+        # image with no text (`[]()`, `![](x.png)`).
+        text = _EMPTY_LINK_RE.sub("", _ANY_TAG_RE.sub("", text))
     text = "".join(c for c in text if c not in _BLANK and unicodedata.category(c) not in _UNSEEN)
     return not text or _PLACEHOLDER_RE.fullmatch(text) is not None
 
 
-# What says_nothing reads as blank: marks, dashes, dots, a backslash; any space separator,
-# format or control character.
-_BLANK = frozenset(_MARKS + "—–‐-….\\")
-_UNSEEN = frozenset(("Zs", "Cf", "Cc"))
+# What says_nothing reads as blank: marks, dashes, dots, a backslash, the fillers and the
+# blank Braille pattern that render as nothing; any space or line separator, format or
+# control character.
+_BLANK = frozenset(_MARKS + "—–‐-….\\\u115f\u1160\u2800\u3164\uffa0")
+_UNSEEN = frozenset(("Zs", "Zl", "Zp", "Cf", "Cc"))
+_ANY_TAG_RE = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*+(?:[ \t][^<>]*+)?/?>")
+_EMPTY_LINK_RE = re.compile(r"!?\[[ \t]*+\]\([^()]*+\)")
 # (Public: the ledger reads `Reversed by<br>D9` as the page shows it, a break between words.)
 BREAK_RE = re.compile(r"<br[ \t]*+/?>", re.IGNORECASE)
 _PLACEHOLDER_RE = re.compile(r"\{[\w -]*\}")
