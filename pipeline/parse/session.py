@@ -136,8 +136,7 @@ def parse_session(inp: SessionInput, snapshot_id: str | None = None) -> Records:
     for rule_id in SERIES_RULES if inp.history_problem else ():
         # The history the series rules compare was not read: they cannot pass (fail closed).
         rec.issue(".git", None, "history-incomplete", inp.history_problem, rule_id)
-    snap["commit_snapshot"] = inp.from_commit
-    snap["ops_exists"] = inp.has_ops_dir
+    snap["commit_snapshot"], snap["ops_exists"] = inp.from_commit, inp.has_ops_dir
     unread = [*inp.unreadable, *_misnamed(inp.files)]
     unreadable = {u[0] for u in unread}
     unknown = tuple(name for name in unreadable if name.endswith("/"))
