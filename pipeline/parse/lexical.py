@@ -92,10 +92,13 @@ INVISIBLE = (
     "\u202a\u202b\u202c\u202d\u202e\x0b\x0c"
 )
 # Unicode space separators other than the plain space: a page shows each as a space.
-_SPACES = "\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000"
-_SPACES_RE = re.compile(f"[{_SPACES}]")
+UNICODE_SPACES = "\u00a0\u1680" + "".join(map(chr, range(0x2000, 0x200B))) + "\u202f\u205f\u3000"
+# Characters that render as nothing though Unicode counts them as letters or symbols: the
+# Hangul fillers and the blank Braille pattern.
+FILLERS = "\u115f\u1160\u2800\u3164\uffa0"
+_SPACES_RE = re.compile(f"[{UNICODE_SPACES}]")
 # What may make a field name differ from the text a page shows for it; a first look.
-_ODD_NAME_RE = re.compile(f"[{INVISIBLE}{_SPACES}\uff1a<&\\\\]")
+_ODD_NAME_RE = re.compile(f"[{INVISIBLE}{UNICODE_SPACES}\uff1a<&\\\\]")
 # Inline HTML a name may be wrapped in, shown as its text: emphasis, and the tags that only
 # style it (`<u>`, `<mark>`, `<span class=…>`, `<code>`, `<kbd>`).
 _INLINE_TAGS = r"(?i:b|strong|em|i|u|mark|span|ins|kbd|code|small|cite|var|samp|abbr)"
@@ -407,7 +410,7 @@ def says_nothing(value: str | None) -> bool:
 # What says_nothing reads as blank: marks, dashes, dots, a backslash, the fillers and the
 # blank Braille pattern that render as nothing; any space or line separator, format or
 # control character.
-_BLANK = frozenset(_MARKS + "—–‐-….\\\u115f\u1160\u2800\u3164\uffa0")
+_BLANK = frozenset(_MARKS + "—–‐-….\\" + FILLERS)
 _UNSEEN = frozenset(("Zs", "Zl", "Zp", "Cf", "Cc"))
 _ANY_TAG_RE = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*+(?:[ \t][^<>]*+)?/?>")
 _EMPTY_LINK_RE = re.compile(r"!?\[[ \t]*+\]\([^()]*+\)")

@@ -24,9 +24,11 @@ from pipeline.parse.blocks import (
     parse,
 )
 from pipeline.parse.lexical import (
+    FILLERS,
     INVISIBLE,
     LIST_MARKER_RE,
     MAX_FIELD_NAME,
+    UNICODE_SPACES,
     bare,
     canonical_id,
     decoded_separator,
@@ -75,10 +77,10 @@ _WHAT["T"] = "a capture turn `### T# · timestamp`"
 # line and paragraph separators, controls and fillers (`\u00a0### T2 · …`), not a plain space.
 _BLANK_LEAD = (
     INVISIBLE
-    + "".join(map(chr, [*range(0x1C, 0x20), 0x85, 0xA0, 0x34F, 0x115F, 0x1160, 0x1680, 0x180E]))
-    + "".join(map(chr, [*range(0x2000, 0x200B), 0x2028, 0x2029, 0x202F, 0x205F]))
+    + UNICODE_SPACES
+    + FILLERS
+    + "\x1c\x1d\x1e\x1f\x85\u034f\u180e\u2028\u2029\u2061\u2062\u2063\u2064"
 )
-_BLANK_LEAD += "".join(map(chr, [*range(0x2061, 0x2065), 0x3000, 0x3164, 0xFFA0]))
 _STARTS = {letter: frozenset("#*_`[" + letter + _BLANK_LEAD) for letter in "FDT"}
 
 
