@@ -10,6 +10,9 @@
 - A field name in `<u>`, `<mark>`, `<span …>` or `<code>` is read as it is in `<b>`.
 - Commentary after a marker that names the other value (`[parked → x] (was open until S1)`)
   makes the marker unreadable, as `Status: stopping (was open)` is (§3.1, values are tokens).
+- A token or stamp in an inline HTML emphasis tag (`Result: <b>pass</b>`, `Status:
+  <strong>applied</strong>`, `Last compose: <b>2026-…</b>`) was not read, and failed its rule
+  in a healthy folder: the page shows it as `**pass**`, which §3.1 reads as `pass`.
 
 Each case edits a copy of a healthy base session and runs `census detect`; one case also
 crawls and checks, which must agree.
@@ -17,6 +20,7 @@ crawls and checks, which must agree.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -308,3 +312,50 @@ def test_an_aspect_map_written_as_a_list_item_or_lines_is_noted(written: str) ->
         (9, "aspect-outside-map"),
     }, issues
     assert "BS-ASPECT-01" in {rule for *_, rule in issues}
+
+
+APPLIED = {
+    "ops/manifest.md": [("- Result: pass", "- Result: {}"), ("Status: applied", "Status: {}")],
+    "state.md": [("- Last compose: 2026-07-10T16:05Z", "- Last compose: {}")],
+}
+
+
+@pytest.mark.parametrize("tag", ["b", "strong", "em", "i", "code", "span"])
+def test_a_value_in_an_emphasis_tag_is_read_as_its_token(tmp_path: Path, tag: str) -> None:
+    """Each value of the applied base wrapped in `<tag>…</tag>`: the folder stays clean at the
+    move gate, in detect and in crawl and check."""
+
+    def wrapped(file: str) -> Callable[[str], str]:
+        def edit(text: str) -> str:
+            for line, template in APPLIED[file]:
+                value = line.rpartition(" ")[2]
+                text = text.replace(line, template.format(f"<{tag}>{value}</{tag}>"), 1)
+            return text
+
+        return edit
+
+    folder = session(tmp_path, "applied", "ops/manifest.md", wrapped("ops/manifest.md"))
+    state = folder / "state.md"
+    state.write_text(wrapped("state.md")(state.read_text(encoding="utf-8")), encoding="utf-8")
+    assert f"<{tag}>2026-07-10T16:05Z</{tag}>" in state.read_text(encoding="utf-8")
+    found = detect(folder, "move")
+    assert found["result"] == "clean", found
+    rows = checked_rows(
+        tmp_path / "repo", tmp_path / "out", "SELECT count(*) FROM findings WHERE status = 'fail'"
+    )
+    assert rows == [(0,)]
+
+
+@pytest.mark.parametrize(
+    ("value", "rule"),
+    [
+        ("<del>pass</del>", "BS-USELESS-01"),
+        ("<s>pass</s> fail", "BS-USELESS-01"),
+        ("<b>pass</b> | fail", "BS-USELESS-01"),
+        ("<b>Pass</b>", "BS-USELESS-01"),
+    ],
+)
+def test_a_tagged_value_that_is_no_token_still_fails(tmp_path: Path, value: str, rule: str) -> None:
+    edit = _replaced("- Result: pass", f"- Result: {value}")
+    found = detect(session(tmp_path, "applied", "ops/manifest.md", edit), "move")
+    assert rule in failing(found), found

@@ -424,12 +424,18 @@ _PLACEHOLDER_RE = re.compile(r"\{[\w -]*\}")
 bare: Callable[[str], str] = methodcaller("strip", _MARKS)
 
 
+def _bare_value(value: str) -> str:
+    """A value as bare text, its inline emphasis tags dropped too: `<b>pass</b>` shows as
+    `**pass**` does (spec §3.1), and a struck `<del>` or `<s>` tag stays, so it is no token."""
+    return bare(_EMPHASIS_TAG_RE.sub("", value) if "<" in value else value)
+
+
 def token(value: str, tokens: tuple[str, ...], fold: bool = False) -> str | None:
     """The schema token a value starts with, emphasis around it dropped (`**pass**` is
     `pass`; what follows is commentary); None when it starts with none of them, or when
     the text after it names another of them, in any case (`pass | fail` is an unfilled
     template). With `fold`, the tokens match in any case."""
-    text = bare(value)
+    text = _bare_value(value)
     m = _WORD_RE.match(text)
     if m is None:
         return None
@@ -526,9 +532,9 @@ def parse_date_or_timestamp(raw: str) -> datetime | None:
 def stamp(raw: str | None, date: bool = False) -> tuple[datetime | None, bool]:
     """A stamp that may be `never`: (instant or None, is_never).
 
-    The stamp is the value's first token, emphasis dropped: `never` (spelled so: a value
-    token, spec §3.1, so `Never` is unreadable) or a timestamp (with `date`, a date alone
-    too); what follows is commentary, unless it names another value
+    The stamp is the value's first token, emphasis (marks or tags) dropped: `never` (spelled
+    so: a value token, spec §3.1, so `Never` is unreadable) or a timestamp (with `date`, a
+    date alone too); what follows is commentary, unless it names another value
     (`2026-07-08T14:30Z | never` is an unfilled template).
     """
     if raw is None:
@@ -536,7 +542,7 @@ def stamp(raw: str | None, date: bool = False) -> tuple[datetime | None, bool]:
     instant = parse_timestamp(raw)
     if instant is not None:
         return instant, False
-    text = bare(raw)
+    text = _bare_value(raw)
     if token(text, ("never",)):
         return None, _TS_FIND_RE.search(text) is None
     m = _TS_FIND_RE.match(text) or (_DATE_AT_RE.match(text) if date else None)
