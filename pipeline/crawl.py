@@ -9,8 +9,6 @@ whose content hash is already stored is read but not parsed or written again.
 from __future__ import annotations
 
 import os
-import signal
-import sys
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -23,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from pipeline import __version__, memo
 from pipeline.discover import RepoRef, SessionRef, discover, session_key
 from pipeline.errors import OutError, UsageError
+from pipeline.lifeline import die_with_parent
 from pipeline.parse import READER_VERSION
 from pipeline.schema import (
     CHECKS,
@@ -147,22 +146,8 @@ def _init_worker(ctx: _Context) -> None:
     _CTX = ctx
 
 
-def _die_with_parent(parent: int) -> None:
-    """A worker ends with the crawl that started it: a crawl killed outright (a scheduler's
-    `timeout -s KILL`) cannot stop its workers, which ran on without it, holding pipes."""
-    if sys.platform.startswith("linux"):
-        import ctypes
-
-        ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    if os.getppid() != parent:  # the parent died before the line above
-        os._exit(1)
-    # Ctrl-C reaches the whole process group: the crawl stops its workers itself. A worker
-    # interrupted mid-reply printed its traceback, and once left the pool hung on half a reply.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
 def _start_worker(parent: int, ctx: _Context) -> None:
-    _die_with_parent(parent)
+    die_with_parent(parent)
     _init_worker(ctx)
 
 
@@ -715,6 +700,12 @@ def _block_root(key: str) -> str:
     return key.partition("\x1f")[0]
 
 
+def stamp_pool(workers: int) -> ProcessPoolExecutor:
+    """The workers that check stamps: spawned, as fork would copy the locks of threads a
+    caller (pyarrow, DuckDB) may run, and importing no more than the stamps need."""
+    return ProcessPoolExecutor(workers, get_context("spawn"), die_with_parent, (os.getpid(),))
+
+
 @contextmanager
 def _confirming(
     memos: dict[str, memo.Memo], roots: set[str], plan: _Plan
@@ -730,10 +721,7 @@ def _confirming(
         return
     size = -(-len(keys) // (workers * 4))  # a few batches per worker, to balance them
     batches = [(keys[i : i + size], items[i : i + size]) for i in range(0, len(keys), size)]
-    # Spawned: fork would copy the locks of threads a caller (pyarrow, DuckDB) may run.
-    with ProcessPoolExecutor(
-        workers, get_context("spawn"), _die_with_parent, (os.getpid(),)
-    ) as pool:
+    with stamp_pool(workers) as pool:
         answers = pool.map(memo.confirm, [batch for _, batch in batches])
         yield (
             [key for key, holds in zip(batch_keys, answer, strict=True) if holds]

@@ -186,7 +186,7 @@ def test_the_crawls_workers_leave_ctrl_c_to_the_crawl() -> None:
     from concurrent.futures import ProcessPoolExecutor
     from multiprocessing import get_context
 
-    from pipeline.crawl import _die_with_parent
+    from pipeline.lifeline import die_with_parent
 
-    with ProcessPoolExecutor(1, get_context("spawn"), _die_with_parent, (os.getpid(),)) as pool:
+    with ProcessPoolExecutor(1, get_context("spawn"), die_with_parent, (os.getpid(),)) as pool:
         assert pool.submit(_interrupt_handler).result() == str(signal.SIG_IGN)
