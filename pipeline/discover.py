@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from pipeline.parse.lexical import is_markdown
 from pipeline.sources.tree import Entry, is_unlisted
@@ -158,7 +158,7 @@ def _owners(path: str, repo_paths: list[str], gits: set[str]) -> Iterator[str]:
 
 
 def _relative(entry: Entry, path: str) -> Entry:
-    return Entry(path, entry.is_dir, entry.size, entry.mtime_ns, entry.problem, entry.ctime_ns)
+    return replace(entry, path=path)
 
 
 def session_key(repo_identity: str, topic: str) -> str:

@@ -194,6 +194,8 @@ COMMITTED_LINK = "a symbolic link in the commit; not followed"
 
 # Session subfolders whose files rules read (`ops/` covers ops/capture.md in a rule's reads).
 RULE_FOLDERS = ("ops", "fragments")
+# git (2.32 and later) does not read a .gitignore that is a symbolic link, so it ignores nothing.
+GITIGNORE_LINK = "a symbolic link, which git does not read as a .gitignore: ops/ is not ignored"
 
 
 def session_input(ctx: RepoContext, session: SessionRef) -> SessionInput:
@@ -226,9 +228,12 @@ def session_input(ctx: RepoContext, session: SessionRef) -> SessionInput:
                 inp.unreadable.append((entry.path + "/", "unreadable", entry.problem))
             continue
         inp.sizes[entry.path] = entry.size
-        if entry.problem:
-            code = "vanished" if entry.problem == VANISHED else "unreadable"
-            inp.unreadable.append((entry.path, code, entry.problem))
+        problem = entry.problem
+        if entry.link and entry.path == "ops/.gitignore":
+            problem = GITIGNORE_LINK
+        if problem:
+            code = "vanished" if problem == VANISHED else "unreadable"
+            inp.unreadable.append((entry.path, code, problem))
             continue
         try:
             inp.files[entry.path] = ctx.read(f"{session.path}/{entry.path}")
@@ -367,7 +372,9 @@ def session_signature(repo_sig: str, session: SessionRef) -> str:
     h = hashlib.sha256(repo_sig.encode())
     for e in session.entries:
         h.update(
-            f"{e.path}\0{e.is_dir}\0{e.stamp}\0{e.problem}\n".encode("utf-8", "surrogateescape")
+            f"{e.path}\0{e.is_dir}\0{e.stamp}\0{e.problem}\0{e.link}\n".encode(
+                "utf-8", "surrogateescape"
+            )
         )
     return h.hexdigest()[:32]
 

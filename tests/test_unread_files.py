@@ -113,3 +113,23 @@ def test_a_file_where_a_folder_should_be_fails_its_readers(folder: str, tmp_path
     readers = {r.rule_id for r in load_rules() if any(n.startswith(folder) for n in r.reads)}
     assert readers and {r: statuses[r] for r in readers} == dict.fromkeys(readers, "fail")
     assert [(n["file"], n["code"]) for n in found.notes] == [(f"{folder}/", "not-a-folder")]
+
+
+def test_an_ops_gitignore_that_is_a_symbolic_link_fails_bs_ops_01(tmp_path: Path) -> None:
+    """ops/.gitignore as a link to a shared ignore file holding `*` (found by a hunt): the census
+    followed the link, read `*` and passed BS-OPS-01, but git does not read a .gitignore that is
+    a symbolic link, so `git add -A` committed ops/. Detect and crawl+check now fail the rule."""
+    repo = copy_tree(FIXTURES / "cases" / "base" / "applied" / "repo", tmp_path / "corpus" / "r")
+    session = repo / SESSION
+    (repo / "ops-ignore").write_text("*\n", encoding="utf-8")
+    (session / "ops" / ".gitignore").unlink()
+    (session / "ops" / ".gitignore").symlink_to("../../../../ops-ignore")
+    found = detect(str(session), "session")
+    assert {o.rule: o.status for o in found.outcomes}["BS-OPS-01"] == "fail"
+    assert [(n["file"], n["code"]) for n in found.notes] == [("ops/.gitignore", "unreadable")]
+    crawl([str(tmp_path / "corpus")], str(tmp_path / "out"), workers=1)
+    check(str(tmp_path / "out"))
+    with duckdb.connect(str(tmp_path / "out" / "census.duckdb"), read_only=True) as con:
+        con.execute(f"SET file_search_path = '{tmp_path / 'out'}'")
+        statuses = con.execute("SELECT status FROM statuses WHERE rule_id = 'BS-OPS-01'").fetchall()
+    assert statuses == [("fail",)]

@@ -27,6 +27,9 @@ class Entry:
     # edit of the same size with its mtime restored by `touch -r` or `rsync -a` moves it); 0
     # where there is none (an archive's member).
     ctime_ns: int = 0
+    # A file reached through a symbolic link inside the root (read, but git reads some such
+    # files, a .gitignore, as if they were not there).
+    link: bool = False
 
     @property
     def stamp(self) -> str:
@@ -260,7 +263,7 @@ class DirTree(Tree):
         if not stat.S_ISREG(st.st_mode):
             # A link to a FIFO or a device: opening it could block forever.
             return Entry(path, False, 0, 0, "symbolic link to a special file; not read")
-        return Entry(path, False, st.st_size, st.st_mtime_ns, ctime_ns=st.st_ctime_ns)
+        return Entry(path, False, st.st_size, st.st_mtime_ns, ctime_ns=st.st_ctime_ns, link=True)
 
     def walk(self) -> Iterator[Entry]:
         """Every entry below the root (the root itself first, with path '')."""
