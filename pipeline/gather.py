@@ -19,7 +19,7 @@ from pipeline.parse.lexical import MAX_FILE_BYTES, is_markdown
 from pipeline.parse.links import extract_links, is_inside, resolve
 from pipeline.parse.manifest import parse_manifest
 from pipeline.parse.records import Records
-from pipeline.parse.session import EXISTS_FLAGS, LinkIn, SessionInput
+from pipeline.parse.session import EXISTS_FLAGS, RULE_FOLDERS, LinkIn, SessionInput
 from pipeline.sources.git import GitHistory, GitRepo
 from pipeline.sources.tree import FOLDER_VANISHED, VANISHED, Entry, ReadError, is_unlisted
 
@@ -192,8 +192,6 @@ def _may_link_into(document: str, data: bytes, topics: set[str]) -> bool:
 # The problem of a file a commit holds as a symbolic link (git stores the target's path).
 COMMITTED_LINK = "a symbolic link in the commit; not followed"
 
-# Session subfolders whose files rules read (`ops/` covers ops/capture.md in a rule's reads).
-RULE_FOLDERS = ("ops", "fragments")
 # git (2.32 and later) does not read a .gitignore that is a symbolic link, so it ignores nothing.
 GITIGNORE_LINK = "a symbolic link, which git does not read as a .gitignore: ops/ is not ignored"
 
@@ -209,7 +207,10 @@ def session_input(ctx: RepoContext, session: SessionRef) -> SessionInput:
             # A file named ops where the folder should be: every rule reading ops/ fails.
             inp.unreadable.append((entry.path + "/", "not-a-folder", "a file, not a folder"))
             continue
-        if entry.path == "ops" or entry.path.startswith("ops/"):
+        # `Ops/` is ops/ on the case-insensitive disk it was written on: a history folder
+        # keeping it still has its ops layer (CENSUS-LOC-01).
+        top, _, below = entry.path.partition("/")
+        if top.lower() == "ops" and (below or entry.is_dir):
             inp.has_ops_dir = True
         if is_unlisted(entry):
             # A folder that could not be listed ('.': the session's own): its files are

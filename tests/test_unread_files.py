@@ -13,7 +13,7 @@ from pipeline.check import check
 from pipeline.crawl import crawl
 from pipeline.detect import detect
 from pipeline.rules import load_rules
-from tests.conftest import FIXTURES, copy_tree
+from tests.conftest import FIXTURES, copy_tree, git, make_git_repo
 
 SESSION = "docs/research/demo-brainstorm"
 NINE_MIB = 9 * 1024 * 1024
@@ -133,3 +133,55 @@ def test_an_ops_gitignore_that_is_a_symbolic_link_fails_bs_ops_01(tmp_path: Path
         con.execute(f"SET file_search_path = '{tmp_path / 'out'}'")
         statuses = con.execute("SELECT status FROM statuses WHERE rule_id = 'BS-OPS-01'").fetchall()
     assert statuses == [("fail",)]
+
+
+def _crawled_statuses(corpus: Path, out: Path, rules: list[str]) -> dict[str, str]:
+    crawl([str(corpus)], str(out), workers=1)
+    check(str(out))
+    with duckdb.connect(str(out / "census.duckdb"), read_only=True) as con:
+        con.execute(f"SET file_search_path = '{out}'")
+        query = "SELECT rule_id, status FROM statuses WHERE list_contains($r, rule_id)"
+        return dict(con.execute(query, {"r": rules}).fetchall())
+
+
+def test_a_history_folder_keeping_its_ops_layer_as_ops_in_another_case_fails(
+    tmp_path: Path,
+) -> None:
+    """A history folder holding `Ops/capture.md`, tracked in git (found by a hunt): `Ops/` is ops/
+    on the case-insensitive disk it was written on, yet CENSUS-LOC-01 ("has no ops/") and
+    BS-OPS-02 ("no file under ops/ is tracked") passed and the folder was clean."""
+    repo = copy_tree(FIXTURES / "cases" / "base" / "harvested" / "repo", tmp_path / "corpus" / "r")
+    session = repo / "docs" / "history" / "brainstorms" / "demo"
+    assert detect(str(session), "move").result == "clean"
+    (session / "Ops").mkdir()
+    (session / "Ops" / "capture.md").write_text("### T1 · 2026-07-01T10:00Z\n", encoding="utf-8")
+    make_git_repo(repo)
+    assert "Ops/capture.md" in git(repo, "ls-files")
+    rules = ["BS-OPS-02", "CENSUS-LOC-01"]
+    found = {o.rule: o.status for o in detect(str(session), "move").outcomes}
+    assert {r: found[r] for r in rules} == dict.fromkeys(rules, "fail")
+    assert _crawled_statuses(tmp_path / "corpus", tmp_path / "out", rules) == dict.fromkeys(
+        rules, "fail"
+    )
+
+
+def test_fragments_in_a_fragments_folder_of_another_case_fail_their_readers(
+    tmp_path: Path,
+) -> None:
+    """A research folder whose fragments sit in `Fragments/`, one routed by no manifest row (found
+    by a hunt): they were no fragments to the census, without a note, so BS-MANIFEST-01 passed and
+    the folder was clean at the manifest gate. Every rule reading fragments/ now fails, noted."""
+    repo = copy_tree(FIXTURES / "cases" / "base" / "converging" / "repo", tmp_path / "corpus" / "r")
+    session = repo / SESSION
+    (session / "fragments").rename(session / "Fragments")
+    (session / "Fragments" / "unrouted.md").write_text("# Unrouted\n", encoding="utf-8")
+    state = session / "state.md"
+    state.write_text(state.read_text().replace("fragment:send-window", "thesis"))
+    found = detect(str(session), "manifest")
+    readers = sorted(r.rule_id for r in load_rules() if "fragments/" in r.reads)
+    statuses = {o.rule: o.status for o in found.outcomes}
+    assert {r: statuses[r] for r in readers} == dict.fromkeys(readers, "fail")
+    assert ("fragments/", "misnamed-file") in [(n["file"], n["code"]) for n in found.notes]
+    assert _crawled_statuses(tmp_path / "corpus", tmp_path / "out", readers) == dict.fromkeys(
+        readers, "fail"
+    )

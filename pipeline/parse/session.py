@@ -35,6 +35,8 @@ _READERS: list[tuple[str, Callable[[list[str], Records], None]]] = [
 # history fails them.
 SERIES_RULES = ("BS-FORK-01", "BS-LEDGER-01", "BS-STATE-01")
 _READ = (*(name for name, _ in _READERS), "ops/manifest.md")
+# Session subfolders whose files rules read (`ops/` covers ops/capture.md in a rule's reads).
+RULE_FOLDERS = ("ops", "fragments")
 EXISTS_FLAGS = {
     "state.md": "state_exists",
     "thesis.md": "thesis_exists",
@@ -192,7 +194,8 @@ def _misnamed(files: Mapping[str, bytes]) -> list[tuple[str, str, str]]:
     """A session file missing under its name but present in another case (`Forks.md`,
     `OPS/capture.md`): meant as that file, which the census reads by its exact name (a
     case-insensitive disk would read it), so it is an issue on the file it stands for and
-    every rule that reads that file fails, as for a file not read (spec §3.1, fail closed)."""
+    every rule that reads that file fails, as for a file not read (spec §3.1, fail closed).
+    Likewise the folders `ops/` and `fragments/` (`Ops/`, `Fragments/`)."""
     found = []
     for name in EXISTS_FLAGS:
         if name not in files:
@@ -202,6 +205,15 @@ def _misnamed(files: Mapping[str, bytes]) -> list[tuple[str, str, str]]:
                     f"'{other}' is meant as {name}, but file names are read exactly: rename it"
                 )
                 found.append((name, "misnamed-file", message))
+    tops = {f.split("/")[0] for f in files if "/" in f}
+    for folder in RULE_FOLDERS:
+        # `Fragments/x.md`: its fragments needed no manifest row, silently (found by a hunt).
+        other = next((top for top in sorted(tops) if top.lower() == folder), None)
+        if folder not in tops and other is not None:
+            message = (
+                f"'{other}/' is meant as {folder}/, but folder names are read exactly: rename it"
+            )
+            found.append((folder + "/", "misnamed-file", message))
     return found
 
 

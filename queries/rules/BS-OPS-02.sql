@@ -10,4 +10,4 @@ select
     file || ' is tracked by git' || coalesce(' (commit ' || "commit" || ')', '')
         || '; untrack it with git rm --cached and keep ops/.gitignore' as message
 from tracked_files
-where file like 'ops/%'
+where lower(file) like 'ops/%'
