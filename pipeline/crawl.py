@@ -906,7 +906,12 @@ def _replayed(
 
 def _crawl_repo(batch: _JobBatch, job: Job, repo: RepoRef, tree: Tree | None) -> None:
     # The reading side is imported where it runs: an unchanged rerun's parent never reads.
-    from pipeline.gather import destination_stamps, repo_signature, session_signature
+    from pipeline.gather import (
+        destination_stamps,
+        nested_index_stamps,
+        repo_signature,
+        session_signature,
+    )
 
     ctx = batch.ctx
     repo_ctx = _repo_context(job, repo, tree)
@@ -928,7 +933,7 @@ def _crawl_repo(batch: _JobBatch, job: Job, repo: RepoRef, tree: Tree | None) ->
     repo_sig += tree.stamp if tree is not None else ""
     for session in mine.values():
         key = f"{job.root_abs}\x1f{session.root_path}"
-        sig = session_signature(repo_sig, session)
+        sig = session_signature(repo_sig, session) + nested_index_stamps(repo_ctx, session)
         if ctx.git_history:
             # What history adds to the working tree is part of what the rules read.
             sig += "/" + "".join(
@@ -1090,7 +1095,7 @@ def _repo_context(job: Job, repo: RepoRef, tree: Tree | None) -> RepoContext:
     from pipeline.sources.tree import read_file
 
     bound = os.path.realpath(job.root_abs)
-    ctx = RepoContext(repo, lambda p: read_file(os.path.join(base, p), bound))
+    ctx = RepoContext(repo, lambda p: read_file(os.path.join(base, p), bound), base=base)
     git_top = _git_top(job.root_abs, repo.path)
     if git_top is not None:
         ctx.git = GitRepo(os.path.join(job.root_abs, git_top) if git_top else job.root_abs)

@@ -98,13 +98,14 @@ def detect(path: str, gate: str = "session") -> Detection:
     repo = RepoRef("", {session_path: session})
     if in_layout and gate == "move":
         _add_repo_documents(repo, repo_root, session_path)
-    ctx = RepoContext(repo, lambda p: read_file(os.path.join(repo_root, p), walker.bound))
-    git = enclosing_repo(folder) or _unread_git(folder)
-    # As in the crawl, git context comes from a working tree at or above the repository root:
-    # one that starts inside it (at its docs/, or in the session folder) gives none.
-    if git is not None and (git[1] == session_path or git[1].endswith("/" + session_path)):
-        ctx.git, inside = git
-        ctx.git_prefix = inside.removesuffix(session_path).strip("/")
+    ctx = RepoContext(
+        repo, lambda p: read_file(os.path.join(repo_root, p), walker.bound), base=repo_root
+    )
+    # As in the crawl: the working tree at or above the repository root, and any nested below
+    # it that holds the session's files (a submodule at docs/ or at the session folder).
+    git = enclosing_repo(repo_root) or _unread_git(repo_root)
+    if git is not None:
+        ctx.git, ctx.git_prefix = git
     rec = parse_session(session_input(ctx, session))
     # What the walk could not enter is shown, as crawl shows it (a link out of the folder
     # is a parse issue of the session already).

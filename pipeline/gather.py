@@ -55,16 +55,61 @@ class RepoContext:
     history_problem: str = ""
     # Documents that could not be read (path → code, message): their links are unknown.
     unreadable_documents: dict[str, tuple[str, str]] = field(default_factory=dict)
+    # The repository's folder on disk ('' for an archive or a commit): git working trees nested
+    # below its root (a submodule or a clone at docs/, at a session folder) are looked for there.
+    base: str = ""
+    # The working tree whose index could not be read, when tracked() gave None for that.
+    unread_git: GitRepo | None = None
     _links: dict[str, list[LinkIn]] | None = None
     _history: GitHistory | None = None
+    _nested: dict[str, GitRepo] = field(default_factory=dict)
 
     def tracked(self, session: SessionRef) -> list[str] | None:
+        """Paths under the session folder (relative to it) that a git index tracks: that of the
+        repository's working tree, or of one nested in it, whose own index alone lists the
+        files below it (a submodule's are no superproject's). None without git context, or
+        when an index cannot be read (`unread_git` then names the working tree)."""
+        self.unread_git = None
         if self.index_free:
             return []
-        if self.git is None:
+        trees = self.session_trees(session)
+        if not trees:
             return None
-        folder = f"{self.git_prefix}/{session.path}" if self.git_prefix else session.path
-        return self.git.tracked_under(folder)
+        found: set[str] = set()
+        for repo, folder, lead in trees:
+            names = repo.tracked_under(folder)
+            if names is None:
+                self.unread_git = repo
+                return None
+            found.update(lead + name for name in names)
+        return sorted(found)
+
+    def session_trees(self, session: SessionRef) -> list[tuple[GitRepo, str, str]]:
+        """(working tree, the session folder's path in it, the path of the tree's names in the
+        session folder) for each working tree that holds files of the session."""
+        trees = []
+        if self.git is not None:
+            folder = f"{self.git_prefix}/{session.path}" if self.git_prefix else session.path
+            trees.append((self.git, folder, ""))
+        if not self.base:
+            return trees
+        parts = session.path.split("/")
+        for depth in range(1, len(parts) + 1):  # docs/, docs/research/, the session folder
+            top = "/".join(parts[:depth])
+            if os.path.lexists(os.path.join(self.base, top, ".git")):
+                trees.append((self._nested_repo(top), "/".join(parts[depth:]), ""))
+        for entry in session.entries:
+            # A working tree inside the session's ops/ (one elsewhere in it, a clone kept under
+            # basis/, holds no ops/ file of this session).
+            inner = entry.path.removesuffix("/.git")
+            if entry.problem == "git" and (inner == "ops" or inner.startswith("ops/")):
+                trees.append((self._nested_repo(f"{session.path}/{inner}"), "", inner + "/"))
+        return trees
+
+    def _nested_repo(self, path: str) -> GitRepo:
+        if path not in self._nested:
+            self._nested[path] = GitRepo(os.path.join(self.base, path))
+        return self._nested[path]
 
     def history(self) -> GitHistory:
         assert self.git is not None
@@ -241,9 +286,10 @@ def session_input(ctx: RepoContext, session: SessionRef) -> SessionInput:
         except ReadError as err:
             inp.unreadable.append((entry.path, err.code, err.message))
     inp.tracked = ctx.tracked(session)
-    if inp.tracked is None and ctx.git is not None:
+    if inp.tracked is None and ctx.unread_git is not None:
+        git = ctx.unread_git
         inp.git_problem = (
-            f"git could not list the files it tracks in {ctx.git.path} ({ctx.git.failure}): "
+            f"git could not list the files it tracks in {git.path} ({git.failure}): "
             "whether an ops/ file is tracked is unknown"
         )
     inp.history_problem = ctx.history_problem
@@ -336,12 +382,24 @@ def repo_signature(ctx: RepoContext) -> str:
     for doc in ctx.repo.documents:
         h.update(f"{doc.path}\0{doc.stamp}\n".encode("utf-8", "surrogateescape"))
     if ctx.git is not None:
-        try:
-            st = os.stat(git_index(ctx.git.path))
-            h.update(f"index\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ctime_ns}".encode())
-        except OSError:
-            h.update(b"index\0none")
+        h.update(index_stamp(ctx.git.path).encode())
     return h.hexdigest()
+
+
+def index_stamp(top: str) -> str:
+    """The metadata of a working tree's index, which moves when what it tracks does."""
+    try:
+        st = os.stat(git_index(top))
+        return f"index\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ctime_ns}"
+    except OSError:
+        return "index\0none"
+
+
+def nested_index_stamps(ctx: RepoContext, session: SessionRef) -> str:
+    """The index metadata of the working trees nested in the repository that hold the
+    session's files (staging in a submodule changes what it tracks, not the repository's)."""
+    trees = ctx.session_trees(session)[1 if ctx.git is not None else 0 :]
+    return "".join(f"/{repo.path}\0{index_stamp(repo.path)}" for repo, _, _ in trees)
 
 
 def shallow_boundary(top: str) -> str:

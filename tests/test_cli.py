@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from pipeline.cli import app
 from pipeline.engine import connect
 from pipeline.store import Out
-from tests.conftest import FIXTURES, copy_tree, fill, make_git_repo
+from tests.conftest import FIXTURES, copy_tree, fill, git, make_git_repo
 
 runner = CliRunner()
 BASE = FIXTURES / "cases" / "base"
@@ -207,27 +207,85 @@ def test_detect_with_a_sarif_path_it_cannot_write_prints_no_verdict(
     assert not (open_session / "r.sarif").exists()
 
 
+def _rule_everywhere(session: Path, crawl_root: Path, rule: str) -> tuple[str, list[str]]:
+    """A rule's status from detect, and its statuses from crawl+check of crawl_root."""
+    detected = runner.invoke(app, ["detect", str(session), "--json"])
+    found = {r["rule"]: r["status"] for r in json.loads(detected.stdout)["rules"]}
+    out = crawl_root.parent / "out"
+    assert runner.invoke(app, ["crawl", str(crawl_root), "--out", str(out)]).exit_code == 0
+    assert runner.invoke(app, ["check", "--out", str(out)]).exit_code == 0
+    con = connect(Out(out))
+    checked = con.execute("SELECT status FROM statuses WHERE rule_id = ?", [rule]).fetchall()
+    return found[rule], [status for (status,) in checked]
+
+
 @pytest.mark.parametrize("git_top", ["repo", "docs", "session"])
 def test_detect_and_check_agree_on_where_git_starts(open_session: Path, git_top: str) -> None:
-    """A tracked ops/ file fails BS-OPS-02 when git's working tree holds the repository; one
-    that starts inside it (at docs/, or in the session folder) gives no git context, in detect
-    as in check, and never a pass."""
+    """A tracked ops/ file fails BS-OPS-02 whichever working tree's index tracks it: the one
+    holding the repository, or one nested in it (at docs/, or the session folder itself), in
+    detect as in check. Before, a nested one gave no git context: skipped in detect and in
+    check, though git tracked the file (found by a hunt)."""
     repo = open_session.parents[2]
     top = {"repo": repo, "docs": repo / "docs", "session": open_session}[git_top]
     make_git_repo(top, force_add=[str(open_session / "ops" / "capture.md")])
-    expected = "fail" if git_top == "repo" else "skipped"
-    detected = runner.invoke(app, ["detect", str(open_session), "--json"])
-    found = {r["rule"]: r["status"] for r in json.loads(detected.stdout)["rules"]}
-    assert found["BS-OPS-02"] == expected, detected.output
-    out = open_session.parents[4] / "out"
-    assert runner.invoke(app, ["crawl", str(repo), "--out", str(out)]).exit_code == 0
-    assert runner.invoke(app, ["check", "--out", str(out)]).exit_code == 0
-    status = (
-        connect(Out(out))
-        .execute("SELECT status FROM statuses WHERE rule_id = 'BS-OPS-02'")
-        .fetchall()
-    )
-    assert status == [(expected,)]
+    assert _rule_everywhere(open_session, repo, "BS-OPS-02") == ("fail", ["fail"])
+
+
+def _submodule_at(super_repo: Path, folder: Path, track_ops: bool) -> None:
+    """`folder` (inside super_repo) made a git submodule of super_repo, ops/ tracked or not."""
+    source = super_repo.parent / f"source-{folder.name}"
+    shutil.move(str(folder), str(source))
+    make_git_repo(source, force_add=[str(p) for p in source.rglob("ops/*")] if track_ops else [])
+    (super_repo / "README.md").write_text("superproject\n")
+    make_git_repo(super_repo)
+    add = ("-c", "protocol.file.allow=always", "submodule", "add", "-q", str(source))
+    git(super_repo, *add, str(folder.relative_to(super_repo)))
+    git(super_repo, "commit", "-qm", "submodule")
+
+
+@pytest.mark.parametrize("at", ["repository", "docs", "session"])
+@pytest.mark.parametrize("track_ops", [True, False], ids=["tracked", "untracked"])
+def test_a_submodule_decides_bs_ops_02_alike_in_detect_and_check(
+    open_session: Path, at: str, track_ops: bool
+) -> None:
+    """A session in a git submodule (the repository holding docs/, docs/ itself, or the
+    session folder) has its ops/ files tracked, or not, by the submodule's index: BS-OPS-02
+    fails or passes on it in detect and in a crawl of the superproject. Before, a submodule
+    at docs/ or at the session folder passed in check and was skipped in detect, its tracked
+    ops/ files unseen (found by a hunt)."""
+    repo = open_session.parents[2]
+    superproject = repo.parent
+    folder = {"repository": repo, "docs": repo / "docs", "session": open_session}[at]
+    _submodule_at(superproject if at == "repository" else repo, folder, track_ops)
+    assert (folder / ".git").is_file()
+    expected = "fail" if track_ops else "pass"
+    assert _rule_everywhere(open_session, superproject, "BS-OPS-02") == (expected, [expected])
+
+
+@pytest.mark.parametrize("at", ["repository", "session"])
+def test_a_submodule_git_cannot_read_fails_bs_ops_02_in_detect_and_check(
+    open_session: Path, at: str
+) -> None:
+    """A submodule whose git directory is gone (its `.git` names a folder that is not there)
+    cannot say what it tracks: BS-OPS-02 fails in detect and in check, never passes (found
+    by a hunt)."""
+    repo = open_session.parents[2]
+    superproject = repo.parent
+    holder = superproject if at == "repository" else repo
+    _submodule_at(holder, repo if at == "repository" else open_session, track_ops=False)
+    shutil.rmtree(holder / ".git" / "modules")
+    assert _rule_everywhere(open_session, superproject, "BS-OPS-02") == ("fail", ["fail"])
+
+
+def test_a_nested_clone_inside_the_session_folder_is_asked_what_it_tracks(
+    open_session: Path,
+) -> None:
+    """A clone at the session's ops/ (not registered as a submodule) tracks the ops/ files
+    in its own index: BS-OPS-02 fails in detect and in check (found by a hunt)."""
+    repo = open_session.parents[2]
+    make_git_repo(repo)
+    make_git_repo(open_session / "ops", force_add=["capture.md"])
+    assert _rule_everywhere(open_session, repo, "BS-OPS-02") == ("fail", ["fail"])
 
 
 def test_detect_and_check_read_a_file_linked_from_elsewhere_in_the_repository(

@@ -375,6 +375,29 @@ def test_staging_in_a_checkout_whose_git_is_a_file_is_seen_on_a_rerun(
     assert rows(out, summary.run_id) == fresh_rows(corpus, tmp_path)
 
 
+def test_staging_in_a_session_folder_that_is_a_submodule_is_seen_on_a_rerun(
+    corpus: Path, tmp_path: Path
+) -> None:
+    """A session folder that is a submodule: what its own index tracks decides BS-OPS-02, so
+    staging an ops/ file there (the repository's index unchanged) must not keep the last
+    night's stat-cache row (found by a hunt)."""
+    session = next((corpus / "repo-01").glob("docs/**/ops")).parent
+    source = tmp_path / "session-source"
+    shutil.move(str(session), str(source))
+    make_git_repo(source)
+    git(corpus / "repo-01", "rm", "-rq", "--cached", str(session.relative_to(corpus / "repo-01")))
+    add = ("-c", "protocol.file.allow=always", "submodule", "add", "-q", str(source))
+    git(corpus / "repo-01", *add, str(session.relative_to(corpus / "repo-01")))
+    git(corpus / "repo-01", "commit", "-qm", "submodule")
+    shutil.copytree(source / "ops", session / "ops", dirs_exist_ok=True)  # git ignores ops/
+    age(corpus)
+    out = tmp_path / "out"
+    crawl([str(corpus)], str(out))
+    git(session, "add", "-f", "ops/kept-aside.md")
+    summary = crawl([str(corpus)], str(out))
+    assert rows(out, summary.run_id) == fresh_rows(corpus, tmp_path)
+
+
 def test_an_archive_replaced_in_place_is_read_again(tmp_path: Path) -> None:
     """A script writes every member of a tar with time 0: two versions of one session that
     differ in one field (same size) list the same. The second night kept the first night's
