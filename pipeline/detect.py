@@ -73,7 +73,7 @@ def locate(folder: str) -> tuple[str, str, str, str, bool]:
         docs_at, _, topic, location = found
         return location, topic, "/" + "/".join(parts[:docs_at]), "/".join(parts[docs_at:]), True
     name = parts[-1]
-    topic = name.removesuffix("-brainstorm") or name
+    topic = name.removesuffix("-brainstorm")
     return "research", topic, os.path.dirname(folder), name, False
 
 

@@ -64,8 +64,9 @@ def session_matches(parts: list[str]) -> Iterator[tuple[int, int, str, str]]:
     while i < len(parts) - 2:
         found = None
         if parts[i] == "docs" and parts[i + 1] == "research" and parts[i + 2].endswith(SUFFIX):
-            topic = parts[i + 2][: -len(SUFFIX)]
-            found = (i, i + 3, topic, "research") if topic else None
+            # `-brainstorm` is a session whose topic is empty: the path names one (spec §2), and
+            # skipping it would leave its folder unchecked without a word.
+            found = (i, i + 3, parts[i + 2][: -len(SUFFIX)], "research")
         elif parts[i : i + 3] == ["docs", "history", "brainstorms"] and len(parts) > i + 3:
             found = (i, i + 4, parts[i + 3], "history")
         if found is None:

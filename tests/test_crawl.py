@@ -271,6 +271,37 @@ def test_a_session_folder_that_is_a_link_inside_the_root_is_that_session(tmp_pat
     assert all(o.status != "fail" for o in detect(str(link), "session").outcomes)
 
 
+def test_a_session_folder_with_an_empty_topic_is_a_session(tmp_path: Path) -> None:
+    """Spec §2: `docs/research/-brainstorm/` is a directory named `{topic}-brainstorm` under
+    docs/research/, with an empty topic. The crawl skipped it without a word (its broken
+    files were never checked) while `census detect` read it: it is a session, topic '', in
+    both, and a rule it breaks fails in both (found by a hunt)."""
+    from pipeline.check import check
+    from pipeline.detect import detect
+    from pipeline.hook import session_folders
+
+    source = FIXTURES / "cases" / "base" / "open" / "repo"
+    repo = copy_tree(source, tmp_path / "root" / "repo")
+    folder = repo / "docs" / "research" / "-brainstorm"
+    (repo / "docs" / "research" / "demo-brainstorm").rename(folder)
+    (folder / "thesis.md").unlink()
+    out = tmp_path / "out"
+    assert crawl([str(tmp_path / "root")], str(out), workers=1).sessions == 1
+    check(str(out))
+    con = connect(Out(out))
+    assert con.execute("SELECT path, topic, clean FROM sessions").fetchall() == [
+        ("docs/research/-brainstorm", "", False)
+    ]
+    checked = dict(con.execute("SELECT rule_id, status FROM statuses").fetchall())
+    detected = detect(str(folder), "session")
+    assert detected.topic == "" and detected.repo_root == str(repo)
+    assert {o.rule: o.status for o in detected.outcomes} == {
+        o.rule: checked[o.rule] for o in detected.outcomes
+    }
+    assert checked["BS-THESIS-01"] == "fail"
+    assert session_folders([str(folder / "forks.md")]) == [str(folder)]
+
+
 def test_a_session_folder_inside_another_session_is_a_session_too(tmp_path: Path) -> None:
     """Spec §2: a session folder is found by its path alone, wherever it lies. A copy kept
     under another session's basis/ was only files of the outer session to the crawl, while

@@ -36,12 +36,13 @@ def test_files_map_to_their_session_folders_once() -> None:
         "docs/history/brainstorms/README.md",  # a file, not a session folder
         "docs/architecture/overview.md",
         "sub/repo/docs/research/x-brainstorm/state.md",
-        "docs/research/-brainstorm/state.md",  # no topic
+        "docs/research/-brainstorm/state.md",  # a session whose topic is empty
     ]
     assert session_folders(files) == [
         SESSION,
         "docs/history/brainstorms/old",
         "sub/repo/docs/research/x-brainstorm",
+        "docs/research/-brainstorm",
     ]
 
 
@@ -55,6 +56,7 @@ def test_the_hooks_match_the_files_the_hook_maps() -> None:
         pattern = re.compile(hook["files"])
         assert pattern.search(f"{SESSION}/forks.md")
         assert pattern.search("nested/docs/history/brainstorms/old/ledger.md")
+        assert pattern.search("docs/research/-brainstorm/forks.md")  # a topic that is empty
         assert not pattern.search("docs/architecture/overview.md")
         assert not pattern.search("docs/research/notes.md")
 
