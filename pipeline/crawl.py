@@ -929,6 +929,8 @@ def _crawl_repo(batch: _JobBatch, job: Job, repo: RepoRef, tree: Tree | None) ->
             repo_ctx.tracked_history[session.path] = sorted(
                 (f, c) for f, c in history.ops_tracked.get(session.topic, [])
             )
+    for session in mine.values() if ctx.git_history else ():
+        repo_ctx.nested_ops_history(session)
     repo_sig = repo_signature(repo_ctx) + destination_stamps(repo_ctx)
     repo_sig += tree.stamp if tree is not None else ""
     for session in mine.values():
@@ -941,6 +943,7 @@ def _crawl_repo(batch: _JobBatch, job: Job, repo: RepoRef, tree: Tree | None) ->
             )
             # A history git stopped walking fails the series rules on unchanged files too.
             sig += f"/{repo_ctx.history_problem}" if repo_ctx.history_problem else ""
+            sig += "/" + repo_ctx.nested_history_problem.get(session.path, "")
         parents = at_head.get(session.topic, []) if ctx.git_history else None
         batch.observe(repo_ctx, session, identity, key, sig, ctx.observed_at, None, parents)
     for path, code, message in repo_ctx.issues:

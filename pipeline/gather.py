@@ -60,6 +60,8 @@ class RepoContext:
     base: str = ""
     # The working tree whose index could not be read, when tracked() gave None for that.
     unread_git: GitRepo | None = None
+    # Session folder → why a nested working tree's history could not be read (--git-history).
+    nested_history_problem: dict[str, str] = field(default_factory=dict)
     _links: dict[str, list[LinkIn]] | None = None
     _history: GitHistory | None = None
     _nested: dict[str, GitRepo] = field(default_factory=dict)
@@ -105,6 +107,28 @@ class RepoContext:
             if entry.problem == "git" and (inner == "ops" or inner.startswith("ops/")):
                 trees.append((self._nested_repo(f"{session.path}/{inner}"), "", inner + "/"))
         return trees
+
+    def nested_ops_history(self, session: SessionRef) -> None:
+        """With --git-history: the ops/ files that commits of a working tree nested in the
+        repository tracked (its history is no part of the repository's); one git cannot walk
+        leaves whether an ops/ file was ever tracked unknown (`nested_history_problem`)."""
+        trees = self.session_trees(session)[1 if self.git is not None else 0 :]
+        known = self.tracked_history.setdefault(session.path, [])
+        for repo, folder, lead in trees:
+            # A tree at or above the session folder holds its ops/; one inside ops/ only that.
+            under = folder if lead else "/".join(p for p in (folder, "ops") if p)
+            found = repo.first_changes(under)
+            if found is None:
+                self.nested_history_problem[session.path] = (
+                    f"git could not read the history of {repo.path} ({repo.failure}): "
+                    "whether a commit tracked an ops/ file is unknown"
+                )
+                continue
+            for name, commit in found:
+                path = (lead or "ops/") + name
+                if all(f != path for f, _ in known):
+                    known.append((path, commit))
+        known.sort()
 
     def _nested_repo(self, path: str) -> GitRepo:
         if path not in self._nested:
@@ -292,6 +316,7 @@ def session_input(ctx: RepoContext, session: SessionRef) -> SessionInput:
             f"git could not list the files it tracks in {git.path} ({git.failure}): "
             "whether an ops/ file is tracked is unknown"
         )
+    inp.git_problem = inp.git_problem or ctx.nested_history_problem.get(session.path)
     inp.history_problem = ctx.history_problem
     inp.from_commit = ctx.index_free
     inp.tracked_history = sorted(ctx.tracked_history.get(session.path, []))

@@ -187,6 +187,76 @@ def test_working_tree_fails_ops_02_for_an_ops_file_any_commit_tracked(
     assert rows[0][1].startswith(f"ops/capture.md is tracked by git (commit {shas['ops']})")
 
 
+@pytest.mark.parametrize("at", ["session", "ops"])
+def test_a_nested_working_tree_s_commits_that_tracked_an_ops_file_fail_ops_02(
+    tmp_path: Path, at: str
+) -> None:
+    """A session folder that is a submodule (or an ops/ that is a clone of its own): one of
+    its own commits tracked ops/capture.md, a later one untracked it. With --git-history,
+    BS-OPS-02 failed only for the repository's commits, whose trees hold a gitlink, so
+    the working tree passed (found by a hunt)."""
+    repo = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", tmp_path / "root" / "repo")
+    inner = repo / SESSION / ("ops" if at == "ops" else "")
+    source = tmp_path / "source"
+    shutil.move(str(inner), str(source))
+    git(source, "init", "-q")
+    capture = "capture.md" if at == "ops" else "ops/capture.md"
+    (source / capture).write_text("### T1 · 2026-07-10T16:00Z\nraw\n")
+    git(source, "add", "-f", capture)
+    sha = commit(source, "2026-07-10T15:00:00Z", "oops: commit the capture")
+    git(source, "rm", "-q", "--cached", capture)
+    commit(source, "2026-07-11T15:00:00Z", "untrack it")
+    git(repo, "init", "-q")
+    add = ("-c", "protocol.file.allow=always", "submodule", "add", "-q", str(source))
+    git(repo, *add, str(inner.relative_to(repo)))
+    commit(repo, "2026-07-12T15:00:00Z", "the session as a submodule")
+    # The files git left out of the checkout (ops/ ignores itself) come back from the source.
+    shutil.copytree(source, inner, dirs_exist_ok=True, ignore=shutil.ignore_patterns(".git"))
+    out = Out(tmp_path / "out")
+    crawl([str(repo.parent)], str(out.root), workers=1, git_history=True)
+    check(str(out.root))
+    rows = (
+        connect(out)
+        .execute(
+            """
+            SELECT r.status, r.message FROM observations o JOIN rule_results r USING (snapshot_id)
+            WHERE o."commit" IS NULL AND r.rule_id = 'BS-OPS-02'
+            """
+        )
+        .fetchall()
+    )
+    assert [status for status, _ in rows] == ["fail"]
+    assert rows[0][1].startswith(f"ops/capture.md is tracked by git (commit {sha})")
+
+
+def test_a_nested_working_tree_whose_history_git_cannot_walk_fails_ops_02(tmp_path: Path) -> None:
+    """A session folder that is a clone whose HEAD git cannot resolve (an empty branch ref):
+    with --git-history whether one of its commits tracked an ops/ file is unknown, so
+    BS-OPS-02 fails, naming it, instead of passing (found by a hunt)."""
+    repo = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", tmp_path / "root" / "repo")
+    git(repo, "init", "-q")
+    commit(repo, "2026-07-10T15:00:00Z", "the repository")
+    session = repo / SESSION
+    git(session, "init", "-q")
+    commit(session, "2026-07-11T15:00:00Z", "the session as a clone of its own")
+    (session / ".git" / "refs" / "heads" / "main").write_text("")
+    out = Out(tmp_path / "out")
+    crawl([str(repo.parent)], str(out.root), workers=1, git_history=True)
+    check(str(out.root))
+    rows = (
+        connect(out)
+        .execute(
+            """
+            SELECT r.status, r.message FROM observations o JOIN rule_results r USING (snapshot_id)
+            WHERE o."commit" IS NULL AND r.rule_id = 'BS-OPS-02'
+            """
+        )
+        .fetchall()
+    )
+    assert [status for status, _ in rows] == ["fail"]
+    assert f"git could not read the history of {session}" in rows[0][1]
+
+
 def test_without_git_history_only_the_working_tree(
     history: tuple[Path, dict[str, str]], tmp_path: Path
 ) -> None:
