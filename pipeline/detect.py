@@ -9,7 +9,13 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from pipeline.discover import RepoRef, SessionRef, discover, innermost_session
+from pipeline.discover import (
+    RepoRef,
+    SessionRef,
+    discover,
+    innermost_session,
+    misnamed_session,
+)
 from pipeline.errors import UnusableInput
 from pipeline.gather import RepoContext, session_input
 from pipeline.parse.records import Records
@@ -17,7 +23,7 @@ from pipeline.parse.session import parse_session
 from pipeline.rules import results_sql, rules_for
 from pipeline.schema import CONTENT_TABLES, SNAPSHOTS
 from pipeline.sources.git import GitRepo, enclosing_repo
-from pipeline.sources.tree import OUT_OF_ROOT, DirTree, Entry, read_file
+from pipeline.sources.tree import MISNAMED_FOLDER, OUT_OF_ROOT, DirTree, Entry, read_file
 from pipeline.visible import visible
 
 NO_LAYOUT = "no repository layout"
@@ -113,6 +119,9 @@ def detect(path: str, gate: str = "session") -> Detection:
         # A folder not listed in it is the session's own issue already (gather).
         if message != OUT_OF_ROOT and code != "unreadable-dir":
             rec.issue(where, None, code, message)
+    if not in_layout and misnamed_session(os.path.abspath(path).strip("/").split("/")):
+        # Read, as any folder out of the layout is, but said: a crawl does not take it for one.
+        rec.issue(".", None, "misnamed-folder", MISNAMED_FOLDER)
     _text_only(rec)
     outcomes = _evaluate(rec, gate)
     if not in_layout:

@@ -82,6 +82,16 @@ def innermost_session(parts: list[str]) -> tuple[int, int, str, str] | None:
     return found[-1] if found else None
 
 
+def misnamed_session(parts: list[str]) -> bool:
+    """A folder the layout would make a session folder but for the case or the spaces around
+    its names (`X-Brainstorm`, `x-brainstorm `, `docs/History/brainstorms/x`): no session by
+    spec §2's words, and noted, since a case-insensitive disk or a stray space would
+    otherwise leave a folder meant as one unchecked without a word."""
+    if innermost_session(parts) is not None:
+        return False
+    return innermost_session([p.strip().casefold() for p in parts]) is not None
+
+
 def discover(entries: Iterable[Entry]) -> list[RepoRef]:
     """Group one block of entries into repositories with their sessions and documents."""
     repos: dict[str, RepoRef] = {}

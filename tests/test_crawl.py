@@ -302,6 +302,41 @@ def test_a_session_folder_with_an_empty_topic_is_a_session(tmp_path: Path) -> No
     assert session_folders([str(folder / "forks.md")]) == [str(folder)]
 
 
+@pytest.mark.parametrize("source", ["directory", "archive"])
+def test_a_folder_named_like_a_session_but_for_case_or_spaces_is_noted(
+    tmp_path: Path, source: str
+) -> None:
+    """Spec §2 names session folders exactly, so `X-Brainstorm`, `x-brainstorm ` (a trailing
+    space) and `docs/History/brainstorms/y` are none; they were skipped without a word, a
+    folder meant as a session never checked. Each is now a root issue `misnamed-folder`, and
+    `census detect`, which reads any folder, says the same (found by a hunt)."""
+    from pipeline.detect import detect
+
+    session = (
+        FIXTURES / "cases" / "base" / "open" / "repo" / "docs" / "research" / "demo-brainstorm"
+    )
+    repo = tmp_path / "root" / "repo"
+    misnamed = [
+        "docs/research/X-Brainstorm",
+        "docs/research/x-brainstorm ",
+        "docs/History/brainstorms/y",
+    ]
+    for folder in [*misnamed, "docs/research/kept-brainstorm", "docs/research/y-brainstorm-v2"]:
+        copy_tree(session, repo / folder)
+    root = tmp_path / "root"
+    if source == "archive":
+        root = pack_tar(tmp_path / "root", tmp_path / "root.tar.gz")
+    out = tmp_path / "out"
+    assert crawl([str(root)], str(out), workers=1).sessions == 1
+    con = connect(Out(out))
+    noted = con.execute(
+        "SELECT file FROM parse_issues WHERE code = 'misnamed-folder' ORDER BY file"
+    ).fetchall()
+    assert [file.partition(":")[2] for (file,) in noted] == sorted(f"repo/{f}" for f in misnamed)
+    notes = detect(str(repo / "docs" / "research" / "X-Brainstorm"), "session").notes
+    assert [n["code"] for n in notes if n["file"] == "."] == ["misnamed-folder"]
+
+
 def test_a_session_folder_inside_another_session_is_a_session_too(tmp_path: Path) -> None:
     """Spec §2: a session folder is found by its path alone, wherever it lies. A copy kept
     under another session's basis/ was only files of the outer session to the crawl, while

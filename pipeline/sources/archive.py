@@ -18,7 +18,15 @@ from collections.abc import Iterator
 from typing import Self
 
 from pipeline.parse.lexical import MAX_FILE_BYTES, is_markdown
-from pipeline.sources.tree import BAD_NAME, Entry, ReadError, Tree, storable_name
+from pipeline.sources.tree import (
+    BAD_NAME,
+    MISNAMED_FOLDER,
+    Entry,
+    ReadError,
+    Tree,
+    misnamed,
+    storable_name,
+)
 
 ARCHIVE_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tar.xz", ".txz", ".zip")
 # A decompression bomb: members that expand past EXPANSION_RATIO times the archive's own size
@@ -125,6 +133,9 @@ class ArchiveTree(Tree):
             while parent and parent not in self._entries:
                 self._entries[parent] = Entry(parent, True, 0, 0)
                 parent = posixpath.dirname(parent)
+        for path, entry in self._entries.items():
+            if entry.is_dir and entry.problem is None and misnamed(posixpath.basename(path), path):
+                self.issues.append((path, "misnamed-folder", MISNAMED_FOLDER))
         block = [self._entries[p] for p in sorted(self._entries)]
         if self.incomplete is not None:
             # The archive's own root entry carries the fault, so that discover marks every

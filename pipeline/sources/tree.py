@@ -114,6 +114,22 @@ LAYOUT_LINK = (
 )
 
 
+MISNAMED_FOLDER = (
+    "named like a session folder but for its case or spaces (spec §2: `{topic}-brainstorm` "
+    "under `docs/research/`, or a folder under `docs/history/brainstorms/`); the crawl does not "
+    "read it as a session"
+)
+
+
+def misnamed(name: str, path: str) -> bool:
+    """Whether a folder is a session folder misnamed (imported here: discovery reads this
+    module's Entry); only names near the layout's are checked, so the walk stays cheap."""
+    from pipeline.discover import misnamed_session
+
+    near = "brainstorm" in name.casefold() or "/brainstorms/" in path.casefold()
+    return near and misnamed_session(path.split("/"))
+
+
 def is_session_path(path: str) -> bool:
     """Whether a path (relative, POSIX) is a session folder itself (spec §2), as discovery
     matches one (imported here: discovery reads this module's Entry)."""
@@ -211,7 +227,10 @@ class DirTree(Tree):
                     self.issues.append((entry.path, "unreadable", BAD_NAME))
                 entries.append(entry)
                 continue
-            entries.append(self._entry(item, path))
+            entry = self._entry(item, path)
+            if entry.is_dir and entry.problem is None and misnamed(item.name, path):
+                self.issues.append((path, "misnamed-folder", MISNAMED_FOLDER))
+            entries.append(entry)
         return entries
 
     def _entry(self, item: os.DirEntry[str], path: str) -> Entry:
