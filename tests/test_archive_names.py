@@ -155,3 +155,110 @@ def test_a_link_member_says_the_members_under_its_name_are_read(tmp_path: Path) 
     assert summary.sessions == 1
     assert "no session under it is read" not in message
     assert "members the archive holds under its name are read" in message
+
+
+def _zip_tree(root: Path, archive: Path) -> None:
+    """A zip of `root` as Info-ZIP's `zip -ry` writes it: symbolic links stored as links."""
+    import os
+    import stat
+
+    with zipfile.ZipFile(archive, "w") as zf:
+        for path in sorted(root.rglob("*")):
+            name = f"{root.name}/{path.relative_to(root).as_posix()}"
+            if path.is_symlink():
+                link = zipfile.ZipInfo(name)
+                link.external_attr = (stat.S_IFLNK | 0o777) << 16
+                zf.writestr(link, os.readlink(path))
+            elif path.is_file():
+                zf.write(path, name)
+
+
+def _same_as_a_folder(root: Path, archive: Path, out: Path) -> list[tuple[object, ...]]:
+    """The rule statuses of `root` read as a folder, asserted equal to those of `archive`."""
+    from tests.conftest import checked_rows
+
+    query = "SELECT path, rule_id, status FROM statuses ORDER BY ALL"
+    as_folder = checked_rows(root, out / "folder", query)
+    assert checked_rows(archive, out / "archive", query) == as_folder
+    issues = "SELECT file, code FROM parse_issues ORDER BY ALL"
+    assert checked_rows(archive, out / "archive", issues) == []
+    return as_folder
+
+
+def test_a_hard_link_in_a_tar_reads_as_the_file_it_names(tmp_path: Path) -> None:
+    """Two sessions whose ops/.gitignore are one file (two names, one inode): tar writes the
+    second name as a hard-link member, which was not read, so that session failed BS-OPS-01 as a
+    .tar.gz while the same tree passed as a folder (found by a hunt)."""
+    import os
+
+    from tests.conftest import FIXTURES, copy_tree
+
+    root = tmp_path / "root"
+    repo = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", root / "repo")
+    other = copy_tree(repo / SESSION, repo / "docs" / "research" / "other-brainstorm")
+    (other / "ops" / ".gitignore").unlink()
+    os.link(repo / SESSION / "ops" / ".gitignore", other / "ops" / ".gitignore")
+    archive = tmp_path / "root.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        tar.add(root, arcname="root")
+    with tarfile.open(archive) as tar:
+        assert any(member.islnk() for member in tar.getmembers())
+    rows = _same_as_a_folder(root, archive, tmp_path / "out")
+    assert [r[2] for r in rows if r[1] == "BS-OPS-01"] == ["pass", "pass"]
+
+
+@pytest.mark.parametrize("kind", ["tar.gz", "zip"])
+def test_links_inside_an_archive_read_as_in_a_folder(tmp_path: Path, kind: str) -> None:
+    """A file link inside the root (thesis.md -> thesis-v2.md) and a session folder that is a
+    link to a folder inside the root are read through the link in a folder crawl; in an archive
+    the file read as missing (BS-THESIS-01 failed) and the session was lost (found by a hunt)."""
+    import os
+
+    from tests.conftest import FIXTURES, copy_tree
+
+    root = tmp_path / "root"
+    repo = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", root / "repo")
+    (repo / SESSION / "thesis.md").rename(repo / SESSION / "thesis-v2.md")
+    os.symlink("thesis-v2.md", repo / SESSION / "thesis.md")
+    copy_tree(repo / SESSION, repo / "sessions" / "linked")
+    os.symlink("../../sessions/linked", repo / "docs" / "research" / "linked-brainstorm")
+    archive = tmp_path / f"root.{kind}"
+    if kind == "zip":
+        _zip_tree(root, archive)
+    else:
+        with tarfile.open(archive, "w:gz") as tar:
+            tar.add(root, arcname="root")
+    rows = _same_as_a_folder(root, archive, tmp_path / "out")
+    assert {r[0] for r in rows} == {SESSION, "docs/research/linked-brainstorm"}
+    assert [r[2] for r in rows if r[1] == "BS-THESIS-01"] == ["pass", "pass"]
+
+
+def test_session_folder_links_cannot_multiply_an_archive_without_bound(tmp_path: Path) -> None:
+    """Each session folder link reads its folder again, so a small tar of many links to one
+    large folder would list millions of entries: links add at most archive.MIN_ALIASED entries
+    (or twice what the archive lists), and the links past that are noted, not followed."""
+    import io
+
+    from pipeline.engine import connect
+    from pipeline.sources.archive import ALIAS_LIMIT, MIN_ALIASED
+    from pipeline.store import Out
+    from tests.conftest import checked_rows
+
+    files, links = 120, 100
+    assert files * links > MIN_ALIASED
+    archive = tmp_path / "links.tar"
+    with tarfile.open(archive, "w") as tar:
+        for n in range(files):
+            info = tarfile.TarInfo(f"repo/sessions/big/notes-{n}.md")
+            info.size = 2
+            tar.addfile(info, io.BytesIO(b"x\n"))
+        for n in range(links):
+            link = tarfile.TarInfo(f"repo/docs/research/t{n}-brainstorm")
+            link.type, link.linkname = tarfile.SYMTYPE, "../../sessions/big"
+            tar.addfile(link)
+    issues = checked_rows(archive, tmp_path / "out", "SELECT message FROM parse_issues")
+    sessions = connect(Out(tmp_path / "out")).execute("SELECT count(*) FROM sessions").fetchone()[0]
+    followed = sum(ALIAS_LIMIT not in message for (message,) in issues)
+    assert followed == 0 and 0 < sessions < links  # each link not followed is noted
+    assert sessions * files <= MIN_ALIASED < (sessions + 1) * files
+    assert len(issues) == links - sessions

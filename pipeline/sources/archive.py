@@ -1,7 +1,8 @@
 """Archives (.tar, .tar.gz/.tgz, .tar.bz2, .tar.xz, .zip) read in place as trees.
 
 Compressed tars are read in one streaming pass (random access would re-decompress
-from the start for every member); only members a session or a link could need are
+from the start for every member), and a second only when a link member leads to members
+that went by before it; only members a session, a link document or a link could need are
 kept in memory. Nothing is ever extracted to disk.
 """
 
@@ -14,6 +15,7 @@ import posixpath
 import tarfile
 import zipfile
 import zlib
+from bisect import bisect_left
 from collections.abc import Iterator
 from typing import Self
 
@@ -24,6 +26,7 @@ from pipeline.sources.tree import (
     Entry,
     ReadError,
     Tree,
+    is_session_path,
     misnamed,
     storable_name,
 )
@@ -48,10 +51,19 @@ FAULTS = (
     RuntimeError,
     NotImplementedError,
 )
-# The problem of a link member (symbolic or hard): never followed, so nothing it names is read.
+# The problem of a link member (symbolic or hard) that leads out of the archive, to nothing, or
+# to a member not kept: not followed, so nothing it names is read.
 LINK = "link inside an archive; not followed"
+# How many links a chain of links may pass through before it counts as a loop (as the kernel's
+# ELOOP limit for a directory root).
+MAX_LINK_HOPS = 40
 # What a link member standing for sessions means: the members the archive itself holds under
 # its name are inside the root and read by their own names (nothing is extracted through it).
+# Entries session folder links may add, at most: links could otherwise multiply a small
+# archive's members without bound (each link a 512-byte header, each a whole session again).
+MIN_ALIASED = 10_000
+ALIASED_PER_LISTED = 2
+ALIAS_LIMIT = "links in this archive already stand for more entries than it lists; not followed"
 LINK_LEADS_NOWHERE = (
     "no session it leads to is read (members the archive holds under its name are read as they are)"
 )
@@ -114,6 +126,11 @@ class ArchiveTree(Tree):
         # Why members may be missing (CUT_SHORT, CORRUPT, SIZE_LIMIT); None when all were listed.
         self.incomplete: str | None = None
         self._last: str | None = None  # the last member met, to say where a fault struck
+        # Each link member and the member path it leads to (None when out of the archive).
+        self._links: dict[str, str | None] = {}
+        # Members some link leads to, kept although no session or link document would need them.
+        self._targets: set[str] = set()
+        self._listed: list[str] = []
         with contextlib.suppress(OSError):  # an archive that cannot be opened says so later
             st = os.stat(path)
             self.stamp = f"{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}"
@@ -127,6 +144,7 @@ class ArchiveTree(Tree):
         except FAULTS as err:
             cut = isinstance(err, EOFError) or "unexpected end" in str(err)
             self._fault(CUT_SHORT if cut else CORRUPT, str(err))
+        self._resolve_links()
         # Parent folders of members are entries too, so empty session folders still show.
         for path in list(self._entries):
             parent = posixpath.dirname(path)
@@ -173,6 +191,149 @@ class ArchiveTree(Tree):
         if above or innermost_session(parts) is not None:
             self.issues.append((name, "unreadable", f"{LINK}: {LINK_LEADS_NOWHERE}"))
 
+    def _link(self, name: str, linkname: str, base: str | None) -> None:
+        """Record a link member and where it leads, a member path inside the archive or None
+        (absolute, or climbing out); `base` is the folder its target is relative to, None for
+        the link's own folder."""
+        folder = posixpath.dirname(name) if base is None else base
+        joined = posixpath.normpath(posixpath.join(folder, linkname.replace("\\", "/")))
+        out = not linkname or linkname.startswith("/") or joined == ".." or joined.startswith("../")
+        self._links[name] = None if out else joined
+        if not out and self._needs_target(name):
+            self._targets.add(joined)
+
+    @staticmethod
+    def _needs_target(name: str) -> bool:
+        """Whether what a link leads to could be read through it: a link a session or a link
+        document could need, or a session folder (others keep nothing more in memory)."""
+        return _wanted(name) or is_session_path(name)
+
+    def _resolve_links(self) -> None:
+        """A link that stays inside the archive reads as what it leads to, as a directory root
+        reads a link inside it: a file link (or a hard link, which tar writes for any file with
+        two names) as that file, a session folder link as that session; any other is noted where
+        it could stand for sessions, and not read."""
+        self._listed = sorted(self._entries)  # the members as listed, for look-ups by folder
+        with contextlib.suppress(*FAULTS):  # what the first pass read stands; the rest unread
+            self._reread(self._needed())
+        folders = []
+        for name in self._links:
+            target = self._follow(name)
+            entry = self._entries.get(target) if target is not None else None
+            if target and entry is not None and not entry.is_dir and entry.problem is None:
+                self._entries[name] = self._behind(name, target, entry)
+                if self._entries[name].problem is None:
+                    continue
+            elif target is not None and self._leads_to_session(name, target):
+                folders.append((name, target))
+                continue
+            self._note_link(name)
+        # After the file links, so that a link inside a linked session is read there too.
+        budget = max(MIN_ALIASED, ALIASED_PER_LISTED * len(self._listed))
+        for name, target in folders:
+            under = self._under(target)
+            if len(under) > budget:
+                self.issues.append((name, "unreadable", f"{LINK}: {ALIAS_LIMIT}"))
+                continue
+            budget -= len(under)
+            self._alias(name, target, under)
+
+    def _behind(self, name: str, target: str, entry: Entry) -> Entry:
+        """The entry `name` has as a way to the file member `target`, whose bytes it shares; a
+        member the link met after its bytes had gone by (a stream is read once) is not read."""
+        if target in self._data:
+            self._data[name] = self._data[target]
+        elif entry.size <= MAX_FILE_BYTES:
+            return Entry(name, False, entry.size, entry.mtime_ns, LINK)
+        return Entry(name, False, entry.size, entry.mtime_ns)
+
+    def _needed(self) -> set[str]:
+        """The file members some link leads to (or holds, for a session folder link) whose
+        bytes went by before the link was met."""
+        needed = set()
+        targets = {self._follow(name): name for name in filter(self._needs_target, self._links)}
+        for target, name in targets.items():
+            entry = self._entries.get(target) if target is not None else None
+            if target is None or (entry is None and not is_session_path(name)):
+                continue
+            if entry is not None and not entry.is_dir:
+                paths: list[tuple[str, Entry]] = [(target, entry)]
+            else:  # a session folder link: every member under its target
+                paths = self._under(target)
+            for path, member in paths:
+                readable = not member.is_dir and member.problem is None
+                if readable and member.size <= MAX_FILE_BYTES and path not in self._data:
+                    needed.add(path)
+        return needed
+
+    def _reread(self, needed: set[str]) -> None:
+        """The bytes of `needed` members, in a second pass over the archive (only when a link
+        needs members read before it: a stream cannot go back)."""
+        if not needed:
+            return
+        if self.path.lower().endswith(".zip"):
+            with zipfile.ZipFile(self.path) as archive:
+                for info in archive.infolist():
+                    name = _safe_name(storable_name(_zip_name(info).rstrip("/")))
+                    if name is not None and name in needed:
+                        self._data[name] = archive.read(info)
+            return
+        with tarfile.open(self.path, mode="r|*") as tar:
+            for member in tar:
+                name = _safe_name(storable_name(member.name))
+                if name in needed and member.isfile() and (handle := tar.extractfile(member)):
+                    self._data[name] = handle.read(member.size + 1)
+
+    def _kept(self, name: str) -> bool:
+        """Whether a member's bytes are kept: a session or a link document could need it, or a
+        link met so far leads to it or to a folder holding it."""
+        if _wanted(name):
+            return True
+        parts = name.split("/")
+        return any("/".join(parts[:n]) in self._targets for n in range(1, len(parts) + 1))
+
+    def _follow(self, name: str) -> str | None:
+        """The member a chain of links ends at; None when it leaves the archive or loops."""
+        target = self._links.get(name)
+        for _ in range(MAX_LINK_HOPS):
+            if target is None or target not in self._links:
+                return target
+            target = self._links[target]
+        return None
+
+    def _leads_to_session(self, name: str, target: str) -> bool:
+        """Whether a link is a session folder leading to a folder of the archive that does not
+        hold it (one leading back to an enclosing folder is a loop)."""
+        loops = name.startswith(f"{target}/") or not target
+        return not loops and is_session_path(name) and self._is_folder(target)
+
+    def _is_folder(self, path: str) -> bool:
+        """Whether a member path is a folder of the archive (listed, or holding members)."""
+        entry = self._entries.get(path)
+        if entry is not None:
+            return entry.is_dir and entry.problem is None
+        return bool(self._under(path))
+
+    def _under(self, folder: str) -> list[tuple[str, Entry]]:
+        """The listed members under a folder, found by bisection ('0' sorts right after '/'),
+        so that many links cost no scan of every member each."""
+        start = bisect_left(self._listed, f"{folder}/")
+        end = bisect_left(self._listed, f"{folder}0", start)
+        return [(path, self._entries[path]) for path in self._listed[start:end]]
+
+    def _alias(self, name: str, target: str, under: list[tuple[str, Entry]]) -> None:
+        """A session folder link: the members under its target again, under the link's name."""
+        link = self._entries[name]
+        self._entries[name] = Entry(name, True, 0, link.mtime_ns)
+        for path, entry in under:
+            alias = f"{name}{path[len(target) :]}"
+            if entry.is_dir or entry.problem is not None:
+                self._entries[alias] = Entry(
+                    alias, entry.is_dir, entry.size, entry.mtime_ns, entry.problem
+                )
+            else:
+                self._entries[alias] = self._behind(alias, path, entry)
+
     def _add(
         self, raw_name: str, is_dir: bool, size: int, mtime: float, problem: str | None
     ) -> str | None:
@@ -211,14 +372,16 @@ class ArchiveTree(Tree):
                     problem = "special archive member; not read"
                 name = self._add(member.name, member.isdir(), member.size, member.mtime, problem)
                 if name is not None and problem == LINK:
-                    self._note_link(name)
+                    # A hard link names its target from the archive's top, a symbolic one from
+                    # its own folder.
+                    self._link(name, member.linkname, "" if member.islnk() else None)
                 if name is None or self._entries[name].problem or not member.isfile():
                     continue
                 total += member.size
                 if total > limit:
                     self._bomb()
                     return
-                if member.size <= MAX_FILE_BYTES and _wanted(name):
+                if member.size <= MAX_FILE_BYTES and self._kept(name):
                     handle = archive.extractfile(member)
                     if handle is not None:
                         self._data[name] = handle.read(member.size + 1)
@@ -237,14 +400,14 @@ class ArchiveTree(Tree):
                     _zip_name(info).rstrip("/"), info.is_dir(), info.file_size, mtime, problem
                 )
                 if name is not None and is_link:
-                    self._note_link(name)
+                    self._link(name, _zip_link_text(archive, info), None)
                 if name is None or problem or info.is_dir():
                     continue
                 total += info.file_size
                 if total > limit:
                     self._bomb()
                     return
-                if info.file_size <= MAX_FILE_BYTES and _wanted(name):
+                if info.file_size <= MAX_FILE_BYTES and self._kept(name):
                     self._read_zip_member(archive, info, name)
 
     def _read_zip_member(self, archive: zipfile.ZipFile, info: zipfile.ZipInfo, name: str) -> None:
@@ -295,6 +458,17 @@ class ArchiveTree(Tree):
                 "too-large", f"file is {entry.size} bytes, over the 8 MiB limit; not read"
             )
         raise ReadError("unreadable", "archive member could not be read")
+
+
+def _zip_link_text(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> str:
+    """Where a zip's symbolic link member leads: its data, the target path; '' when unreadable
+    (a link of more than a path's length is no link a zip tool writes)."""
+    if info.file_size > 4096:
+        return ""
+    try:
+        return archive.read(info).decode("utf-8", "replace")
+    except FAULTS:
+        return ""
 
 
 def _zip_time(date_time: tuple[int, int, int, int, int, int]) -> float:
