@@ -265,6 +265,21 @@ COMMITTED_LINK = "a symbolic link in the commit; not followed"
 GITIGNORE_LINK = "a symbolic link, which git does not read as a .gitignore: ops/ is not ignored"
 
 
+def _add_git_facts(ctx: RepoContext, inp: SessionInput, session: SessionRef) -> None:
+    """What git says of the session's files (BS-OPS-02), and why it could not say it."""
+    inp.tracked = ctx.tracked(session)
+    if inp.tracked is None and ctx.unread_git is not None:
+        git = ctx.unread_git
+        inp.git_problem = (
+            f"git could not list the files it tracks in {git.path} ({git.failure}): "
+            "whether an ops/ file is tracked is unknown"
+        )
+    inp.git_problem = inp.git_problem or ctx.nested_history_problem.get(session.path)
+    inp.history_problem = ctx.history_problem
+    inp.from_commit = ctx.index_free
+    inp.tracked_history = sorted(ctx.tracked_history.get(session.path, []))
+
+
 def session_input(ctx: RepoContext, session: SessionRef) -> SessionInput:
     inp = SessionInput(session.location, session.topic, session.path)
     if ctx.repo.incomplete:
@@ -309,17 +324,7 @@ def session_input(ctx: RepoContext, session: SessionRef) -> SessionInput:
             inp.files[entry.path] = ctx.read(f"{session.path}/{entry.path}")
         except ReadError as err:
             inp.unreadable.append((entry.path, err.code, err.message))
-    inp.tracked = ctx.tracked(session)
-    if inp.tracked is None and ctx.unread_git is not None:
-        git = ctx.unread_git
-        inp.git_problem = (
-            f"git could not list the files it tracks in {git.path} ({git.failure}): "
-            "whether an ops/ file is tracked is unknown"
-        )
-    inp.git_problem = inp.git_problem or ctx.nested_history_problem.get(session.path)
-    inp.history_problem = ctx.history_problem
-    inp.from_commit = ctx.index_free
-    inp.tracked_history = sorted(ctx.tracked_history.get(session.path, []))
+    _add_git_facts(ctx, inp, session)
     inp.links = ctx.links_into(session.topic)
     manifest = inp.files.get("ops/manifest.md")
     if manifest is not None:
