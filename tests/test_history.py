@@ -187,6 +187,19 @@ def test_working_tree_fails_ops_02_for_an_ops_file_any_commit_tracked(
     assert rows[0][1].startswith(f"ops/capture.md is tracked by git (commit {shas['ops']})")
 
 
+def _working_tree_ops_02(root: Path, out_path: Path) -> list[tuple[str, str]]:
+    """BS-OPS-02's status and message on each working tree of a --git-history crawl of root."""
+    out = Out(out_path)
+    crawl([str(root)], str(out.root), workers=1, git_history=True)
+    check(str(out.root))
+    query = """
+        SELECT r.status, r.message FROM observations o JOIN rule_results r USING (snapshot_id)
+        WHERE o."commit" IS NULL AND r.rule_id = 'BS-OPS-02'
+    """
+    rows: list[tuple[str, str]] = connect(out).execute(query).fetchall()
+    return rows
+
+
 @pytest.mark.parametrize("at", ["session", "ops"])
 def test_a_nested_working_tree_s_commits_that_tracked_an_ops_file_fail_ops_02(
     tmp_path: Path, at: str
@@ -212,19 +225,7 @@ def test_a_nested_working_tree_s_commits_that_tracked_an_ops_file_fail_ops_02(
     commit(repo, "2026-07-12T15:00:00Z", "the session as a submodule")
     # The files git left out of the checkout (ops/ ignores itself) come back from the source.
     shutil.copytree(source, inner, dirs_exist_ok=True, ignore=shutil.ignore_patterns(".git"))
-    out = Out(tmp_path / "out")
-    crawl([str(repo.parent)], str(out.root), workers=1, git_history=True)
-    check(str(out.root))
-    rows = (
-        connect(out)
-        .execute(
-            """
-            SELECT r.status, r.message FROM observations o JOIN rule_results r USING (snapshot_id)
-            WHERE o."commit" IS NULL AND r.rule_id = 'BS-OPS-02'
-            """
-        )
-        .fetchall()
-    )
+    rows = _working_tree_ops_02(repo.parent, tmp_path / "out")
     assert [status for status, _ in rows] == ["fail"]
     assert rows[0][1].startswith(f"ops/capture.md is tracked by git (commit {sha})")
 
@@ -240,19 +241,7 @@ def test_a_nested_working_tree_whose_history_git_cannot_walk_fails_ops_02(tmp_pa
     git(session, "init", "-q")
     commit(session, "2026-07-11T15:00:00Z", "the session as a clone of its own")
     (session / ".git" / "refs" / "heads" / "main").write_text("")
-    out = Out(tmp_path / "out")
-    crawl([str(repo.parent)], str(out.root), workers=1, git_history=True)
-    check(str(out.root))
-    rows = (
-        connect(out)
-        .execute(
-            """
-            SELECT r.status, r.message FROM observations o JOIN rule_results r USING (snapshot_id)
-            WHERE o."commit" IS NULL AND r.rule_id = 'BS-OPS-02'
-            """
-        )
-        .fetchall()
-    )
+    rows = _working_tree_ops_02(repo.parent, tmp_path / "out")
     assert [status for status, _ in rows] == ["fail"]
     assert f"git could not read the history of {session}" in rows[0][1]
 
