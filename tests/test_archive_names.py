@@ -262,3 +262,31 @@ def test_session_folder_links_cannot_multiply_an_archive_without_bound(tmp_path:
     assert followed == 0 and 0 < sessions < links  # each link not followed is noted
     assert sessions * files <= MIN_ALIASED < (sessions + 1) * files
     assert len(issues) == links - sessions
+
+
+def test_a_second_pass_for_links_stops_where_the_first_pass_stopped(tmp_path: Path) -> None:
+    """A session folder link after the members it needs makes a second pass over a compressed
+    tar, which went on to the end of the stream: past a bomb the first pass had stopped at, it
+    decompressed the whole bomb (a 339-byte .tar.bz2 took minutes) and read members the first
+    pass never listed (found by a hunt). It now ends at the last member it needs."""
+    import io
+
+    from pipeline.sources.archive import MIN_EXPANSION_BYTES, ArchiveTree
+
+    def add(tar: tarfile.TarFile, name: str, data: bytes) -> None:
+        info = tarfile.TarInfo(name)
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+
+    archive = tmp_path / "bomb.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        add(tar, "repo/store/a/ops/x.bin", b"first\n")
+        link = tarfile.TarInfo(f"repo/{SESSION}")
+        link.type, link.linkname = tarfile.SYMTYPE, "../../store/a"
+        tar.addfile(link)
+        add(tar, "repo/big.bin", bytes(MIN_EXPANSION_BYTES + 1))
+        add(tar, "repo/store/a/ops/x.bin", b"past the bomb\n")
+    tree = ArchiveTree(str(archive))
+    list(tree.blocks())
+    assert any(code == "archive-too-large" for _, code, _ in tree.issues)
+    assert tree.read(f"repo/{SESSION}/ops/x.bin") == b"first\n"

@@ -131,6 +131,9 @@ class ArchiveTree(Tree):
         # Members some link leads to, kept although no session or link document would need them.
         self._targets: set[str] = set()
         self._listed: list[str] = []
+        # Each tar member's place in the stream (its last copy's), so that a second pass stops
+        # at the last member it needs, never past where the first pass stopped (a bomb).
+        self._places: dict[str, int] = {}
         with contextlib.suppress(OSError):  # an archive that cannot be opened says so later
             st = os.stat(path)
             self.stamp = f"{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}"
@@ -268,7 +271,8 @@ class ArchiveTree(Tree):
 
     def _reread(self, needed: set[str]) -> None:
         """The bytes of `needed` members, in a second pass over the archive (only when a link
-        needs members read before it: a stream cannot go back)."""
+        needs members read before it: a stream cannot go back), ending at the last of them: a
+        pass to the end would decompress what the first pass stopped at, a bomb included."""
         if not needed:
             return
         if self.path.lower().endswith(".zip"):
@@ -278,8 +282,11 @@ class ArchiveTree(Tree):
                     if name is not None and name in needed:
                         self._data[name] = archive.read(info)
             return
+        last = max(self._places.get(name, -1) for name in needed)
         with tarfile.open(self.path, mode="r|*") as tar:
-            for member in tar:
+            for place, member in enumerate(tar):
+                if place > last:
+                    break
                 name = _safe_name(storable_name(member.name))
                 if name in needed and member.isfile() and (handle := tar.extractfile(member)):
                     self._data[name] = handle.read(member.size + 1)
@@ -363,7 +370,7 @@ class ArchiveTree(Tree):
     def _load_tar(self) -> None:
         total, limit = 0, self.limit
         with _Reading.open(self.path, mode="r|*", tarinfo=_Headers) as archive:
-            for member in archive:
+            for place, member in enumerate(archive):
                 self._last = member.name
                 problem = None
                 if member.issym() or member.islnk():
@@ -371,6 +378,8 @@ class ArchiveTree(Tree):
                 elif not (member.isfile() or member.isdir()):
                     problem = "special archive member; not read"
                 name = self._add(member.name, member.isdir(), member.size, member.mtime, problem)
+                if name is not None:
+                    self._places[name] = place
                 if name is not None and problem == LINK:
                     # A hard link names its target from the archive's top, a symbolic one from
                     # its own folder.
