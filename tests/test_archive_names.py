@@ -290,3 +290,30 @@ def test_a_second_pass_for_links_stops_where_the_first_pass_stopped(tmp_path: Pa
     list(tree.blocks())
     assert any(code == "archive-too-large" for _, code, _ in tree.issues)
     assert tree.read(f"repo/{SESSION}/ops/x.bin") == b"first\n"
+
+
+def test_a_session_folder_link_does_not_hide_the_members_under_its_name(tmp_path: Path) -> None:
+    """A tar holding a session folder link and, under the link's own name, members of its own
+    (GNU tar refuses them, Python's tarfile writes them through the link): the link's target was
+    read in their place, so a session whose own files lack thesis.md passed BS-THESIS-01 with
+    no issue (found by a hunt). Its members are read as they are, and the link is noted."""
+    import io
+
+    from tests.conftest import FIXTURES, checked_rows
+
+    session = FIXTURES / "cases" / "base" / "open" / "repo" / SESSION
+    archive = tmp_path / "shadow.tar"
+    with tarfile.open(archive, "w") as tar:
+        link = tarfile.TarInfo(f"repo/{SESSION}")
+        link.type, link.linkname = tarfile.SYMTYPE, "../../store/good"
+        tar.addfile(link)
+        tar.add(session, arcname="repo/store/good")
+        for path in sorted(session.rglob("*")):
+            if path.is_file() and path.name != "thesis.md":
+                info = tarfile.TarInfo(f"repo/{SESSION}/{path.relative_to(session).as_posix()}")
+                info.size = path.stat().st_size
+                tar.addfile(info, io.BytesIO(path.read_bytes()))
+    query = "SELECT status FROM statuses WHERE rule_id = 'BS-THESIS-01'"
+    assert checked_rows(archive, tmp_path / "out", query) == [("fail",)]
+    issues = checked_rows(archive, tmp_path / "out2", "SELECT file, code FROM parse_issues")
+    assert issues == [(f"{archive}:repo/{SESSION}", "unreadable")]

@@ -310,9 +310,13 @@ class ArchiveTree(Tree):
 
     def _leads_to_session(self, name: str, target: str) -> bool:
         """Whether a link is a session folder leading to a folder of the archive that does not
-        hold it (one leading back to an enclosing folder is a loop)."""
+        hold it (one leading back to an enclosing folder is a loop), and under whose own name
+        the archive holds no members: those are read as they are, not hidden by the target's
+        (extraction tools disagree on such a tree; the link is noted)."""
         loops = name.startswith(f"{target}/") or not target
-        return not loops and is_session_path(name) and self._is_folder(target)
+        if loops or not is_session_path(name) or self._under(name):
+            return False
+        return self._is_folder(target)
 
     def _is_folder(self, path: str) -> bool:
         """Whether a member path is a folder of the archive (listed, or holding members)."""
