@@ -337,6 +337,32 @@ def test_a_folder_named_like_a_session_but_for_case_or_spaces_is_noted(
     assert [n["code"] for n in notes if n["file"] == "."] == ["misnamed-folder"]
 
 
+@pytest.mark.parametrize("source", ["directory", "archive"])
+def test_a_folder_link_named_like_a_session_but_for_case_is_noted(
+    tmp_path: Path, source: str
+) -> None:
+    """A session folder misnamed by case that is a symbolic link to a folder inside the root
+    (`docs/research/X-Brainstorm -> ../../store/x`) was skipped without a word, in a
+    directory and in an archive alike, where a real folder of that name is noted: a folder link is
+    a folder meant as a session too (found by a hunt)."""
+    session = (
+        FIXTURES / "cases" / "base" / "open" / "repo" / "docs" / "research" / "demo-brainstorm"
+    )
+    repo = tmp_path / "root" / "repo"
+    copy_tree(session, repo / "store" / "x")
+    copy_tree(session, repo / "docs" / "research" / "kept-brainstorm")
+    os.symlink("../../store/x", repo / "docs" / "research" / "X-Brainstorm")
+    root = tmp_path / "root"
+    if source == "archive":
+        root = pack_tar(tmp_path / "root", tmp_path / "root.tar.gz")
+    out = tmp_path / "out"
+    assert crawl([str(root)], str(out), workers=1).sessions == 1
+    noted = connect(Out(out)).execute("SELECT file, code FROM parse_issues").fetchall()
+    assert [(f.partition(":")[2], c) for f, c in noted] == [
+        ("repo/docs/research/X-Brainstorm", "misnamed-folder")
+    ]
+
+
 def test_a_session_folder_inside_another_session_is_a_session_too(tmp_path: Path) -> None:
     """Spec §2: a session folder is found by its path alone, wherever it lies. A copy kept
     under another session's basis/ was only files of the outer session to the crawl, while

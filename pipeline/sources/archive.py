@@ -181,13 +181,20 @@ class ArchiveTree(Tree):
             )
         )
 
-    def _note_link(self, name: str) -> None:
+    def _note_link(self, name: str, target: str | None) -> None:
         """A link member standing where a session folder, or a folder above one, would be
         (`…-brainstorm`, `docs`, `docs/research`, `docs/history/brainstorms/x`): its sessions
         would vanish without a word. (A link in a session is that session's own issue; a
-        link as a document, a document not read.)"""
+        link as a document, a document not read.) A folder link named like a session folder
+        but for its case or spaces is noted as a misnamed folder is."""
         from pipeline.discover import innermost_session
 
+        if (
+            target is not None
+            and self._is_folder(target)
+            and misnamed(posixpath.basename(name), name)
+        ):
+            self.issues.append((name, "misnamed-folder", MISNAMED_FOLDER))
         parts = name.split("/")
         tail = "/".join(parts[-3:])
         above = parts[-1] == "docs" or tail.endswith(_ABOVE_SESSIONS)
@@ -230,7 +237,7 @@ class ArchiveTree(Tree):
             elif target is not None and self._leads_to_session(name, target):
                 folders.append((name, target))
                 continue
-            self._note_link(name)
+            self._note_link(name, target)
         # After the file links, so that a link inside a linked session is read there too.
         budget = max(MIN_ALIASED, ALIASED_PER_LISTED * len(self._listed))
         for name, target in folders:

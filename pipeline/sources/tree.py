@@ -71,6 +71,8 @@ class Tree:
 
 BAD_NAME = "name is not valid UTF-8 (shown with U+FFFD); not read"
 OUT_OF_ROOT = "symbolic link leads out of the root; not followed"
+# The problem of a link to a folder inside the root that is no session folder.
+DIR_LINK = "symbolic link to a directory; not followed"
 # The problem of a folder the walk could not list: what it holds is unknown.
 UNLISTED = "cannot list directory"
 # The problem of a folder listed in its parent, then deleted before it was listed itself.
@@ -228,7 +230,8 @@ class DirTree(Tree):
                 entries.append(entry)
                 continue
             entry = self._entry(item, path)
-            if entry.is_dir and entry.problem is None and misnamed(item.name, path):
+            # A folder link too: one misnamed is a session folder meant, left unread unsaid.
+            if entry.is_dir and entry.problem in (None, DIR_LINK) and misnamed(item.name, path):
                 self.issues.append((path, "misnamed-folder", MISNAMED_FOLDER))
             entries.append(entry)
         return entries
@@ -278,7 +281,7 @@ class DirTree(Tree):
             elif path.endswith(_LAYOUT_TAILS) or path in _LAYOUT:
                 # Its sessions' real paths are no session paths, so they would vanish unsaid.
                 self.issues.append((path, "unreadable", LAYOUT_LINK))
-            return Entry(path, True, 0, 0, "symbolic link to a directory; not followed")
+            return Entry(path, True, 0, 0, DIR_LINK)
         if not stat.S_ISREG(st.st_mode):
             # A link to a FIFO or a device: opening it could block forever.
             return Entry(path, False, 0, 0, "symbolic link to a special file; not read")
