@@ -115,17 +115,14 @@ class RepoContext:
         trees = self.session_trees(session)[1 if self.git is not None else 0 :]
         known = self.tracked_history.setdefault(session.path, [])
         for repo, folder, lead in trees:
-            # A tree at or above the session folder holds its ops/; one inside ops/ only that.
-            under = folder if lead else "/".join(p for p in (folder, "ops") if p)
-            found = repo.first_changes(under)
+            found = _nested_ops(repo, folder, lead, session)
             if found is None:
                 self.nested_history_problem[session.path] = (
                     f"git could not read the history of {repo.path} ({repo.failure}): "
                     "whether a commit tracked an ops/ file is unknown"
                 )
                 continue
-            for name, commit in found:
-                path = (lead or "ops/") + name
+            for path, commit in found:
                 if all(f != path for f, _ in known):
                     known.append((path, commit))
         known.sort()
@@ -278,6 +275,32 @@ def _add_git_facts(ctx: RepoContext, inp: SessionInput, session: SessionRef) -> 
     inp.history_problem = ctx.history_problem
     inp.from_commit = ctx.index_free
     inp.tracked_history = sorted(ctx.tracked_history.get(session.path, []))
+
+
+def _nested_ops(
+    repo: GitRepo, folder: str, lead: str, session: SessionRef
+) -> list[tuple[str, str]] | None:
+    """(ops/ file relative to the session folder, first commit that tracked it) in the history
+    of a nested working tree; None when git cannot walk it. A tree inside ops/ holds only ops/
+    files. One above the session folder (docs/ a clone) is asked for the session's folder in
+    both locations: an ops/ file committed before the move to history stays in its history
+    (spec §5), as the repository's own history finds it by topic."""
+    if lead:
+        found = repo.first_changes(folder)
+        return None if found is None else [(lead + name, sha) for name, sha in found]
+    top = session.path[: -len(folder)].rstrip("/") if folder else session.path
+    places = [folder]
+    for other in (research_folder(session.topic), history_folder(session.topic)):
+        inside = other[len(top) + 1 :] if session.topic and other.startswith(top + "/") else ""
+        if inside and inside not in places:
+            places.append(inside)
+    ops: list[tuple[str, str]] = []
+    for place in places:
+        found = repo.first_changes("/".join(p for p in (place, "ops") if p))
+        if found is None:
+            return None
+        ops.extend(("ops/" + name, sha) for name, sha in found)
+    return ops
 
 
 def session_input(ctx: RepoContext, session: SessionRef) -> SessionInput:

@@ -230,6 +230,41 @@ def test_a_nested_working_tree_s_commits_that_tracked_an_ops_file_fail_ops_02(
     assert rows[0][1].startswith(f"ops/capture.md is tracked by git (commit {sha})")
 
 
+def test_a_nested_working_tree_s_ops_file_committed_before_the_move_to_history_fails_ops_02(
+    tmp_path: Path,
+) -> None:
+    """docs/ is a clone of its own: one of its commits tracked ops/capture.md while the
+    session was in docs/research/, a later one moved it to docs/history/brainstorms/ without
+    ops/. BS-OPS-02 asked that clone only for the history folder's ops/, so the file, which
+    stays in history (spec §5), passed; in the repository's own history it fails (found by a
+    hunt)."""
+    repo = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", tmp_path / "root" / "repo")
+    docs = repo / "docs"
+    git(docs, "init", "-q")
+    git(docs, "add", "-f", "research/demo-brainstorm/ops/capture.md")
+    sha = commit(docs, "2026-07-10T15:00:00Z", "the session, with its capture")
+    (docs / "history" / "brainstorms").mkdir(parents=True)
+    git(docs, "mv", "research/demo-brainstorm", "history/brainstorms/demo")
+    shutil.rmtree(docs / "history" / "brainstorms" / "demo" / "ops")
+    git(docs, "add", "-A")
+    commit(docs, "2026-07-11T15:00:00Z", "harvest")
+    out = Out(tmp_path / "out")
+    crawl([str(repo.parent)], str(out.root), workers=1, git_history=True)
+    check(str(out.root))
+    rows = (
+        connect(out)
+        .execute(
+            """
+            SELECT r.status, r.message FROM observations o JOIN rule_results r USING (snapshot_id)
+            WHERE o."commit" IS NULL AND r.rule_id = 'BS-OPS-02'
+            """
+        )
+        .fetchall()
+    )
+    assert [status for status, _ in rows] == ["fail"]
+    assert rows[0][1].startswith(f"ops/capture.md is tracked by git (commit {sha})")
+
+
 def test_a_nested_working_tree_whose_history_git_cannot_walk_fails_ops_02(tmp_path: Path) -> None:
     """A session folder that is a clone whose HEAD git cannot resolve (an empty branch ref):
     with --git-history whether one of its commits tracked an ops/ file is unknown, so
