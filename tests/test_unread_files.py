@@ -4,6 +4,8 @@ Rules that read other files only stay as they were."""
 
 from __future__ import annotations
 
+import tarfile
+import zipfile
 from pathlib import Path
 
 import duckdb
@@ -185,3 +187,45 @@ def test_fragments_in_a_fragments_folder_of_another_case_fail_their_readers(
     assert _crawled_statuses(tmp_path / "corpus", tmp_path / "out", readers) == dict.fromkeys(
         readers, "fail"
     )
+
+
+@pytest.mark.parametrize(
+    ("kind", "expected"), [("tar-symbolic", "fail"), ("zip-symbolic", "fail"), ("tar-hard", "pass")]
+)
+def test_an_archived_ops_gitignore_link_reads_as_in_a_folder(
+    kind: str, expected: str, tmp_path: Path
+) -> None:
+    """ops/.gitignore as a symbolic link to a file holding `*`, in a .tar or .zip (found by a
+    hunt): the archive read the link as its target, without marking it a link, so BS-OPS-01
+    passed where the same folder fails (git does not read a .gitignore that is a link). A
+    hard link, which git reads as the file, still passes."""
+    repo = copy_tree(FIXTURES / "cases" / "base" / "applied" / "repo", tmp_path / "tree" / "r")
+    ops = repo / SESSION / "ops"
+    (ops / ".gitignore").rename(ops / "ignore-src")
+    if kind == "tar-hard":
+        (ops / ".gitignore").hardlink_to(ops / "ignore-src")
+    else:
+        (ops / ".gitignore").symlink_to("ignore-src")
+    if kind.startswith("tar"):
+        archive = tmp_path / "corpus" / "r.tar"
+        archive.parent.mkdir()
+        with tarfile.open(archive, "w") as tar:
+            tar.add(repo, arcname="r")
+    else:
+        archive = tmp_path / "corpus" / "r.zip"
+        archive.parent.mkdir()
+        with zipfile.ZipFile(archive, "w") as zf:
+            for path in sorted(repo.rglob("*")):
+                name = f"r/{path.relative_to(repo)}"
+                if path.is_symlink():
+                    info = zipfile.ZipInfo(name)
+                    info.external_attr = 0o120777 << 16
+                    zf.writestr(info, str(path.readlink()))
+                elif path.is_file():
+                    zf.write(path, name)
+    crawl([str(archive)], str(tmp_path / "out"), workers=1)
+    check(str(tmp_path / "out"))
+    with duckdb.connect(str(tmp_path / "out" / "census.duckdb"), read_only=True) as con:
+        con.execute(f"SET file_search_path = '{tmp_path / 'out'}'")
+        statuses = con.execute("SELECT status FROM statuses WHERE rule_id = 'BS-OPS-01'").fetchall()
+    assert statuses == [(expected,)]

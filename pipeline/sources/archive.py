@@ -128,6 +128,8 @@ class ArchiveTree(Tree):
         self._last: str | None = None  # the last member met, to say where a fault struck
         # Each link member and the member path it leads to (None when out of the archive).
         self._links: dict[str, str | None] = {}
+        # The link members that are symbolic (tar's hard links are files with two names).
+        self._symbolic: set[str] = set()
         # Members some link leads to, kept although no session or link document would need them.
         self._targets: set[str] = set()
         self._listed: list[str] = []
@@ -206,6 +208,8 @@ class ArchiveTree(Tree):
         (absolute, or climbing out); `base` is the folder its target is relative to, None for
         the link's own folder."""
         folder = posixpath.dirname(name) if base is None else base
+        if base is None:
+            self._symbolic.add(name)
         joined = posixpath.normpath(posixpath.join(folder, linkname.replace("\\", "/")))
         out = not linkname or linkname.startswith("/") or joined == ".." or joined.startswith("../")
         self._links[name] = None if out else joined
@@ -255,7 +259,20 @@ class ArchiveTree(Tree):
             self._data[name] = self._data[target]
         elif entry.size <= MAX_FILE_BYTES:
             return Entry(name, False, entry.size, entry.mtime_ns, LINK)
-        return Entry(name, False, entry.size, entry.mtime_ns)
+        # Marked as a folder root marks a symbolic link: git reads some such files (a
+        # .gitignore) as if they were not there, and the same tree must read alike in both.
+        return Entry(name, False, entry.size, entry.mtime_ns, link=self._is_symbolic(name))
+
+    def _is_symbolic(self, name: str) -> bool:
+        """Whether a chain of links from `name` passes through a symbolic one."""
+        hop: str | None = name
+        for _ in range(MAX_LINK_HOPS):
+            if hop is None or hop not in self._links:
+                return False
+            if hop in self._symbolic:
+                return True
+            hop = self._links[hop]
+        return False
 
     def _needed(self) -> set[str]:
         """The file members some link leads to (or holds, for a session folder link) whose
