@@ -102,9 +102,9 @@ class RepoContext:
                 trees.append((self._nested_repo(top), "/".join(parts[depth:]), ""))
         for entry in session.entries:
             # A working tree inside the session's ops/ (one elsewhere in it, a clone kept under
-            # basis/, holds no ops/ file of this session).
+            # basis/, holds no ops/ file of this session), in any case as BS-OPS-02 reads ops/.
             inner = entry.path.removesuffix("/.git")
-            if entry.problem == "git" and (inner == "ops" or inner.startswith("ops/")):
+            if entry.problem == "git" and inner.partition("/")[0].lower() == "ops":
                 trees.append((self._nested_repo(f"{session.path}/{inner}"), "", inner + "/"))
         return trees
 
@@ -296,10 +296,11 @@ def _nested_ops(
             places.append(inside)
     ops: list[tuple[str, str]] = []
     for place in places:
-        found = repo.first_changes("/".join(p for p in (place, "ops") if p))
+        # The whole folder, not a pathspec `ops`: `Ops/` is ops/ too, as BS-OPS-02 reads it.
+        found = repo.first_changes(place)
         if found is None:
             return None
-        ops.extend(("ops/" + name, sha) for name, sha in found)
+        ops.extend((n, sha) for n, sha in found if "/" in n and n.split("/")[0].lower() == "ops")
     return ops
 
 
@@ -541,7 +542,8 @@ def _touched_topics(changed: set[str], ops: dict[str, list[tuple[str, str]]], sh
         topic = match[2]
         topics.add(topic)
         inner = parts[match[1] :]
-        if inner and inner[0] == "ops" and len(inner) > 1:
+        # `Ops/` is ops/ as BS-OPS-02 reads the index (on the case-insensitive disk it came from).
+        if inner and inner[0].lower() == "ops" and len(inner) > 1:
             known = ops.setdefault(topic, [])
             relative = "/".join(inner)
             if all(f != relative for f, _ in known):

@@ -265,6 +265,44 @@ def test_a_nested_working_tree_s_ops_file_committed_before_the_move_to_history_f
     assert rows[0][1].startswith(f"ops/capture.md is tracked by git (commit {sha})")
 
 
+@pytest.mark.parametrize("at", ["repository", "session"])
+def test_an_ops_folder_of_another_case_that_a_commit_tracked_fails_ops_02(
+    tmp_path: Path, at: str
+) -> None:
+    """A commit tracked Ops/notes.md (ops/ in another case, beside ops/), a later one removed it
+    (found by a hunt): BS-OPS-02 fails `Ops/` in the index, but with --git-history the
+    commits were searched for `ops/` exactly, in the repository's history and in that of a
+    session folder that is a clone of its own, so the working tree passed."""
+    repo = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", tmp_path / "root" / "repo")
+    git(repo, "init", "-q")
+    commit(repo, "2026-07-10T15:00:00Z", "the repository")
+    owner, inside = (repo, f"{SESSION}/Ops") if at == "repository" else (repo / SESSION, "Ops")
+    if at == "session":
+        git(owner, "init", "-q")
+        commit(owner, "2026-07-10T16:00:00Z", "the session as a clone of its own")
+    (owner / inside).mkdir()
+    (owner / inside / "notes.md").write_text("raw\n", encoding="utf-8")
+    git(owner, "add", "-f", f"{inside}/notes.md")
+    sha = commit(owner, "2026-07-11T15:00:00Z", "oops: commit the notes")
+    shutil.rmtree(owner / inside)
+    commit(owner, "2026-07-12T15:00:00Z", "remove them")
+    out = Out(tmp_path / "out")
+    crawl([str(repo.parent)], str(out.root), workers=1, git_history=True)
+    check(str(out.root))
+    rows = (
+        connect(out)
+        .execute(
+            """
+            SELECT r.status, r.message FROM observations o JOIN rule_results r USING (snapshot_id)
+            WHERE o."commit" IS NULL AND r.rule_id = 'BS-OPS-02'
+            """
+        )
+        .fetchall()
+    )
+    assert [status for status, _ in rows] == ["fail"]
+    assert rows[0][1].startswith(f"Ops/notes.md is tracked by git (commit {sha})")
+
+
 def test_a_nested_working_tree_whose_history_git_cannot_walk_fails_ops_02(tmp_path: Path) -> None:
     """A session folder that is a clone whose HEAD git cannot resolve (an empty branch ref):
     with --git-history whether one of its commits tracked an ops/ file is unknown, so

@@ -229,3 +229,26 @@ def test_an_archived_ops_gitignore_link_reads_as_in_a_folder(
         con.execute(f"SET file_search_path = '{tmp_path / 'out'}'")
         statuses = con.execute("SELECT status FROM statuses WHERE rule_id = 'BS-OPS-01'").fetchall()
     assert statuses == [(expected,)]
+
+
+def test_an_ops_folder_of_another_case_that_is_a_clone_of_its_own_fails_bs_ops_02(
+    tmp_path: Path,
+) -> None:
+    """`Ops/` beside ops/, a clone of its own whose index tracks notes.md (found by a hunt):
+    BS-OPS-02 reads ops/ in any case, and failed `Ops/notes.md` in the repository's index, but
+    a working tree nested at `Ops/` was asked only when named `ops`, so the session passed."""
+    repo = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", tmp_path / "corpus" / "r")
+    make_git_repo(repo)
+    other = repo / SESSION / "Ops"
+    other.mkdir()
+    (other / "notes.md").write_text("raw\n", encoding="utf-8")
+    git(other, "init", "-q")
+    git(other, "add", "notes.md")
+    found = detect(str(repo / SESSION), "session")
+    assert {o.rule: o.status for o in found.outcomes}["BS-OPS-02"] == "fail"
+    crawl([str(tmp_path / "corpus")], str(tmp_path / "out"), workers=1)
+    check(str(tmp_path / "out"))
+    with duckdb.connect(str(tmp_path / "out" / "census.duckdb"), read_only=True) as con:
+        con.execute(f"SET file_search_path = '{tmp_path / 'out'}'")
+        statuses = con.execute("SELECT status FROM statuses WHERE rule_id = 'BS-OPS-02'").fetchall()
+    assert statuses == [("fail",)]
