@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -301,6 +302,32 @@ def test_an_ops_folder_of_another_case_that_a_commit_tracked_fails_ops_02(
     )
     assert [status for status, _ in rows] == ["fail"]
     assert rows[0][1].startswith(f"Ops/notes.md is tracked by git (commit {sha})")
+
+
+def test_a_nested_working_tree_s_history_is_read_once_for_all_its_sessions(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/ a clone of its own holding three sessions: with --git-history its commits were
+    read by one `git log` (and HEAD resolved) per session, on every crawl, reruns too, so a
+    docs/ clone of many sessions cost a walk of its whole history each (found by a hunt).
+    One walk now serves them all."""
+    repo = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", tmp_path / "root" / "repo")
+    for topic in ("second", "third"):
+        shutil.copytree(repo / SESSION, repo / f"docs/research/{topic}-brainstorm")
+    git(repo, "init", "-q")
+    commit(repo, "2026-07-10T15:00:00Z", "the repository")
+    git(repo / "docs", "init", "-q")
+    commit(repo / "docs", "2026-07-11T15:00:00Z", "docs as a clone of its own")
+    calls = tmp_path / "calls"
+    wrapper = tmp_path / "bin" / "git"
+    wrapper.parent.mkdir()
+    real = shutil.which("git")
+    wrapper.write_text(f'#!/bin/sh\necho "$*" >> {calls}\nexec {real} "$@"\n')
+    wrapper.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{wrapper.parent}{os.pathsep}{os.environ['PATH']}")
+    crawl([str(repo.parent)], str(tmp_path / "out"), workers=1, git_history=True)
+    walks = [c for c in calls.read_text().splitlines() if f"-C {repo / 'docs'} " in c]
+    assert sum(" log " in c for c in walks) == 1
 
 
 def test_a_nested_working_tree_whose_history_git_cannot_walk_fails_ops_02(tmp_path: Path) -> None:

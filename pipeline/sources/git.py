@@ -118,27 +118,35 @@ class GitRepo:
     def first_changes(self, folder: str) -> list[tuple[str, str]] | None:
         """(path relative to `folder`, the first commit reachable from HEAD that changed it) for
         every file committed under `folder`; None when git cannot say (`failure` says why)."""
+        everything = self._first_changes
+        if everything is None:
+            return None
+        prefix = folder.rstrip("/") + "/" if folder else ""
+        return [(p[len(prefix) :], sha) for p, sha in everything.items() if p.startswith(prefix)]
+
+    @cached_property
+    def _first_changes(self) -> dict[str, str] | None:
+        """Every committed path and the first commit that changed it, from one `git log` per
+        working tree: a docs/ clone holding many sessions is asked once, not once each."""
         if self.head() is None:
             self.failure = self.head_failure
-            return None if self.head_failure else []  # an unborn branch has no commit
+            return None if self.head_failure else {}  # an unborn branch has no commit
         done = _git(
             self.path,
             *("--literal-pathspecs", "log", "--reverse", "--topo-order", "--full-history"),
-            *("--no-renames", "-m", "--name-only", "-z", "--format=%x01%H", "--", folder or "."),
+            *("--no-renames", "-m", "--name-only", "-z", "--format=%x01%H"),
         )
         if done is None or done.returncode != 0:
             self.failure = _why(done)
             return None
-        prefix = folder.rstrip("/") + "/" if folder else ""
         found: dict[str, str] = {}
         for record in done.stdout.split(b"\x01")[1:]:
             head, _, names = record.partition(b"\x00")
             sha = head.decode("ascii", "replace").strip()
             for raw in names.lstrip(b"\n").split(b"\x00"):
-                name = raw.decode("utf-8", "replace")
-                if name.startswith(prefix) and name != prefix:
-                    found.setdefault(name[len(prefix) :], sha)
-        return list(found.items())
+                if raw:
+                    found.setdefault(raw.decode("utf-8", "replace"), sha)
+        return found
 
     def tracked_under(self, folder: str) -> list[str] | None:
         """Tracked paths under `folder` (relative to the working tree), relative to it."""
