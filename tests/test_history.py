@@ -249,19 +249,7 @@ def test_a_nested_working_tree_s_ops_file_committed_before_the_move_to_history_f
     shutil.rmtree(docs / "history" / "brainstorms" / "demo" / "ops")
     git(docs, "add", "-A")
     commit(docs, "2026-07-11T15:00:00Z", "harvest")
-    out = Out(tmp_path / "out")
-    crawl([str(repo.parent)], str(out.root), workers=1, git_history=True)
-    check(str(out.root))
-    rows = (
-        connect(out)
-        .execute(
-            """
-            SELECT r.status, r.message FROM observations o JOIN rule_results r USING (snapshot_id)
-            WHERE o."commit" IS NULL AND r.rule_id = 'BS-OPS-02'
-            """
-        )
-        .fetchall()
-    )
+    rows = _working_tree_ops_02(repo.parent, tmp_path / "out")
     assert [status for status, _ in rows] == ["fail"]
     assert rows[0][1].startswith(f"ops/capture.md is tracked by git (commit {sha})")
 
@@ -287,19 +275,7 @@ def test_an_ops_folder_of_another_case_that_a_commit_tracked_fails_ops_02(
     sha = commit(owner, "2026-07-11T15:00:00Z", "oops: commit the notes")
     shutil.rmtree(owner / inside)
     commit(owner, "2026-07-12T15:00:00Z", "remove them")
-    out = Out(tmp_path / "out")
-    crawl([str(repo.parent)], str(out.root), workers=1, git_history=True)
-    check(str(out.root))
-    rows = (
-        connect(out)
-        .execute(
-            """
-            SELECT r.status, r.message FROM observations o JOIN rule_results r USING (snapshot_id)
-            WHERE o."commit" IS NULL AND r.rule_id = 'BS-OPS-02'
-            """
-        )
-        .fetchall()
-    )
+    rows = _working_tree_ops_02(repo.parent, tmp_path / "out")
     assert [status for status, _ in rows] == ["fail"]
     assert rows[0][1].startswith(f"Ops/notes.md is tracked by git (commit {sha})")
 
