@@ -19,7 +19,7 @@ from pipeline.parse.lexical import MAX_FILE_BYTES, is_markdown
 from pipeline.parse.links import extract_links, is_inside, resolve
 from pipeline.parse.manifest import parse_manifest
 from pipeline.parse.records import Records
-from pipeline.parse.session import EXISTS_FLAGS, RULE_FOLDERS, LinkIn, SessionInput
+from pipeline.parse.session import EXISTS_FLAGS, RULE_FOLDERS, LinkIn, SessionInput, is_ops
 from pipeline.sources.git import GitHistory, GitRepo
 from pipeline.sources.tree import FOLDER_VANISHED, VANISHED, Entry, ReadError, is_unlisted
 
@@ -65,6 +65,8 @@ class RepoContext:
     _links: dict[str, list[LinkIn]] | None = None
     _history: GitHistory | None = None
     _nested: dict[str, GitRepo] = field(default_factory=dict)
+    # Session folder → session_trees(): asked for its index, its stamps and its history.
+    _trees: dict[str, list[tuple[GitRepo, str, str]]] = field(default_factory=dict)
 
     def tracked(self, session: SessionRef) -> list[str] | None:
         """Paths under the session folder (relative to it) that a git index tracks: that of the
@@ -89,6 +91,12 @@ class RepoContext:
     def session_trees(self, session: SessionRef) -> list[tuple[GitRepo, str, str]]:
         """(working tree, the session folder's path in it, the path of the tree's names in the
         session folder) for each working tree that holds files of the session."""
+        known = self._trees.get(session.path)
+        if known is None:
+            known = self._trees[session.path] = self._find_trees(session)
+        return known
+
+    def _find_trees(self, session: SessionRef) -> list[tuple[GitRepo, str, str]]:
         trees = []
         if self.git is not None:
             folder = f"{self.git_prefix}/{session.path}" if self.git_prefix else session.path
@@ -102,9 +110,9 @@ class RepoContext:
                 trees.append((self._nested_repo(top), "/".join(parts[depth:]), ""))
         for entry in session.entries:
             # A working tree inside the session's ops/ (one elsewhere in it, a clone kept under
-            # basis/, holds no ops/ file of this session), in any case as BS-OPS-02 reads ops/.
+            # basis/, holds no ops/ file of this session).
             inner = entry.path.removesuffix("/.git")
-            if entry.problem == "git" and inner.partition("/")[0].lower() == "ops":
+            if entry.problem == "git" and is_ops(inner.partition("/")[0]):
                 trees.append((self._nested_repo(f"{session.path}/{inner}"), "", inner + "/"))
         return trees
 
@@ -296,11 +304,11 @@ def _nested_ops(
             places.append(inside)
     ops: list[tuple[str, str]] = []
     for place in places:
-        # The whole folder, not a pathspec `ops`: `Ops/` is ops/ too, as BS-OPS-02 reads it.
+        # The whole folder, not a pathspec `ops`: `Ops/` is ops/ too.
         found = repo.first_changes(place)
         if found is None:
             return None
-        ops.extend((n, sha) for n, sha in found if "/" in n and n.split("/")[0].lower() == "ops")
+        ops.extend((n, sha) for n, sha in found if "/" in n and is_ops(n.split("/")[0]))
     return ops
 
 
@@ -315,10 +323,9 @@ def session_input(ctx: RepoContext, session: SessionRef) -> SessionInput:
             # A file named ops where the folder should be: every rule reading ops/ fails.
             inp.unreadable.append((entry.path + "/", "not-a-folder", "a file, not a folder"))
             continue
-        # `Ops/` is ops/ on the case-insensitive disk it was written on: a history folder
-        # keeping it still has its ops layer (CENSUS-LOC-01).
+        # A history folder keeping `Ops/` still has its ops layer (CENSUS-LOC-01).
         top, _, below = entry.path.partition("/")
-        if top.lower() == "ops" and (below or entry.is_dir):
+        if is_ops(top) and (below or entry.is_dir):
             inp.has_ops_dir = True
         if is_unlisted(entry):
             # A folder that could not be listed ('.': the session's own): its files are
@@ -542,8 +549,7 @@ def _touched_topics(changed: set[str], ops: dict[str, list[tuple[str, str]]], sh
         topic = match[2]
         topics.add(topic)
         inner = parts[match[1] :]
-        # `Ops/` is ops/ as BS-OPS-02 reads the index (on the case-insensitive disk it came from).
-        if inner and inner[0].lower() == "ops" and len(inner) > 1:
+        if len(inner) > 1 and is_ops(inner[0]):
             known = ops.setdefault(topic, [])
             relative = "/".join(inner)
             if all(f != relative for f, _ in known):

@@ -37,6 +37,14 @@ SERIES_RULES = ("BS-FORK-01", "BS-LEDGER-01", "BS-STATE-01")
 _READ = (*(name for name, _ in _READERS), "ops/manifest.md")
 # Session subfolders whose files rules read (`ops/` covers ops/capture.md in a rule's reads).
 RULE_FOLDERS = ("ops", "fragments")
+
+
+def is_ops(name: str) -> bool:
+    """Whether a session's top-level folder name is its ops/ as git and BS-OPS-02 see it:
+    `Ops/` is ops/ on the case-insensitive disk it was written on."""
+    return name.lower() == "ops"
+
+
 EXISTS_FLAGS = {
     "state.md": "state_exists",
     "thesis.md": "thesis_exists",
