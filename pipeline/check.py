@@ -534,10 +534,14 @@ def evaluate(
         _copy_batch(con, None)
     con.execute(f"SET search_path = 'memory.batch,{views}.main'")
     try:
+        # A row per gate the rule is evaluated at (spec §6), so `WHERE gate = 'manifest'`
+        # reads all the manifest gate decides.
         con.execute(
             "CREATE OR REPLACE TEMP TABLE evaluated AS "
-            "SELECT snapshot_id, $ruleset AS ruleset, rule_id, gate, status, file, line, message "
-            f"FROM ({results_sql()}) ORDER BY snapshot_id, rule_id, line NULLS FIRST, message",
+            "SELECT r.snapshot_id, $ruleset AS ruleset, r.rule_id, g.gate, r.gate AS rule_gate, "
+            f"r.status, r.file, r.line, r.message FROM ({results_sql()}) r "
+            "JOIN gates g ON gate_includes(g.gate, r.gate) "
+            "ORDER BY r.snapshot_id, r.rule_id, g.gate_rank, r.line NULLS FIRST, r.message",
             {"ruleset": current},
         )
         return "temp.main.evaluated"

@@ -26,6 +26,8 @@ from pipeline.vocabulary import GATES, gate_includes, sql_macros
 _HEADER_RE = re.compile(r"^--\s*([a-z-]+):\s*(.*?)\s*$")
 # The views the series queries read; part of the rule set's identity.
 HISTORY_VIEWS = ("10_points.sql", "15_history.sql")
+# The shape of rule_results' rows, part of the rule set: a new shape checks points anew.
+RESULTS_LAYOUT = "one row per snapshot, gate and rule"
 
 
 @dataclass(frozen=True)
@@ -108,6 +110,8 @@ def ruleset() -> str:
     for name in HISTORY_VIEWS:
         h.update((queries_dir() / "views" / name).read_bytes())
     h.update("\n".join(sql_macros()).encode())
+    # What a result row is: results of another shape are not reused.
+    h.update(RESULTS_LAYOUT.encode())
     return h.hexdigest()[:16]
 
 

@@ -452,12 +452,20 @@ PARSE_ISSUES = _table(
 RULE_RESULTS = _table(
     "rule_results",
     "Every rule for every checked snapshot (passes included), under one rule set: one row per "
-    "snapshot and rule, one more per further finding of a failing rule. The rules that compare "
+    "snapshot, gate and rule (gates are cumulative: a session-gate rule has a row at each of "
+    "the three gates, with the same status), one more per further finding of a failing rule. "
+    "`WHERE gate = 'manifest'` is everything the manifest gate decides. The rules that compare "
     "snapshots over time add their findings per census point (series_findings).",
     SNAPSHOT_ID,
     _c("ruleset", "string", "Hash of the rule files and views the results were computed with."),
     _c("rule_id", "string", "Stable rule ID (BS-… from the schema, CENSUS-… the census's own)."),
-    _c("gate", "string", "The rule's own gate; it is evaluated there and at every later gate."),
+    _c("gate", "string", "The gate this row decides: the rule's own gate or a later one."),
+    _c(
+        "rule_gate",
+        "string",
+        "The rule's own gate, where it is first evaluated (null in rows checked before "
+        "rule_results had a row per gate: their gate is the rule's own).",
+    ),
     _c("status", "string", "pass, fail, info or skipped."),
     _c("file", "string", "File of the finding, relative to the session folder (or repository)."),
     LINE,

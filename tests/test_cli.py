@@ -135,6 +135,31 @@ def test_check_at_a_gate_writes_the_findings_of_the_rates_it_prints(
     assert rates and {rule: len(folders) for rule, folders in failing.items()} == dict(rates)
 
 
+def test_rule_results_hold_each_gate_s_rules_as_detect_lists_them(
+    crawled: Path, corpus: Path
+) -> None:
+    """A maintainer's `WHERE gate = 'manifest'` on rule_results is what the manifest gate
+    decides (spec §6: one row per snapshot, gate and rule). rule_results held one row per rule,
+    at its own gate: the manifest gate's rows left out every session-gate rule, and a query
+    for sessions that would already pass it counted sessions failing BS-FORK-01."""
+    assert runner.invoke(app, ["check", "--out", str(crawled)]).exit_code == 0
+    con = connect(Out(crawled))
+    sessions = con.execute(
+        "SELECT DISTINCT snapshot_id, repo || '/' || path FROM observations"
+    ).fetchall()
+    for gate in ("session", "manifest", "move"):
+        for snapshot_id, folder in sessions:
+            stored = con.execute(
+                "SELECT rule_id, CASE WHEN bool_or(status = 'fail') THEN 'fail' "
+                "ELSE any_value(status) END FROM rule_results "
+                "WHERE snapshot_id = ? AND gate = ? GROUP BY rule_id",
+                [snapshot_id, gate],
+            ).fetchall()
+            shown = runner.invoke(app, ["detect", str(corpus / folder), "--gate", gate, "--json"])
+            listed = {r["rule"]: r["status"] for r in json.loads(shown.output)["rules"]}
+            assert dict(stored) == listed, (gate, folder)
+
+
 def test_check_fail_above_exits_1_and_names_the_rule(tmp_path: Path) -> None:
     out = str(tmp_path / "out")
     roots = sorted(str(p) for p in (FIXTURES / "example").iterdir() if p.name != "README.md")

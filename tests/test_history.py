@@ -108,7 +108,7 @@ def test_series_rules_flag_the_commit_that_broke_them(checked: tuple[dict[str, s
     ops = con.execute(
         """
         SELECT o."commit", r.status FROM observations o JOIN rule_results r USING (snapshot_id)
-        WHERE r.rule_id = 'BS-OPS-02' AND o."commit" IS NOT NULL
+        WHERE r.rule_id = 'BS-OPS-02' AND o."commit" IS NOT NULL AND r.gate = r.rule_gate
         """
     ).fetchall()
     assert dict(ops)[shas["ops"]] == "fail" and dict(ops)[shas["untracked"]] == "pass"
@@ -181,7 +181,7 @@ def test_working_tree_fails_ops_02_for_an_ops_file_any_commit_tracked(
     rows = con.execute(
         """
         SELECT r.status, r.message FROM observations o JOIN rule_results r USING (snapshot_id)
-        WHERE o."commit" IS NULL AND r.rule_id = 'BS-OPS-02'
+        WHERE o."commit" IS NULL AND r.rule_id = 'BS-OPS-02' AND r.gate = r.rule_gate
         """
     ).fetchall()
     assert len(rows) == 1 and rows[0][0] == "fail"
@@ -195,7 +195,7 @@ def _working_tree_ops_02(root: Path, out_path: Path) -> list[tuple[str, str]]:
     check(str(out.root))
     query = """
         SELECT r.status, r.message FROM observations o JOIN rule_results r USING (snapshot_id)
-        WHERE o."commit" IS NULL AND r.rule_id = 'BS-OPS-02'
+        WHERE o."commit" IS NULL AND r.rule_id = 'BS-OPS-02' AND r.gate = r.rule_gate
     """
     rows: list[tuple[str, str]] = connect(out).execute(query).fetchall()
     return rows

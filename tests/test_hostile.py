@@ -445,14 +445,14 @@ def test_ten_thousand_empty_sessions(tmp_path: Path, control_counts: dict[str, i
         select count(distinct o.session_key), min(r.message), max(r.message)
         from observations o join rule_results r using (snapshot_id)
         where o.topic like 't%' and r.rule_id = 'BS-STATE-01'
-            and r.status = 'fail'
+            and r.status = 'fail' and r.gate = 'session'
         """
     ).fetchone()
     assert failing == (total, "state.md is missing", "state.md is missing")
     control = con.execute(
         """
         select r.status from observations o join rule_results r using (snapshot_id)
-        where o.repo = 'control' and r.rule_id = 'BS-STATE-01'
+        where o.repo = 'control' and r.rule_id = 'BS-STATE-01' and r.gate = 'session'
         """
     ).fetchall()
     assert control == [("pass",)]

@@ -127,6 +127,7 @@ def test_crawl_and_check_name_the_line_that_says_it(tmp_path: Path) -> None:
         tmp_path / "corpus",
         tmp_path / "out",
         "SELECT r.line, r.message FROM rule_results r "
-        "WHERE r.rule_id = 'BS-LEDGER-01' AND r.status = 'fail' ORDER BY r.line",
+        "WHERE r.rule_id = 'BS-LEDGER-01' AND r.status = 'fail' AND r.gate = 'session' "
+        "ORDER BY r.line",
     )
     assert rows == [(9, cases["phrase"][2]), (11, cases["why"][2])]

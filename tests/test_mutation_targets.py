@@ -23,6 +23,7 @@ from pipeline.engine import connect
 from pipeline.rules import ruleset
 from pipeline.stats import compute
 from pipeline.store import Out
+from pipeline.vocabulary import GATES
 from tests.mixed_corpus import CASES, build_case
 
 RULES = 19
@@ -147,6 +148,7 @@ def test_evaluate_returns_every_rule_for_each_snapshot(checked: Path) -> None:
         "ruleset",
         "rule_id",
         "gate",
+        "rule_gate",
         "status",
         "file",
         "line",
@@ -156,6 +158,10 @@ def test_evaluate_returns_every_rule_for_each_snapshot(checked: Path) -> None:
     assert {r["ruleset"] for r in got} == {"rs-test"}
     assert {r["snapshot_id"] for r in got} == set(ids[:2])
     assert len({(r["snapshot_id"], r["rule_id"]) for r in got}) == 2 * RULES
+    # A row at the rule's own gate and at every later one (spec §6: per snapshot, gate, rule).
+    gates = {(r["snapshot_id"], r["rule_id"], r["gate"], r["rule_gate"]) for r in got}
+    expected = {(s, rule, g, own) for s, rule, _, own in gates for g in GATES[GATES.index(own) :]}
+    assert gates == expected
     keys = [(r["snapshot_id"], r["rule_id"]) for r in got]
     assert keys == sorted(keys), "ordered by snapshot and rule"
     # The connection is usable afterwards: the search path is restored.

@@ -1170,7 +1170,8 @@ def test_compose_lag_is_stale_where_bs_compose_02_fails(
     failed = (
         connect(Out(out))
         .execute(
-            "SELECT count(*) FROM rule_results WHERE rule_id = 'BS-COMPOSE-02' AND status = 'fail'"
+            "SELECT count(*) FROM rule_results "
+            "WHERE rule_id = 'BS-COMPOSE-02' AND status = 'fail' AND gate = 'manifest'"
         )
         .fetchone()
     )

@@ -18,20 +18,26 @@ WHERE f.check_id = p.check_id
     OR (f.check_id IS NULL AND p.check_series > 0 AND f.point NOT IN (
         SELECT point FROM series_findings WHERE check_id IS NOT NULL));
 
+-- rule_results at each rule's own gate: one status per snapshot and rule (its rows at later gates
+-- repeat it, gates being cumulative). Rows checked before rule_results had a row per gate have
+-- no rule_gate, and only the rule's own gate.
+CREATE OR REPLACE VIEW own_gate_results AS
+SELECT * EXCLUDE (rule_gate) FROM rule_results WHERE rule_gate IS NULL OR gate = rule_gate;
+
 -- One status per census point, session and rule: the rule's result on the session's snapshot
 -- (under the rule set the point was checked with), failed when the rule also found something
 -- along the session's history at that point. `own`: the rule is evaluated at the session's
 -- own gate (its stage's), which is what every rate counts. Checked points only.
 CREATE OR REPLACE VIEW statuses AS
 WITH results AS (
-    -- check writes one row per snapshot, rule set and rule, and one more per further finding
+    -- own_gate_results has one row per snapshot, rule set and rule, and one more per finding
     -- of a failing rule: only fail and info rows can repeat, so only they are grouped.
     SELECT snapshot_id, ruleset, rule_id, gate, status, 0 AS findings
-    FROM rule_results
+    FROM own_gate_results
     WHERE status IS NULL OR status NOT IN ('fail', 'info')  -- every row is in one branch
     UNION ALL
     SELECT snapshot_id, ruleset, rule_id, any_value(gate), any_value(status), count(*)
-    FROM rule_results
+    FROM own_gate_results
     WHERE status IN ('fail', 'info')
     GROUP BY snapshot_id, ruleset, rule_id
 ),
@@ -61,7 +67,7 @@ SELECT ps.point, ps.position, ps.session_key, ps.root, ps.repo, ps.repo_path, ps
     'snapshot' AS source
 FROM point_sessions ps
 JOIN points p ON p.point = ps.point AND p.checked
-JOIN rule_results r ON r.snapshot_id = ps.snapshot_id AND r.ruleset = p.ruleset
+JOIN own_gate_results r ON r.snapshot_id = ps.snapshot_id AND r.ruleset = p.ruleset
 WHERE r.status IN ('fail', 'info') AND gate_includes(coalesce(at_gate, ps.gate), r.gate)
 UNION ALL
 SELECT ps.point, ps.position, ps.session_key, ps.root, ps.repo, ps.repo_path, ps.path,
