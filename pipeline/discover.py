@@ -76,6 +76,12 @@ def session_matches(parts: list[str]) -> Iterator[tuple[int, int, str, str]]:
         i = found[1]
 
 
+def sessions_holding(parts: list[str], is_dir: bool) -> list[tuple[int, int, str, str]]:
+    """The session folders a path lies in, and the one it is when it is a folder: a file named
+    like a session folder (docs/history/brainstorms/README.md) is none."""
+    return [m for m in session_matches(parts) if m[1] < len(parts) or is_dir]
+
+
 def innermost_session(parts: list[str]) -> tuple[int, int, str, str] | None:
     """The session folder a path is (the innermost match ending at it), None when it is none."""
     found = [m for m in session_matches(parts) if m[1] == len(parts)]
@@ -103,8 +109,7 @@ def discover(entries: Iterable[Entry]) -> list[RepoRef]:
             incomplete = entry.problem if entry.is_dir else None
             continue
         parts = entry.path.split("/")
-        # A file named like a session folder (docs/history/brainstorms/README.md) is none.
-        found = [m for m in session_matches(parts) if m[1] < len(parts) or entry.is_dir]
+        found = sessions_holding(parts, entry.is_dir)
         if not found:
             rest.append(entry)
             continue

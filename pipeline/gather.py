@@ -14,7 +14,14 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from urllib.parse import unquote_to_bytes
 
-from pipeline.discover import RepoRef, SessionRef, history_folder, match_session, research_folder
+from pipeline.discover import (
+    RepoRef,
+    SessionRef,
+    history_folder,
+    match_session,
+    research_folder,
+    sessions_holding,
+)
 from pipeline.parse.lexical import MAX_FILE_BYTES, is_markdown
 from pipeline.parse.links import extract_links, is_inside, resolve
 from pipeline.parse.manifest import parse_manifest
@@ -223,13 +230,17 @@ def _resolved_links(
     """(line, kind, target, repository path) of a document's links to repository paths.
 
     With topics, only a document that could link into one of their folders is parsed; with
-    None, any document that names a brainstorm folder at all (or escapes text).
+    None, any document that names a brainstorm folder at all (or escapes text) or lies beside
+    the history folders.
     """
     if data.startswith(BOM):
         data = data[len(BOM) :]  # else a reference on the first line is no definition
     if topics is not None and not _may_link_into(document, data, topics):
         return []
-    if topics is None and b"brainstorm" not in data and b"%" not in data and b"&#" not in data:
+    # A document beside the history folders names one by its topic alone (`[x](demo/)`).
+    beside_history = posixpath.dirname(document) == "docs/history/brainstorms"
+    named = b"brainstorm" in data or b"%" in data or b"&#" in data
+    if topics is None and not named and not beside_history:
         return []
     text = data.decode("utf-8", "replace").replace("\r\n", "\n").replace("\r", "\n")
     links = []
@@ -373,10 +384,12 @@ def _add_destinations(
         d for d in manifest_destinations(manifest, session.path) if d in ctx.repo.files
     )
     own = f"{session.path}/"
+    # Only files inside a session folder: one beside them (docs/history/brainstorms/README.md)
+    # is a repository document, whose links the scan has read already.
     inside = sorted(
         d
         for d in inp.existing_destinations
-        if is_markdown(d) and not d.startswith(own) and match_session(d.split("/"))
+        if is_markdown(d) and not d.startswith(own) and sessions_holding(d.split("/"), is_dir=False)
     )
     if inside:
         inp.links = [*inp.links, *ctx.links_in_sessions(inside, session.topic)]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable
 
-from pipeline.discover import session_matches
+from pipeline.discover import sessions_holding
 from pipeline.errors import CensusError
 
 
@@ -19,10 +19,8 @@ def session_folders(files: Iterable[str]) -> list[str]:
     folders: dict[str, None] = {}
     for name in files:
         parts = name.replace(os.sep, "/").split("/")
-        for _, depth, _, _ in session_matches(parts):
-            # A file named like a session folder (docs/history/brainstorms/README.md) is none.
-            if depth < len(parts) or os.path.isdir(name):
-                folders.setdefault("/".join(parts[:depth]), None)
+        for _, depth, _, _ in sessions_holding(parts, os.path.isdir(name)):
+            folders.setdefault("/".join(parts[:depth]), None)
     return list(folders)
 
 

@@ -12,7 +12,7 @@ import pytest
 from pipeline.check import check
 from pipeline.crawl import crawl
 from pipeline.detect import detect
-from tests.conftest import FIXTURES, copy_tree
+from tests.conftest import FIXTURES, copy_tree, make_git_repo
 
 NINE_MIB = 9 * 1024 * 1024
 
@@ -133,6 +133,42 @@ def test_a_destination_in_another_session_folder_is_read_and_followed(
     rows = _checked_status(tmp_path / "corpus", tmp_path / "out")
     assert rows.count(("fail", "/docs/research/auth-brainstorm/forks.md")) == 1, rows
     assert ("pass", "") in rows, "the night after, the link gone, the session passes"
+
+
+def test_a_destination_beside_the_history_folders_is_read_once(tmp_path: Path) -> None:
+    """A round routed into the brainstorm index, docs/history/brainstorms/README.md, a file
+    named like a history session folder: its links were read as a repository document's and
+    again as a file inside a session, so its one link into the folder was two `links` rows and
+    two BS-HARVEST-01 findings (found by a hunt). Read once, also in a commit's snapshot,
+    where the index names the folder by its topic alone (`[demo](demo/)`)."""
+    repo = copy_tree(FIXTURES / "cases" / "base" / "applied" / "repo", tmp_path / "corpus" / "repo")
+    session = repo / "docs" / "research" / "demo-brainstorm"
+    manifest = session / "ops" / "manifest.md"
+    manifest.write_text(
+        manifest.read_text().replace(
+            "| docs/architecture/open-questions.md | append |",
+            "| docs/history/brainstorms/README.md | append |",
+        )
+    )
+    index = repo / "docs" / "history" / "brainstorms" / "README.md"
+    index.parent.mkdir(parents=True)
+    index.write_text("# Brainstorms\n\n- [demo](demo/)\n")
+    status, findings = _harvest(session)
+    assert status == "fail"
+    assert len(findings) == 1, findings
+    # ops/ committed, so that a commit's snapshot has the manifest that names the index.
+    make_git_repo(repo, ["docs/research/demo-brainstorm/ops"])
+    out = tmp_path / "out"
+    crawl([str(tmp_path / "corpus")], str(out), workers=1, git_history=True)
+    check(str(out))
+    with duckdb.connect(str(out / "census.duckdb"), read_only=True) as con:
+        con.execute(f"SET file_search_path = '{out}'")
+        rows = con.execute(
+            "SELECT o.commit IS NULL, count(*) FROM rule_results r JOIN observations o "
+            "USING (snapshot_id) WHERE r.rule_id = 'BS-HARVEST-01' AND r.status = 'fail' "
+            "AND r.file = '/docs/history/brainstorms/README.md' GROUP BY ALL ORDER BY 1"
+        ).fetchall()
+    assert rows == [(False, 1), (True, 1)], "one finding in the commit and the working tree"
 
 
 def test_an_mdx_destination_is_read_for_its_links(tmp_path: Path) -> None:
