@@ -37,6 +37,8 @@ NOT_TEXT = "file holds NUL bytes: not UTF-8 text (UTF-16?); its links cannot be 
 BOM = b"\xef\xbb\xbf"
 # A character reference, numeric (`&#47;`) or named (`&sol;`): a link's target may spell any
 # character of a folder's path with one.
+# A document under this folder may name a harvested session's folder by its topic alone.
+HISTORY_FOLDERS = history_folder("")
 _REFERENCE_RE = re.compile(rb"&(?:#|[A-Za-z][A-Za-z0-9]{1,31};)")
 
 Reader = Callable[[str], bytes]
@@ -230,17 +232,15 @@ def _resolved_links(
     """(line, kind, target, repository path) of a document's links to repository paths.
 
     With topics, only a document that could link into one of their folders is parsed; with
-    None, any document that names a brainstorm folder at all (or escapes text) or lies beside
-    the history folders.
+    None, any document that names a brainstorm folder at all (or escapes text) or lies under
+    docs/history/brainstorms/.
     """
     if data.startswith(BOM):
         data = data[len(BOM) :]  # else a reference on the first line is no definition
     if topics is not None and not _may_link_into(document, data, topics):
         return []
-    # A document beside the history folders names one by its topic alone (`[x](demo/)`).
-    beside_history = posixpath.dirname(document) == "docs/history/brainstorms"
     named = b"brainstorm" in data or b"%" in data or b"&#" in data
-    if topics is None and not named and not beside_history:
+    if topics is None and not named and not document.startswith(HISTORY_FOLDERS):
         return []
     text = data.decode("utf-8", "replace").replace("\r\n", "\n").replace("\r", "\n")
     links = []
@@ -254,22 +254,23 @@ def _resolved_links(
 def _may_link_into(document: str, data: bytes, topics: set[str]) -> bool:
     """Whether a document could hold a link into one of the topics' session folders.
 
-    Such a link names `{topic}-brainstorm` or `brainstorms/{topic}` (only a document in
-    docs/history/brainstorms/ itself can say just `{topic}`), unless its text is escaped
-    (`%`, or a character reference); every other document needs no Markdown parse.
+    Such a link names `{topic}-brainstorm` or `brainstorms/{topic}` (only a document under
+    docs/history/brainstorms/ can say just `{topic}`: `demo/` beside the folders, `../demo/`
+    from another harvested session), unless its text is escaped (`%`, or a character
+    reference); every other document needs no Markdown parse.
     """
     if b"%" in data or _REFERENCE_RE.search(data):
         return True
     if b"\\" in data:
         # A backslash escape is no part of the link's target (`pagination\-brainstorm`).
         data = data.replace(b"\\", b"")
-    beside_history = posixpath.dirname(document) == "docs/history/brainstorms"
+    in_history = document.startswith(HISTORY_FOLDERS)
     history_ok = b"brainstorms/" in data
     for topic in topics:
         name = topic.encode("utf-8", "surrogateescape")
         if name not in data:
             continue
-        if beside_history or name + b"-brainstorm" in data or history_ok:
+        if in_history or name + b"-brainstorm" in data or history_ok:
             return True
     return False
 

@@ -171,6 +171,32 @@ def test_a_destination_beside_the_history_folders_is_read_once(tmp_path: Path) -
     assert rows == [(False, 1), (True, 1)], "one finding in the commit and the working tree"
 
 
+def test_a_destination_in_a_harvested_sessions_folder_is_read_for_its_links(
+    tmp_path: Path,
+) -> None:
+    """A round routed into a document of another, harvested, session whose link reaches this
+    session's history folder by its topic alone (`../demo/thesis.md` from
+    docs/history/brainstorms/old/): the document was never parsed, as it names neither
+    `demo-brainstorm` nor `brainstorms/`, and BS-HARVEST-01 passed (found by a hunt)."""
+    repo = copy_tree(FIXTURES / "cases" / "base" / "applied" / "repo", tmp_path / "corpus" / "repo")
+    session = repo / "docs" / "research" / "demo-brainstorm"
+    manifest = session / "ops" / "manifest.md"
+    manifest.write_text(
+        manifest.read_text().replace(
+            "| docs/architecture/open-questions.md | append |",
+            "| docs/history/brainstorms/old/notes.md | append |",
+        )
+    )
+    notes = repo / "docs" / "history" / "brainstorms" / "old" / "notes.md"
+    notes.parent.mkdir(parents=True)
+    notes.write_text("# Notes\n\nSee [demo](../demo/thesis.md).\n")
+    status, findings = _harvest(session)
+    assert status == "fail"
+    assert any("/docs/history/brainstorms/old/notes.md" in f for f in findings), findings
+    checked = _checked_status(tmp_path / "corpus", tmp_path / "out")
+    assert ("fail", "/docs/history/brainstorms/old/notes.md") in checked, checked
+
+
 def test_an_mdx_destination_is_read_for_its_links(tmp_path: Path) -> None:
     """MDX is Markdown with JSX: a destination written as docs/features/demo.mdx was never
     read, so its link into the folder passed BS-HARVEST-01."""
