@@ -700,6 +700,39 @@ def test_a_step_back_is_seen_past_a_commit_that_hid_it_in_the_same_night(
     assert f"(commit {stopping[:12]})" in found[0][2], found
 
 
+def test_a_step_back_past_a_hidden_night_is_measured_by_ancestry_not_commit_dates(
+    tmp_path: Path,
+) -> None:
+    """Night 1 is stopping; night 2 merges an old branch (Status open, a colleague's clock
+    ahead, so its commit is the night's newest-dated) and commits a typo; night 3's working
+    tree is open. Night 2 shows no Status, so night 3 is measured from the nearest commit
+    behind night 2's tree (the merge, stopping): before, the night's newest-dated commit (the
+    branch's open) was taken, and the step back passed (found by a hunt)."""
+    repo = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", tmp_path / "root" / "repo")
+    git(repo, "init", "-q")
+    commit(repo, "2026-07-01T10:00:00Z", "open the session")
+    edit(repo, "state.md", "Status: open", "Status: stopping")
+    commit(repo, "2026-07-02T10:00:00Z", "start stopping")
+    out = tmp_path / "out"
+    _night(repo, out, 1)
+    git(repo, "checkout", "-q", "-b", "feat", "HEAD~1")
+    edit(repo, "thesis.md", "## Claim", "## Claim\n")
+    commit(repo, "2026-07-20T10:00:00Z", "a colleague's thesis edit, clock ahead")
+    git(repo, "checkout", "-q", "main")
+    when = "2026-07-03T10:00:00Z"
+    dates = {"GIT_AUTHOR_DATE": when, "GIT_COMMITTER_DATE": when}
+    git(repo, "merge", "-q", "--no-edit", "feat", env=dates)
+    merge = git(repo, "rev-parse", "HEAD").strip()
+    edit(repo, "state.md", "Status: stopping", "Status: stoping")
+    commit(repo, "2026-07-04T10:00:00Z", "a typo")
+    _night(repo, out, 2)
+    edit(repo, "state.md", "Status: stoping", "Status: open")
+    _night(repo, out, 3)
+    found = [(p, m) for p, r, m in _series(out) if r == "BS-STATE-01"]
+    assert [p for p, _ in found] == ["night-3"], found
+    assert f"moved backward from stopping (commit {merge[:12]})" in found[0][1], found
+
+
 def test_a_reused_id_is_seen_past_a_commit_that_deleted_it_in_the_same_night(
     tmp_path: Path,
 ) -> None:

@@ -39,14 +39,10 @@ nearest as (
     where state_rank(status) is not null
     group by pair_id
 ),
-earlier_point as (
-    -- Otherwise (no such commit, or the earlier side is a working tree), the last Status the
-    -- session showed at an earlier census point.
-    select u.pair_id,
-        arg_max(s.status, {position: e.position, working: o."commit" is null,
-            observed: o.observed_at}) as status,
-        arg_max(seen_in(o.run_id, o."commit"), {position: e.position,
-            working: o."commit" is null, observed: o.observed_at}) as seen
+fallen as (
+    -- Otherwise (no such commit, or the earlier side is a working tree), the last earlier
+    -- census point at which the session showed a Status.
+    select u.pair_id, u.session_key, u.root, max(e.position) as position
     from pairs u
     join snapshots b on b.snapshot_id = u.before_id and state_rank(b.status) is null
     join points now on now.point = u.point
@@ -55,7 +51,59 @@ earlier_point as (
     join points e on e.point = r.point and e.position < now.position
     join snapshots s on s.snapshot_id = o.snapshot_id and state_rank(s.status) is not null
     where u.pair_id not in (select pair_id from nearest)
-    group by u.pair_id
+    group by u.pair_id, u.session_key, u.root
+),
+point_nodes as materialized (
+    -- That point's nodes of the series: its working tree and the commits first seen there.
+    select f.pair_id, o.run_id, o."commit", o.parents, o.observed_at, o.location, s.status
+    from fallen f
+    join observations o on o.session_key = f.session_key and o.root = f.root
+    join run_points r on r.run_id = o.run_id
+    join points e on e.point = r.point and e.position = f.position
+    join snapshots s on s.snapshot_id = o.snapshot_id
+),
+point_tree as (
+    select pair_id, arg_max(parents, {observed: observed_at, research: location = 'research'})
+        as parents
+    from point_nodes
+    where "commit" is null
+    group by pair_id
+),
+in_point as (
+    -- Back from that point's working tree through its commits (by ancestry, both sides of a
+    -- merge), as far as the nearest that shows a Status on each path: a night's commits are
+    -- ordered by ancestry, never by their dates, which a clock running ahead makes lie (an
+    -- old branch's `open`, merged that night, was taken for the tree's `stopping`).
+    select n.pair_id, n."commit", n.parents, n.status
+    from point_tree t
+    join point_nodes n on n.pair_id = t.pair_id and list_contains(t.parents, n."commit")
+    union
+    select n.pair_id, n."commit", n.parents, n.status
+    from in_point a
+    join point_nodes n on n.pair_id = a.pair_id and list_contains(a.parents, n."commit")
+    where state_rank(a.status) is null
+),
+earlier_point as (
+    -- The point's working tree where it shows a Status; else the furthest along of the nearest
+    -- commits behind it that do; else (no tree there, or none on its paths) its latest commit.
+    select pair_id, arg_max(status, order_by) as status, arg_max(seen, order_by) as seen
+    from (
+        select pair_id, status, seen_in(run_id, "commit") as seen,
+            {class: 2, key: epoch(observed_at), research: location = 'research'} as order_by
+        from point_nodes
+        where "commit" is null and state_rank(status) is not null
+        union all
+        select pair_id, status, seen_in(NULL, "commit"),
+            {class: 1, key: state_rank(status), research: false}
+        from in_point
+        where state_rank(status) is not null
+        union all
+        select pair_id, status, seen_in(NULL, "commit"),
+            {class: 0, key: epoch(observed_at), research: false}
+        from point_nodes
+        where "commit" is not null and state_rank(status) is not null
+    )
+    group by pair_id
 ),
 known as (
     -- What each pair's later side is measured from: its earlier side's Status where it shows
