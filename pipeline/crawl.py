@@ -220,7 +220,7 @@ def _crawl_locked(out: Out, trees: list[Tree], plan: _Plan) -> CrawlSummary:
     run_id = new_run_id()
     point = plan.point or run_id
     if plan.point:  # a new run id names a new point, which nothing can have checked
-        _refuse_closed_point(out, point, plan.shard, plan.labels)
+        _refuse_closed_point(out, point, plan.shard, plan.labels, trees)
     now = datetime.now(UTC)
     made = memo.context(READER_VERSION, plan.git_history, plan.shard_name)
     memos, vouched_by = memo.load(_memo_file(out, plan), made)
@@ -498,7 +498,7 @@ def _root_key(tree: Tree) -> str:
 
 
 def _refuse_closed_point(
-    out: Out, point: str, shard: tuple[int, int] | None, labels: dict[str, str]
+    out: Out, point: str, shard: tuple[int, int] | None, labels: dict[str, str], trees: list[Tree]
 ) -> None:
     """A crawl adds to the latest census point or starts a new one, never rewrites one: a
     checked point is final, and a point crawled after this one would have its sessions'
@@ -548,6 +548,37 @@ def _refuse_closed_point(
             f"them (the night is crawled in shards): crawl the others with --point {point} "
             f"--shard K/{written[0].rpartition('-of-')[2]}"
         )
+    _refuse_nested_in_point(out, point, trees)
+
+
+def _refuse_nested_in_point(out: Out, point: str, trees: list[Tree]) -> None:
+    """The runs of one census point see each session once: a root inside a root that another
+    run of the point crawled (or holding one) would count its sessions twice, once per root,
+    as the same roots given to one crawl would (_refuse_overlapping). The same root again is a
+    rerun of the night, whose latest observation stands."""
+    from pipeline.engine import parquet_scan
+
+    observations, runs = out.files(OBSERVATIONS.name), out.files(RUNS.name)
+    if not observations or not runs:
+        return
+    held = _query(
+        f"SELECT DISTINCT root FROM {parquet_scan(observations)} SEMI JOIN ("
+        f"SELECT run_id FROM {parquet_scan(runs)} WHERE coalesce(point, run_id) = ?"
+        ") USING (run_id) ORDER BY root",
+        [point],
+    )
+    for tree in trees:
+        mine = _root_key(tree)
+        for (other,) in held:
+            inner, outer = (mine, other) if len(mine) > len(other) else (other, mine)
+            # An archive inside a directory root is not read by its walk: no overlap.
+            if os.path.isdir(inner) and inner.startswith(outer.rstrip(os.sep) + os.sep):
+                where = "lies inside" if inner == mine else "holds"
+                raise UsageError(
+                    f"root {tree.label!r} {where} root {other!r}, which census point {point!r} "
+                    "was crawled from: its sessions would count twice there; give each folder "
+                    "once (crawl the same roots into one point)"
+                )
 
 
 def _refuse_other_labels(point: str, held: dict[str, str], labels: dict[str, str]) -> None:

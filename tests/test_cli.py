@@ -561,6 +561,33 @@ def test_overlapping_roots_are_a_usage_error(corpus: Path, tmp_path: Path, secon
     assert len(result.output.strip().splitlines()) == 1 and not (tmp_path / "o").exists()
 
 
+@pytest.mark.parametrize("second", ["inside", "outside"])
+def test_a_root_nesting_with_another_run_s_root_of_the_point_is_a_usage_error(
+    corpus: Path, tmp_path: Path, second: str
+) -> None:
+    """Two runs of one census point whose roots nest saw each session under both: before, the
+    second crawl was taken and the point counted every such session twice in its rates (each
+    per root), although the same roots in one crawl are refused (found by a hunt). The same
+    root again (a rerun) and a new point still crawl."""
+    out = str(tmp_path / "o")
+    first, other = {
+        "inside": (corpus, corpus / "team-open"),
+        "outside": (corpus / "team-open", corpus),
+    }[second]
+    night = ["--out", out, "--point", "night-1", "--workers", "1"]
+    assert runner.invoke(app, ["crawl", str(first), *night]).exit_code == 0
+    result = runner.invoke(app, ["crawl", str(other), *night])
+    assert result.exit_code == 2 and "would count twice" in result.output, result.output
+    assert runner.invoke(app, ["crawl", str(first), *night]).exit_code == 0
+    assert runner.invoke(app, ["check", "--out", out]).exit_code == 0
+    con = connect(Out(Path(out)))
+    counted = "SELECT count(*), count(DISTINCT session_key) FROM point_sessions"
+    rows, sessions = con.execute(counted).fetchone()
+    assert rows == sessions == (4 if first == corpus else 1), (rows, sessions)
+    later = ["--out", out, "--point", "night-2", "--workers", "1"]
+    assert runner.invoke(app, ["crawl", str(other), *later]).exit_code == 0
+
+
 def test_fail_above_reads_the_rates_shown_at_the_gate_asked_for(crawled: Path) -> None:
     """Every session at the move gate fails CENSUS-MOVE-01 2/3; at their own gates, none."""
     own = runner.invoke(app, ["check", "--out", str(crawled), "--fail-above", "0.5"])
