@@ -733,6 +733,59 @@ def test_a_step_back_past_a_hidden_night_is_measured_by_ancestry_not_commit_date
     assert f"moved backward from stopping (commit {merge[:12]})" in found[0][1], found
 
 
+@pytest.mark.parametrize("rule", ["BS-FORK-01", "BS-LEDGER-01"])
+def test_an_id_gone_for_a_night_is_measured_by_ancestry_not_commit_dates(
+    tmp_path: Path, rule: str
+) -> None:
+    """Night 2 merges an old branch whose clock ran ahead (so its commit is the night's
+    newest-dated) and then hides an ID: F2 resolved by D3, whose Resolves line then goes (the
+    branch still lists F2), or D2 removed (the branch rewrote it). Night 3 lists F2 again, or
+    brings D2 back with the branch's text: measured from the nearest commit behind night 2's
+    tree (the merge), F2 reappears and D2 is rewritten. Before, the night's newest-dated
+    commit (the branch's) stood for night 2, and night 3 passed (found by a hunt)."""
+    repo = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", tmp_path / "root" / "repo")
+    git(repo, "init", "-q")
+    commit(repo, "2026-07-01T10:00:00Z", "open the session")
+    out = tmp_path / "out"
+    _night(repo, out, 1)
+    forks, ledger = repo / SESSION / "forks.md", repo / SESSION / "ledger.md"
+    listed, kept = forks.read_text(), ledger.read_text()
+    git(repo, "checkout", "-q", "-b", "feat")
+    old, new = "receives each notification on its own, never nothing", "receives nothing"
+    if rule == "BS-LEDGER-01":
+        edit(repo, "ledger.md", old, new)
+    else:
+        edit(repo, "thesis.md", "## Claim", "## Claim\n")
+    branch = ledger.read_text()
+    commit(repo, "2026-07-20T10:00:00Z", "a colleague's commit, clock ahead")
+    git(repo, "checkout", "-q", "main")
+    if rule == "BS-FORK-01":
+        forks.write_text(listed[: listed.index("## F2")] + listed[listed.index("## F4") :])
+        resolves = "\n## D3 — The workspace clock decides\n- Decision: the workspace zone.\n"
+        ledger.write_text(kept + resolves + "- Why: none on file.\n- How to apply: read it.\n")
+        ledger.write_text(ledger.read_text() + "- Resolves: F2\n")
+        commit(repo, "2026-07-02T10:00:00Z", "D3 resolves F2")
+    when = "2026-07-03T10:00:00Z"
+    dates = {"GIT_AUTHOR_DATE": when, "GIT_COMMITTER_DATE": when}
+    git(repo, "merge", "-q", "--no-edit", "-s", "ours", "feat", env=dates)
+    merge = git(repo, "rev-parse", "HEAD").strip()
+    if rule == "BS-FORK-01":
+        edit(repo, "ledger.md", "- Resolves: F2\n", "")
+    else:
+        ledger.write_text(kept[: kept.index("## D2")])
+    commit(repo, "2026-07-04T10:00:00Z", "hide the ID")
+    _night(repo, out, 2)
+    if rule == "BS-FORK-01":
+        forks.write_text(listed)
+    else:
+        ledger.write_text(branch)
+    _night(repo, out, 3)
+    found = [m for p, r, m in _series(out) if p == "night-3" and r == rule]
+    assert len(found) == 1, _series(out)
+    expected = "F2 reappears after D3" if rule == "BS-FORK-01" else "D2 was rewritten between"
+    assert expected in found[0] and f"commit {merge[:12]}" in found[0], found
+
+
 def test_a_reused_id_is_seen_past_a_commit_that_deleted_it_in_the_same_night(
     tmp_path: Path,
 ) -> None:

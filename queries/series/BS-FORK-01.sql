@@ -78,14 +78,9 @@ nearest as (
     from ancestry a
     semi join known k on k.snapshot_id = a.snapshot_id and k.fork_id = a.fork_id
 ),
-last_listed as (
-    from nearest
-    union all
-    select g.pair_id, g.fork_id,
-        arg_max(o.snapshot_id, {position: e.position, working: o."commit" is null,
-            observed: o.observed_at}) as snapshot_id,
-        arg_max(seen_in(o.run_id, o."commit"), {position: e.position,
-            working: o."commit" is null, observed: o.observed_at}) as seen
+fallen as (
+    -- Otherwise, the last earlier census point at which the session knew it.
+    select g.pair_id, g.fork_id, g.session_key, g.root, max(e.position) as position
     from (select distinct pair_id, session_key, root, point, fork_id from gone) g
     join points now on now.point = g.point
     join observations o on o.session_key = g.session_key and o.root = g.root
@@ -93,7 +88,67 @@ last_listed as (
     join points e on e.point = r.point and e.position < now.position
     semi join known k on k.snapshot_id = o.snapshot_id and k.fork_id = g.fork_id
     where (g.pair_id, g.fork_id) not in (select (pair_id, fork_id) from nearest)
-    group by g.pair_id, g.fork_id
+    group by g.pair_id, g.fork_id, g.session_key, g.root
+),
+point_nodes as materialized (
+    -- That point's nodes of the series: its working tree and the commits first seen there.
+    select f.pair_id, f.fork_id, o.run_id, o."commit", o.parents, o.observed_at, o.location,
+        o.snapshot_id, exists (select 1 from known k where k.snapshot_id = o.snapshot_id and k.fork_id = f.fork_id) as knows
+    from fallen f
+    join observations o on o.session_key = f.session_key and o.root = f.root
+    join run_points r on r.run_id = o.run_id
+    join points e on e.point = r.point and e.position = f.position
+),
+point_tree as (
+    select pair_id, fork_id,
+        arg_max(parents, {observed: observed_at, research: location = 'research'}) as parents
+    from point_nodes
+    where "commit" is null
+    group by pair_id, fork_id
+),
+in_point as (
+    -- Back from that point's working tree through its commits (by ancestry, both sides of a
+    -- merge), as far as the nearest that knows it on each path: a night's commits are ordered
+    -- by ancestry, never by their dates, which a clock running ahead makes lie.
+    select n.pair_id, n.fork_id, n."commit", n.parents, n.snapshot_id, n.knows
+    from point_tree t
+    join point_nodes n
+        on n.pair_id = t.pair_id and n.fork_id = t.fork_id and list_contains(t.parents, n."commit")
+    union
+    select n.pair_id, n.fork_id, n."commit", n.parents, n.snapshot_id, n.knows
+    from in_point a
+    join point_nodes n
+        on n.pair_id = a.pair_id and n.fork_id = a.fork_id and list_contains(a.parents, n."commit")
+    where not a.knows
+),
+point_known as (
+    -- The point's working tree where it knows it; else the nearest commits behind it that do;
+    -- else (no tree there, or none on its paths) its latest commit that does.
+    select pair_id, fork_id, 2 as class,
+        arg_max(snapshot_id, {observed: observed_at, research: location = 'research'})
+            as snapshot_id,
+        arg_max(seen_in(run_id, NULL), {observed: observed_at, research: location = 'research'})
+            as seen
+    from point_nodes
+    where "commit" is null and knows
+    group by pair_id, fork_id
+    union all
+    select distinct pair_id, fork_id, 1, snapshot_id, seen_in(NULL, "commit")
+    from in_point
+    where knows
+    union all
+    select pair_id, fork_id, 0, arg_max(snapshot_id, observed_at),
+        arg_max(seen_in(NULL, "commit"), observed_at)
+    from point_nodes
+    where "commit" is not null and knows
+    group by pair_id, fork_id
+),
+last_listed as (
+    from nearest
+    union all
+    select pair_id, fork_id, snapshot_id, seen
+    from point_known
+    qualify class = max(class) over (partition by pair_id, fork_id)
 ),
 -- What each fork of a step's later side is compared with: the earlier side, or, for an ID
 -- missing there, the snapshot that last listed it (one that only resolved it has no titles:
