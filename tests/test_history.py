@@ -1014,6 +1014,31 @@ def test_a_step_made_again_on_an_amended_step_counts_again(tmp_path: Path) -> No
     assert f"(commit {again[:12]})" in found[1][1]
 
 
+def test_a_step_made_again_on_a_copy_amended_the_same_night_counts_again(tmp_path: Path) -> None:
+    """Night 1 counts a step back; before night 2 it is amended (the same step shown again)
+    and, on top of the amended commit, the session goes stopping, then open again. The amended
+    copy, first seen that night too, made the step and is an ancestor of the new one: it is
+    a new step. Before, only commits of earlier nights could vouch for a step made again, so
+    night 2 read clean (found by a hunt)."""
+    repo = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", tmp_path / "root" / "repo")
+    git(repo, "init", "-q", "-b", "main")
+    edit(repo, "state.md", "Status: open", "Status: stopping")
+    commit(repo, "2026-07-01T10:00:00Z", "stopping")
+    edit(repo, "state.md", "Status: stopping", "Status: open")
+    commit(repo, "2026-07-02T10:00:00Z", "step back")
+    _night(repo, tmp_path / "out", 1)
+    when = "2026-07-03T10:00:00Z"
+    git(repo, "commit", "-q", "--amend", "--no-edit", env={"GIT_COMMITTER_DATE": when})
+    edit(repo, "state.md", "Status: open", "Status: stopping")
+    commit(repo, "2026-07-04T11:00:00Z", "stopping again")
+    edit(repo, "state.md", "Status: stopping", "Status: open")
+    again = commit(repo, "2026-07-04T12:00:00Z", "step back again")
+    _night(repo, tmp_path / "out", 2)
+    found = [(p, m) for p, r, m in _series(tmp_path / "out") if r == "BS-STATE-01"]
+    assert [p for p, _ in found] == ["night-1", "night-2"], found
+    assert f"(commit {again[:12]})" in found[1][1], found
+
+
 def test_commits_in_one_second_are_ordered_by_ancestry_for_lifetimes(tmp_path: Path) -> None:
     """Commit dates have one-second steps, so a script (or a twin) that raises a fork and
     resolves it in the next commit may date both alike. The lifetimes ordered such commits

@@ -200,12 +200,42 @@ step_files AS (
 ),
 same_step AS (
     -- Those whose earlier commit made the same step: from the same files to the same files.
-    SELECT m.session_key, m.root, m.before_id, m.after_commit, m.earlier
+    SELECT m.session_key, m.root, m.before_id, m.after_id, m.after_commit, m.earlier
     FROM made_before m
     JOIN step_files a ON a.snapshot_id = m.after_id
     JOIN step_files ea ON ea.snapshot_id = m.earlier_id AND ea.files = a.files
     JOIN step_files b ON b.snapshot_id = m.before_id
     JOIN step_files eb ON eb.snapshot_id = m.earlier_before_id AND eb.files = b.files
+),
+now_steps AS (
+    -- The steps of the commits first seen in the range whose later side is a step shown again.
+    SELECT m.session_key, m.root, m.before_id, m.after_id, m.after_commit, e."commit" AS earlier,
+        e.snapshot_id AS earlier_id, eb.snapshot_id AS earlier_before_id
+    FROM (SELECT DISTINCT session_key, root, before_id, after_id, after_commit FROM same_step) m
+    JOIN commits e
+        ON e.session_key = m.session_key AND e.root = m.root AND e.position > after
+        AND e."commit" <> m.after_commit
+    JOIN commits eb
+        ON eb.session_key = e.session_key AND eb.root = e.root
+        AND list_contains(e.parents, eb."commit")
+),
+now_files AS (
+    FROM session_content((SELECT list(earlier_id) || list(earlier_before_id) FROM now_steps))
+),
+made_now AS (
+    -- Those that made the step too: an amended copy seen the same night as a step made again
+    -- on top of it is among that step's ancestors, which makes it a new step.
+    SELECT n.session_key, n.root, n.before_id, n.after_commit, n.earlier
+    FROM now_steps n
+    JOIN step_files a ON a.snapshot_id = n.after_id
+    JOIN now_files ea ON ea.snapshot_id = n.earlier_id AND ea.files = a.files
+    JOIN step_files b ON b.snapshot_id = n.before_id
+    JOIN now_files eb ON eb.snapshot_id = n.earlier_before_id AND eb.files = b.files
+),
+makers AS (
+    SELECT session_key, root, before_id, after_commit, earlier FROM same_step
+    UNION ALL
+    FROM made_now
 ),
 ancestors AS (
     -- The commits (that changed the session) behind each such pair's commit.
@@ -224,7 +254,7 @@ rewritten AS (
     FROM same_step m
     WHERE NOT EXISTS (
         SELECT 1
-        FROM same_step s
+        FROM makers s
         JOIN ancestors a
             ON a.session_key = s.session_key AND a.root = s.root AND a.start = s.after_commit
             AND a.at = s.earlier
