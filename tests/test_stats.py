@@ -180,6 +180,26 @@ def test_before_the_first_close_the_lower_end_is_the_exact_bound() -> None:
         assert_matches_lifelines([50.0] * forks, [True] * forks)
 
 
+def test_forks_all_closing_at_zero_hours_keep_the_exact_upper_end(tmp_path: Path) -> None:
+    """Where every fork closes at 0 h the step to 0 is the curve's first row, whose exact upper
+    bound was taken from lag() over no earlier row: NULL, so the median's upper end read "not
+    reached" where forty (or eight) forks closing together reach it (found by a hunt)."""
+    for forks in (8, 40):
+        steps, summary = km([0.0] * forks, [True] * forks)
+        assert steps[0]["upper"] == pytest.approx(1 - TAIL95 ** (1 / forks))
+        assert (summary["median"], summary["median_lower"], summary["median_upper"]) == (0, 0, 0)
+    # End to end: eight forks parked by hand on night 2 with no new compose live 0 h.
+    root, out = tmp_path / "root", tmp_path / "out"
+    for night, marker in ((1, "open"), (2, "parked → docs/x.md")):
+        for i in range(8):
+            folder = root / f"repo{i}" / "docs" / "research" / "t-brainstorm"
+            _plain_session(folder, "open", "2026-01-01T10:00Z", marker)
+        crawl([str(root)], str(out), point=f"night-{night}", workers=1)
+        check(str(out))
+    overall = compute(str(out)).as_json()["fork_lifetimes"]["overall"]
+    assert (overall["closes"], overall["median"], overall["median_upper"]) == (8, 0.0, 0.0)
+
+
 def test_km_median_not_reached_is_never_a_number() -> None:
     durations = [10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0]
     events = [True, False, False, True, False, False, False, False]

@@ -49,8 +49,10 @@ SELECT grp, time, at_risk, events, censored, survival,
     CASE WHEN survival >= 1 AND at_risk > events + censored
         THEN pow(tail, 1.0 / (at_risk - events - censored))
         ELSE lower END AS lower,
+    -- Before the first row (every fork closing at 0 h) the curve and its band stand at 1.
     CASE WHEN survival <= 0 AND events = at_risk
-        THEN least(lag(upper) OVER w, 1 - pow(tail, lag(survival) OVER w / at_risk))
+        THEN least(coalesce(lag(upper) OVER w, 1.0),
+            1 - pow(tail, coalesce(lag(survival) OVER w, 1.0) / at_risk))
         ELSE upper END AS upper
 FROM (
     SELECT grp, t AS time, CAST(at_risk AS BIGINT) AS at_risk, events, censored,
