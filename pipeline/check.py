@@ -167,6 +167,8 @@ def _check_row(
     check_id: str, point: str, current: str, evaluated: int, found: int, frozen: bool
 ) -> dict[str, Any]:
     """The checks row of a point this check decides."""
+    from pipeline.stats import estimator
+
     return {
         "check_id": check_id,
         "point": point,
@@ -176,6 +178,7 @@ def _check_row(
         "snapshots_evaluated": evaluated,
         "series_findings": found,
         "lifetimes_frozen": frozen,
+        "estimator": estimator(),
     }
 
 
@@ -289,8 +292,9 @@ def _freeze_lifetimes(
     crawls never add to, so stats and the report read them instead of walking every fork's
     history again, for the points in `unfrozen` (a point whose lifetimes an earlier check
     froze, a re-check's, keeps them). `history`: every point of OUT, oldest first."""
-    from pipeline.stats import lifetimes_check
+    from pipeline.stats import estimator, lifetimes_check
 
+    current = estimator()
     tables = [LIFETIME_FORKS, LIFETIME_SUMMARIES, LIFETIME_CURVES, LONGEST_OPEN]
     writer = QueryWriter(con, staging, tables)
     previous: Point | None = None
@@ -300,7 +304,7 @@ def _freeze_lifetimes(
             tag = {"check_id": check_id, "point": point.name}
             if _point_forks(con, point, previous, history, just_frozen) and previous is not None:
                 # The previous point's rows: this check's, or those its own check froze.
-                source = check_id if just_frozen else lifetimes_check(con, previous.name)
+                source = check_id if just_frozen else lifetimes_check(con, previous.name, current)
                 _repeat_lifetimes(writer, tag, previous.name, str(source), just_frozen)
             else:
                 _stage_lifetimes(writer, tag)
@@ -344,12 +348,13 @@ def _point_forks(
     lifetime_forks.sql): the rows this check just computed for it, else those its own check
     froze. True when every series was carried and every series of the previous point is among
     them: the point's forks are then the previous point's, row for row."""
-    from pipeline.stats import lifetimes_check, query_sql
+    from pipeline.stats import estimator, lifetimes_check, query_sql
 
     if just_frozen:
         con.execute("CREATE OR REPLACE TEMP TABLE basis_forks AS SELECT * FROM frozen_forks")
     else:
-        stored = lifetimes_check(con, previous.name) if previous is not None else None
+        # Rows frozen under another estimator are not this census's figures: none carried.
+        stored = lifetimes_check(con, previous.name, estimator()) if previous else None
         con.execute(
             "CREATE OR REPLACE TEMP TABLE basis_forks AS SELECT * EXCLUDE (check_id, point) "
             "FROM lifetime_forks WHERE point = $point AND check_id = $check_id",

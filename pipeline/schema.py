@@ -514,6 +514,12 @@ CHECKS = _table(
         "This check froze the point's fork lifetimes (lifetime_summaries, lifetime_curves, "
         "longest_open); a re-check keeps those it finds.",
     ),
+    _c(
+        "estimator",
+        "string",
+        "How that census estimated fork lifetimes (a hash); a later point copies or carries "
+        "these lifetimes only when it is estimated the same way.",
+    ),
     per_snapshot=False,
     writer="check",
 )

@@ -13,6 +13,7 @@ Which points
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Collection
 from dataclasses import asdict, dataclass, field, fields
 from datetime import UTC, datetime
@@ -291,12 +292,37 @@ def hours_lifetime(con: Any, point: Point, runs: list[str]) -> Lifetime:
     return groups["hours"].get("overall", Lifetime())
 
 
-def lifetimes_check(con: Any, point: str) -> str | None:
+# What a frozen lifetime row depends on besides the history: the lifetime and Kaplan–Meier
+# definitions and the settings stats passes them.
+ESTIMATOR_FILES = (
+    "views/60_fork_lifetimes.sql",
+    "views/70_kaplan_meier.sql",
+    "stats/lifetime_forks.sql",
+    "stats/lifetime_series.sql",
+    "stats/lifetimes_input.sql",
+    "stats/longest_open.sql",
+)
+
+
+def estimator() -> str:
+    """A hash of how fork lifetimes are estimated: check copies or carries forward a previous
+    point's frozen lifetimes only when they were frozen under the same (a night's figures stay
+    the ones it was checked with, but a new night gets the current estimate)."""
+    h = hashlib.sha256()
+    for name in ESTIMATOR_FILES:
+        h.update((queries_dir() / name).read_bytes())
+    h.update(repr((Z95, TAIL95, CURVE_POINTS, OPEN_FORKS, OPEN_AT_HOURS)).encode())
+    return h.hexdigest()[:16]
+
+
+def lifetimes_check(con: Any, point: str, under: str | None = None) -> str | None:
     """The check that froze the point's fork lifetimes (the latest, if re-checked); None for a
-    point checked by a census that did not freeze them."""
+    point checked by a census that did not freeze them, or, with `under`, that froze them
+    under another estimator (a check older than the estimator column froze under none)."""
     found = con.execute(
-        "SELECT max(check_id) FROM checks WHERE point = $point AND lifetimes_frozen",
-        {"point": point},
+        "SELECT max(check_id) FROM checks WHERE point = $point AND lifetimes_frozen "
+        "AND ($under IS NULL OR estimator IS NOT DISTINCT FROM $under)",
+        {"point": point, "under": under},
     ).fetchone()[0]
     return str(found) if found is not None else None
 

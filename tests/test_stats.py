@@ -592,6 +592,55 @@ def test_an_unchanged_night_repeats_the_figures_of_the_night_before(tmp_path: Pa
         assert rows(table, 5) == rows(table, 4) == rows(table, 2), table
 
 
+def _as_an_older_estimator_froze(out: Path, point: str) -> None:
+    """Rewrite OUT's committed checks and lifetime summaries as a census estimating lifetimes
+    another way left them: checks rows with no estimator, and a median of 999 h at `point`."""
+    import duckdb
+
+    store = Out(out)
+    con = duckdb.connect()
+    for table, change in (
+        ("checks", None),
+        ("lifetime_summaries", f"CASE WHEN point = '{point}' THEN 999.0 ELSE median END"),
+    ):
+        for rel in store.manifest()[table]:
+            path = str(store.tables / rel)
+            names = [r[0] for r in con.execute(f"DESCRIBE SELECT * FROM '{path}'").fetchall()]
+            cols = ", ".join(
+                f"{change} AS median" if n == "median" and change else f'"{n}"'
+                for n in names
+                if n != "estimator"
+            )
+            con.execute(f"COPY (SELECT {cols} FROM '{path}') TO '{path}.new' (FORMAT parquet)")
+            os.replace(f"{path}.new", path)
+
+
+def test_an_unchanged_night_is_estimated_again_under_a_new_estimator(tmp_path: Path) -> None:
+    """A night with nothing changed copied the previous night's frozen lifetimes whatever
+    estimator froze them, so a fix to the estimator never reached the unchanged nights of an
+    existing OUT: they kept the older figures (found by a hunt). The older night keeps its own."""
+    root, out = tmp_path / "root", tmp_path / "out"
+    for night, marker in ((1, "open"), (2, "parked → docs/x.md"), (3, "parked → docs/x.md")):
+        for i in range(8):
+            folder = root / f"repo{i}" / "docs" / "research" / "t-brainstorm"
+            _plain_session(folder, "open", f"2026-01-0{min(night, 2)}T10:00Z", marker)
+        crawl([str(root)], str(out), point=f"night-{night}", workers=1)
+        if night < 3:
+            check(str(out))
+        if night == 2:
+            _as_an_older_estimator_froze(out, "night-2")
+    check(str(out))
+    con = connect(Out(out))
+    night2 = compute(str(out), "night-2", label_keys=set(), con=con).as_json()
+    assert night2["fork_lifetimes"]["overall"]["median"] == 999.0
+    frozen = compute(str(out), "night-3", label_keys=set(), con=con).as_json()
+    live = connect(Out(out))
+    show_lifetimes_unfrozen(live)
+    counted = compute(str(out), "night-3", label_keys=set(), con=live).as_json()
+    assert frozen["fork_lifetimes"] == counted["fork_lifetimes"]
+    assert frozen["fork_lifetimes"]["overall"]["median"] == 24.0
+
+
 def test_sync_pairs_pair_dispatches_with_results(history: Path) -> None:
     con = connect(Out(history))
     rows = _dicts(
