@@ -19,7 +19,7 @@ from multiprocessing import get_context
 from typing import TYPE_CHECKING, Any
 
 from pipeline import __version__, memo
-from pipeline.discover import RepoRef, SessionRef, discover, session_key
+from pipeline.discover import RepoRef, SessionRef, discover, session_key, session_matches
 from pipeline.errors import OutError, UsageError
 from pipeline.lifeline import die_with_parent
 from pipeline.parse import READER_VERSION
@@ -189,6 +189,7 @@ def crawl(
     trees = [open_root(r, out_path) for r in roots]  # a bad root fails before any write
     _refuse_overlapping(roots)
     out.require_folder()
+    _refuse_hiding_out(trees, out)
     out.root.mkdir(parents=True, exist_ok=True)
     plan = _Plan(labels or {}, workers, progress, started, git_history, shard, scheduler, point)
     if shard is None:
@@ -406,6 +407,29 @@ def _refuse_overlapping(roots: list[str]) -> None:
                 raise UsageError(
                     f"root {inner_name!r} {where} root {outer_name!r}; give each folder once"
                 )
+
+
+def _refuse_hiding_out(trees: list[Tree], out: Out) -> None:
+    """The walk leaves out an OUT inside its root (the census never reads what it writes), so
+    an OUT in a session folder, or one already holding documents or sessions, is refused: its
+    folder would hide them, and the crawl would pass what `census detect` fails."""
+    for tree in trees:
+        if not isinstance(tree, DirTree) or tree.skip is None:
+            continue
+        parts = os.path.relpath(tree.skip, tree.root).split(os.sep)
+        inside = [m for m in session_matches(parts) if m[1] <= len(parts)]
+        if inside:
+            folder = "/".join(parts[: inside[0][1]])
+            raise UsageError(
+                f"--out {out.root} lies in the session folder {folder!r} of root {tree.label!r}, "
+                "where its files would be the session's; give --out a folder outside it"
+            )
+        held = out.corpus_inside()
+        if held is not None:
+            raise UsageError(
+                f"--out {out.root} lies inside root {tree.label!r} and holds {held!r}, which the "
+                "crawl would not read (it leaves OUT out); give --out a folder of its own"
+            )
 
 
 def _context(

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.errors import OutError
+from pipeline.parse.lexical import is_markdown
 from pipeline.schema import (
     RULE_RESULTS,
     RUNS,
@@ -93,6 +94,27 @@ class Out:
             return False
         first = target.relative_to(self.root).parts[0]
         return first in _OWN_FOLDERS or first.startswith(_OWN_FILE_PREFIXES)
+
+    def corpus_inside(self) -> str | None:
+        """The first entry of OUT's folder, not OUT's own, that may hold what a crawl reads: a
+        Markdown document, or a folder holding one or a `docs/` (sessions); None when none.
+        A crawl leaves an OUT inside its root out of the walk, so such an entry would go unread."""
+        try:
+            with os.scandir(self.root) as it:
+                names = sorted((e.name, e.is_dir()) for e in it)
+        except OSError:
+            return None  # no folder yet (or one not listable: the crawl says so itself)
+        for name, is_dir in names:
+            if name in _OWN_FOLDERS or name.startswith(_OWN_FILE_PREFIXES):
+                continue
+            if not is_dir:
+                if is_markdown(name):
+                    return name
+                continue
+            for folder, dirs, files in os.walk(self.root / name):
+                if "docs" in dirs or any(is_markdown(f) for f in files):
+                    return os.path.relpath(folder, self.root)
+        return None
 
     def manifest(self) -> dict[str, list[str]]:
         """Committed files per table, relative to OUT/tables."""

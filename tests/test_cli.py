@@ -588,6 +588,31 @@ def test_a_root_nesting_with_another_run_s_root_of_the_point_is_a_usage_error(
     assert runner.invoke(app, ["crawl", str(other), *later]).exit_code == 0
 
 
+@pytest.mark.parametrize(
+    "where",
+    [
+        "team-harvested/docs/architecture",  # a destination document linking into the session
+        "team-harvested/docs",  # the sessions themselves
+        "team-open/docs/research/demo-brainstorm/fragments/out",  # a session's own folder
+    ],
+)
+def test_an_out_that_would_hide_part_of_the_root_is_refused(corpus: Path, where: str) -> None:
+    """The crawl leaves an OUT inside its root out of the walk, and it left out the whole
+    folder: an OUT at docs/architecture hid a document linking into a harvested session (the
+    crawl said clean where detect fails BS-HARVEST-01), one at docs/ hid every session without
+    a word, one in a session's fragments/ made crawl and detect read the session differently
+    (found by a hunt)."""
+    doc = corpus / "team-harvested" / "docs" / "architecture" / "overview.md"
+    doc.write_text(doc.read_text() + "\nSee [notes](../history/brainstorms/demo/state.md).\n")
+    session = corpus / "team-harvested" / "docs" / "history" / "brainstorms" / "demo"
+    detected = runner.invoke(app, ["detect", str(session), "--gate", "move"])
+    assert "BS-HARVEST-01 fail" in detected.output, detected.output
+    out = corpus / where
+    result = runner.invoke(app, ["run", str(corpus), "--out", str(out), "--workers", "1"])
+    assert result.exit_code == 2 and "give --out a folder" in result.output, result.output
+    assert len(result.output.strip().splitlines()) == 1 and not (out / "manifest.json").exists()
+
+
 def test_fail_above_reads_the_rates_shown_at_the_gate_asked_for(crawled: Path) -> None:
     """Every session at the move gate fails CENSUS-MOVE-01 2/3; at their own gates, none."""
     own = runner.invoke(app, ["check", "--out", str(crawled), "--fail-above", "0.5"])
