@@ -19,6 +19,7 @@ import typer
 import typer.core
 
 from pipeline.errors import CensusError
+from pipeline.sources.tree import storable_name
 from pipeline.vocabulary import REGRESSION_DEFAULT
 
 
@@ -165,11 +166,28 @@ class Format(StrEnum):
     parquet = "parquet"
 
 
+def _utf8(value: Any) -> Any:
+    """Text census stores in OUT or hands to DuckDB is UTF-8: a name with other bytes (a
+    Latin-1 folder) arrives with surrogates, which every such write fails on, so it is a
+    usage error here rather than an internal error later."""
+    for text in value if isinstance(value, list) else [value]:
+        if text is not None and storable_name(str(text)) != str(text):
+            raise typer.BadParameter(
+                f"{storable_name(str(text))!r} is not UTF-8 text, which OUT and DuckDB need; "
+                "write it in UTF-8 (a folder: rename it)"
+            )
+    return value
+
+
 OutOption = Annotated[
-    Path, typer.Option("--out", "-o", help="Output folder (tables, census.duckdb, report).")
+    Path,
+    typer.Option(
+        "--out", "-o", help="Output folder (tables, census.duckdb, report).", callback=_utf8
+    ),
 ]
 LabelOption = Annotated[
-    list[str], typer.Option("--label", "-l", help="Tag the run: k=v (repeatable).")
+    list[str],
+    typer.Option("--label", "-l", help="Tag the run: k=v (repeatable).", callback=_utf8),
 ]
 WorkersOption = Annotated[
     int | None, typer.Option(min=1, help="Worker processes, 1 or more (default: one per core).")
@@ -178,18 +196,26 @@ PointOption = Annotated[
     str | None,
     typer.Option(
         help="The census point this run belongs to (the shards of one night share one); "
-        "default: a point of its own."
+        "default: a point of its own.",
+        callback=_utf8,
     ),
 ]
 RunSelector = Annotated[
     str | None,
     typer.Option(
-        "--run", help="Which census point: latest (default), previous, a run id or a point name."
+        "--run",
+        help="Which census point: latest (default), previous, a run id or a point name.",
+        callback=_utf8,
     ),
 ]
 LabelSelector = Annotated[
     list[str],
-    typer.Option("--label", "-l", help="Only census points whose runs carry k=v (repeatable)."),
+    typer.Option(
+        "--label",
+        "-l",
+        help="Only census points whose runs carry k=v (repeatable).",
+        callback=_utf8,
+    ),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
 
@@ -327,7 +353,10 @@ def _print_crawl(summary: Any) -> None:
 
 @app.command()
 def crawl(
-    roots: Annotated[list[str], typer.Argument(help="Directories, git repositories or archives.")],
+    roots: Annotated[
+        list[str],
+        typer.Argument(help="Directories, git repositories or archives.", callback=_utf8),
+    ],
     out: OutOption = Path(DEFAULT_OUT),
     label: LabelOption = [],  # noqa: B006
     point: PointOption = None,
@@ -521,7 +550,9 @@ def _print_checked(
 def run(
     roots: Annotated[
         list[str] | None,
-        typer.Argument(help="Roots to crawl (default: the shipped example corpus)."),
+        typer.Argument(
+            help="Roots to crawl (default: the shipped example corpus).", callback=_utf8
+        ),
     ] = None,
     out: OutOption = Path(DEFAULT_OUT),
     label: LabelOption = [],  # noqa: B006
@@ -607,12 +638,23 @@ def _query_text(query: str | None, file: Path | None) -> str:
         if query is not None:
             fail("give the query as an argument or with --file, not both")
         try:
-            return file.read_text()
+            text = file.read_bytes().decode()
         except OSError as err:
             fail(f"cannot read {file}: {err.strerror}")
+        except UnicodeDecodeError as err:
+            fail(f"--file {file} is not UTF-8 text ({err.reason} at byte {err.start}); save it so")
+        return text
     if query is None:
         fail('give a query: census sql "SELECT …", census sql --file q.sql, or census sql -')
-    return sys.stdin.read() if query == "-" else query
+    if query != "-":
+        if storable_name(query) != query:
+            fail("the query is not UTF-8 text; write it in UTF-8")
+        return query
+    try:
+        text = sys.stdin.buffer.read().decode()
+    except UnicodeDecodeError as err:
+        fail(f"the query on standard input is not UTF-8 text ({err.reason} at byte {err.start})")
+    return text
 
 
 @app.command(epilog=_tables_epilog(), context_settings={"ignore_unknown_options": True})
@@ -755,16 +797,20 @@ def stats(
 def compare(
     out: OutOption = Path(DEFAULT_OUT),
     baseline: Annotated[
-        list[str], typer.Option(help="Labels k=v of the baseline point (repeatable).")
+        list[str],
+        typer.Option(help="Labels k=v of the baseline point (repeatable).", callback=_utf8),
     ] = [],  # noqa: B006
     candidate: Annotated[
-        list[str], typer.Option(help="Labels k=v of the candidate point (repeatable).")
+        list[str],
+        typer.Option(help="Labels k=v of the candidate point (repeatable).", callback=_utf8),
     ] = [],  # noqa: B006
     baseline_run: Annotated[
-        str | None, typer.Option(help="Baseline: latest, previous, a run id or a point name.")
+        str | None,
+        typer.Option(help="Baseline: latest, previous, a run id or a point name.", callback=_utf8),
     ] = None,
     candidate_run: Annotated[
-        str | None, typer.Option(help="Candidate: latest, previous, a run id or a point name.")
+        str | None,
+        typer.Option(help="Candidate: latest, previous, a run id or a point name.", callback=_utf8),
     ] = None,
     json_: JsonOption = False,
     sarif: Annotated[

@@ -37,6 +37,7 @@ from pipeline.schema import (
     arrow_schema,
     duckdb_type,
 )
+from pipeline.sources.tree import storable_name
 
 # Rows buffered per table before a row group is written: bounds memory, keeps groups large.
 BATCH_ROWS = 65_536
@@ -52,6 +53,13 @@ _OWN_FILE_PREFIXES = ("manifest.json", "census.duckdb", ".")
 class Out:
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.root = Path(path).resolve()
+        shown = storable_name(str(self.root))
+        if shown != str(self.root):
+            # DuckDB opens only UTF-8 paths, and the views name OUT's files by absolute path.
+            raise OutError(
+                f"OUT {shown} lies at a path that is not UTF-8 text, which DuckDB needs; "
+                "give --out a folder whose path is UTF-8"
+            )
 
     @property
     def tables(self) -> Path:

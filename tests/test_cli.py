@@ -613,6 +613,44 @@ def test_an_out_that_would_hide_part_of_the_root_is_refused(corpus: Path, where:
     assert len(result.output.strip().splitlines()) == 1 and not (out / "manifest.json").exists()
 
 
+LATIN1 = "caf\udce9"  # b"caf\xe9" as Python gives a command line or a folder name not UTF-8
+
+
+@pytest.mark.parametrize(
+    "case",
+    ["root", "root-link", "out", "out-link", "label", "point", "run", "query", "file", "stdin"],
+)
+def test_text_that_is_not_utf8_is_a_usage_error_not_an_internal_one(
+    crawled: Path, corpus: Path, tmp_path: Path, case: str
+) -> None:
+    """A root, --out, --label, --point, --run or sql query in bytes that are not UTF-8 (a
+    Latin-1 folder name, a query file saved as Latin-1) ended in `census: internal error: …`
+    (a UnicodeEncodeError, DuckDB's "Python Conversion Failure", a TypeError): the bug line,
+    where a usage error names what to fix (found by a hunt)."""
+    odd = tmp_path / f"repo-{LATIN1}"
+    shutil.copytree(corpus / "team-open", odd)
+    (tmp_path / "q.sql").write_bytes(b"SELECT 'caf\xe9'")
+    (tmp_path / "root-link").symlink_to(odd)
+    (tmp_path / f"out-{LATIN1}").mkdir()
+    (tmp_path / "out-link").symlink_to(tmp_path / f"out-{LATIN1}")
+    out, new = str(crawled), str(tmp_path / "new-out")
+    argv = {
+        "root": ["crawl", str(odd), "--out", new],
+        "root-link": ["crawl", str(tmp_path / "root-link"), "--out", new],
+        "out": ["crawl", str(corpus), "--out", f"{new}-{LATIN1}"],
+        "out-link": ["crawl", str(corpus), "--out", str(tmp_path / "out-link" / "x")],
+        "label": ["crawl", str(corpus), "--out", new, "--label", f"team={LATIN1}"],
+        "point": ["crawl", str(corpus), "--out", new, "--point", LATIN1],
+        "run": ["stats", "--out", out, "--run", LATIN1],
+        "query": ["sql", f"SELECT '{LATIN1}'", "--out", out],
+        "file": ["sql", "--file", str(tmp_path / "q.sql"), "--out", out],
+        "stdin": ["sql", "-", "--out", out],
+    }[case]
+    result = runner.invoke(app, argv, input=b"SELECT 'caf\xe9'")
+    assert result.exit_code == 2 and "not UTF-8 text" in result.output, result.output
+    assert "internal error" not in result.output and not Path(new).exists(), result.output
+
+
 def test_fail_above_reads_the_rates_shown_at_the_gate_asked_for(crawled: Path) -> None:
     """Every session at the move gate fails CENSUS-MOVE-01 2/3; at their own gates, none."""
     own = runner.invoke(app, ["check", "--out", str(crawled), "--fail-above", "0.5"])

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from pipeline.errors import RootError
 from pipeline.sources.archive import ARCHIVE_SUFFIXES, ArchiveTree
-from pipeline.sources.tree import DirTree, Tree
+from pipeline.sources.tree import DirTree, Tree, storable_name
 
 
 def open_root(root: str, out: str | None = None) -> Tree:
@@ -21,6 +21,13 @@ def open_root(root: str, out: str | None = None) -> Tree:
     # that is no night with nothing in it, so it stops before any write.
     if not os.access(path, os.R_OK | (os.X_OK if path.is_dir() else 0)):
         raise RootError(f"permission denied on root {root!r}; give this user access to it")
+    real = os.path.realpath(root)
+    if storable_name(real) != real:
+        # The root's absolute path names its repositories and is stored: both need UTF-8.
+        raise RootError(
+            f"root {storable_name(root)!r} lies at {storable_name(real)!r}, a path that is not "
+            "UTF-8 text; rename the folder, or crawl from a path that is UTF-8"
+        )
     if path.is_dir():
         return DirTree(root, out)
     if path.name.lower().endswith(ARCHIVE_SUFFIXES):
