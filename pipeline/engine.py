@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -212,37 +213,62 @@ def write_database(out: Out) -> None:
 
     import duckdb
 
-    temp = out.database.with_name("census.duckdb.tmp")
-    for leftover in (temp, temp.with_name(temp.name + ".wal")):
-        leftover.unlink(missing_ok=True)
     config: dict[str, Any] = {"storage_compatibility_version": STORAGE_VERSION}
+    with _building(out) as temp:
+        try:
+            if out.database.is_file():
+                shutil.copyfile(out.database, temp)
+            con = duckdb.connect(str(temp), config=config)
+        except duckdb.Error:  # a damaged census.duckdb is made anew
+            _unlink_database(temp)
+            con = duckdb.connect(str(temp), config=config)
+        try:
+            views, bound = _made_with(con)
+            tables = table_views(out)
+            if views == _views_hash():
+                statements = [s for s in tables if s not in bound]
+            else:
+                statements = tables + derived_views()
+            for statement in statements:
+                con.execute(statement)
+            # Which manifest and SQL the views were made for: a stale file is never used.
+            con.execute(
+                "CREATE OR REPLACE TABLE _census AS SELECT $stamp AS stamp, $views AS views, "
+                "$tables AS tables",
+                {"stamp": stamp(out), "views": _views_hash(), "tables": tables},
+            )
+            con.execute("CHECKPOINT")
+        finally:
+            con.close()
+
+
+@contextmanager
+def _building(out: Out) -> Iterator[Path]:
+    """Where census.duckdb is built before it replaces OUT's. DuckDB reads a `?` in a database
+    path as the start of its options and then cannot open the WAL beside it (it wrote none at
+    `OUT?x` ever), so under such a path it is built in a temporary folder and copied in."""
+    import shutil
+    import tempfile
+
+    temp = out.database.with_name("census.duckdb.tmp")
+    _unlink_database(temp)
+    if "?" not in str(out.root):
+        yield temp
+        os.replace(temp, out.database)
+        return
+    folder = tempfile.mkdtemp(prefix="census-db-")
     try:
-        if out.database.is_file():
-            shutil.copyfile(out.database, temp)
-        con = duckdb.connect(str(temp), config=config)
-    except duckdb.Error:  # a damaged census.duckdb is made anew
-        for leftover in (temp, temp.with_name(temp.name + ".wal")):
-            leftover.unlink(missing_ok=True)
-        con = duckdb.connect(str(temp), config=config)
-    try:
-        views, bound = _made_with(con)
-        tables = table_views(out)
-        if views == _views_hash():
-            statements = [s for s in tables if s not in bound]
-        else:
-            statements = tables + derived_views()
-        for statement in statements:
-            con.execute(statement)
-        # Which manifest and SQL the views were made for: a stale file is never used.
-        con.execute(
-            "CREATE OR REPLACE TABLE _census AS SELECT $stamp AS stamp, $views AS views, "
-            "$tables AS tables",
-            {"stamp": stamp(out), "views": _views_hash(), "tables": tables},
-        )
-        con.execute("CHECKPOINT")
+        built = Path(folder) / temp.name
+        yield built
+        shutil.copyfile(built, temp)
+        os.replace(temp, out.database)
     finally:
-        con.close()
-    os.replace(temp, out.database)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _unlink_database(path: Path) -> None:
+    for leftover in (path, path.with_name(path.name + ".wal")):
+        leftover.unlink(missing_ok=True)
 
 
 def _made_with(con: Any) -> tuple[str | None, set[str]]:

@@ -337,6 +337,27 @@ def test_a_moved_out_reads_its_own_files_in_the_duckdb_cli(
     )
 
 
+def test_an_out_whose_path_holds_a_question_mark_gets_its_census_duckdb(
+    nights: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """DuckDB reads a `?` in a database path as the start of its options and opened the WAL
+    at `nightly.wal?v2/…`: census.duckdb was never written under `--out nightly?v2`, every
+    command warned "check the disk", and `duckdb OUT/census.duckdb` found no database (found
+    by a hunt)."""
+    import duckdb
+
+    _, source = nights
+    out = tmp_path / "nightly?v2"
+    shutil.copytree(source, out)
+    (out / "census.duckdb").unlink()
+    query = "SELECT count(*) AS n FROM observations"
+    ours = runner.invoke(app, ["sql", query, "--out", str(out), "-f", "csv"])
+    assert ours.exit_code == 0 and "warning" not in ours.stderr, ours.stderr
+    con = duckdb.connect(str(out / "census.duckdb"), read_only=True)
+    assert ours.stdout == f"n\n{con.execute(query).fetchone()[0]}\n" == "n\n48\n"
+    assert sorted(p.name for p in out.iterdir() if "census.duckdb" in p.name) == ["census.duckdb"]
+
+
 def test_sql_from_a_file_stdin_and_with_a_leading_comment(
     nights: tuple[Path, Path], tmp_path: Path
 ) -> None:
