@@ -79,6 +79,9 @@ def _failure(err: Exception, out: Out) -> CensusError:
     found = system_failure(err, str(out.root))
     if found is not None:
         return found
+    if _refused(err):
+        # The sandbox refusing a path the query named, OUT's own files included: no damage.
+        return UsageError(_one_line(err))
     damaged = damaged_table(err, str(out.root))
     if damaged is not None:
         return OutError(damaged_out(damaged))
@@ -87,10 +90,16 @@ def _failure(err: Exception, out: Out) -> CensusError:
 
 def _one_line(err: Exception) -> str:
     first = str(err).splitlines()[0]
-    refused = ("disabled by configuration", "disabled through configuration", "has been locked")
-    if any(words in first for words in refused):
+    if _refused(err):
         return f"{first} — census sql reads only OUT's tables and writes only --output FILE"
     return f"{first} (docs/tables.md lists every view and column)"
+
+
+def _refused(err: Exception) -> bool:
+    """Whether DuckDB refused what the sandbox forbids (a file by path, a setting)."""
+    first = str(err).splitlines()[0] if str(err) else ""
+    refused = ("disabled by configuration", "disabled through configuration", "has been locked")
+    return any(words in first for words in refused)
 
 
 def _select_point(con: Any, run: str | None, labels: dict[str, str]) -> None:

@@ -72,6 +72,17 @@ def test_sql_cannot_write_or_read_elsewhere(out: Path, tmp_path: Path, query: st
     assert list(tmp_path.iterdir()) == [], "nothing was written"
 
 
+@pytest.mark.parametrize("inside", ["tables/runs/*/*.parquet", "manifest.json", "census.duckdb"])
+def test_sql_naming_outs_own_files_is_refused_not_called_damage(out: Path, inside: str) -> None:
+    """A query opening one of OUT's own files by path is refused by the sandbox as any path
+    is; the line said "OUT is damaged … restore OUT from a copy" of a healthy OUT (found by a
+    hunt)."""
+    query = f"SELECT count(*) FROM read_text('{out}/{inside}')"
+    line = one_line_exit_2(["sql", query, "--out", str(out)])
+    assert line.endswith(REFUSED) and "damaged" not in line, line
+    assert runner.invoke(app, ["sql", "SELECT 1", "--out", str(out)]).exit_code == 0
+
+
 def test_sql_output_still_writes_its_file(out: Path, tmp_path: Path) -> None:
     csv = tmp_path / "topics.csv"
     query = "SELECT topic, stage FROM sessions WHERE point = selected_point() ORDER BY topic"
