@@ -7,6 +7,7 @@ to be written is the one named by --output, which Python writes from the result.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import sys
@@ -26,6 +27,9 @@ from pipeline.errors import (
 from pipeline.output import written
 from pipeline.select import resolve
 from pipeline.store import Out
+
+# No limit, for DuckDB's table renderer (rows, total width, one column's width).
+ALL = 2**62
 
 
 def run_query(
@@ -127,7 +131,7 @@ def _emit(relation: Any, fmt: str, output: Path | None) -> str | None:
             pq.write_table(relation.to_arrow_table(), handle)
         return None
     if fmt == "table":
-        text = str(relation)
+        text = _table(relation, whole=output is not None or not sys.stdout.isatty())
     elif fmt == "csv":
         text = _csv(relation)
     else:
@@ -149,6 +153,18 @@ def _emit(relation: Any, fmt: str, output: Path | None) -> str | None:
     with written(output) as handle:
         handle.write(text.encode())
     return None
+
+
+def _table(relation: Any, whole: bool) -> str:
+    """DuckDB's box table: on a terminal its preview (the first and last rows, long values cut,
+    the count below), in a file or a pipe every row and value, which a script reads whole (the
+    preview kept 20 of 520 rows there)."""
+    if not whole:
+        return str(relation)
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer):
+        relation.show(max_rows=ALL, max_width=ALL, max_col_width=ALL)
+    return buffer.getvalue().removesuffix("\n")
 
 
 def _csv(relation: Any) -> str:

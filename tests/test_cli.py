@@ -509,6 +509,20 @@ def test_sql_formats(crawled: Path, tmp_path: Path) -> None:
     assert done.exit_code == 0 and parquet.stat().st_size > 0
 
 
+def test_sql_table_in_a_file_or_a_pipe_holds_every_row_whole(crawled: Path, tmp_path: Path) -> None:
+    """The default format kept DuckDB's terminal preview in a file or a pipe: 20 of 520
+    findings, long values cut with '…', so a script grepping the output lost the rest (found
+    by a hunt)."""
+    query = "SELECT range AS i, repeat('x', 300) AS s FROM range(100)"
+    piped = runner.invoke(app, ["sql", query, "--out", str(crawled)])
+    target = tmp_path / "t.txt"
+    written = runner.invoke(app, ["sql", query, "--out", str(crawled), "--output", str(target)])
+    assert piped.exit_code == written.exit_code == 0, piped.output + written.output
+    for text in (piped.stdout, target.read_text()):
+        rows = [line for line in text.splitlines() if line.startswith("│ ") and "x" * 300 in line]
+        assert len(rows) == 100 and "…" not in text and "shown" not in text, text[-300:]
+
+
 def test_sql_json_refuses_two_columns_of_one_name(crawled: Path) -> None:
     """`SELECT 1 AS a, 2 AS a` printed [{"a": 2}] with exit 0: a join selecting s.topic and
     p.topic lost one of them (found by a hunt). CSV keeps both; JSON says so, exit 2."""
