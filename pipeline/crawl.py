@@ -844,7 +844,15 @@ def _dask_results(
             "--scheduler needs the dask extra: pip install 'brainstorm-census[dask]'"
         ) from None
     inline: list[tuple[Tree, Job]] = []
-    with Client(address) as client:  # type: ignore[no-untyped-call]
+    try:
+        client: Any = Client(address)  # type: ignore[no-untyped-call]
+    except (OSError, ValueError) as err:
+        # No cluster there (a typo, a stopped scheduler): the user's to fix, not a bug.
+        raise UsageError(
+            f"--scheduler {address!r}: no Dask scheduler reached ({err}); start it, or give "
+            "its address as tcp://HOST:PORT"
+        ) from None
+    with client:
         shared_ctx = client.scatter(ctx, broadcast=True)
         limit = max(sum(client.nthreads().values()), 1) * 3
         pending: set[Any] = set()

@@ -53,6 +53,24 @@ def test_a_second_writer_refuses_while_a_run_holds_out(corpus: Path, tmp_path: P
         crawl([str(corpus)], str(out.root), workers=1)
 
 
+@pytest.mark.parametrize("address", ["scheduler-host", "tcp://127.0.0.1:1"])
+def test_a_scheduler_not_reached_is_one_clear_line(
+    corpus: Path, tmp_path: Path, address: str
+) -> None:
+    """A --scheduler with no port, or where no scheduler listens, ended in `census: internal
+    error: ValueError …` / `OSError: Timed out trying to connect …`, the line for a bug
+    (found by a hunt)."""
+    dask = pytest.importorskip("dask")
+    pytest.importorskip("distributed")
+    out = tmp_path / "o"
+    with dask.config.set({"distributed.comm.timeouts.connect": "1s"}):
+        result = CliRunner().invoke(
+            app, ["crawl", str(corpus), "--out", str(out), "--scheduler", address]
+        )
+    assert result.exit_code == 2 and "no Dask scheduler reached" in result.output, result.output
+    assert "internal error" not in result.output and not (out / "manifest.json").exists()
+
+
 def test_dask_cluster_gives_the_same_tables(corpus: Path, tmp_path: Path) -> None:
     distributed = pytest.importorskip("distributed")
     with distributed.LocalCluster(
