@@ -73,8 +73,10 @@ def test_a_scheduler_not_reached_is_one_clear_line(
 
 def test_dask_cluster_gives_the_same_tables(corpus: Path, tmp_path: Path) -> None:
     distributed = pytest.importorskip("distributed")
+    # Any free port for the dashboard: with the default 8787 taken by another cluster on the
+    # machine, distributed warns, and warnings are errors here.
     with distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
     ) as cluster:
         on_dask = crawl([str(corpus)], str(tmp_path / "dask"), scheduler=cluster.scheduler_address)
     local = crawl([str(corpus)], str(tmp_path / "local"), workers=1)
