@@ -10,7 +10,6 @@ from the next census command on it.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -171,15 +170,20 @@ def _attach(con: Any, out: Out) -> bool:
 
 
 def stamp(out: Out) -> str:
-    """What census.duckdb's views depend on: the committed files and the SQL that defines them
+    """What census.duckdb's views depend on: the table views and the SQL that defines the rest
     (a census upgrade with new views makes an old census.duckdb stale too)."""
+    return views_stamp(table_views(out))
+
+
+def views_stamp(tables: list[str]) -> str:
+    """The stamp of views made of these table views and this census's SQL. The table views
+    name OUT's files by absolute path (a moved OUT's census.duckdb is stale) and carry the
+    schema's columns: a census that adds one (checks.estimator) may change no other view."""
     import hashlib
 
-    h = hashlib.sha256(json.dumps(out.manifest(), sort_keys=True).encode())
-    # The views name OUT's files by absolute path: a moved OUT's census.duckdb is stale.
-    h.update(str(out.root).encode("utf-8", "surrogateescape"))
-    for statement in derived_views():
-        h.update(statement.encode())
+    h = hashlib.sha256()
+    for statement in [*tables, *derived_views()]:
+        h.update(statement.encode("utf-8", "surrogateescape"))
     return h.hexdigest()
 
 
@@ -235,7 +239,7 @@ def write_database(out: Out) -> None:
             con.execute(
                 "CREATE OR REPLACE TABLE _census AS SELECT $stamp AS stamp, $views AS views, "
                 "$tables AS tables",
-                {"stamp": stamp(out), "views": _views_hash(), "tables": tables},
+                {"stamp": views_stamp(tables), "views": _views_hash(), "tables": tables},
             )
             con.execute("CHECKPOINT")
         finally:

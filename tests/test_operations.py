@@ -301,6 +301,60 @@ def test_census_duckdb_names_live_files_once_compact_or_prune_returns(
         con.execute(f'SELECT count(*) FROM "{table}"').fetchone()
 
 
+def test_an_older_census_duckdb_whose_views_lack_a_new_column_is_rebuilt(
+    nights: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """An OUT the census before checks.estimator checked: its checks files and census.duckdb's
+    checks view lack the column, and no other view changed, so the file was taken as current
+    and stats, report and check --recheck ended in 'census: internal error' (BinderException:
+    estimator not found) until the next crawl (found by a hunt)."""
+    import dataclasses
+    import hashlib
+
+    import duckdb
+
+    from pipeline.aftercommit import DATABASE_STATE, refresh_database
+    from pipeline.engine import derived_views, table_scan
+    from pipeline.schema import CHECKS
+    from pipeline.store import write_state
+
+    _, source = nights
+    out = tmp_path / "out"
+    shutil.copytree(source, out)
+    paths = [out / "tables" / rel for rel in Out(out).manifest()[CHECKS.name]]
+    for path in paths:  # as the older census wrote them
+        older_file = path.with_name("older.parquet")
+        duckdb.execute(
+            f"COPY (SELECT * EXCLUDE (estimator) FROM read_parquet('{path}')) TO '{older_file}'"
+        )
+        os.replace(older_file, path)
+    refresh_database(Out(out))
+    # census.duckdb as the older census left it: its checks view, the table views it recorded
+    # making, and its stamp (of the manifest, OUT's path and the derived views).
+    assert CHECKS.columns[-1].name == "estimator"
+    older = dataclasses.replace(CHECKS, columns=CHECKS.columns[:-1])
+    view = f'CREATE OR REPLACE VIEW "{CHECKS.name}" AS {table_scan(older, paths)}'
+    recorded = hashlib.sha256(json.dumps(Out(out).manifest(), sort_keys=True).encode())
+    recorded.update(str(out).encode())
+    for statement in derived_views():
+        recorded.update(statement.encode())
+    con = duckdb.connect(str(out / "census.duckdb"))
+    con.execute(view)
+    con.execute(
+        "UPDATE _census SET stamp = $stamp, tables = list_transform(tables, lambda s: "
+        "CASE WHEN s LIKE 'CREATE OR REPLACE VIEW \"checks\"%' THEN $view ELSE s END)",
+        {"stamp": recorded.hexdigest(), "view": view},
+    )
+    con.close()
+    write_state(Out(out), DATABASE_STATE, {"manifest": recorded.hexdigest()})
+    for command in (["stats", "--json"], ["report"], ["check", "--recheck"]):
+        result = runner.invoke(app, [*command, "--out", str(out)])
+        assert result.exit_code in (0, 1), (command, result.output)
+        assert "internal error" not in result.output, (command, result.output)
+    cli = duckdb.connect(str(out / "census.duckdb"), read_only=True)
+    assert cli.execute("SELECT count(estimator) FROM checks").fetchone()[0] > 0
+
+
 def test_a_moved_out_reads_its_own_files_in_the_duckdb_cli(
     nights: tuple[Path, Path], tmp_path: Path
 ) -> None:
