@@ -293,8 +293,11 @@ def hours_lifetime(con: Any, point: Point, runs: list[str]) -> Lifetime:
 
 
 # What a frozen lifetime row depends on besides the history: the lifetime and Kaplan–Meier
-# definitions and the settings stats passes them.
+# definitions, every view or macro they read (the sync pairs a fork's syncs count, the points
+# and their runs), and the settings stats passes them.
 ESTIMATOR_FILES = (
+    "views/10_points.sql",
+    "views/50_sync_pairs.sql",
     "views/60_fork_lifetimes.sql",
     "views/70_kaplan_meier.sql",
     "stats/lifetime_forks.sql",

@@ -1247,3 +1247,26 @@ def test_compose_lag_is_stale_where_bs_compose_02_fails(
     assert failed == (1,)
     lag = compute(out).compose_lag[0]
     assert (lag.sessions, lag.measured, lag.stale) == (1, 0, 1)
+
+
+def test_the_estimator_hashes_every_view_the_frozen_lifetimes_read() -> None:
+    """checks.estimator decides whether a night copies the lifetimes an earlier one froze, but
+    it hashed no file of sync_pairs_of (views/50_sync_pairs.sql), which counts each fork's
+    syncs: a change to the pairing left it the same, so unchanged nights kept copying syncs
+    figures frozen under the old pairing (found by a hunt)."""
+    import re
+
+    from pipeline.resources import queries_dir
+    from pipeline.stats import ESTIMATOR_FILES
+
+    defined = {
+        name: path.relative_to(queries_dir()).as_posix()
+        for path in sorted((queries_dir() / "views").glob("*.sql"))
+        for name in re.findall(r"CREATE OR REPLACE (?:MACRO|VIEW) (\w+)", path.read_text())
+    }
+    missing = set()
+    for name in ESTIMATOR_FILES:
+        text = re.sub(r"--[^\n]*", "", (queries_dir() / name).read_text())
+        used = {defined[word] for word in set(re.findall(r"\w+", text)) & defined.keys()}
+        missing |= used - set(ESTIMATOR_FILES)
+    assert not missing, f"the estimator's queries read views it does not hash: {missing}"
