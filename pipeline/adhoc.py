@@ -30,6 +30,9 @@ from pipeline.store import Out
 
 # No limit, for DuckDB's table renderer (rows, total width, one column's width).
 ALL = 2**62
+# DuckDB's table renderer reads at most 10,000 rows of a result (and then prints '? rows'): a
+# longer result goes to a file or a pipe as consecutive tables of this many rows, each whole.
+PAGE_ROWS = 5_000
 
 
 def run_query(
@@ -72,7 +75,7 @@ def run_query(
     if relation is None:
         return None
     try:
-        return _emit(relation, fmt, output)
+        return _emit(con, relation, fmt, output)
     except duckdb.Error as err:
         raise _failure(err, out) from None
 
@@ -118,7 +121,7 @@ def _select_point(con: Any, run: str | None, labels: dict[str, str]) -> None:
     con.execute(f"CREATE OR REPLACE TEMP MACRO selected_point() AS {value}")
 
 
-def _emit(relation: Any, fmt: str, output: Path | None) -> str | None:
+def _emit(con: Any, relation: Any, fmt: str, output: Path | None) -> str | None:
     if fmt == "parquet":
         import pyarrow.parquet as pq
 
@@ -131,7 +134,7 @@ def _emit(relation: Any, fmt: str, output: Path | None) -> str | None:
             pq.write_table(relation.to_arrow_table(), handle)
         return None
     if fmt == "table":
-        text = _table(relation, whole=output is not None or not sys.stdout.isatty())
+        text = _table(con, relation, whole=output is not None or not sys.stdout.isatty())
     elif fmt == "csv":
         text = _csv(relation)
     else:
@@ -155,12 +158,22 @@ def _emit(relation: Any, fmt: str, output: Path | None) -> str | None:
     return None
 
 
-def _table(relation: Any, whole: bool) -> str:
+def _table(con: Any, relation: Any, whole: bool) -> str:
     """DuckDB's box table: on a terminal its preview (the first and last rows, long values cut,
     the count below), in a file or a pipe every row and value, which a script reads whole (the
-    preview kept 20 of 520 rows there)."""
+    preview kept 20 of 520 rows there, and one table drawn whole stopped at 10,000 rows)."""
     if not whole:
         return str(relation)
+    # Held once, so that every page is one reading of the query, in its order (a second
+    # reading of an ORDER BY with ties may order them otherwise).
+    relation.create("_census_rows")  # in the sandbox's in-memory catalog, not in OUT
+    rows = con.table("_census_rows")
+    count = con.execute("SELECT count(*) FROM _census_rows").fetchall()[0][0]
+    pages = range(0, max(count, 1), PAGE_ROWS)
+    return "\n".join(_drawn(rows.limit(PAGE_ROWS, start)) for start in pages)
+
+
+def _drawn(relation: Any) -> str:
     buffer = io.StringIO()
     with contextlib.redirect_stdout(buffer):
         relation.show(max_rows=ALL, max_width=ALL, max_col_width=ALL)

@@ -523,6 +523,23 @@ def test_sql_table_in_a_file_or_a_pipe_holds_every_row_whole(crawled: Path, tmp_
         assert len(rows) == 100 and "…" not in text and "shown" not in text, text[-300:]
 
 
+def test_sql_table_in_a_pipe_holds_more_rows_than_duckdb_draws_at_once(
+    crawled: Path, tmp_path: Path
+) -> None:
+    """DuckDB's table renderer reads at most 10,000 rows: a longer result in a pipe or an
+    --output file stopped there, under a footer '? rows', exit 0 (found by a hunt). Every row
+    is there now, once, in the query's order."""
+    query = "SELECT range AS i FROM range(12345) ORDER BY i DESC"
+    piped = runner.invoke(app, ["sql", query, "--out", str(crawled)])
+    target = tmp_path / "t.txt"
+    written = runner.invoke(app, ["sql", query, "--out", str(crawled), "--output", str(target)])
+    assert piped.exit_code == written.exit_code == 0, piped.output + written.output
+    for text in (piped.stdout, target.read_text()):
+        cells = [line.strip("│ ") for line in text.splitlines() if line.startswith("│ ")]
+        rows = [int(cell) for cell in cells if cell.isdigit()]
+        assert rows == list(range(12344, -1, -1)) and "? rows" not in text, text[-300:]
+
+
 def test_sql_json_refuses_two_columns_of_one_name(crawled: Path) -> None:
     """`SELECT 1 AS a, 2 AS a` printed [{"a": 2}] with exit 0: a join selecting s.topic and
     p.topic lost one of them (found by a hunt). CSV keeps both; JSON says so, exit 2."""
