@@ -105,22 +105,29 @@ class Out:
 
     def corpus_inside(self) -> str | None:
         """The first entry of OUT's folder, not OUT's own, that may hold what a crawl reads: a
-        Markdown document, or a folder holding one or a `docs/` (sessions); None when none.
-        A crawl leaves an OUT inside its root out of the walk, so such an entry would go unread."""
+        Markdown document, or a folder that is, or holds, one or a `docs/` (sessions); None
+        when none. A crawl leaves an OUT inside its root out of the walk, so such an entry
+        would go unread. Folders are looked into whatever their name: the crawl reads sessions
+        under `.old/` too, and only OUT's lock files and its own folders are OUT's."""
         try:
             with os.scandir(self.root) as it:
                 names = sorted((e.name, e.is_dir()) for e in it)
         except OSError:
             return None  # no folder yet (or one not listable: the crawl says so itself)
         for name, is_dir in names:
-            if name in _OWN_FOLDERS or name.startswith(_OWN_FILE_PREFIXES):
+            if name in _OWN_FOLDERS or (not is_dir and name.startswith(_OWN_FILE_PREFIXES)):
                 continue
+            if name == ".git":
+                continue  # an OUT kept in git: git's own files are no documents
             if not is_dir:
                 if is_markdown(name):
                     return name
                 continue
+            if name.lower() == "docs":
+                return name
             for folder, dirs, files in os.walk(self.root / name):
-                if "docs" in dirs or any(is_markdown(f) for f in files):
+                dirs[:] = [d for d in dirs if d != ".git"]
+                if any(d.lower() == "docs" for d in dirs) or any(is_markdown(f) for f in files):
                     return os.path.relpath(folder, self.root)
         return None
 

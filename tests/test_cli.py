@@ -682,6 +682,42 @@ def test_text_that_is_not_utf8_is_a_usage_error_not_an_internal_one(
     assert "internal error" not in result.output and not Path(new).exists(), result.output
 
 
+@pytest.mark.parametrize("where", ["kept/.old", "team-new"])
+def test_an_out_holding_sessions_under_a_dot_folder_or_its_own_docs_is_refused(
+    corpus: Path, tmp_path: Path, where: str
+) -> None:
+    """An OUT whose entries started with '.' counted them as OUT's own (its lock files), and
+    a `docs/` was looked for only below an entry: an OUT holding a repository under `.old/`,
+    or an OUT that is a repository folder whose session has no Markdown yet, was taken, and
+    the crawl read 0 sessions, saying only that there was no session folder (found by a
+    hunt). The crawl reads both sessions when OUT is elsewhere."""
+    out = corpus / where.split("/")[0]
+    if where == "team-new":
+        ops = out / "docs" / "research" / "new-brainstorm" / "ops"
+        ops.mkdir(parents=True)
+        (ops / ".gitignore").write_text("*\n")
+    else:
+        (corpus / where).mkdir(parents=True)
+        (corpus / "team-open").rename(corpus / where / "team-open")
+    elsewhere = runner.invoke(app, ["crawl", str(corpus), "--out", str(tmp_path / "out")])
+    sessions = "5 sessions" if where == "team-new" else "4 sessions"
+    assert elsewhere.exit_code == 0 and sessions in elsewhere.output, elsewhere.output
+    result = runner.invoke(app, ["crawl", str(corpus), "--out", str(out), "--workers", "1"])
+    assert result.exit_code == 2 and "give --out a folder" in result.output, result.output
+    assert not (out / "manifest.json").exists()
+
+
+def test_an_out_kept_in_git_inside_the_root_is_taken(corpus: Path) -> None:
+    """OUT's own files and a `.git` of its own hide nothing the crawl reads: the nightly
+    crawl into such an OUT, run from the repository, keeps working."""
+    out = corpus / "census-out"
+    (out / ".git").mkdir(parents=True)
+    (out / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    for _ in range(2):
+        result = runner.invoke(app, ["crawl", str(corpus), "--out", str(out), "--workers", "1"])
+        assert result.exit_code == 0 and "4 sessions" in result.output, result.output
+
+
 def test_fail_above_reads_the_rates_shown_at_the_gate_asked_for(crawled: Path) -> None:
     """Every session at the move gate fails CENSUS-MOVE-01 2/3; at their own gates, none."""
     own = runner.invoke(app, ["check", "--out", str(crawled), "--fail-above", "0.5"])
