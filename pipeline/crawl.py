@@ -846,14 +846,21 @@ def _dask_results(
     inline: list[tuple[Tree, Job]] = []
     try:
         client: Any = Client(address)  # type: ignore[no-untyped-call]
-    except (OSError, ValueError) as err:
-        # No cluster there (a typo, a stopped scheduler): the user's to fix, not a bug.
+    except (OSError, ValueError, TypeError) as err:
+        # No cluster there (a typo, a stopped scheduler, a tls:// or ucx:// address this
+        # process has no settings or library for): the user's to fix, not a bug.
         raise UsageError(
             f"--scheduler {address!r}: no Dask scheduler reached ({err}); start it, or give "
             "its address as tcp://HOST:PORT"
         ) from None
     with client:
-        shared_ctx = client.scatter(ctx, broadcast=True)
+        try:
+            shared_ctx = client.scatter(ctx, broadcast=True)
+        except OSError as err:  # TimeoutError: no worker joined the scheduler in time
+            raise UsageError(
+                f"--scheduler {address!r}: the Dask scheduler gave the crawl no worker ({err}); "
+                "start workers for it (dask worker ADDRESS)"
+            ) from None
         limit = max(sum(client.nthreads().values()), 1) * 3
         pending: set[Any] = set()
         for tree, job in jobs:

@@ -53,7 +53,9 @@ def test_a_second_writer_refuses_while_a_run_holds_out(corpus: Path, tmp_path: P
         crawl([str(corpus)], str(out.root), workers=1)
 
 
-@pytest.mark.parametrize("address", ["scheduler-host", "tcp://127.0.0.1:1"])
+@pytest.mark.parametrize(
+    "address", ["scheduler-host", "tcp://127.0.0.1:1", "tls://127.0.0.1:1", "ucx://127.0.0.1:1"]
+)
 def test_a_scheduler_not_reached_is_one_clear_line(
     corpus: Path, tmp_path: Path, address: str
 ) -> None:
@@ -68,6 +70,24 @@ def test_a_scheduler_not_reached_is_one_clear_line(
             app, ["crawl", str(corpus), "--out", str(out), "--scheduler", address]
         )
     assert result.exit_code == 2 and "no Dask scheduler reached" in result.output, result.output
+    assert "internal error" not in result.output and not (out / "manifest.json").exists()
+
+
+def test_a_scheduler_with_no_worker_is_one_clear_line(corpus: Path, tmp_path: Path) -> None:
+    """A scheduler that answers but has no worker ended, once Dask gave up, in `census:
+    internal error: TimeoutError: No valid workers found`, the line for a bug; so did a tls://
+    or ucx:// address (TypeError) (found by a hunt)."""
+    dask = pytest.importorskip("dask")
+    distributed = pytest.importorskip("distributed")
+    out = tmp_path / "o"
+    with (
+        dask.config.set({"distributed.comm.timeouts.connect": "2s"}),
+        distributed.LocalCluster(n_workers=0, dashboard_address=None) as cluster,
+    ):
+        result = CliRunner().invoke(
+            app, ["crawl", str(corpus), "--out", str(out), "--scheduler", cluster.scheduler_address]
+        )
+    assert result.exit_code == 2 and "no worker" in result.output, result.output
     assert "internal error" not in result.output and not (out / "manifest.json").exists()
 
 
