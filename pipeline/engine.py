@@ -246,17 +246,23 @@ def write_database(out: Out) -> None:
             con.close()
 
 
+# What DuckDB does not read literally in a database path: '?' starts its options, and a
+# backslash is a folder separator to it, on every system.
+_DATABASE_PATH_MARKS = ("?", "\\")
+
+
 @contextmanager
 def _building(out: Out) -> Iterator[Path]:
     """Where census.duckdb is built before it replaces OUT's. DuckDB reads a `?` in a database
     path as the start of its options and then cannot open the WAL beside it (it wrote none at
-    `OUT?x` ever), so under such a path it is built in a temporary folder and copied in."""
+    `OUT?x` ever), and a `\\` as a folder separator (`OUT\\x` opened `OUT/x`), so under such a
+    path it is built in a temporary folder and copied in."""
     import shutil
     import tempfile
 
     temp = out.database.with_name("census.duckdb.tmp")
     _unlink_database(temp)
-    if "?" not in str(out.root):
+    if not any(mark in str(out.root) for mark in _DATABASE_PATH_MARKS):
         yield temp
         os.replace(temp, out.database)
         return

@@ -412,6 +412,30 @@ def test_an_out_whose_path_holds_a_question_mark_gets_its_census_duckdb(
     assert sorted(p.name for p in out.iterdir() if "census.duckdb" in p.name) == ["census.duckdb"]
 
 
+def test_an_out_whose_path_holds_a_backslash_gets_its_census_duckdb(
+    nights: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """DuckDB reads a backslash in a database path as a folder separator: under `--out
+    nightly\\v2` it opened `nightly/v2/census.duckdb.tmp`, so census.duckdb was never written
+    and every command warned "check the disk", with a healthy disk (found by a hunt). The
+    file is there now, and its views answer (opened from a copy: DuckDB opens no database at
+    such a path, though it reads Parquet files there)."""
+    import duckdb
+
+    _, source = nights
+    out = tmp_path / "nightly\\v2"
+    shutil.copytree(source, out)
+    (out / "census.duckdb").unlink()
+    query = "SELECT count(*) AS n FROM observations"
+    ours = runner.invoke(app, ["sql", query, "--out", str(out), "-f", "csv"])
+    assert ours.exit_code == 0 and "warning" not in ours.stderr, ours.stderr
+    copy = tmp_path / "copy.duckdb"
+    shutil.copyfile(out / "census.duckdb", copy)
+    con = duckdb.connect(str(copy), read_only=True)
+    assert ours.stdout == f"n\n{con.execute(query).fetchone()[0]}\n" == "n\n48\n"
+    assert sorted(p.name for p in out.iterdir() if "census.duckdb" in p.name) == ["census.duckdb"]
+
+
 def test_sql_from_a_file_stdin_and_with_a_leading_comment(
     nights: tuple[Path, Path], tmp_path: Path
 ) -> None:
