@@ -69,7 +69,7 @@ class Job:
     # Repository roots (under a directory root) the worker walks and discovers itself.
     walk: list[str] = field(default_factory=list)
     shard: tuple[int, int] | None = None
-    skip: str | None = None  # OUT, when it lies inside a directory root (DirTree.skip)
+    skip: str | None = None  # OUT (DirTree's skip): left out of the walk when inside the root
 
     @property
     def weight(self) -> int:
@@ -725,7 +725,7 @@ def _jobs(
             per_job = _blocks_per_job()
             for start in range(0, len(rels), per_job):
                 roots = rels[start : start + per_job]
-                yield tree, Job(tree.label, tree.root, "", [], roots, shard, tree.skip)
+                yield tree, Job(tree.label, tree.root, "", [], roots, shard, tree.out)
             continue
         root_abs = _root_key(tree)
         pending: list[RepoRef] = []

@@ -718,6 +718,24 @@ def test_an_out_kept_in_git_inside_the_root_is_taken(corpus: Path) -> None:
         assert result.exit_code == 0 and "4 sessions" in result.output, result.output
 
 
+def test_an_out_given_as_a_link_out_of_the_root_is_no_parse_issue(
+    corpus: Path, tmp_path: Path
+) -> None:
+    """`census crawl . --out census-out` where census-out is a link to a larger disk noted,
+    every night, a root issue "symbolic link leads out of the root" about OUT's own link
+    (found by a hunt). Another folder link out of the root is still noted."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    (corpus / "census-out").symlink_to(disk)
+    out = str(corpus / "census-out")
+    for _ in range(2):
+        result = runner.invoke(app, ["crawl", str(corpus), "--out", out, "--workers", "1"])
+        assert result.exit_code == 0 and " 0 parse issues" in result.output, result.output
+    (corpus / "elsewhere").symlink_to(tmp_path)
+    result = runner.invoke(app, ["crawl", str(corpus), "--out", out, "--workers", "1"])
+    assert result.exit_code == 0 and " 1 parse issues" in result.output, result.output
+
+
 def test_fail_above_reads_the_rates_shown_at_the_gate_asked_for(crawled: Path) -> None:
     """Every session at the move gate fails CENSUS-MOVE-01 2/3; at their own gates, none."""
     own = runner.invoke(app, ["check", "--out", str(crawled), "--fail-above", "0.5"])

@@ -178,6 +178,9 @@ class DirTree(Tree):
         # night's new files would make every repository look changed).
         inside = skip is not None and os.path.realpath(skip).startswith(self.root + os.sep)
         self.skip = os.path.realpath(skip) if skip is not None and inside else None
+        # OUT wherever it lies: a link to it (census-out -> /big/disk/out) is OUT, not a
+        # folder of the corpus that leads out of the root.
+        self.out = os.path.realpath(skip) if skip is not None else None
 
     def blocks(self) -> Iterator[list[Entry]]:
         for rel in self.repo_roots():
@@ -258,7 +261,7 @@ class DirTree(Tree):
     def _link(self, item: os.DirEntry[str], path: str) -> Entry:
         target = os.path.realpath(item.path)
         if target != self.bound and not target.startswith(self.bound + os.sep):
-            if os.path.isdir(target):
+            if os.path.isdir(target) and target != self.out:
                 # A folder out of the root (a session, a docs/) would vanish without a word;
                 # inside a session, the session's own parse issue names it (see crawl).
                 self.issues.append((path, "unreadable", OUT_OF_ROOT))
