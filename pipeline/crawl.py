@@ -413,23 +413,23 @@ def _refuse_hiding_out(trees: list[Tree], out: Out) -> None:
     """The walk leaves out an OUT inside its root (the census never reads what it writes), so
     an OUT in a session folder, or one already holding documents or sessions, is refused: its
     folder would hide them, and the crawl would pass what `census detect` fails."""
-    for tree in trees:
-        if not isinstance(tree, DirTree) or tree.skip is None:
-            continue
-        parts = os.path.relpath(tree.skip, tree.root).split(os.sep)
-        inside = [m for m in session_matches(parts) if m[1] <= len(parts)]
-        if inside:
-            folder = "/".join(parts[: inside[0][1]])
+    holding = [t for t in trees if isinstance(t, DirTree) and t.skip is not None]
+    for tree in holding:
+        parts = os.path.relpath(str(tree.skip), tree.root).split(os.sep)
+        session = next(session_matches(parts), None)
+        if session is not None:
+            folder = "/".join(parts[: session[1]])
             raise UsageError(
                 f"--out {out.root} lies in the session folder {folder!r} of root {tree.label!r}, "
                 "where its files would be the session's; give --out a folder outside it"
             )
-        held = out.corpus_inside()
-        if held is not None:
-            raise UsageError(
-                f"--out {out.root} lies inside root {tree.label!r} and holds {held!r}, which the "
-                "crawl would not read (it leaves OUT out); give --out a folder of its own"
-            )
+    # What OUT's folder holds is the same under every root: looked at once.
+    held = out.corpus_inside() if holding else None
+    if held is not None:
+        raise UsageError(
+            f"--out {out.root} lies inside root {holding[0].label!r} and holds {held!r}, which "
+            "the crawl would not read (it leaves OUT out); give --out a folder of its own"
+        )
 
 
 def _context(
