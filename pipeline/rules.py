@@ -24,6 +24,9 @@ from pipeline.resources import queries_dir
 from pipeline.vocabulary import GATES, gate_includes, sql_macros
 
 _HEADER_RE = re.compile(r"^--\s*([a-z-]+):\s*(.*?)\s*$")
+# A series file's line `-- include: NAME` stands for queries/series/shared/NAME.sql: a walk
+# that two rules share is written once.
+_INCLUDE_RE = re.compile(r"^--\s*include:\s*([a-z_]+)\s*$", re.MULTILINE)
 # The views the series queries read; part of the rule set's identity.
 HISTORY_VIEWS = ("10_points.sql", "15_history.sql")
 # The shape of rule_results' rows, part of the rule set: a new shape checks points anew.
@@ -69,7 +72,7 @@ def parse_rule(path: Path) -> Rule:
     if missing or header.get("gate") not in GATES or header.get("rule") != path.stem:
         raise RuleFileError(f"{path}: header needs rule (= file name), gate and description")
     series_path = path.parent.parent / "series" / path.name
-    series = _read(series_path)[2] if series_path.is_file() else None
+    series = _with_includes(series_path) if series_path.is_file() else None
     names = (f.strip() for f in header.get("reads", "").split(","))
     reads = tuple(name for name in names if name and name != "none")
     return Rule(
@@ -82,6 +85,16 @@ def parse_rule(path: Path) -> Rule:
         series,
         reads,
     )
+
+
+def _with_includes(path: Path) -> str:
+    def included(m: re.Match[str]) -> str:
+        shared = path.parent / "shared" / f"{m[1]}.sql"
+        if not shared.is_file():
+            raise RuleFileError(f"{path}: includes {m[1]}, but {shared} is missing")
+        return shared.read_text().strip()
+
+    return _INCLUDE_RE.sub(included, _read(path)[2])
 
 
 @cache
