@@ -414,8 +414,10 @@ def _refuse_hiding_out(trees: list[Tree], out: Out) -> None:
     an OUT in a session folder, or one already holding documents or sessions, is refused: its
     folder would hide them, and the crawl would pass what `census detect` fails."""
     holding = [t for t in trees if isinstance(t, DirTree) and t.skip is not None]
+    within: tuple[str, ...] = ()
     for tree in holding:
         parts = os.path.relpath(str(tree.skip), tree.root).split(os.sep)
+        within = tuple(parts)
         session = next(session_matches(parts), None)
         if session is not None:
             folder = "/".join(parts[: session[1]])
@@ -423,8 +425,8 @@ def _refuse_hiding_out(trees: list[Tree], out: Out) -> None:
                 f"--out {out.root} lies in the session folder {folder!r} of root {tree.label!r}, "
                 "where its files would be the session's; give --out a folder outside it"
             )
-    # What OUT's folder holds is the same under every root: looked at once.
-    held = out.corpus_inside() if holding else None
+    # Roots never nest (_refuse_overlapping), so OUT lies in one root at most: looked at once.
+    held = out.corpus_inside(within) if holding else None
     if held is not None:
         raise UsageError(
             f"--out {out.root} lies inside root {holding[0].label!r} and holds {held!r}, which "

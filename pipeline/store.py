@@ -103,12 +103,16 @@ class Out:
         first = target.relative_to(self.root).parts[0]
         return first in _OWN_FOLDERS or first.startswith(_OWN_FILE_PREFIXES)
 
-    def corpus_inside(self) -> str | None:
+    def corpus_inside(self, within: tuple[str, ...] = ()) -> str | None:
         """The first entry of OUT's folder, not OUT's own, that may hold what a crawl reads: a
-        Markdown document, or a folder that is, or holds, one or a `docs/` (sessions); None
-        when none. A crawl leaves an OUT inside its root out of the walk, so such an entry
-        would go unread. Folders are looked into whatever their name: the crawl reads sessions
-        under `.old/` too, and only OUT's lock files and its own folders are OUT's."""
+        Markdown document, or a folder that is, or holds, one or a `docs/` (sessions), or that
+        is a session folder by its path (`within`: OUT's path below the root, so that OUT at
+        docs/research/ holding `x-brainstorm/ops/` holds a session); None when none. A crawl
+        leaves an OUT inside its root out of the walk, so such an entry would go unread.
+        Folders are looked into whatever their name: the crawl reads sessions under `.old/`
+        too, and only OUT's lock files and its own folders are OUT's."""
+        from pipeline.discover import session_matches
+
         try:
             with os.scandir(self.root) as it:
                 names = sorted((e.name, e.is_dir()) for e in it)
@@ -127,8 +131,12 @@ class Out:
                 return name
             for folder, dirs, files in os.walk(self.root / name):
                 dirs[:] = [d for d in dirs if d != ".git"]
+                rel = os.path.relpath(folder, self.root)
+                # A session is found by its path alone (spec §2), Markdown or none.
+                if next(session_matches([*within, *rel.split(os.sep)]), None) is not None:
+                    return rel
                 if any(d.lower() == "docs" for d in dirs) or any(is_markdown(f) for f in files):
-                    return os.path.relpath(folder, self.root)
+                    return rel
         return None
 
     def manifest(self) -> dict[str, list[str]]:

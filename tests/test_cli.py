@@ -707,6 +707,27 @@ def test_an_out_holding_sessions_under_a_dot_folder_or_its_own_docs_is_refused(
     assert not (out / "manifest.json").exists()
 
 
+@pytest.mark.parametrize(
+    ("layout", "made"),
+    [("research", "new-brainstorm/ops/.gitignore"), ("history/brainstorms", "old-topic/a.png")],
+)
+def test_an_out_holding_a_session_folder_without_markdown_is_refused(
+    corpus: Path, tmp_path: Path, layout: str, made: str
+) -> None:
+    """An OUT at a repository's docs/research/ (or docs/history/brainstorms/) holding a session
+    folder with no Markdown yet (a session just started: ops/.gitignore alone) was taken: OUT
+    was searched for Markdown and docs/ folders only, never for folders that are sessions by
+    their path, so the crawl hid a session `census detect` fails (found by a hunt)."""
+    out = corpus / "team-new" / "docs" / layout
+    (out / made).parent.mkdir(parents=True)
+    (out / made).write_text("*\n")
+    elsewhere = runner.invoke(app, ["crawl", str(corpus), "--out", str(tmp_path / "out")])
+    assert elsewhere.exit_code == 0 and "5 sessions" in elsewhere.output, elsewhere.output
+    result = runner.invoke(app, ["crawl", str(corpus), "--out", str(out), "--workers", "1"])
+    assert result.exit_code == 2 and "give --out a folder" in result.output, result.output
+    assert made.split("/")[0] in result.output and not (out / "manifest.json").exists()
+
+
 def test_an_out_kept_in_git_inside_the_root_is_taken(corpus: Path) -> None:
     """OUT's own files and a `.git` of its own hide nothing the crawl reads: the nightly
     crawl into such an OUT, run from the repository, keeps working."""
