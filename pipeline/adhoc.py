@@ -165,9 +165,15 @@ def _table(con: Any, relation: Any, whole: bool) -> str:
     if not whole:
         return str(relation)
     # Held once, so that every page is one reading of the query, in its order (a second
-    # reading of an ORDER BY with ties may order them otherwise).
-    relation.create("_census_rows")  # in the sandbox's in-memory catalog, not in OUT
-    rows = con.table("_census_rows")
+    # reading of an ORDER BY with ties may order them otherwise). Held under names of its
+    # own: a table cannot have two columns named alike (a join's two snapshot_id, or Id and
+    # id), which DuckDB would rename, and each page shows the query's names again.
+    held = ", ".join(f"#{i + 1} AS c{i}" for i in range(len(relation.columns)))
+    relation.project(held).create("_census_rows")  # in the sandbox's memory, not in OUT
+    shown = [name.replace('"', '""') for name in relation.columns]
+    rows = con.table("_census_rows").project(
+        ", ".join(f'c{i} AS "{name}"' for i, name in enumerate(shown))
+    )
     count = con.execute("SELECT count(*) FROM _census_rows").fetchall()[0][0]
     pages = range(0, max(count, 1), PAGE_ROWS)
     return "\n".join(_drawn(rows.limit(PAGE_ROWS, start)) for start in pages)

@@ -540,6 +540,20 @@ def test_sql_table_in_a_pipe_holds_more_rows_than_duckdb_draws_at_once(
         assert rows == list(range(12344, -1, -1)) and "? rows" not in text, text[-300:]
 
 
+def test_sql_table_in_a_pipe_keeps_the_query_s_column_names(crawled: Path) -> None:
+    """The result held as a table to be drawn in pages renamed columns named alike (a join's
+    two snapshot_id, or Id and id) to snapshot_id_1 and id_1 in a pipe or an --output file,
+    where the terminal, CSV and the query said snapshot_id and id (found by a hunt)."""
+    query = (
+        "SELECT r.snapshot_id, o.snapshot_id, 1 AS Id, 2 AS id FROM rule_results r "
+        "JOIN observations o ON r.snapshot_id = o.snapshot_id LIMIT 1"
+    )
+    piped = runner.invoke(app, ["sql", query, "--out", str(crawled)])
+    assert piped.exit_code == 0, piped.output
+    header = [cell.strip() for cell in piped.stdout.splitlines()[1].strip("│").split("│")]
+    assert header == ["snapshot_id", "snapshot_id", "Id", "id"], piped.stdout
+
+
 def test_sql_json_refuses_two_columns_of_one_name(crawled: Path) -> None:
     """`SELECT 1 AS a, 2 AS a` printed [{"a": 2}] with exit 0: a join selecting s.topic and
     p.topic lost one of them (found by a hunt). CSV keeps both; JSON says so, exit 2."""
