@@ -173,6 +173,10 @@ def crawl(
     """
     started = time.perf_counter()
     out = Out(out_path)
+    if scheduler is not None and not scheduler.strip():
+        # `--scheduler "$DASK_SCHEDULER"` with the variable unset: crawling here instead would
+        # hide that the cluster asked for was never used.
+        raise UsageError("--scheduler '' names no Dask scheduler; give tcp://HOST:PORT")
     if point is not None and (
         not point.strip() or point in ("latest", "previous") or RUN_ID_RE.fullmatch(point)
     ):

@@ -73,6 +73,20 @@ def test_a_scheduler_not_reached_is_one_clear_line(
     assert "internal error" not in result.output and not (out / "manifest.json").exists()
 
 
+@pytest.mark.parametrize("address", ["", " "])
+def test_an_empty_scheduler_address_is_a_usage_error(
+    corpus: Path, tmp_path: Path, address: str
+) -> None:
+    """`--scheduler ''` (an unset variable) crawled on local processes, exit 0: the cluster
+    asked for was silently not used (found by a hunt)."""
+    out = tmp_path / "o"
+    result = CliRunner().invoke(
+        app, ["crawl", str(corpus), "--out", str(out), "--scheduler", address]
+    )
+    assert result.exit_code == 2 and "names no Dask scheduler" in result.output, result.output
+    assert not out.exists()
+
+
 def test_a_scheduler_with_no_worker_is_one_clear_line(corpus: Path, tmp_path: Path) -> None:
     """A scheduler that answers but has no worker ended, once Dask gave up, in `census:
     internal error: TimeoutError: No valid workers found`, the line for a bug; so did a tls://
