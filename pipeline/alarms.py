@@ -197,6 +197,23 @@ def evaluate(
     return report
 
 
+def evaluate_checked_with(
+    out_path: str, shown: AlarmReport, labels: dict[str, str], threshold: float | None
+) -> list[AlarmReport]:
+    """The alarms of the other points that the check which decided `shown`'s point decided
+    with it (a night whose check did not run is decided by the next night's), as that check
+    raised them: the report shows them beside the shown point's, as check's exit code
+    covered them."""
+    rows = connect(Out(out_path)).execute(
+        "SELECT point FROM points WHERE check_id = "
+        "(SELECT check_id FROM points WHERE point = $point) AND point <> $point "
+        "ORDER BY position",
+        {"point": shown.point.name},
+    )
+    decided = [row[0] for row in rows.fetchall()]
+    return evaluate_decided(out_path, decided, shown, labels, shown.gate, threshold, shown.watched)
+
+
 def evaluate_decided(
     out_path: str,
     decided: list[str],

@@ -147,6 +147,17 @@ class ReportData:
     worst_n: int = 25  # how many of the worst sessions were asked for
     # Which points the previous one was chosen among (" with k=v", when labels selected them).
     previous_scope: str = ""
+    # The alarms of the points the check that decided this one decided with it, oldest first.
+    earlier: list[alarms.AlarmReport] = field(default_factory=list)
+
+    @property
+    def alarm_reports(self) -> list[alarms.AlarmReport]:
+        """Every point's alarms the page shows, in the order check prints them."""
+        return [*self.earlier, self.alarm]
+
+    @property
+    def alarm_lines(self) -> list[str]:
+        return [line for shown in self.alarm_reports for line in shown.alarm_lines()]
 
 
 def _query(name: str) -> str:
@@ -200,10 +211,11 @@ def gather(
     data.anchors = {s["anchor"] for s in data.newly_failing + data.worst}
     data.twins = {r["session_key"] for r in fetch_dicts(con, _query("twins"), at)}
     data.worst_n, data.label_tags = worst_n, tags
-    data.previous_scope = _scope(selector.labels)
-    data.roots = _roots(con, point)
+    data.previous_scope, data.roots = _scope(selector.labels), _roots(con, point)
     # The page's data is in hand: DuckDB's memory is given back before the charts take theirs.
     con.close()
+    # A night whose check did not run alarms here as it did in the check that decided it.
+    data.earlier = alarms.evaluate_checked_with(out_path, alarm, selector.labels, threshold)
     if baseline is not None and candidate is not None:
         data.comparison = compare(out_path, baseline, candidate)
     charts_ready.join()
@@ -478,13 +490,16 @@ def build(
     seconds = time.perf_counter() - started
     # The page watches regressions by default; the exit code reads only the alarms asked for,
     # as check's does (`--fail-above` alone never fails on a regression).
-    asked = data.alarm if metrics is not None else replace(data.alarm, regressions=[], emptied=0)
+    asked = [
+        shown if metrics is not None else replace(shown, regressions=[], emptied=0)
+        for shown in data.alarm_reports
+    ]
     return ReportSummary(
         target,
         len(body),  # a pipe's size says nothing of what went through it
         seconds,
-        asked.tripped,
-        asked.alarm_lines(),
+        any(shown.tripped for shown in asked),
+        [line for shown in asked for line in shown.alarm_lines()],
         data.point,
         data.stats.unchecked_later,
         data.comparison.notes if data.comparison else [],

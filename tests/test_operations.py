@@ -166,6 +166,34 @@ def test_a_regression_on_a_night_checked_with_a_later_one_still_alarms(tmp_path:
         assert chosen.exit_code == 1 and "at night-2" in chosen.stderr, (selector, chosen.output)
 
 
+def test_the_report_shows_the_alarm_of_a_night_checked_with_it(tmp_path: Path) -> None:
+    """Night 2 broke BS-FORK-01 and was decided with night 3 by one check. check alarmed on
+    night 2, but the report of night 3 watched night 3 against night 2 alone: "No alarm", and
+    --fail-on-regression exited 0, so a CI job gating on the report never alarmed on night 2
+    (found by a hunt)."""
+    corpus = base_corpus(tmp_path / "corpus", 12)
+    out = tmp_path / "out"
+    crawl([str(corpus)], str(out), workers=1, point="night-1")
+    check(str(out))
+    _break_closes_when(corpus, 10)
+    crawl([str(corpus)], str(out), workers=1, point="night-2")
+    crawl([str(corpus)], str(out), workers=1, point="night-3")
+    checked = runner.invoke(app, ["check", "--out", str(out), "--fail-on-regression"])
+    assert checked.exit_code == 1 and "at night-2" in checked.stderr, checked.output
+    page = tmp_path / "r.html"
+    args = ["report", "--out", str(out), "--html", str(page)]
+    asked = runner.invoke(app, [*args, "--fail-on-regression"])
+    assert asked.exit_code == 1, asked.output
+    assert asked.stderr == checked.stderr
+    shown = runner.invoke(app, args)
+    assert shown.exit_code == 0, shown.output
+    text = page.read_text()
+    assert "Alarm:" in text and "ALARM at night-2; regressed since night-1: BS-FORK-01" in text
+    # The previous night, shown alone, is judged against its own previous night only.
+    earlier = runner.invoke(app, [*args, "--run", "night-2", "--fail-on-regression"])
+    assert earlier.exit_code == 1 and "ALARM at night-1" not in page.read_text()
+
+
 def test_regression_alarm_watches_rules_unless_told(nights: tuple[Path, Path]) -> None:
     _, out = nights
     median = runner.invoke(
