@@ -269,6 +269,46 @@ def test_a_fork_gone_from_forks_md_unresolved_is_vanished_not_closed(tmp_path: P
     assert lifetimes == {"F1": None, "F2": "resolved"}
 
 
+def test_a_fork_raised_and_closed_within_a_night_is_raised_and_closed(tmp_path: Path) -> None:
+    """A fork raised in one commit of the night and resolved in a later one (--git-history) is
+    a close in the lifetimes, which read every snapshot; "what changed" compared the two
+    points' working trees only and listed it neither raised nor closed (found by a hunt)."""
+    from pipeline.engine import connect, fetch_dicts
+    from pipeline.report import _query
+    from pipeline.store import Out
+    from tests.conftest import git, make_git_repo
+
+    repo = tmp_path / "corpus" / "repo"
+    shutil.copytree(FIXTURES / "cases" / "base" / "open" / "repo", repo)
+    make_git_repo(repo)
+    out = str(tmp_path / "out")
+    crawl([str(repo.parent)], out, workers=1, git_history=True, point="n1")
+    session = repo / "docs" / "research" / "demo-brainstorm"
+    forks, ledger = session / "forks.md", session / "ledger.md"
+    before = forks.read_text()
+    forks.write_text(before + "\n## F9 — Batch by team? [open]\n- Raised by: user\n")
+    git(repo, "commit", "-qam", "raise F9", env={"GIT_COMMITTER_DATE": "2026-07-02T09:00Z"})
+    forks.write_text(before)
+    ledger.write_text(
+        ledger.read_text() + "\n## D9 — No\n- Decision: d.\n- Why: w.\n- How to apply: h.\n"
+        "- Resolves: F9\n"
+    )
+    git(repo, "commit", "-qam", "resolve F9", env={"GIT_COMMITTER_DATE": "2026-07-02T12:00Z"})
+    crawl([str(repo.parent)], out, workers=1, git_history=True, point="n2")
+    check(out)
+    con = connect(Out(out))
+    changes = fetch_dicts(con, _query("fork_changes"), {"point": "n2", "previous": "n1"})
+    found = [(c["change"], c["fork_id"], c["title"]) for c in changes]
+    assert found == [("closed", "F9", "Batch by team?"), ("raised", "F9", "Batch by team?")]
+    closed = con.execute("SELECT close_kind FROM fork_lifetimes WHERE fork_id = 'F9'").fetchall()
+    assert closed == [("resolved",)]
+    # The next night, with nothing new, raises and closes nothing.
+    crawl([str(repo.parent)], out, workers=1, git_history=True, point="n3")
+    check(out)
+    con = connect(Out(out))
+    assert fetch_dicts(con, _query("fork_changes"), {"point": "n3", "previous": "n2"}) == []
+
+
 def _two_nights(tmp_path: Path, fork: str, labels: bool = False) -> str:
     """OUT over the healthy open base session: n1 as it is, n2 with `fork` appended to its
     forks.md; both checked. Labels night=1 and night=2 when asked."""

@@ -1,11 +1,17 @@
 -- Forks raised and closed between the previous census point ($previous) and the chosen one
 -- ($point), session by session (the sessions' snapshots at each point, matched as compare
--- matches its arms: matched_roots):
---   'raised'    open now, not listed at the previous point (or the session is new);
---   'closed'    open at the previous point and, now, resolved by a ledger entry or parked;
---   'vanished'  open at the previous point and now gone from forks.md with no ledger entry
---               resolving it: the lifetimes censor it (never a close), so it is not 'closed'.
--- Open, resolved and parked are what the fork lifetimes read: fork_states_in.
+-- matches its arms: matched_roots, and the commits first read since the previous point):
+--   'raised'    open now or in a commit since, and not known at the previous point (listed or
+--               resolved there), or the session is new;
+--   'closed'    open at the previous point or raised since and, now, resolved by a ledger
+--               entry or parked;
+--   'vanished'  open at the previous point or raised since, and now gone from forks.md with no
+--               ledger entry resolving it: the lifetimes censor it (never a close), so it is
+--               not 'closed'.
+-- A fork raised and closed between the two points' working trees, seen open only in a commit
+-- of the night (--git-history), is both raised and closed, as the lifetimes, which read every
+-- snapshot, count its close. Open, resolved and parked are what the fork lifetimes read:
+-- fork_states_in.
 WITH now AS (
     SELECT session_key, root, repo, path, topic, snapshot_id FROM sessions WHERE point = $point
 ),
@@ -16,10 +22,21 @@ before AS (
         ON m.session_key = b.session_key AND m.root_before = b.root
     WHERE b.point = $previous
 ),
+night AS (
+    SELECT c.session_key, c.root, c.snapshot_id, c.observed_at
+    FROM commit_nodes_in(
+        (SELECT position FROM points WHERE point = $previous),
+        (SELECT position FROM points WHERE point = $point)) c
+    SEMI JOIN now n USING (session_key, root)
+),
 states AS (
     FROM fork_states_in((
         SELECT list(DISTINCT snapshot_id)
-        FROM (SELECT snapshot_id FROM now UNION ALL SELECT snapshot_id FROM before)
+        FROM (
+            SELECT snapshot_id FROM now
+            UNION ALL SELECT snapshot_id FROM before
+            UNION ALL SELECT snapshot_id FROM night
+        )
     ))
 ),
 open_before AS (
@@ -27,25 +44,57 @@ open_before AS (
     FROM before b JOIN states s USING (snapshot_id)
     WHERE s.state = 'open'
 ),
+known_before AS (
+    SELECT b.session_key, b.root, s.fork_id
+    FROM before b JOIN states s USING (snapshot_id)
+),
 state_now AS (
-    SELECT n.session_key, n.root, n.repo, n.path, n.topic, s.fork_id, s.title, s.state
+    SELECT n.session_key, n.root, s.fork_id, s.title, s.state
     FROM now n JOIN states s USING (snapshot_id)
 ),
-listed_before AS (
-    SELECT b.session_key, b.root, f.fork_id
-    FROM before b JOIN forks f USING (snapshot_id)
-    WHERE f.fork_id IS NOT NULL
+open_night AS (
+    SELECT g.session_key, g.root, s.fork_id, s.title, g.observed_at
+    FROM night g JOIN states s USING (snapshot_id)
+    WHERE s.state = 'open'
+),
+raised AS (
+    SELECT DISTINCT session_key, root, fork_id
+    FROM (
+        SELECT session_key, root, fork_id FROM state_now WHERE state = 'open'
+        UNION ALL
+        SELECT session_key, root, fork_id FROM open_night
+    ) o
+    ANTI JOIN known_before k USING (session_key, root, fork_id)
+),
+tracked AS (
+    SELECT session_key, root, fork_id FROM open_before
+    UNION
+    SELECT session_key, root, fork_id FROM raised
+),
+titles AS (
+    -- Its title now, else as a commit since last listed it, else at the previous point.
+    SELECT k.session_key, k.root, k.fork_id,
+        coalesce(
+            any_value(s.title),
+            (SELECT arg_max(o.title, o.observed_at) FROM open_night o
+             WHERE o.session_key = k.session_key AND o.root = k.root AND o.fork_id = k.fork_id),
+            any_value(b.title)
+        ) AS title
+    FROM tracked k
+    LEFT JOIN state_now s USING (session_key, root, fork_id)
+    LEFT JOIN open_before b USING (session_key, root, fork_id)
+    GROUP BY k.session_key, k.root, k.fork_id
 )
-SELECT 'raised' AS change, o.repo, o.path, o.topic, o.fork_id, o.title,
-    o.root, o.session_key
-FROM state_now o
-ANTI JOIN listed_before l USING (session_key, root, fork_id)
-WHERE o.state = 'open'
+SELECT 'raised' AS change, n.repo, n.path, n.topic, r.fork_id, t.title, r.root, r.session_key
+FROM raised r
+JOIN now n USING (session_key, root)
+JOIN titles t USING (session_key, root, fork_id)
 UNION ALL
 SELECT CASE WHEN s.state IS NULL THEN 'vanished' ELSE 'closed' END,
-    n.repo, n.path, n.topic, b.fork_id, b.title, root, session_key
-FROM open_before b
+    n.repo, n.path, n.topic, k.fork_id, t.title, k.root, k.session_key
+FROM tracked k
 JOIN now n USING (session_key, root)
+JOIN titles t USING (session_key, root, fork_id)
 LEFT JOIN state_now s USING (session_key, root, fork_id)
 WHERE s.state IS DISTINCT FROM 'open'
 ORDER BY 1, 2, 3, 4, 5, 6, 7;
