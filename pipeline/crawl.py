@@ -1187,7 +1187,9 @@ def _git_top(root_abs: str, repo_path: str) -> str | None:
     parts = repo_path.split("/") if repo_path else []
     for depth in range(len(parts), -1, -1):
         candidate = "/".join(parts[:depth])
-        if os.path.exists(os.path.join(root_abs, candidate, ".git")):
+        # lexists: a `.git` link git cannot follow is a repository git cannot read (BS-OPS-02
+        # then fails as git-unreadable), never a plain folder.
+        if os.path.lexists(os.path.join(root_abs, candidate, ".git")):
             return candidate
     return None
 

@@ -109,7 +109,7 @@ def detect(path: str, gate: str = "session") -> Detection:
     )
     # As in the crawl: the working tree at or above the repository root, and any nested below
     # it that holds the session's files (a submodule at docs/ or at the session folder).
-    git = enclosing_repo(repo_root) or _unread_git(repo_root)
+    git = _git_context(repo_root)
     if git is not None:
         ctx.git, ctx.git_prefix = git
     rec = parse_session(session_input(ctx, session))
@@ -133,13 +133,24 @@ def detect(path: str, gate: str = "session") -> Detection:
     return Detection(path, gate, outcomes, location, topic, root, _notes(rec))
 
 
+def _git_context(folder: str) -> tuple[GitRepo, str] | None:
+    """The working tree holding `folder` as git finds it, unless a nearer `.git` is one git
+    passed over (a link it cannot follow): that one is the repository, unread."""
+    found = enclosing_repo(folder)
+    nearest = _unread_git(folder)
+    if nearest is None or (found is not None and found[0].path == nearest[0].path):
+        return found or nearest
+    return nearest
+
+
 def _unread_git(folder: str) -> tuple[GitRepo, str] | None:
-    """The nearest folder holding `.git` at or above `folder` when git itself could not say
-    (git missing, a damaged repository), as the crawl finds one by its `.git`: BS-OPS-02 then
-    fails on what git could not list, instead of being skipped as if there were no git."""
+    """The nearest folder holding `.git` at or above `folder`, as the crawl finds one by its
+    `.git` (a link that leads nowhere included): where git itself could not say (git missing,
+    a damaged repository) BS-OPS-02 then fails on what git could not list, instead of being
+    skipped as if there were no git."""
     top = os.path.realpath(folder)
     while True:
-        if os.path.exists(os.path.join(top, ".git")):
+        if os.path.lexists(os.path.join(top, ".git")):
             rel = os.path.relpath(os.path.realpath(folder), top)
             return GitRepo(top), "" if rel == "." else rel.replace(os.sep, "/")
         parent = os.path.dirname(top)

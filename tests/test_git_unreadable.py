@@ -50,3 +50,29 @@ def test_a_damaged_index_fails_closed(tmp_path: Path) -> None:
     repo = _repo(tmp_path)
     (repo / ".git" / "index").write_bytes(b"garbage")
     assert _ops_02(repo, tmp_path) == ("fail", ["git-unreadable"], "fail")
+
+
+def _dangling_git(repo: Path, tmp_path: Path) -> None:
+    """The repository's git directory moved away, its `.git` a link to where it is not."""
+    (repo / ".git").rename(tmp_path / "moved.git")
+    (repo / ".git").symlink_to(tmp_path / "unmounted" / "repo.git")
+
+
+def test_a_dot_git_link_that_leads_nowhere_fails_closed(tmp_path: Path) -> None:
+    """A `.git` that is a link git cannot follow (its target on a volume not mounted) is a
+    repository git cannot read. Before, crawl and detect looked for `.git` with exists(),
+    which follows the link: BS-OPS-02 was skipped as "no git context" and a tracked ops/ file
+    unseen (found by a hunt)."""
+    repo = _repo(tmp_path)
+    _dangling_git(repo, tmp_path)
+    assert _ops_02(repo, tmp_path) == ("fail", ["git-unreadable"], "fail")
+
+
+def test_a_dot_git_link_that_leads_nowhere_inside_a_checkout_fails_closed(tmp_path: Path) -> None:
+    """Inside a larger checkout, git passes over a `.git` it cannot open and reads the
+    checkout above: the repository's own git must fail, not the outer index answer for it
+    (which lists none of its files, so BS-OPS-02 passed; found by a hunt)."""
+    repo = _repo(tmp_path)
+    _dangling_git(repo, tmp_path)
+    make_git_repo(tmp_path)
+    assert _ops_02(repo, tmp_path) == ("fail", ["git-unreadable"], "fail")

@@ -19,17 +19,22 @@ from functools import cached_property
 from pipeline.sources.tree import ReadError
 
 
-def _env() -> dict[str, str]:
+def _env(repo: str | None = None) -> dict[str, str]:
     """Git that reads only: no index refresh, no prompt, and no lazy fetch of an object a
     partial clone lacks (which writes a pack into .git and reaches the network): the
-    variable of git 2.44 and later, and for older ones no transport allowed at all."""
-    return {
+    variable of git 2.44 and later, and for older ones no transport allowed at all. With
+    `repo`, git looks for the repository in that folder only: one whose `.git` it cannot
+    open (a link to a volume not mounted) must fail, not be read as a checkout above it."""
+    env = {
         **os.environ,
         "GIT_OPTIONAL_LOCKS": "0",
         "GIT_TERMINAL_PROMPT": "0",
         "GIT_NO_LAZY_FETCH": "1",
         "GIT_ALLOW_PROTOCOL": "none",
     }
+    if repo is not None:
+        env["GIT_CEILING_DIRECTORIES"] = os.path.dirname(os.path.realpath(repo))
+    return env
 
 
 # Settings a repository's config could use to run a command while git reads it: the fsmonitor
@@ -44,12 +49,13 @@ READ_ONLY = (
 )
 
 
-def _git(repo: str, *args: str) -> subprocess.CompletedProcess[bytes] | None:
+def _git(repo: str, *args: str, pinned: bool = True) -> subprocess.CompletedProcess[bytes] | None:
+    """Git run in `repo`; `pinned`, git reads the repository of that very folder (see _env)."""
     try:
         return subprocess.run(
             ["git", *READ_ONLY, "-C", repo, *args],
             capture_output=True,
-            env=_env(),
+            env=_env(repo if pinned else None),
             timeout=120,
             check=False,
         )
@@ -173,7 +179,7 @@ def _why(done: subprocess.CompletedProcess[bytes] | None) -> str:
 
 def enclosing_repo(path: str) -> tuple[GitRepo, str] | None:
     """The git working tree holding `path`, and path relative to it; for `census detect`."""
-    done = _git(path, "rev-parse", "--show-toplevel")
+    done = _git(path, "rev-parse", "--show-toplevel", pinned=False)
     if done is None or done.returncode != 0:
         return None
     top = os.path.realpath(done.stdout.decode("utf-8", "surrogateescape").strip())
@@ -263,7 +269,7 @@ class GitHistory:
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,
-                env=_env(),
+                env=_env(self.repo.path),
             )
         assert self._batch.stdin is not None and self._batch.stdout is not None
         try:
