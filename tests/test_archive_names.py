@@ -12,9 +12,12 @@ import tarfile
 import zipfile
 from pathlib import Path
 
+import duckdb
 import pytest
 
+from pipeline.check import check
 from tests.test_bad_input import (  # noqa: F401  (control_counts is a fixture)
+    CONTROL,
     SESSION,
     add_control,
     add_member,
@@ -317,3 +320,44 @@ def test_a_session_folder_link_does_not_hide_the_members_under_its_name(tmp_path
     assert checked_rows(archive, tmp_path / "out", query) == [("fail",)]
     issues = checked_rows(archive, tmp_path / "out2", "SELECT file, code FROM parse_issues")
     assert issues == [(f"{archive}:repo/{SESSION}", "unreadable")]
+
+
+@pytest.mark.parametrize("kind", ["tar.gz", "zip"])
+def test_a_session_file_named_with_dot_dot_fails_its_session_closed(
+    tmp_path: Path, kind: str
+) -> None:
+    """A member named with `..` that stays inside (`…/basis/../forks.md`) is refused, and the
+    session holding no other member of that name shows the file it could not read. Before,
+    the refusal was a root issue only ("climbs out of the archive", which it does not): the
+    session read as if it had no forks.md, and its open fork with no `Closes when:` hid behind
+    a clean verdict (found by a hunt)."""
+    holder = tmp_path / "in"
+    holder.mkdir()
+    archive = holder / f"corpus.{kind}"
+    members = {
+        f"control/{p.relative_to(CONTROL).as_posix()}": p.read_bytes()
+        for p in sorted(CONTROL.rglob("*"))
+        if p.is_file() and p.name != "forks.md"
+    }
+    members[f"control/{SESSION}/basis/../forks.md"] = b"# Forks\n\n## F1 - key? [open]\n"
+    if kind == "zip":
+        with zipfile.ZipFile(archive, "w") as zf:
+            for name, data in members.items():
+                zf.writestr(zipfile.ZipInfo(name), data)
+    else:
+        with tarfile.open(archive, "w:gz") as tar:
+            for name, data in members.items():
+                add_member(tar, name, data)
+    con = crawl_unchanged([archive], holder, tmp_path / "out")
+    assert con.execute(
+        "SELECT code FROM parse_issues WHERE snapshot_id IS NOT NULL AND file = 'forks.md'"
+    ).fetchall() == [("unreadable",)]
+    refused = con.execute("SELECT message FROM parse_issues WHERE code = 'unsafe-member'")
+    assert "climbs out" not in refused.fetchone()[0]
+    con.close()
+    check(str(tmp_path / "out"))
+    with duckdb.connect(str(tmp_path / "out" / "census.duckdb"), read_only=True) as db:
+        fork_01 = db.execute(
+            "SELECT status FROM statuses WHERE rule_id = 'BS-FORK-01' AND gate = 'session'"
+        ).fetchone()
+    assert fork_01 == ("fail",)

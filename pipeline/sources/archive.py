@@ -84,6 +84,23 @@ def _wanted(path: str) -> bool:
     return is_markdown(path) or "/docs/" in f"/{path}"
 
 
+# A member named with `..` inside it that stays inside the archive: extraction tools disagree
+# on where it lands (GNU tar strips up to the `..`, bsdtar refuses it, Python keeps it in place).
+INNER_DOT_DOT = (
+    "archive member named with `..`; not read (extraction tools disagree on where it lands)"
+)
+
+
+def _inside(name: str) -> str | None:
+    """Where a member named with `..` that stays inside the archive would be after the `..`
+    are resolved; None for a name that climbs out or is absolute."""
+    name = name.replace("\\", "/")
+    if name.startswith("/") or (len(name) > 1 and name[1] == ":"):
+        return None
+    norm = posixpath.normpath(name)
+    return None if norm in (".", "..") or norm.startswith("../") else norm
+
+
 def _safe_name(name: str) -> str | None:
     """The member's path inside the archive, or None when it climbs out or is absolute."""
     name = name.replace("\\", "/")
@@ -133,6 +150,8 @@ class ArchiveTree(Tree):
         # Members some link leads to, kept although no session or link document would need them.
         self._targets: set[str] = set()
         self._listed: list[str] = []
+        # Files named with `..` that stay inside, by where they would be: refused, never read.
+        self._refused: dict[str, Entry] = {}
         # Each tar member's place in the stream (its last copy's), so that a second pass stops
         # at the last member it needs, never past where the first pass stopped (a bomb).
         self._places: dict[str, int] = {}
@@ -150,12 +169,11 @@ class ArchiveTree(Tree):
             cut = isinstance(err, EOFError) or "unexpected end" in str(err)
             self._fault(CUT_SHORT if cut else CORRUPT, str(err))
         self._resolve_links()
-        # Parent folders of members are entries too, so empty session folders still show.
-        for path in list(self._entries):
-            parent = posixpath.dirname(path)
-            while parent and parent not in self._entries:
-                self._entries[parent] = Entry(parent, True, 0, 0)
-                parent = posixpath.dirname(parent)
+        self._fill_parents()
+        for path, entry in self._refused.items():
+            if path not in self._entries:
+                self._entries[path] = entry
+        self._fill_parents()
         for path, entry in self._entries.items():
             if entry.is_dir and entry.problem is None and misnamed(posixpath.basename(path), path):
                 self.issues.append((path, "misnamed-folder", MISNAMED_FOLDER))
@@ -169,6 +187,14 @@ class ArchiveTree(Tree):
             )
             block.insert(0, Entry("", True, 0, 0, message))
         yield block
+
+    def _fill_parents(self) -> None:
+        """Parent folders of members are entries too, so empty session folders still show."""
+        for path in list(self._entries):
+            parent = posixpath.dirname(path)
+            while parent and parent not in self._entries:
+                self._entries[parent] = Entry(parent, True, 0, 0)
+                parent = posixpath.dirname(parent)
 
     def _fault(self, why: str, detail: str) -> None:
         """The archive could not be read to its end: one issue for it, and it is incomplete."""
@@ -379,9 +405,15 @@ class ArchiveTree(Tree):
             problem = BAD_NAME
         name = _safe_name(shown)
         if name is None:
-            self.issues.append(
-                (shown, "unsafe-member", "archive member climbs out of the archive; not read")
-            )
+            inside = _inside(shown)
+            why = "archive member climbs out of the archive; not read"
+            if inside is not None:
+                why = INNER_DOT_DOT
+                if not is_dir:
+                    # Not read, so as not to stand for a member the archive holds under that name;
+                    # where it holds none, the session there shows a file it could not read.
+                    self._refused[inside] = Entry(inside, False, size, int(mtime * 1e9), why)
+            self.issues.append((shown, "unsafe-member", why))
             return None
         if not name:
             return None
