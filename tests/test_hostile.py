@@ -821,3 +821,34 @@ def test_a_file_swapped_for_a_link_out_of_the_root_after_the_listing_is_not_read
         tree.read("forks.md")
     assert (refused.value.code, refused.value.message) == ("unreadable", OUT_OF_ROOT)
     assert tree.read("linked.md") == b"# inside\n"
+
+
+def test_a_folder_above_the_repositories_that_cannot_be_entered_is_noted(tmp_path: Path) -> None:
+    """A folder above the repositories whose stat fails (its path past PATH_MAX here; a
+    parent listed but not searchable does the same) is a folder not listed: a root issue
+    names it. Before, the walk took it for a file it could not stat and dropped it, so the
+    repositories under it and their sessions vanished from the night without a word (found
+    by a hunt)."""
+    root = tmp_path / "root"
+    copy_tree(CONTROL, root / "control")
+    # Long names, not many levels: past 4,096 bytes whatever tmp_path is, yet shallow enough
+    # for shutil.rmtree (pytest's clean-up) to remove.
+    names = ["d" * 200] * 21 + ["r", "docs", "research", "deep-brainstorm"]
+    fd = os.open(root, os.O_RDONLY)
+    try:
+        for name in names:
+            os.mkdir(name, dir_fd=fd)
+            inner = os.open(name, os.O_RDONLY, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+    finally:
+        os.close(fd)
+    crawl([str(root)], str(tmp_path / "out"), workers=1)
+    with connect(Out(tmp_path / "out")) as con:
+        topics = con.execute("SELECT DISTINCT topic FROM observations").fetchall()
+        noted = con.execute(
+            "SELECT code, message FROM parse_issues WHERE snapshot_id IS NULL"
+        ).fetchall()
+    assert topics == [("demo",)]
+    assert noted == [("unreadable-dir", "cannot list directory: File name too long")]
+    shutil.rmtree(root)  # pytest's clean-up must be able to remove it too

@@ -86,6 +86,14 @@ def is_unlisted(entry: Entry) -> bool:
     return entry.is_dir and (entry.problem or "").startswith(UNLISTED)
 
 
+def _listed_as_dir(item: os.DirEntry[str]) -> bool:
+    """Whether the listing says an entry is a folder (its type, without a stat of its own)."""
+    try:
+        return item.is_dir(follow_symlinks=False)
+    except OSError:
+        return False
+
+
 def storable_name(name: str) -> str:
     """`name` when it is valid UTF-8; else its bytes decoded with U+FFFD for what is not.
 
@@ -200,7 +208,12 @@ class DirTree(Tree):
                 yield rel
                 continue
             # Depth-first, in name order, so that the listing and the jobs are deterministic.
-            children = [e.path for e in self._scan(rel) if e.is_dir and e.problem is None]
+            scanned = self._scan(rel)
+            for entry in filter(is_unlisted, scanned):
+                # Repositories under it would vanish without a word (inside one, its session's
+                # or repository's issue says so: discover).
+                self.issues.append((entry.path, "unreadable-dir", str(entry.problem)))
+            children = [e.path for e in scanned if e.is_dir and e.problem is None]
             stack.extend(reversed(children))
 
     def _scan(self, rel: str) -> list[Entry]:
@@ -256,6 +269,10 @@ class DirTree(Tree):
                 return Entry(path, True, 0, 0)
             return Entry(path, False, 0, 0, VANISHED)
         except OSError as err:
+            if _listed_as_dir(item):
+                # A folder whose path is too long, or whose parent lets it be listed but not
+                # entered: what it holds is unknown, as for a folder that cannot be listed.
+                return Entry(path, True, 0, 0, f"{UNLISTED}: {err.strerror}")
             return Entry(path, False, 0, 0, f"cannot stat: {err.strerror}")
 
     def _link(self, item: os.DirEntry[str], path: str) -> Entry:
