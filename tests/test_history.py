@@ -1357,3 +1357,32 @@ def test_a_night_that_loses_the_folder_it_stood_as_compares_with_it(tmp_path: Pa
     found = _series(out)
     assert [(p, r) for p, r, _ in found] == [("night-2", "BS-STATE-01")], found
     assert "from stopping" in found[0][2] and "to open" in found[0][2], found[0][2]
+
+
+@pytest.mark.parametrize("odd", ["notes\x01old.md", "notes\x01 old.md", "\x01abc 1 2"])
+def test_a_name_holding_byte_0x01_leaves_the_history_whole(
+    history: tuple[Path, dict[str, str]], tmp_path: Path, odd: str
+) -> None:
+    """A committed name may hold any byte but NUL. Before, `git log` output was split on 0x01:
+    a name holding it stopped the crawl with "internal error: ValueError", or (`\\x01 old.md`)
+    dropped the history with the false "commit  has a date git cannot give as a time"; and the
+    ops/ files a nested working tree tracked were paired with the wrong commit (found by a
+    hunt)."""
+    from pipeline.sources.git import GitRepo
+
+    repo, shas = history
+    (repo / "docs" / odd).write_text("a note\n")
+    (repo / SESSION / "ops" / odd).write_text("tracked\n")
+    git(repo, "add", "-f", f"docs/{odd}", f"{SESSION}/ops/{odd}")
+    shas["odd"] = commit(repo, "2026-07-13T15:00:00Z", "an odd name")
+    out = Out(tmp_path / "out")
+    crawl([str(repo.parent)], str(out.root), workers=1, git_history=True)
+    check(str(out.root))
+    con = connect(out)
+    assert con.execute("SELECT count(*) FROM parse_issues").fetchone() == (0,)
+    commits = con.execute('SELECT "commit" FROM observations WHERE "commit" IS NOT NULL')
+    assert {sha for (sha,) in commits.fetchall()} == set(shas.values())
+    rules = con.execute("SELECT DISTINCT rule_id FROM series_findings").fetchall()
+    assert sorted(rules) == [("BS-FORK-01",), ("BS-LEDGER-01",), ("BS-STATE-01",)]
+    first = dict(GitRepo(str(repo)).first_changes(f"{SESSION}/ops") or [])
+    assert first == {"capture.md": shas["ops"], odd: shas["odd"]}

@@ -140,18 +140,15 @@ class GitRepo:
         done = _git(
             self.path,
             *("--literal-pathspecs", "log", "--reverse", "--topo-order", "--full-history"),
-            *("--no-renames", "-m", "--name-only", "-z", "--format=%x01%H"),
+            *("--no-renames", "-m", "--name-only", "-z", "--format=%x00%H"),
         )
         if done is None or done.returncode != 0:
             self.failure = _why(done)
             return None
         found: dict[str, str] = {}
-        for record in done.stdout.split(b"\x01")[1:]:
-            head, _, names = record.partition(b"\x00")
-            sha = head.decode("ascii", "replace").strip()
-            for raw in names.lstrip(b"\n").split(b"\x00"):
-                if raw:
-                    found.setdefault(raw.decode("utf-8", "replace"), sha)
+        for sha, names in log_records(done.stdout):
+            for name in names:
+                found.setdefault(name, sha)
         return found
 
     def tracked_under(self, folder: str) -> list[str] | None:
@@ -167,6 +164,26 @@ class GitRepo:
                 break
             found.append(name[len(prefix) :])
         return found
+
+
+def log_records(out: bytes) -> list[tuple[str, list[str]]]:
+    """(header, names) per record of `git log -z --name-only --format=%x00…`. A header is the
+    field after an empty one (its own leading NUL), as no name is empty; a name may hold any
+    byte but NUL (a split on a marker byte such as 0x01 took part of a name for a header)."""
+    records: list[tuple[str, list[str]]] = []
+    header_next = False
+    for field in out.split(b"\x00"):
+        if not field:
+            header_next = True
+        elif header_next:
+            records.append((field.decode("ascii", "replace"), []))
+            header_next = False
+        elif records:
+            names = records[-1][1]
+            # git puts a line end before a record's first name only.
+            raw = field[1:] if not names and field.startswith(b"\n") else field
+            names.append(raw.decode("utf-8", "replace"))
+    return records
 
 
 def _why(done: subprocess.CompletedProcess[bytes] | None) -> str:
@@ -210,7 +227,7 @@ class GitHistory:
             self.repo.path,
             *("log", "--reverse", "--topo-order", "--full-history", "--simplify-merges"),
             *("--parents", "-m", "--no-renames", "--name-only", "-z"),
-            "--format=%x01%H %ct %P",
+            "--format=%x00%H %ct %P",
             "--",
             spec,
         )
@@ -222,20 +239,18 @@ class GitHistory:
             self.failure = (errors or said or ["git log did not run"])[0]
             return []
         found: dict[str, Commit] = {}
-        for record in done.stdout.split(b"\x01")[1:]:
-            head, _, names = record.partition(b"\x00")
-            sha, when, *parents = head.decode("ascii", "replace").split(" ")
+        for head, names in log_records(done.stdout):
+            sha, _, rest = head.partition(" ")
+            when, _, listed = rest.partition(" ")
             if not _readable_time(when):
                 # A date git stores but cannot print as a time (before 1970, past year 9999):
                 # no lifetime can be measured along it, and the history is said unread.
                 self.failure = f"commit {sha[:12]} has a date git cannot give as a time"
                 return []
-            parents = [p for p in parents if p]
+            parents = listed.split()
             commit = found.setdefault(sha, Commit(sha, int(when), tuple(parents), set()))
-            for raw in names.lstrip(b"\n").split(b"\x00"):
-                if raw:
-                    name = raw.decode("utf-8", "replace")
-                    commit.changed.add(name[len(prefix) + 1 :] if prefix else name)
+            for name in names:
+                commit.changed.add(name[len(prefix) + 1 :] if prefix else name)
         return list(found.values())
 
     def tree(self, commit: str, prefix: str) -> list[tuple[str, str, int, bool]]:
