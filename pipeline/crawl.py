@@ -8,6 +8,7 @@ whose content hash is already stored is read but not parsed or written again.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import time
 from collections.abc import Callable, Iterator
@@ -267,10 +268,7 @@ def _crawl_locked(out: Out, trees: list[Tree], plan: _Plan) -> CrawlSummary:
         run.take(result)
         cache.update(result.cache)
         heads.update(result.heads)
-    for tree in trees:
-        for path, code, message in tree.issues:
-            writer.write(PARSE_ISSUES.name, [_root_issue(run_id, tree, path, code, message)])
-            summary.parse_issues += 1
+    summary.parse_issues += _write_root_issues(writer, trees, run_id, plan.shard)
     summary.new_snapshots = len(run.written)
     writer.write(RUNS.name, [_runs_row(summary, plan, ctx.observed_at)])
     writer.close()
@@ -682,6 +680,20 @@ def _rows(result: JobResult, table: str) -> int:
     return 0 if found is None else int(found.num_rows)
 
 
+def _write_root_issues(
+    writer: PartitionWriter, trees: list[Tree], run_id: str, shard: tuple[int, int] | None
+) -> int:
+    """The roots' own issues this shard writes; how many."""
+    written = 0
+    for tree in trees:
+        for path, code, message in tree.issues:
+            row = _root_issue(run_id, tree, path, code, message)
+            if root_issue_in_shard(row["file"], code, message, shard):
+                writer.write(PARSE_ISSUES.name, [row])
+                written += 1
+    return written
+
+
 def _root_issue(run_id: str, tree: Tree, path: str, code: str, message: str) -> dict[str, Any]:
     where = f"{tree.label}:{path}" if path else tree.label
     return {
@@ -711,6 +723,14 @@ def _write_result(writer: PartitionWriter, result: JobResult, written: set[str])
     writer.write(OBSERVATIONS.name, result.observations)
     if result.issues:
         writer.write(PARSE_ISSUES.name, result.issues)
+
+
+def root_issue_in_shard(where: str, code: str, message: str, shard: tuple[int, int] | None) -> bool:
+    """Whether this shard writes a root issue: every shard walks every root and meets its
+    issues, so each is written by the one shard a stable hash of it names (a night crawled in
+    N shards would otherwise hold it N times)."""
+    text = f"{where}\0{code}\0{message}".encode("utf-8", "surrogateescape")
+    return in_shard(hashlib.sha256(text).hexdigest(), shard)
 
 
 def in_shard(key: str, shard: tuple[int, int] | None) -> bool:
@@ -1151,6 +1171,8 @@ class _JobBatch:
         )
 
     def root_issue(self, where: str, code: str, message: str) -> None:
+        if not root_issue_in_shard(where, code, message, self.job.shard):
+            return
         self.result.issues.append(
             {
                 "snapshot_id": None,

@@ -467,3 +467,33 @@ def test_a_docs_folder_that_is_a_link_inside_the_root_is_noted(tmp_path: Path) -
     assert [(f.rsplit(":", 1)[-1], c, m) for f, c, m in rows] == [
         ("linked/docs", "unreadable", LAYOUT_LINK)
     ]
+
+
+@pytest.mark.parametrize("shards", [2, 3])
+def test_shards_together_hold_each_root_issue_once(tmp_path: Path, shards: int) -> None:
+    """Every shard walks every root and meets its issues (a misnamed session folder, a link
+    out of the root, a damaged archive); the night's shards together hold each once, as one
+    crawl does. Before, each shard wrote them all: a night in N shards counted every root
+    issue N times, in parse_issues and in the report (found by a hunt)."""
+    root = tmp_path / "root"
+    for name in ("a", "b", "c"):
+        copy_tree(FIXTURES / "example" / "orbit-api", root / name)
+    (root / "b" / "docs" / "research" / "Misnamed-Brainstorm").mkdir()
+    (root / "c" / "docs" / "research" / "away-brainstorm").symlink_to(tmp_path)
+    cut = tmp_path / "cut.tar.gz"
+    cut.write_bytes((FIXTURES / "example" / "harbor-infra-history.tar.gz").read_bytes()[:900])
+    roots = [str(root), str(cut)]
+    crawl(roots, str(tmp_path / "plain"))
+    for k in range(1, shards + 1):
+        crawl(roots, str(tmp_path / "sharded"), shard=(k, shards), point="n1")
+    held = []
+    for out in ("plain", "sharded"):
+        with connect(Out(tmp_path / out)) as con:
+            held.append(
+                con.execute(
+                    "SELECT file, code, message FROM parse_issues WHERE snapshot_id IS NULL "
+                    "ORDER BY ALL"
+                ).fetchall()
+            )
+    assert len(held[0]) >= 3
+    assert held[1] == held[0]
