@@ -293,3 +293,52 @@ def test_a_malformed_field_in_state_thesis_or_manifest_names_its_line(
     assert (file, line, "malformed-field") in _notes(found)
     outcome = next(o for o in found.outcomes if o.rule == rule)
     assert outcome.status == "fail" and any(f["line"] == line for f in outcome.findings)
+
+
+@pytest.mark.parametrize(
+    ("base", "file", "old", "new", "rule"),
+    [
+        ("open", "ledger.md", HOW, HOW + "- <!-- added at S3 --> Resolves: F1\n", "BS-FORK-02"),
+        ("open", "ledger.md", HOW, HOW + "\n<!--\nadded at S3\n--> Resolves: F1\n", "BS-FORK-02"),
+        ("open", "ledger.md", HOW, HOW + "- <?note?> Resolves: F1\n", "BS-FORK-02"),
+        (
+            "converging",
+            "forks.md",
+            "- Raised by: probe\n" + CLOSES,
+            CLOSES + "- <!-- from the probe --> Raised by: twin (S9)\n",
+            "BS-SYNC-02",
+        ),
+        (
+            "converging",
+            "state.md",
+            "- Status: stopping\n",
+            "- Status: stopping\n- <!-- hand edit --> Status: harvested\n",
+            "BS-STATE-01",
+        ),
+    ],
+)
+def test_a_field_after_a_comment_on_its_line_is_noted_and_fails_its_rule(
+    tmp_path: Path, base: str, file: str, old: str, new: str, rule: str
+) -> None:
+    """A line that begins with an HTML comment is an HTML block to CommonMark, which passes
+    the text after `-->` through, so the page shows `- <!-- x --> Resolves: F1` as
+    "Resolves: F1". Before, the whole block was taken as hidden: the field was neither read
+    nor noted and the session was clean (found by a hunt)."""
+    folder = _session(tmp_path, base, file, old, new)
+    found = detect(str(folder), "session")
+    lines = (folder / file).read_text(encoding="utf-8").split("\n")
+    line = next(i for i, text in enumerate(lines, 1) if "--> " in text or "?> " in text)
+    assert (file, line, "unread-field") in _notes(found), _notes(found)
+    assert _status(found, rule) == "fail" and found.result == "failing"
+
+
+def test_a_fork_heading_after_a_comment_is_noted_and_fails(tmp_path: Path) -> None:
+    """`<!-- x --> ## F9 — … [open]` shows as the text "## F9 — … [open]", a fork not written
+    as a heading. Before, it was neither counted nor noted, and the manifest gate passed with
+    it open (found by a hunt)."""
+    heading = "<!-- moved from the backlog --> ## F9 — Do digests skip weekends? [open]"
+    folder = _session(tmp_path, "converging", "forks.md", CLOSES, CLOSES + "\n" + heading + "\n")
+    found = detect(str(folder), "manifest")
+    line = _line(folder, "forks.md", heading)
+    assert ("forks.md", line, "entry-not-heading") in _notes(found), _notes(found)
+    assert _status(found, "BS-FORK-01") == "fail" and _status(found, "BS-FORK-03") == "fail"

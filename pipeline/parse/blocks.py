@@ -476,6 +476,15 @@ def html_kind(s: str, at: int) -> int:
     return -1
 
 
+def html_tail(s: str, kind: int, at: int) -> str:
+    """What follows the end of an HTML block of a kind that ends at a marker (`-->`, `?>`)
+    on its last line `s`, searched from offset `at`: CommonMark passes it through with the
+    block, so the page shows it (`<!-- note --> Resolves: F1` shows "Resolves: F1")."""
+    end = _HTML_KINDS[kind][1]
+    found = end.search(s, at) if end is not None else None
+    return s[found.end() :] if found is not None else ""
+
+
 class _Parser:
     def __init__(self, lines: list[str]) -> None:
         self.lines = lines

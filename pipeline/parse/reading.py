@@ -21,6 +21,7 @@ from pipeline.parse.blocks import (
     Paragraph,
     Table,
     html_kind,
+    html_tail,
     parse,
 )
 from pipeline.parse.lexical import (
@@ -670,7 +671,14 @@ def html_text(doc: Document, lines: list[str]) -> list[str] | None:
     inner: list[str] | None = None
     for first, last in doc.html:
         opening = lines[first - 1]
-        if html_kind(opening, PREFIX_RE.match(opening).end()) in HIDDEN_HTML:  # type: ignore[union-attr]
+        at = PREFIX_RE.match(opening).end()  # type: ignore[union-attr]
+        kind = html_kind(opening, at)
+        if kind in HIDDEN_HTML:
+            # The text after a comment's end on its last line is shown, and read as such.
+            tail = _shown_tail(lines[last - 1], kind, at if first == last else 0)
+            if tail:
+                inner = inner or [""] * len(lines)
+                inner[last - 1] = tail
             continue
         if inner is None:
             inner = [""] * len(lines)
@@ -678,6 +686,16 @@ def html_text(doc: Document, lines: list[str]) -> list[str] | None:
             text = lines[at - 1]
             inner[at - 1] = untagged(text[_QUOTES_RE.match(text).end() :])  # type: ignore[union-attr]
     return inner
+
+
+_INLINE_COMMENT_RE = re.compile(r"<!--.*?-->|<!--.*")
+
+
+def _shown_tail(text: str, kind: int, at: int) -> str:
+    """The text a hidden HTML block's last line shows after the block's end (`<!-- x -->
+    Resolves: F1`), its further comments and the tags around it dropped; '' for none."""
+    tail = _INLINE_COMMENT_RE.sub("", html_tail(text, kind, at))
+    return untagged(tail).strip(" \t")
 
 
 def untagged(text: str) -> str:
