@@ -342,3 +342,32 @@ def test_a_fork_heading_after_a_comment_is_noted_and_fails(tmp_path: Path) -> No
     line = _line(folder, "forks.md", heading)
     assert ("forks.md", line, "entry-not-heading") in _notes(found), _notes(found)
     assert _status(found, "BS-FORK-01") == "fail" and _status(found, "BS-FORK-03") == "fail"
+
+
+@pytest.mark.parametrize(
+    ("base", "file", "old", "new", "rule"),
+    [
+        ("open", "ledger.md", HOW, HOW.rstrip("\n") + "<br>Resolves: F1\n", "BS-FORK-02"),
+        ("open", "ledger.md", HOW, HOW.rstrip("\n") + " <br/> Resolves: F1\n", "BS-FORK-02"),
+        (
+            "converging",
+            "forks.md",
+            "- Raised by: probe\n" + CLOSES,
+            CLOSES.rstrip("\n") + "<BR>Raised by: twin (S9)\n",
+            "BS-SYNC-02",
+        ),
+    ],
+)
+def test_a_field_after_a_br_is_noted_and_fails_its_rule(
+    tmp_path: Path, base: str, file: str, old: str, new: str, rule: str
+) -> None:
+    """`- How to apply: …<br>Resolves: F1` shows "Resolves: F1" on a line of its own, as a
+    hard line break does, yet it is more of the item's text. Before, a hard break was noted
+    but a `<br>` was not: the field was neither read nor noted and the session was clean
+    (found by a hunt)."""
+    folder = _session(tmp_path, base, file, old, new)
+    found = detect(str(folder), "session")
+    lines = (folder / file).read_text(encoding="utf-8").split("\n")
+    line = next(i for i, text in enumerate(lines, 1) if "<br" in text.lower())
+    assert (file, line, "nested-field") in _notes(found), _notes(found)
+    assert _status(found, rule) == "fail" and found.result == "failing"

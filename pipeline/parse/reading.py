@@ -25,6 +25,7 @@ from pipeline.parse.blocks import (
     parse,
 )
 from pipeline.parse.lexical import (
+    BREAK_RE,
     FILLERS,
     INVISIBLE,
     LIST_MARKER_RE,
@@ -189,6 +190,34 @@ def note_nested(
             f"{where.format(first_line(block))}, not as a field; give it a line of its own"
         )
         rec.issue(file, line, "nested-field", message, rule(key, value))
+    broken = broken_fields(block, known)
+    for key, name, value, line in broken:
+        message = (
+            f"'{name.capitalize()}: {value[:60]}' is written after a <br> on line {line}, so "
+            "it is read as part of that line's text, not as a field; give it a line of its own"
+        )
+        rec.issue(file, line, "nested-field", message, rule(key, value))
+    return found + broken
+
+
+def broken_fields(block: Block, known: Mapping[str, str]) -> list[tuple[str, str, str, int]]:
+    """(key, name, value, line) of each field of `known` written after a `<br>` in a list
+    item or paragraph (`- How to apply: …<br>Resolves: F1`): the page shows it on a line of
+    its own, as after a hard line break, yet it is more of the line's text."""
+    if isinstance(block, Item):
+        lines = block.all_lines() if block.parts else block.lines
+    elif isinstance(block, Paragraph):
+        lines = block.lines
+    else:
+        return []
+    found = []
+    for line, text in lines:
+        if "<" not in text:
+            continue
+        for piece in BREAK_RE.split(text)[1:]:
+            parsed = field(piece.strip(" \t"))
+            if parsed is not None and parsed[0] in known:
+                found.append((known[parsed[0]], parsed[0], parsed[1], line))
     return found
 
 
