@@ -371,3 +371,56 @@ def test_a_field_after_a_br_is_noted_and_fails_its_rule(
     line = next(i for i, text in enumerate(lines, 1) if "<br" in text.lower())
     assert (file, line, "nested-field") in _notes(found), _notes(found)
     assert _status(found, rule) == "fail" and found.result == "failing"
+
+
+@pytest.mark.parametrize(
+    ("base", "file", "old", "new", "rule"),
+    [
+        (
+            "open",
+            "ledger.md",
+            HOW,
+            HOW + "\n| Resolves | Reversed by |\n|---|---|\n| F1 | — |\n",
+            "BS-FORK-02",
+        ),
+        (
+            "open",
+            "ledger.md",
+            HOW,
+            HOW + "\n| Reversed by | Date |\n| --- | --- |\n| D9 | 07-12 |\n",
+            "BS-LEDGER-01",
+        ),
+        (
+            "converging",
+            "forks.md",
+            "- Raised by: probe\n" + CLOSES,
+            CLOSES + "\n| Raised by |\n|:--|\n| twin (S9) |\n",
+            "BS-SYNC-02",
+        ),
+    ],
+)
+def test_fields_written_as_a_table_s_columns_are_noted_and_fail_their_rule(
+    tmp_path: Path, base: str, file: str, old: str, new: str, rule: str
+) -> None:
+    """An entry's fields written as a one-row table whose header names them (`| Resolves |
+    Reversed by |` over `| F1 | D9 |`) show as those fields. Before, only a row or header
+    row that names a field was noted: the column form was neither read nor noted and the
+    session was clean with D2 resolving the open F1 (found by a hunt)."""
+    healthy = detect(str(_session(tmp_path / "before", base, file, old, old)), "session")
+    assert _status(healthy, rule) == "pass"
+    folder = _session(tmp_path / "after", base, file, old, new)
+    found = detect(str(folder), "session")
+    lines = (folder / file).read_text(encoding="utf-8").split("\n")
+    line = next(i for i, text in enumerate(lines, 1) if text.startswith("|")) + 2
+    assert (file, line, "unread-field") in _notes(found), _notes(found)
+    assert _status(found, rule) == "fail" and found.result == "failing"
+
+
+def test_a_table_of_many_rows_under_a_field_name_is_no_field(tmp_path: Path) -> None:
+    """A table of something else whose header happens to name a field (`| Status | Owner |`
+    over several rows) stays a table: only a one-row table is an entry's fields."""
+    table = "\n| Status | Owner |\n|---|---|\n| open | Ann |\n| stopping | Bo |\n\n"
+    last = "- Last compose: 2026-07-08T14:30Z\n"
+    folder = _session(tmp_path, "open", "state.md", last, last + table)
+    found = detect(str(folder), "session")
+    assert found.result == "clean" and _notes(found) == []

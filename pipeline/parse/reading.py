@@ -240,6 +240,32 @@ def table_fields(
         parsed = field(cells[0]) if cells and not any(cells[1:]) else _named_row(cells)
         if parsed is not None and parsed[0] in known:
             found.append((known[parsed[0]], parsed[0], parsed[1], line))
+    return found + _column_fields(table, known, taken)
+
+
+# A cell that begins with an entry's ID: its row is an entry's or about one (table_rows).
+_ID_CELL_RE = re.compile(r"[ \t*_`\[]*+[A-Z]\d+(?![A-Za-z0-9])")
+
+
+def _column_fields(
+    table: Table, known: Mapping[str, str], taken: Mapping[str, Callable[[str], bool]] | None
+) -> list[tuple[str, str, str, int]]:
+    """The fields of a one-row table whose header names them (`| Resolves | Reversed by |`
+    over `| F1 | D9 |`): the entry's fields written as columns. A cell counts when every
+    header cell names a field, or when its value is one the field takes (`taken`), so that
+    `| Status | Owner |` over `| open | Ann |` in a table of something else still counts."""
+    if len(table.rows) != 1:
+        return []
+    line, cells = table.rows[0]
+    columns = header_fields(table, known)
+    if not columns or (0 not in columns and cells and _ID_CELL_RE.match(cells[0])):
+        return []
+    every = len(columns) == sum(1 for cell in table.header if cell.strip())
+    found = []
+    for column, (key, name) in sorted(columns.items()):
+        value = cells[column].strip() if column < len(cells) else ""
+        if not says_nothing(value) and (every or (taken and key in taken and taken[key](value))):
+            found.append((key, name, value, line))
     return found
 
 
