@@ -354,3 +354,43 @@ def test_a_no_break_space_after_an_id_is_no_part_of_the_title(space: str) -> Non
     parse_ledger(decode(ledger.encode(), "ledger.md", rec), rec)
     assert [f["title"] for f in rec.of("forks")] == ["Whose clock"]
     assert [e["title"] for e in rec.of("ledger")] == ["Turning"]
+
+
+TOC = (
+    "- [F1 — Do security alerts ever ride in a digest? \\[open\\]]"
+    "(#f1--do-security-alerts-ever-ride-in-a-digest-open)\n"
+    "- [F2 — Whose clock decides the send window? \\[open\\]](#f2)\n\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("file", "edit"),
+    [
+        ("forks.md", lambda text: text.replace("# Forks\n", "# Forks\n\n" + TOC, 1)),
+        (
+            "ledger.md",
+            lambda text: text.replace(
+                "# Ledger\n", "# Ledger\n\n- [D1 — Digests fold only low-urgency](#d1)\n", 1
+            ),
+        ),
+        (
+            "ledger.md",
+            lambda text: text.replace(
+                "- Why: users asked",
+                "\n[D1]: #d1-digests\n[D2]: <#d2> 'D2'\n\n- Why: users asked",
+                1,
+            ),
+        ),
+    ],
+)
+def test_a_table_of_contents_or_a_link_definition_is_no_entry(
+    tmp_path: Path, file: str, edit: Callable[[str], str]
+) -> None:
+    """A list of links to the entries' headings (a generated table of contents) points at
+    entries, and a link reference definition (`[D1]: #d1`) is never shown. Before, each was
+    taken for an entry not written as a heading: a healthy forks.md or ledger.md failed
+    BS-FORK-01 or BS-LEDGER-01, and a definition ended the entry above it, so its fields
+    stood under no entry (found by a hunt)."""
+    found = detect(session(tmp_path, "open", file, edit), "session")
+    assert found["result"] == "clean", found["notes"]
+    assert found["notes"] == []

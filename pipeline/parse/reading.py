@@ -671,6 +671,16 @@ def text_lines(block: Block) -> Iterable[tuple[int, str]] | None:
     return None
 
 
+# A line that is only a link to a heading of the page (a table of contents' `[F1 — title
+# \[open\]](#f1--title-open)`) or a link reference definition (`[D1]: #d1`, never shown):
+# it points at an entry and is not meant as one.
+_LINK_TEXT = r"\[(?:[^\[\]\\]|\\.)++\]"
+_REFERENCE_RE = re.compile(
+    rf"{_LINK_TEXT}\(#[^()\s]*+\)"
+    rf"|{_LINK_TEXT}:[ \t]*+(?:<[^<>]*+>|\S++)(?:[ \t]++(?:\"[^\"]*+\"|'[^']*+'|\([^()]*+\)))?+"
+)
+
+
 def _meant_lines(
     lines: Iterable[tuple[int, str]], letter: str
 ) -> Iterator[tuple[int, str, str, bool]]:
@@ -681,6 +691,8 @@ def _meant_lines(
         if text[:1] not in starts:
             continue
         seen = past_list_marker(text.lstrip(_BLANK_LEAD)) if text[0] in _BLANK_LEAD else text
+        if text[0] == "[" and _REFERENCE_RE.fullmatch(seen.strip(" \t")):
+            continue
         found = meant_entry(seen.rstrip(" \t"), letter)
         if found is not None:
             # Invisible characters first: its shape is a heading's, so it is meant as one.
