@@ -179,7 +179,9 @@ class RepoContext:
             if NUL in data:
                 self.unreadable_documents[path] = ("binary", NOT_TEXT)
                 continue
-            for line, kind, target, resolved in _resolved_links(path, data, {topic}):
+            own = any(is_inside(path, folder) for folder in folders)
+            links = _parsed_links(path, data) if own else _resolved_links(path, data, {topic})
+            for line, kind, target, resolved in links:
                 if any(is_inside(resolved, folder) for folder in folders):
                     found.append(LinkIn(path, line, kind, target, resolved))
         return found
@@ -235,13 +237,19 @@ def _resolved_links(
     None, any document that names a brainstorm folder at all (or escapes text) or lies under
     docs/history/brainstorms/.
     """
-    if data.startswith(BOM):
-        data = data[len(BOM) :]  # else a reference on the first line is no definition
     if topics is not None and not _may_link_into(document, data, topics):
         return []
     named = b"brainstorm" in data or b"%" in data or b"&#" in data
     if topics is None and not named and not document.startswith(HISTORY_FOLDERS):
         return []
+    return _parsed_links(document, data)
+
+
+def _parsed_links(document: str, data: bytes) -> list[tuple[int, str, str, str]]:
+    """(line, kind, target, repository path) of every link of a document, parsed whatever it
+    names (a file of the session itself links into it with `forks.md` alone)."""
+    if data.startswith(BOM):
+        data = data[len(BOM) :]  # else a reference on the first line is no definition
     text = data.decode("utf-8", "replace").replace("\r\n", "\n").replace("\r", "\n")
     links = []
     for line, kind, target in extract_links(text):
@@ -379,18 +387,18 @@ def session_input(ctx: RepoContext, session: SessionRef) -> SessionInput:
 def _add_destinations(
     ctx: RepoContext, inp: SessionInput, session: SessionRef, manifest: bytes
 ) -> None:
-    """The manifest's destinations that exist, and the links of those inside another
-    session's folder (no repository document, so read here)."""
+    """The manifest's destinations that exist, and the links of those inside a session
+    folder, this session's own included (no repository document, so read here)."""
     inp.existing_destinations = frozenset(
         d for d in manifest_destinations(manifest, session.path) if d in ctx.repo.files
     )
-    own = f"{session.path}/"
     # Only files inside a session folder: one beside them (docs/history/brainstorms/README.md)
-    # is a repository document, whose links the scan has read already.
+    # is a repository document, whose links the scan has read already. A row routed into the
+    # session's own thesis.md is a destination like any other (its links were never read).
     inside = sorted(
         d
         for d in inp.existing_destinations
-        if is_markdown(d) and not d.startswith(own) and sessions_holding(d.split("/"), is_dir=False)
+        if is_markdown(d) and sessions_holding(d.split("/"), is_dir=False)
     )
     if inside:
         inp.links = [*inp.links, *ctx.links_in_sessions(inside, session.topic)]

@@ -135,6 +135,33 @@ def test_a_destination_in_another_session_folder_is_read_and_followed(
     assert ("pass", "") in rows, "the night after, the link gone, the session passes"
 
 
+def test_a_destination_in_the_sessions_own_folder_is_read_and_followed(tmp_path: Path) -> None:
+    """A round that routes a row into the session's own thesis.md names a destination that
+    exists, and that thesis.md linked into the folder (`forks.md` alone): it was read neither
+    as a repository document nor as a file of another session, so BS-HARVEST-01 passed and
+    the folder was clean at the move gate (found by a hunt). It is read, in detect and in
+    the crawl."""
+    repo = copy_tree(FIXTURES / "cases" / "base" / "applied" / "repo", tmp_path / "corpus" / "repo")
+    session = repo / "docs" / "research" / "demo-brainstorm"
+    manifest = session / "ops" / "manifest.md"
+    manifest.write_text(
+        manifest.read_text().replace(
+            "| forks.md | docs/architecture/open-questions.md | append |",
+            "| forks.md | docs/research/demo-brainstorm/thesis.md | append |",
+        )
+    )
+    thesis = session / "thesis.md"
+    thesis.write_text(thesis.read_text() + "\nParked: [F4](forks.md#f4).\n")
+    status, findings = _harvest(session)
+    assert status == "fail"
+    assert any("/docs/research/demo-brainstorm/thesis.md" in f for f in findings), findings
+    checked = _checked_status(tmp_path / "corpus", tmp_path / "out")
+    assert ("fail", "/docs/research/demo-brainstorm/thesis.md") in checked, checked
+    # Without the link the same row passes: the session's files are not read for any other.
+    thesis.write_text(thesis.read_text().replace("[F4](forks.md#f4)", "F4"))
+    assert _harvest(session)[0] == "pass"
+
+
 def test_a_destination_beside_the_history_folders_is_read_once(tmp_path: Path) -> None:
     """A round routed into the brainstorm index, docs/history/brainstorms/README.md, a file
     named like a history session folder: its links were read as a repository document's and
