@@ -133,3 +133,31 @@ def test_a_turn_written_timestamp_first_as_a_line_or_with_no_id_fails(tmp_path: 
         session(tmp_path / "talk", "user: at 2026-07-10T16:10Z we settled T9"), "manifest"
     )
     assert "entry-not-heading" not in {code for code, _ in issues(found)}
+
+
+def test_a_line_of_the_talk_above_the_turn_separator_is_no_turn(tmp_path: Path) -> None:
+    """The schema writes `---` before each turn, so the last line of the turn above, written
+    right over it, is a setext heading to CommonMark. It was read as a turn: one naming a
+    turn and a later date became that turn at that date (a healthy session's compose stale,
+    and a phantom row in turns), and one beginning with its time a turn with no ID (found by
+    a hunt). A turn is a heading that begins with `T{n}` (spec §3.1); that line is talk."""
+    body = "facilitator: coverage read-back: batching, timing, opt-out all have decisions. "
+    body += "localisation parked."
+    for name, line in (
+        ("phantom", "facilitator: the T3 cut-over moves to 2026-07-20T09:00Z."),
+        ("no-id", "2026-07-10T15:49Z facilitator: coverage read-back done."),
+    ):
+        folder = session(tmp_path / name, T9)
+        capture = folder / "ops" / "capture.md"
+        text = capture.read_text(encoding="utf-8")
+        assert f"{body}\n---\n{T9}" in text
+        capture.write_text(text.replace(body, line), encoding="utf-8")
+        found = detect(folder, "manifest")
+        assert statuses(found)["BS-COMPOSE-02"] == "pass", (name, found)
+        assert issues(found) == set(), name
+    # A line over the separator that begins with its turn ID is a turn, as the spec says.
+    folder = session(tmp_path / "turn", T9)
+    capture = folder / "ops" / "capture.md"
+    text = capture.read_text(encoding="utf-8")
+    capture.write_text(text.replace(body, "T8 · 2026-07-10T16:10Z"), encoding="utf-8")
+    assert statuses(detect(folder, "manifest"))["BS-COMPOSE-02"] == "fail"

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime
 
-from pipeline.parse.blocks import Block, Heading, Table, parse
+from pipeline.parse.blocks import Block, Heading, Paragraph, Table, parse
 from pipeline.parse.lexical import canonical_id, find_timestamp, parse_timestamp, shown
 from pipeline.parse.reading import (
     entry_id,
@@ -63,6 +63,11 @@ def parse_capture(lines: list[str], rec: Records) -> None:
         # Turns in HTML blocks are not read: each is a parse issue.
         hidden_entries(doc, lines, rec, FILE, "T", RULE, _weigh)
     for index, block in enumerate(doc.blocks):
+        if isinstance(block, Heading) and block.underlined and not _begins_with_id(block.text):
+            # The schema's `---` before each turn underlines the last line of the turn above:
+            # a setext heading nobody wrote, so it is that line of the talk (spec §3.1: a turn
+            # is a heading that begins with `T{n}`), never a turn without its ID or with it late.
+            block = Paragraph(block.underlined)
         if isinstance(block, Table):
             table_rows(block, doc.blocks, index, rec, FILE, "T", RULE, _weigh)
             continue
@@ -105,6 +110,11 @@ _AROUND_STAMP = " \t*_`·—–|:-"
 _LABEL_RE = re.compile(r"(?i)(?:[a-z]{1,2}\.?[ \t]*+)?[0-9]{1,9}|user|facilitator|twin")
 # A line that begins with a timestamp (emphasis and brackets aside): `- 2026-07-10T16:10Z · T9`.
 _STAMP_FIRST_RE = re.compile(r"[*_`\[ \t]*+[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]")
+
+
+def _begins_with_id(text: str) -> bool:
+    """Whether a heading's text begins with a turn ID (`T7 · …`, `**T7** …`)."""
+    return entry_id(text, "T")[0]
 
 
 def _stamp_first(block: Block) -> tuple[int, str, str, bool] | None:
