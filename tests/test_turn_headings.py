@@ -161,3 +161,28 @@ def test_a_line_of_the_talk_above_the_turn_separator_is_no_turn(tmp_path: Path) 
     text = capture.read_text(encoding="utf-8")
     capture.write_text(text.replace(body, "T8 · 2026-07-10T16:10Z"), encoding="utf-8")
     assert statuses(detect(folder, "manifest"))["BS-COMPOSE-02"] == "fail"
+
+
+def test_a_line_of_the_talk_that_begins_with_its_time_and_names_a_turn_is_no_turn(
+    tmp_path: Path,
+) -> None:
+    """A body line that begins with a timestamp and names one turn anywhere after it was
+    taken for a turn written as a line, so a healthy session failed BS-COMPOSE-02 at the
+    manifest gate (found by a hunt). Only a line whose ID follows its timestamp (who spoke
+    may stand between when nothing follows the ID) is meant as a turn."""
+    for name, line in (
+        ("said", "2026-07-10T15:53Z user: ok, T3 holds."),
+        ("spoke", "- 2026-07-10T15:53Z user: T3 holds"),
+    ):
+        folder = session(tmp_path / name, f"{T9}\n{line}")
+        found = detect(folder, "manifest")
+        assert statuses(found)["BS-COMPOSE-02"] == "pass", (name, found)
+        assert issues(found) == set(), name
+    for name, line in (
+        ("turn", "- 2026-07-10T16:10Z · T10"),
+        ("speaker", "2026-07-10T16:10Z · user · T10"),
+    ):
+        folder = session(tmp_path / name, f"{T9}\n\n{line}")
+        found = detect(folder, "manifest")
+        assert statuses(found)["BS-COMPOSE-02"] == "fail", name
+        assert ("entry-not-heading", line_of(folder, line)) in issues(found), name

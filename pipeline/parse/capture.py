@@ -108,6 +108,8 @@ _AROUND_STAMP = " \t*_`·—–|:-"
 # What may stand before the timestamp of a turn heading whose T# is missing: a number,
 # perhaps behind a letter or two (`7`, `S7`, `No 7`), or who spoke.
 _LABEL_RE = re.compile(r"(?i)(?:[a-z]{1,2}\.?[ \t]*+)?[0-9]{1,9}|user|facilitator|twin")
+# Who spoke, as a turn line may name it between its timestamp and its ID.
+_SPEAKER_RE = re.compile(r"(?i)(?:user|facilitator|twin)(?![A-Za-z0-9])")
 # A line that begins with a timestamp (emphasis and brackets aside): `- 2026-07-10T16:10Z · T9`.
 _STAMP_FIRST_RE = re.compile(r"[*_`\[ \t]*+[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]")
 
@@ -119,10 +121,19 @@ def _begins_with_id(text: str) -> bool:
 
 def _stamp_first(block: Block) -> tuple[int, str, str, bool] | None:
     """A paragraph or list item line written as a turn with its timestamp first and one turn
-    ID after it (as entry_line gives a line): meant as a turn, as such a heading is."""
+    ID right after it (as entry_line gives a line): meant as a turn, as such a heading is.
+    Who spoke may stand between them when nothing follows the ID (`… · user · T9`); other
+    words make it a line of the talk (`2026-…Z user: ok, T3 holds.`)."""
     for line, text in text_lines(block) or ():
         if _STAMP_FIRST_RE.match(text) and len(_LATE_ID_RE.findall(text)) == 1:
-            return line, text, text, True
+            raw = find_timestamp(text) or ""
+            after = text[text.find(raw) + len(raw) :].lstrip(_AROUND_STAMP + "[]()")
+            speaker = _SPEAKER_RE.match(after)
+            if speaker is not None:
+                after = after[speaker.end() :].lstrip(_AROUND_STAMP + "[]()")
+            found = _LATE_ID_RE.match(after)
+            if found and (speaker is None or not after[found.end() :].strip(_AROUND_STAMP)):
+                return line, text, text, True
     return None
 
 
