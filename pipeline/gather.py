@@ -112,6 +112,8 @@ class RepoContext:
             trees.append((self.git, folder, ""))
         if not self.base:
             return trees
+        if self.git is not None:
+            trees += self._linked_tree(self.git, session)
         parts = session.path.split("/")
         for depth in range(1, len(parts) + 1):  # docs/, docs/research/, the session folder
             top = "/".join(parts[:depth])
@@ -124,6 +126,17 @@ class RepoContext:
             if entry.problem == "git" and is_ops(inner.partition("/")[0]):
                 trees.append((self._nested_repo(f"{session.path}/{inner}"), "", inner + "/"))
         return trees
+
+    def _linked_tree(self, git: GitRepo, session: SessionRef) -> list[tuple[GitRepo, str, str]]:
+        """The session folder where git sees it when it is reached through a symbolic link
+        inside the working tree (`docs/research/x-brainstorm -> ../../shared/x`): git tracks
+        its files under the link's target, so its ops/ files there are tracked by git too."""
+        real = os.path.realpath(os.path.join(self.base, session.path))
+        rel = os.path.relpath(real, os.path.realpath(git.path)).replace(os.sep, "/")
+        named = f"{self.git_prefix}/{session.path}" if self.git_prefix else session.path
+        if rel in (named, ".", "..") or rel.startswith("../"):
+            return []
+        return [(git, rel, "")]
 
     def nested_ops_history(self, session: SessionRef) -> None:
         """With --git-history: the ops/ files that commits of a working tree nested in the

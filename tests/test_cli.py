@@ -313,6 +313,22 @@ def test_a_nested_clone_inside_the_session_folder_is_asked_what_it_tracks(
     assert _rule_everywhere(open_session, repo, "BS-OPS-02") == ("fail", ["fail"])
 
 
+def test_a_session_folder_linked_from_elsewhere_in_the_repository_is_asked_what_git_tracks(
+    open_session: Path,
+) -> None:
+    """A session folder that is a symbolic link to a folder elsewhere in its repository
+    (`docs/research/demo-brainstorm -> ../../shared/demo`): git tracks its files under the
+    link's target, and only those names were asked about, so a tracked ops/capture.md passed
+    BS-OPS-02 in detect and in check (found by a hunt). Both fail it now."""
+    repo = open_session.parents[2]
+    shared = repo / "shared"
+    shared.mkdir()
+    open_session.rename(shared / "demo")
+    open_session.symlink_to(Path("../../shared/demo"))
+    make_git_repo(repo, force_add=["shared/demo/ops/capture.md"])
+    assert _rule_everywhere(open_session, repo, "BS-OPS-02") == ("fail", ["fail"])
+
+
 def test_detect_and_check_read_a_file_linked_from_elsewhere_in_the_repository(
     open_session: Path,
 ) -> None:
