@@ -242,6 +242,32 @@ def test_a_list_item_wrapped_onto_an_indented_line_is_one_sync_line() -> None:
     assert rec.of("sync_events")[1]["open_forks"] == 2
 
 
+def test_a_sub_bullet_under_a_sync_item_is_part_of_its_line() -> None:
+    """A sub-bullet under a result item is part of that item's value (spec §3.1: a sub-item
+    belongs to the item above), as a wrapped line is: it was read as a line of its own,
+    'neither a dispatch nor a result', and a healthy log failed BS-SYNC-01 (found by a hunt).
+    A sub-bullet that is a sync line (a result nested under its dispatch) stays its own."""
+    text = "\n".join(
+        [
+            f"- {S1}",
+            f"  - {S1_DONE}",
+            f"- {S2}",
+            f"- {S2_DONE[: S2_DONE.index('2 open')]}",
+            "  - 2 open",
+            "  - untouched: none",
+        ]
+    )
+    rec = read(text + "\n")
+    assert issues(rec) == []
+    assert events(rec) == [
+        (1, "S1", "dispatch", None),
+        (2, "S1", "result", "reconciled"),
+        (3, "S2", "dispatch", None),
+        (4, "S2", "result", "reconciled"),
+    ]
+    assert rec.of("sync_events")[3]["open_forks"] == 2
+
+
 @pytest.mark.parametrize(
     "meant",
     [

@@ -96,11 +96,10 @@ def _rendered_reads(doc: Document) -> Iterator[Read]:
             for line, text in _wrapped(block.lines, after_sync=True):
                 yield line, text, True
         elif isinstance(block, Item):
-            for line, text in _wrapped(block.lines):
+            # Its sub-items and later paragraphs are part of its value (spec §3.1): a line of
+            # them that is no sync line continues the one above, as a wrapped line does.
+            for line, text in _wrapped(block.all_lines() if block.parts else block.lines):
                 yield line, text, True
-            for part in block.parts:
-                for line, text in part if isinstance(part, list) else part.all_lines():
-                    yield line, text, True
         elif isinstance(block, Heading) and block.underlined and len(block.underlined) > 1:
             # Lines above a `---` are the lines they are, each read (a section title is one).
             for line, text in _wrapped(block.underlined, after_sync=True):
