@@ -242,6 +242,28 @@ def test_a_list_item_wrapped_onto_an_indented_line_is_one_sync_line() -> None:
     assert rec.of("sync_events")[1]["open_forks"] == 2
 
 
+@pytest.mark.parametrize(
+    "heading",
+    [
+        "## s3 | gate: stop | dispatched: 2026-07-08T15:00Z | scope: stop",
+        "s3 | gate: stop | dispatched: 2026-07-08T15:00Z | scope: stop\n---",
+        "### S 3 -> failed | 2026-07-08T15:05Z | timed out",
+    ],
+)
+def test_a_sync_line_misspelt_as_a_heading_is_an_issue(heading: str, tmp_path: Path) -> None:
+    """A misspelt sync line written as a heading, or above a `---` separator (a setext
+    heading), was taken for a section title and vanished with no note, where the same line in
+    a paragraph fails BS-SYNC-01: the newest dispatch unseen, S2 passed as in flight though
+    it was never answered (found by a hunt)."""
+    log = "\n".join([S1, S1_DONE, S2, "", heading]) + "\n"
+    rec = read(log)
+    assert [code for _, code, _ in issues(rec)] == ["bad-sync-line"], issues(rec)
+    found = status(detect(tmp_path, log), "BS-SYNC-01")
+    assert found and all(" fail " in line for line in found), found
+    # A section title over a sync's lines stays one.
+    assert issues(read("\n".join(["## S1 — intake", S1, S1_DONE]) + "\n")) == []
+
+
 def test_a_sub_bullet_under_a_sync_item_is_part_of_its_line() -> None:
     """A sub-bullet under a result item is part of that item's value (spec §3.1: a sub-item
     belongs to the item above), as a wrapped line is: it was read as a line of its own,

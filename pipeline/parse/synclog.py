@@ -126,8 +126,10 @@ def _shown_head(text: str) -> str:
 def _names_sync(heading: str) -> bool:
     """Whether a heading is meant as a sync line, read strictly: it begins like one and
     holds a field separator or an arrow (`## S3 | gate: …`, `### S4 → reconciled …`). One
-    with neither (`## S1`, `## S1 — intake`) is a section title over its sync's lines."""
-    if _SYNC_START_RE.match(heading) is None:
+    with neither (`## S1`, `## S1 — intake`) is a section title over its sync's lines. One
+    misspelt (`## s3 | gate: …`, `S 3 → failed …`) is meant as a sync line as well, so that
+    it fails BS-SYNC-01 as the same line in a paragraph does rather than vanish."""
+    if _SYNC_START_RE.match(heading) is None and _MEANT_AS_SYNC_RE.search(heading) is None:
         return False
     return "|" in heading or ARROW_RE.search(heading) is not None
 
