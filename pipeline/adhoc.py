@@ -195,10 +195,11 @@ def _csv(relation: Any) -> str:
     marks = ("[]", "MAP(", "STRUCT(", "UNION(")
     nested = [any(m in str(t) for m in marks) for t in relation.types]
     if any(nested):
-        names = [c.replace('"', '""') for c in columns]
+        # By position, not by name: a second column named alike (a join's two `line`, or Id
+        # and id) read by name showed the first one's values.
         projection = [
-            f'CAST("{n}" AS VARCHAR) AS "{n}"' if cast else f'"{n}"'
-            for n, cast in zip(names, nested, strict=True)
+            f"CAST(#{i + 1} AS VARCHAR) AS c{i}" if cast else f"#{i + 1} AS c{i}"
+            for i, cast in enumerate(nested)
         ]
         relation = relation.project(", ".join(projection))
     buffer = io.StringIO()

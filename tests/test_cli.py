@@ -581,6 +581,16 @@ def test_sql_json_refuses_two_columns_of_one_name(crawled: Path) -> None:
     assert csv.exit_code == 0 and csv.output.splitlines() == ["a,a", "1,2"]
 
 
+def test_sql_csv_with_a_list_column_keeps_each_column_named_alike(crawled: Path) -> None:
+    """With a list, map or struct column in the result, CSV showed a second column named like
+    an earlier one (a join's two `line`, or Id and id) with the first one's values, exit 0:
+    `SELECT 1 AS x, 2 AS X, [3] AS l` printed 1,1,[3] (found by a hunt)."""
+    query = "SELECT 1 AS x, 2 AS X, 3 AS x, [4] AS l, {'k': 5} AS s"
+    csv = runner.invoke(app, ["sql", query, "--out", str(crawled), "--format", "csv"])
+    assert csv.exit_code == 0, csv.output
+    assert csv.output.splitlines() == ["x,X,x,l,s", "1,2,3,[4],{'k': 5}"], csv.output
+
+
 def test_sql_error_is_one_line_exit_2(crawled: Path) -> None:
     result = runner.invoke(app, ["sql", "SELECT nope FROM snapshots", "--out", str(crawled)])
     assert result.exit_code == 2
