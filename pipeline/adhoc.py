@@ -2,7 +2,8 @@
 
 The query runs on a connection where DuckDB may touch no file (pipeline.engine.connect with
 sandbox): it reads OUT's committed tables and nothing else, and the only file it can cause
-to be written is the one named by --output, which Python writes from the result.
+to be written is the one named by --output, which Python writes from the result (Parquet
+passes through a temporary file of census's own outside OUT, removed at once).
 """
 
 from __future__ import annotations
@@ -123,15 +124,13 @@ def _select_point(con: Any, run: str | None, labels: dict[str, str]) -> None:
 
 def _emit(con: Any, relation: Any, fmt: str, output: Path | None) -> str | None:
     if fmt == "parquet":
-        import pyarrow.parquet as pq
-
         if output is None:
             # Stdout is a file or a pipe (sql refuses a terminal): the Parquet bytes go there.
-            pq.write_table(relation.to_arrow_table(), sys.stdout.buffer)
+            _parquet(relation, sys.stdout.buffer)
             sys.stdout.buffer.flush()
             return None
         with written(output) as handle:
-            pq.write_table(relation.to_arrow_table(), handle)
+            _parquet(relation, handle)
         return None
     if fmt == "table":
         text = _table(con, relation, whole=output is not None or not sys.stdout.isatty())
@@ -156,6 +155,28 @@ def _emit(con: Any, relation: Any, fmt: str, output: Path | None) -> str | None:
     with written(output) as handle:
         handle.write(text.encode())
     return None
+
+
+def _parquet(relation: Any, handle: Any) -> None:
+    """The rows as Parquet by DuckDB's own writer, which stores every DuckDB type (pyarrow's
+    stopped at an INTERVAL, a difference of two timestamps, and at an empty MAP). It runs on
+    a connection of its own holding only the result, since the query's may touch no file."""
+    import shutil
+    import tempfile
+
+    import duckdb
+
+    rows = relation.to_arrow_table()
+    with tempfile.TemporaryDirectory(prefix="census-sql-") as folder:
+        path = Path(folder) / "result.parquet"
+        writer = duckdb.connect(":memory:")
+        try:
+            writer.register("result", rows)
+            writer.execute(f"COPY result TO {quote(path)} (FORMAT parquet)")
+        finally:
+            writer.close()
+        with path.open("rb") as written_rows:
+            shutil.copyfileobj(written_rows, handle)
 
 
 def _table(con: Any, relation: Any, whole: bool) -> str:

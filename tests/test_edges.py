@@ -100,6 +100,31 @@ def test_sql_output_still_writes_its_file(out: Path, tmp_path: Path) -> None:
     assert pq.read_table(parquet).num_rows >= 10
 
 
+def test_sql_parquet_holds_an_interval_and_an_empty_map(out: Path, tmp_path: Path) -> None:
+    """--format parquet was an internal error (exit 2, "Unhandled type for Arrow to Parquet")
+    for an INTERVAL, the difference of two of the views' timestamps, and for an empty MAP,
+    which csv, json and table printed (found by a hunt). The rows are written, typed."""
+    import duckdb
+
+    parquet = tmp_path / "age.parquet"
+    query = (
+        "SELECT run_id, now() - started_at AS age, MAP {} AS none, labels, roots, "
+        "started_at FROM runs"
+    )
+    result = runner.invoke(
+        app, ["sql", query, "--out", str(out), "-f", "parquet", "--output", str(parquet)]
+    )
+    assert result.exit_code == 0, result.output
+    read = duckdb.sql(f"SELECT * FROM read_parquet('{parquet}')")
+    types = dict(zip(read.columns, [str(t) for t in read.types], strict=True))
+    assert types["age"] == "INTERVAL" and types["started_at"] == "TIMESTAMP WITH TIME ZONE"
+    assert types["roots"] == "VARCHAR[]" and types["labels"] == "MAP(VARCHAR, VARCHAR)"
+    counted = runner.invoke(
+        app, ["sql", "SELECT count(*) AS n FROM runs", "--out", str(out), "-f", "json"]
+    )
+    assert len(read.fetchall()) == json.loads(counted.stdout)[0]["n"] >= 1
+
+
 def test_sql_reads_every_table_and_view(out: Path) -> None:
     """Every name docs/tables.md documents answers through the sandbox."""
     for name in [*TABLES, *VIEWS]:
