@@ -124,6 +124,8 @@ def _select_point(con: Any, run: str | None, labels: dict[str, str]) -> None:
 
 def _emit(con: Any, relation: Any, fmt: str, output: Path | None) -> str | None:
     if fmt == "parquet":
+        # Parquet readers (DuckDB, pandas, pyarrow) take names without case: Id and id clash.
+        _one_name_each(relation.columns, fmt, str.casefold)
         if output is None:
             # Stdout is a file or a pipe (sql refuses a terminal): the Parquet bytes go there.
             _parquet(relation, sys.stdout.buffer)
@@ -138,13 +140,8 @@ def _emit(con: Any, relation: Any, fmt: str, output: Path | None) -> str | None:
         text = _csv(relation)
     else:
         cols = relation.columns
-        twice = sorted({c for c in cols if cols.count(c) > 1})
-        if twice:
-            # A JSON object holds a name once: the second column would replace the first.
-            raise UsageError(
-                f"--format json: the result has more than one column named {twice[0]!r}; "
-                "give each its own name (SELECT s.topic AS s_topic, p.topic AS p_topic …)"
-            )
+        # A JSON object holds a name once: the second column would replace the first.
+        _one_name_each(cols, fmt, str)
         rows = [
             {c: _json_value(v) for c, v in zip(cols, row, strict=True)}
             for row in relation.fetchall()
@@ -155,6 +152,18 @@ def _emit(con: Any, relation: Any, fmt: str, output: Path | None) -> str | None:
     with written(output) as handle:
         handle.write(text.encode())
     return None
+
+
+def _one_name_each(columns: list[str], fmt: str, key: Any) -> None:
+    """Refuse a result whose format cannot hold two columns named alike (`key` says alike)."""
+    seen: dict[str, str] = {}
+    for name in columns:
+        if key(name) in seen:
+            raise UsageError(
+                f"--format {fmt}: the result has more than one column named {name!r}; "
+                "give each its own name (SELECT s.topic AS s_topic, p.topic AS p_topic …)"
+            )
+        seen[key(name)] = name
 
 
 def _parquet(relation: Any, handle: Any) -> None:

@@ -125,6 +125,20 @@ def test_sql_parquet_holds_an_interval_and_an_empty_map(out: Path, tmp_path: Pat
     assert len(read.fetchall()) == json.loads(counted.stdout)[0]["n"] >= 1
 
 
+def test_sql_parquet_refuses_two_columns_of_one_name(out: Path, tmp_path: Path) -> None:
+    """A join's two `line` went into a Parquet file with two fields of one name, exit 0, which
+    pyarrow.parquet.read_table and pandas refuse to read (found by a hunt); as JSON does, the
+    command now says so, exit 2, and writes nothing."""
+    parquet = tmp_path / "lines.parquet"
+    for query in ("SELECT 1 AS line, 2 AS line", "SELECT 1 AS Id, 2 AS id"):
+        result = runner.invoke(
+            app, ["sql", query, "--out", str(out), "-f", "parquet", "--output", str(parquet)]
+        )
+        assert result.exit_code == 2, result.output
+        assert result.stderr.startswith("census: --format parquet: the result has more than one")
+        assert not parquet.exists()
+
+
 def test_sql_reads_every_table_and_view(out: Path) -> None:
     """Every name docs/tables.md documents answers through the sandbox."""
     for name in [*TABLES, *VIEWS]:
