@@ -222,7 +222,9 @@ def _csv(relation: Any) -> str:
     import csv
 
     columns = relation.columns
-    marks = ("[]", "MAP(", "STRUCT(", "UNION(")
+    # "[" for a list (INTEGER[]) and a fixed-size array (INTEGER[2]) alike: Python's tuple
+    # repr of an array, `(datetime.datetime(…), None)`, is no value a reader understands.
+    marks = ("[", "MAP(", "STRUCT(", "UNION(")
     nested = [any(m in str(t) for m in marks) for t in relation.types]
     if any(nested):
         # By position, not by name: a second column named alike (a join's two `line`, or Id

@@ -591,6 +591,15 @@ def test_sql_csv_with_a_list_column_keeps_each_column_named_alike(crawled: Path)
     assert csv.output.splitlines() == ["x,X,x,l,s", "1,2,3,[4],{'k': 5}"], csv.output
 
 
+def test_sql_csv_spells_a_fixed_size_array_as_duckdb_does(crawled: Path) -> None:
+    """A fixed-size ARRAY (`TIMESTAMPTZ[2]`) went into CSV as Python's tuple repr,
+    `(datetime.datetime(2026, 1, 1, …), None)`, where a list reads `[…]` (found by a hunt)."""
+    query = "SELECT [TIMESTAMPTZ '2026-01-01 00:00:00+00', NULL]::TIMESTAMPTZ[2] AS a"
+    csv = runner.invoke(app, ["sql", query, "--out", str(crawled), "--format", "csv"])
+    assert csv.exit_code == 0, csv.output
+    assert csv.output.splitlines() == ["a", "\"['2026-01-01 00:00:00+00', NULL]\""], csv.output
+
+
 def test_sql_error_is_one_line_exit_2(crawled: Path) -> None:
     result = runner.invoke(app, ["sql", "SELECT nope FROM snapshots", "--out", str(crawled)])
     assert result.exit_code == 2
