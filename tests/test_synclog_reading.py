@@ -313,3 +313,23 @@ def test_a_sync_line_misspelt_right_under_another_is_an_issue_never_its_wrapped_
     output = detect(tmp_path, text)
     assert status(output, "BS-SYNC-01")[0].startswith("BS-SYNC-01 fail ops/sync-log.md:5")
     assert output[-1] == "failing"
+
+
+@pytest.mark.parametrize(
+    "hidden",
+    [
+        f"<!-- appended by the twin --> {S1}",
+        f"- <!-- appended by the twin --> {S1}",
+        f"<!-- appended\nby the twin --> {S1}",
+    ],
+)
+def test_a_sync_line_after_a_comment_on_its_line_is_read(hidden: str, tmp_path: Path) -> None:
+    """CommonMark shows the text after a comment's `-->` on its line, so a dispatch written
+    there is a line of the log. It was hidden with the comment: S1 never answered, with S2
+    newer, passed BS-SYNC-01 and the folder was clean (found by a hunt)."""
+    text = "\n".join([hidden, S2, S2_DONE, ""])
+    rec = read(text)
+    assert events(rec)[0][1:3] == ("S1", "dispatch")
+    output = detect(tmp_path, text)
+    assert status(output, "BS-SYNC-01")[0].startswith("BS-SYNC-01 fail ops/sync-log.md:")
+    assert output[-1] == "failing"

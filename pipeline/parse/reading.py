@@ -742,7 +742,7 @@ def html_text(doc: Document, lines: list[str]) -> list[str] | None:
         kind = html_kind(opening, at)
         if kind in HIDDEN_HTML:
             # The text after a comment's end on its last line is shown, and read as such.
-            tail = _shown_tail(lines[last - 1], kind, at if first == last else 0)
+            tail = shown_tail(lines[last - 1], kind, at if first == last else 0)
             if tail:
                 inner = inner or [""] * len(lines)
                 inner[last - 1] = tail
@@ -758,7 +758,7 @@ def html_text(doc: Document, lines: list[str]) -> list[str] | None:
 _INLINE_COMMENT_RE = re.compile(r"<!--.*?-->|<!--.*")
 
 
-def _shown_tail(text: str, kind: int, at: int) -> str:
+def shown_tail(text: str, kind: int, at: int) -> str:
     """The text a hidden HTML block's last line shows after the block's end (`<!-- x -->
     Resolves: F1`), its further comments and the tags around it dropped; '' for none."""
     tail = _INLINE_COMMENT_RE.sub("", html_tail(text, kind, at))

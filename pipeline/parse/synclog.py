@@ -30,7 +30,7 @@ from pipeline.parse.lexical import (
     stamp,
     token,
 )
-from pipeline.parse.reading import HIDDEN_HTML, number, unclosed_comment, untagged
+from pipeline.parse.reading import HIDDEN_HTML, number, shown_tail, unclosed_comment, untagged
 from pipeline.parse.records import Records
 
 FILE = "ops/sync-log.md"
@@ -154,14 +154,21 @@ def _wrapped(lines: list[tuple[int, str]], after_sync: bool = False) -> list[tup
 def _inner_reads(doc: Document, lines: list[str]) -> Iterator[Read]:
     """The lines inside fenced, indented and HTML blocks, read as if they stood outside
     (models copy the schema's fenced example fence and all); the fences, the tags around
-    a line and hidden HTML (a comment) are not read."""
+    a line and hidden HTML (a comment) are not read, the text after a comment's end is."""
     for first, last in doc.code:
         for at in range(first, last + 1):
             read = _inner(lines[at - 1], at)
             if read is not None:
                 yield read
     for first, last in doc.html:
-        if html_kind(_bare_line(lines[first - 1]), 0) in HIDDEN_HTML:
+        kind = html_kind(_bare_line(lines[first - 1]), 0)
+        if kind in HIDDEN_HTML:
+            # The text after a comment's end on its last line is shown (`<!-- x --> S3 | …`),
+            # so it is read as a line of the log, not hidden with the comment.
+            tail = shown_tail(_bare_line(lines[last - 1]), kind, 0)
+            read = _inner(tail, last) if tail else None
+            if read is not None:
+                yield read[0], _shown_head(read[1]) if read[1] else read[1], read[2]
             continue
         for at in range(first, last + 1):
             read = _inner(untagged(_bare_line(lines[at - 1])), at)
