@@ -333,3 +333,25 @@ def test_a_sync_line_after_a_comment_on_its_line_is_read(hidden: str, tmp_path: 
     output = detect(tmp_path, text)
     assert status(output, "BS-SYNC-01")[0].startswith("BS-SYNC-01 fail ops/sync-log.md:")
     assert output[-1] == "failing"
+
+
+@pytest.mark.parametrize("br", ["<br>", "<br/>", "<BR />"])
+def test_a_sync_line_after_a_br_is_a_line_of_its_own(br: str, tmp_path: Path) -> None:
+    """A `<br>` shows what follows on a line of its own, so a dispatch written after one is
+    read as a dispatch. It was read as the end of the result line before it: S2 never
+    answered, with S3 newer, passed BS-SYNC-01 and the folder was clean (found by a hunt).
+    Other text after a `<br>` stays part of the summary."""
+    s3 = "S3 | gate: on-demand | dispatched: 2026-07-08T15:00Z | scope: full"
+    text = "\n".join([S1, f"{S1_DONE}{br}untouched: none{br}{S2}", s3, ""])
+    rec = read(text)
+    assert issues(rec) == []
+    assert [e[:3] for e in events(rec)] == [
+        (1, "S1", "dispatch"),
+        (2, "S1", "result"),
+        (2, "S2", "dispatch"),
+        (3, "S3", "dispatch"),
+    ]
+    assert rec.of("sync_events")[1]["open_forks"] == 2
+    output = detect(tmp_path, text)
+    assert status(output, "BS-SYNC-01")[0].startswith("BS-SYNC-01 fail ops/sync-log.md:2")
+    assert output[-1] == "failing"

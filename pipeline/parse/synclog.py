@@ -21,6 +21,7 @@ from pipeline.parse.blocks import (
 )
 from pipeline.parse.lexical import (
     ARROW_RE,
+    BREAK_RE,
     MAX_LINE_CHARS,
     bare,
     canonical_id,
@@ -142,13 +143,29 @@ def _wrapped(lines: list[tuple[int, str]], after_sync: bool = False) -> list[tup
     stays a line of its own, each a parse issue). A line meant as a sync line of its own
     (`s3 | gate: …`) is never a continuation: read on its own, it is a sync line or an issue."""
     parts: list[tuple[int, list[str]]] = []
-    for line, text in lines:
+    for line, text in ((n, piece) for n, whole in lines for piece in _broken(whole)):
         continues = parts and (not after_sync or _SYNC_START_RE.match(parts[-1][1][0]))
         if continues and _SYNC_START_RE.match(text) is None and not _MEANT_AS_SYNC_RE.search(text):
             parts[-1][1].append(text.strip())
         else:
             parts.append((line, [text.rstrip()]))
     return [(line, " ".join(texts)) for line, texts in parts]
+
+
+def _broken(text: str) -> list[str]:
+    """A line cut at each `<br>` that a sync line follows (`… | 0 open<br>S3 | gate: …`):
+    the page shows that sync line on a line of its own, so it is read as one, never as the
+    summary of the line before. Other text after a `<br>` stays with the text before it."""
+    if "<" not in text:
+        return [text]
+    pieces: list[str] = []
+    start = 0
+    for found in BREAK_RE.finditer(text):
+        after = text[found.end() :].lstrip()
+        if _SYNC_START_RE.match(after) or _MEANT_AS_SYNC_RE.search(BREAK_RE.split(after)[0]):
+            pieces.append(text[start : found.start()])
+            start = found.end()
+    return [piece for piece in [*pieces, text[start:]] if piece.strip()]
 
 
 def _inner_reads(doc: Document, lines: list[str]) -> Iterator[Read]:
