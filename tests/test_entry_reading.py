@@ -394,3 +394,38 @@ def test_a_table_of_contents_or_a_link_definition_is_no_entry(
     found = detect(session(tmp_path, "open", file, edit), "session")
     assert found["result"] == "clean", found["notes"]
     assert found["notes"] == []
+
+
+@pytest.mark.parametrize(
+    ("file", "toc", "rules"),
+    [
+        (
+            "forks.md",
+            "- [F4 — Should digests be localised per recipient?](#f4)\n"
+            "- [F5 — Should digests skip weekends? \\[open\\]](#f5--should-digests-skip)\n",
+            {"BS-FORK-01", "BS-FORK-03"},
+        ),
+        (
+            "ledger.md",
+            "- [D1 — Digests fold only low-urgency notifications](#d1)\n"
+            "- [D9 — Digests skip weekends](#d9--digests-skip-weekends)\n",
+            {"BS-LEDGER-01"},
+        ),
+    ],
+)
+def test_a_table_of_contents_line_naming_an_entry_with_no_heading_is_noted(
+    tmp_path: Path, file: str, toc: str, rules: set[str]
+) -> None:
+    """A table of contents points at entries, so its lines are no entries; but a line naming
+    an entry the file has no heading for (F5, D9) is that entry's only trace. Before, every
+    line that was only a link to a heading was skipped, so an open fork listed only in the
+    table of contents vanished with no note and BS-FORK-03 passed (found by a hunt)."""
+    title = "# Forks\n" if file == "forks.md" else "# Ledger\n"
+
+    def edit(text: str) -> str:
+        return text.replace(title, title + "\n" + toc, 1)
+
+    found = detect(session(tmp_path, "converging", file, edit), "manifest")
+    assert rules <= failing(found)
+    noted = [n for n in found["notes"] if n["code"] == "entry-not-heading"]
+    assert [n["line"] for n in noted] == [4], noted

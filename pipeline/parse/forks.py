@@ -27,6 +27,7 @@ from pipeline.parse.reading import (
     fields,
     hidden_entries,
     late_entry_id,
+    linked_entries,
     meant_entry,
     near_fields,
     not_an_entry_heading,
@@ -72,6 +73,7 @@ def parse_forks(lines: list[str], rec: Records) -> None:
     ends = hidden_entries(doc, lines, rec, FILE, "F", RULE, _weigh) if doc.html else []
     note_html_fields(rec, FILE, doc, lines, _FIELDS, _rule_of, ends)
     untaken: list[tuple[int, str]] = []  # table rows that name a fork, maybe meant as one
+    linked: list[tuple[int, str]] = []  # table-of-contents lines naming an entry
     for index, block in enumerate(blocks):
         if ends and passed(ends, block):
             fork = None
@@ -88,6 +90,7 @@ def parse_forks(lines: list[str], rec: Records) -> None:
                 fork = None
             continue
         meant = entry_line(block, "F")
+        linked += linked_entries(block, "F")
         if meant is not None and _weigh(meant, blocks, index):
             # Meant as a fork but no heading: not read, it ends the fork above (its fields
             # are not that fork's), and BS-FORK-01 fails.
@@ -105,9 +108,9 @@ def parse_forks(lines: list[str], rec: Records) -> None:
             else:
                 said = "" if says_nothing(value) else value  # `—`, `**`: an empty condition
                 fork["closes_when"], fork["closes_when_line"] = said, line
-    if untaken:
+    if untaken or linked:
         ids = {row["fork_id"] for row in rec.of("forks")}
-        entries_in_tables_only(rec, FILE, untaken, ids, "F", RULE)
+        entries_in_tables_only(rec, FILE, untaken, ids, "F", RULE, linked)
 
 
 _SYNC_FIRST_RE = re.compile(r"[*_`\[(]*+S\d+(?![A-Za-z0-9])")

@@ -30,6 +30,7 @@ from pipeline.parse.reading import (
     hidden_entries,
     html_text,
     late_entry_id,
+    linked_entries,
     meant_entry,
     near_fields,
     not_an_entry_heading,
@@ -104,6 +105,7 @@ def parse_ledger(lines: list[str], rec: Records) -> None:
     ends = hidden_entries(doc, lines, rec, FILE, "D", RULE, _weigh) if doc.html else []
     note_html_fields(rec, FILE, doc, lines, _FIELDS, _rule_of, ends)
     untaken: list[tuple[int, str]] = []  # table rows that name an entry, maybe meant as one
+    linked: list[tuple[int, str]] = []  # table-of-contents lines naming an entry
     shown_html = _HtmlPhrases(doc, lines, ends)
     for index, block in enumerate(blocks):
         shown_html.read(entry, first_line(block))
@@ -133,6 +135,7 @@ def parse_ledger(lines: list[str], rec: Records) -> None:
                 _phrase(entry, [(block.line, block.text)])
             continue
         meant_line = entry_line(block, "D")
+        linked += linked_entries(block, "D")
         if meant_line is not None and _weigh(meant_line, blocks, index):
             # Meant as an entry but no heading: not read, it ends the entry above (its
             # fields are not that entry's), and BS-LEDGER-01 fails.
@@ -148,9 +151,9 @@ def parse_ledger(lines: list[str], rec: Records) -> None:
         # adds nothing).
         _phrase(entry, _lines(block))
     shown_html.read(entry, len(lines) + 1)
-    if untaken:
+    if untaken or linked:
         ids = {row["decision_id"] for row in rec.of("ledger")}
-        entries_in_tables_only(rec, FILE, untaken, ids, "D", RULE)
+        entries_in_tables_only(rec, FILE, untaken, ids, "D", RULE, linked)
 
 
 def _near(block: Block, rec: Records) -> list[tuple[str, str, int]]:

@@ -94,6 +94,7 @@ _LEADING_TAGS_RE = re.compile(r"(?:[ \t]*+</?[A-Za-z][^<>]*+>)++[ \t]*+")
 _TAG_RE = re.compile(r"</?[A-Za-z][^<>]*+>")
 IN_HTML = " (inside an HTML block, where CommonMark reads no Markdown)"
 IN_TABLE = " (a table row)"
+IN_LINK = " (a link to an entry heading the file does not have)"
 IN_HEADING = " (a heading; a field is a bullet or a line of its own)"
 # Whether a line meant as an entry (line, text, text after the ID, shape says so) found
 # in blocks[index] is one: each reader's own weighing.
@@ -674,11 +675,12 @@ def text_lines(block: Block) -> Iterable[tuple[int, str]] | None:
 # A line that is only a link to a heading of the page (a table of contents' `[F1 — title
 # \[open\]](#f1--title-open)`) or a link reference definition (`[D1]: #d1`, never shown):
 # it points at an entry and is not meant as one.
-_LINK_TEXT = r"\[(?:[^\[\]\\]|\\.)++\]"
+_LINK_TEXT = r"\[((?:[^\[\]\\]|\\.)++)\]"
 _REFERENCE_RE = re.compile(
     rf"{_LINK_TEXT}\(#[^()\s]*+\)"
     rf"|{_LINK_TEXT}:[ \t]*+(?:<[^<>]*+>|\S++)(?:[ \t]++(?:\"[^\"]*+\"|'[^']*+'|\([^()]*+\)))?+"
 )
+_ESCAPE_RE = re.compile(r"\\(.)")
 
 
 def _meant_lines(
@@ -698,6 +700,22 @@ def _meant_lines(
             # Invisible characters first: its shape is a heading's, so it is meant as one.
             strong = found[2] or seen is not text
             yield line, text.rstrip(" \t"), found[1], strong
+
+
+def linked_entries(block: Block, letter: str) -> list[tuple[int, str]]:
+    """(line, link text) of each line of a paragraph or list item that is only a link to a
+    heading of the page and is written as an entry (`- [F5 — … \\[open\\]](#f5)`): a table of
+    contents, no entry where the file has that entry's heading, but the only trace of the
+    entry where it has none (entries_in_tables_only notes it, IN_LINK)."""
+    found = []
+    for line, text in text_lines(block) or ():
+        seen = past_list_marker(text.lstrip(_BLANK_LEAD)) if text[:1] in _BLANK_LEAD else text
+        link = _REFERENCE_RE.fullmatch(seen.strip(" \t")) if text[:1] == "[" else None
+        if link is not None and link[1] is not None:
+            title = _ESCAPE_RE.sub(r"\1", link[1]).strip(" \t")
+            if meant_entry(title, letter) is not None:
+                found.append((line, title))
+    return found
 
 
 def table_entries(table: Table, letter: str) -> list[tuple[int, str, str, bool]]:
@@ -907,16 +925,24 @@ _MARKER_CELL_RE = re.compile(r"(?i)(?:open|parked)(?![\w-])")
 
 
 def entries_in_tables_only(
-    rec: Records, file: str, untaken: list[tuple[int, str]], ids: set[str], letter: str, rule: str
+    rec: Records,
+    file: str,
+    untaken: list[tuple[int, str]],
+    ids: set[str],
+    letter: str,
+    rule: str,
+    linked: Iterable[tuple[int, str]] = (),
 ) -> None:
     """A parse issue for each table row from table_rows' `untaken` whose ID is none of the
     file's entries (`ids`): a fork or decision written only as a table row (`| F4 | Should
     cursors expire? | open |`) is meant as the entry, and was dropped with no note; a row
-    naming an entry that has its heading is a summary of it."""
-    for line, text in untaken:
-        digits = entry_id(text, letter)[1]
-        if digits is not None and canonical_id(letter, digits) not in ids:
-            not_an_entry_heading(rec, file, line, text, letter, rule, IN_TABLE)
+    naming an entry that has its heading is a summary of it. So with `linked`
+    (linked_entries), a table of contents' line naming an entry the file does not have."""
+    for where, found in ((IN_TABLE, untaken), (IN_LINK, linked)):
+        for line, text in found:
+            digits = entry_id(text, letter)[1]
+            if digits is not None and canonical_id(letter, digits) not in ids:
+                not_an_entry_heading(rec, file, line, text, letter, rule, where)
 
 
 def header_fields(table: Table, known: Mapping[str, str]) -> dict[int, tuple[str, str]]:
