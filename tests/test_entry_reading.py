@@ -429,3 +429,19 @@ def test_a_table_of_contents_line_naming_an_entry_with_no_heading_is_noted(
     assert rules <= failing(found)
     noted = [n for n in found["notes"] if n["code"] == "entry-not-heading"]
     assert [n["line"] for n in noted] == [4], noted
+
+
+def test_a_table_of_contents_with_the_marker_in_plain_brackets_is_no_entry(tmp_path: Path) -> None:
+    """CommonMark allows balanced brackets in a link's text, so a table of contents may
+    copy the fork's marker unescaped: `- [F1 — … [open]](#f1)`. Only escaped brackets were
+    taken for a link, so such a healthy forks.md failed BS-FORK-01 (found by a hunt)."""
+    toc = (
+        "# Forks\n\n"
+        "- [F1 — Do security alerts ever ride in a digest? [open]](#f1)\n"
+        "- [F4 — Should digests be localised per recipient? "
+        "[parked → docs/architecture/open-questions.md]](#f4)\n\n"
+    )
+    folder = session(tmp_path, "open", "forks.md", lambda text: text.replace("# Forks\n", toc, 1))
+    found = detect(folder, "session")
+    assert found["result"] == "clean", found["notes"]
+    assert found["notes"] == []

@@ -675,7 +675,8 @@ def text_lines(block: Block) -> Iterable[tuple[int, str]] | None:
 # A line that is only a link to a heading of the page (a table of contents' `[F1 — title
 # \[open\]](#f1--title-open)`) or a link reference definition (`[D1]: #d1`, never shown):
 # it points at an entry and is not meant as one.
-_LINK_TEXT = r"\[((?:[^\[\]\\]|\\.)++)\]"
+# Link text may hold balanced brackets (CommonMark), as a fork's marker: `[F1 — … [open]]`.
+_LINK_TEXT = r"\[((?:[^\[\]\\]|\\.|\[(?:[^\[\]\\]|\\.)*+\])++)\]"
 _REFERENCE_RE = re.compile(
     rf"{_LINK_TEXT}\(#[^()\s]*+\)"
     rf"|{_LINK_TEXT}:[ \t]*+(?:<[^<>]*+>|\S++)(?:[ \t]++(?:\"[^\"]*+\"|'[^']*+'|\([^()]*+\)))?+"
