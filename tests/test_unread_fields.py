@@ -424,3 +424,19 @@ def test_a_table_of_many_rows_under_a_field_name_is_no_field(tmp_path: Path) -> 
     folder = _session(tmp_path, "open", "state.md", last, last + table)
     found = detect(str(folder), "session")
     assert found.result == "clean" and _notes(found) == []
+
+
+def test_a_column_of_a_field_over_several_rows_is_noted_and_fails_its_rule(
+    tmp_path: Path,
+) -> None:
+    """A table whose every header cell names a field holds those fields however many rows it
+    has: a `| Resolves |` column listing F1, then F2, under D2. Only a one-row table was
+    read so, and with a second row the forks D2 resolves vanished: the session was clean
+    with D2 resolving the open F1 and F2 (found by a hunt)."""
+    table = "\n| Resolves |\n|---|\n| F1 |\n| F2 |\n"
+    folder = _session(tmp_path, "open", "ledger.md", HOW, HOW + table)
+    found = detect(str(folder), "session")
+    first = _line(folder, "ledger.md", "| F1 |")
+    noted = [n for n in _notes(found) if n[2] == "unread-field"]
+    assert noted == [("ledger.md", first, "unread-field"), ("ledger.md", first + 1, "unread-field")]
+    assert _status(found, "BS-FORK-02") == "fail" and found.result == "failing"

@@ -251,22 +251,27 @@ _ID_CELL_RE = re.compile(r"[ \t*_`\[]*+[A-Z]\d+(?![A-Za-z0-9])")
 def _column_fields(
     table: Table, known: Mapping[str, str], taken: Mapping[str, Callable[[str], bool]] | None
 ) -> list[tuple[str, str, str, int]]:
-    """The fields of a one-row table whose header names them (`| Resolves | Reversed by |`
-    over `| F1 | D9 |`): the entry's fields written as columns. A cell counts when every
-    header cell names a field, or when its value is one the field takes (`taken`), so that
-    `| Status | Owner |` over `| open | Ann |` in a table of something else still counts."""
-    if len(table.rows) != 1:
-        return []
-    line, cells = table.rows[0]
+    """The fields of a table whose header names them (`| Resolves | Reversed by |` over
+    `| F1 | D9 |`): the entry's fields written as columns. When every header cell names a
+    field, every row's cells count (a `| Resolves |` column listing F1, then F2). Else, of a
+    one-row table, a cell whose value is one the field takes (`taken`), so that `| Status |
+    Owner |` over `| open | Ann |` counts; a row whose first cell is an ID, under a column
+    naming no field, is about that entry (table_rows)."""
     columns = header_fields(table, known)
-    if not columns or (0 not in columns and cells and _ID_CELL_RE.match(cells[0])):
-        return []
     every = len(columns) == sum(1 for cell in table.header if cell.strip())
+    if not columns or (not every and len(table.rows) != 1):
+        return []
     found = []
-    for column, (key, name) in sorted(columns.items()):
-        value = cells[column].strip() if column < len(cells) else ""
-        if not says_nothing(value) and (every or (taken and key in taken and taken[key](value))):
-            found.append((key, name, value, line))
+    for line, cells in table.rows:
+        first = cells[0] if cells and 0 not in columns else ""
+        if _ID_CELL_RE.match(first):
+            continue
+        for column, (key, name) in sorted(columns.items()):
+            value = cells[column].strip() if column < len(cells) else ""
+            if not says_nothing(value) and (
+                every or (taken and key in taken and taken[key](value))
+            ):
+                found.append((key, name, value, line))
     return found
 
 
