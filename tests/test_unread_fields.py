@@ -440,3 +440,30 @@ def test_a_column_of_a_field_over_several_rows_is_noted_and_fails_its_rule(
     noted = [n for n in _notes(found) if n[2] == "unread-field"]
     assert noted == [("ledger.md", first, "unread-field"), ("ledger.md", first + 1, "unread-field")]
     assert _status(found, "BS-FORK-02") == "fail" and found.result == "failing"
+
+
+@pytest.mark.parametrize(
+    ("file", "old", "table"),
+    [
+        (
+            "state.md",
+            "- Last compose: 2026-07-08T14:30Z\n",
+            "\n| Aspect | Status |\n|---|---|\n| quiet-hours | open |\n\n",
+        ),
+        (
+            "thesis.md",
+            "Current as of: 2026-07-08T14:30Z\n",
+            "\n| Metric | Current as of |\n|---|---|\n| digests sent | 2026-07-01T00:00Z |\n\n",
+        ),
+    ],
+)
+def test_a_one_row_table_about_something_else_is_no_field(
+    tmp_path: Path, file: str, old: str, table: str
+) -> None:
+    """A one-row table whose first column names what the row is about (`| Aspect | Status |`
+    over `| quiet-hours | open |`) gives that thing's status, not the session's. It was
+    taken for the Status field written as a column: a healthy state.md failed BS-STATE-01
+    (thesis.md BS-COMPOSE-01), though the same table with two rows passed (found by a hunt)."""
+    folder = _session(tmp_path, "open", file, old, old + table)
+    found = detect(str(folder), "session")
+    assert found.result == "clean" and _notes(found) == [], _notes(found)

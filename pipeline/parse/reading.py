@@ -255,8 +255,9 @@ def _column_fields(
     `| F1 | D9 |`): the entry's fields written as columns. When every header cell names a
     field, every row's cells count (a `| Resolves |` column listing F1, then F2). Else, of a
     one-row table, a cell whose value is one the field takes (`taken`), so that `| Status |
-    Owner |` over `| open | Ann |` counts; a row whose first cell is an ID, under a column
-    naming no field, is about that entry (table_rows)."""
+    Owner |` over `| open | Ann |` counts; but not when the row's first cell, under a column
+    naming no field, names what the row is about (an ID, or `persistence` under `| Aspect |
+    Status |`): its cells are about that, as another row's would be."""
     columns = header_fields(table, known)
     every = len(columns) == sum(1 for cell in table.header if cell.strip())
     if not columns or (not every and len(table.rows) != 1):
@@ -264,7 +265,7 @@ def _column_fields(
     found = []
     for line, cells in table.rows:
         first = cells[0] if cells and 0 not in columns else ""
-        if _ID_CELL_RE.match(first):
+        if _ID_CELL_RE.match(first) or (not every and not says_nothing(first)):
             continue
         for column, (key, name) in sorted(columns.items()):
             value = cells[column].strip() if column < len(cells) else ""
