@@ -445,3 +445,35 @@ def test_a_table_of_contents_with_the_marker_in_plain_brackets_is_no_entry(tmp_p
     found = detect(folder, "session")
     assert found["result"] == "clean", found["notes"]
     assert found["notes"] == []
+
+
+@pytest.mark.parametrize(
+    ("file", "old", "rules"),
+    [
+        (
+            "forks.md",
+            "templates is known\n",
+            {"BS-FORK-01", "BS-FORK-03"},
+        ),
+        ("ops/capture.md", "write it up under docs/features.\n", {"BS-COMPOSE-02"}),
+    ],
+)
+def test_an_entry_or_turn_after_a_br_is_noted_and_fails(
+    tmp_path: Path, file: str, old: str, rules: set[str]
+) -> None:
+    """A `<br>` shows what follows on a line of its own, so a fork (`…<br>F5 — … [open]`) or
+    a turn (`…<br>T10 · 2026-…`) written after one is meant as that entry, as the same line
+    alone is. Only the text before the `<br>` was looked at: the open fork and the turn after
+    Last compose vanished with no note, and the session was clean (found by a hunt)."""
+    entry = {
+        "forks.md": "F5 — Should digests skip weekends? [open]",
+        "ops/capture.md": "T10 · 2026-07-10T16:20Z",
+    }[file]
+
+    def edit(text: str) -> str:
+        return text.replace(old, old.rstrip("\n") + "<br>" + entry + "\n", 1)
+
+    found = detect(session(tmp_path, "converging", file, edit), "manifest")
+    assert rules <= failing(found)
+    noted = [n for n in found["notes"] if n["code"] == "entry-not-heading"]
+    assert [entry in n["message"] for n in noted] == [True], noted

@@ -662,7 +662,18 @@ def entry_line(block: Block, letter: str) -> tuple[int, str, str, bool] | None:
     text, the text after the ID, whether its shape alone says so); the reader weighs the
     rest. None when there is none."""
     lines = text_lines(block)
-    return None if lines is None else next(_meant_lines(lines, letter), None)
+    return None if lines is None else next(_meant_lines(_broken_lines(lines), letter), None)
+
+
+def _broken_lines(lines: Iterable[tuple[int, str]]) -> Iterator[tuple[int, str]]:
+    """Each line, then each piece of it after a `<br>` (`- Closes when: …<br>F5 — … [open]`),
+    which the page shows on a line of its own, as after a hard line break."""
+    for line, text in lines:
+        yield line, text
+        if "<" in text:
+            for piece in BREAK_RE.split(text)[1:]:
+                if piece.strip(" \t"):
+                    yield line, piece.strip(" \t")
 
 
 def text_lines(block: Block) -> Iterable[tuple[int, str]] | None:
