@@ -355,3 +355,25 @@ def test_a_sync_line_after_a_br_is_a_line_of_its_own(br: str, tmp_path: Path) ->
     output = detect(tmp_path, text)
     assert status(output, "BS-SYNC-01")[0].startswith("BS-SYNC-01 fail ops/sync-log.md:2")
     assert output[-1] == "failing"
+
+
+def test_a_sub_bullet_note_that_begins_with_its_sync_is_part_of_the_item() -> None:
+    """A sub-bullet under a result is part of that item's value (spec §3.1), also when it
+    begins with the sync's ID: `S1 left the sharing aspect untouched` holds neither a field
+    separator nor an arrow, so it is a note of the item, as such a heading is a section
+    title. It was read as a line of its own and a healthy log failed BS-SYNC-01 (found by a
+    hunt). A sub-bullet shaped as a sync line, misspelt or not, is still its own."""
+    text = "\n".join(
+        [
+            f"- {S1}",
+            f"- {S1_DONE}",
+            "  - S1 left the sharing aspect untouched on purpose",
+            f"- {S2}",
+            "  - s2 -> failed | 2026-07-08T14:29Z | timed out",
+            f"  - {S2_DONE}",
+            "",
+        ]
+    )
+    rec = read(text)
+    assert issues(rec) == [(5, "bad-sync-line", "BS-SYNC-01")]
+    assert [e[:2] for e in events(rec)] == [(1, "S1"), (2, "S1"), (4, "S2"), (6, "S2")]

@@ -145,11 +145,21 @@ def _wrapped(lines: list[tuple[int, str]], after_sync: bool = False) -> list[tup
     parts: list[tuple[int, list[str]]] = []
     for line, text in ((n, piece) for n, whole in lines for piece in _broken(whole)):
         continues = parts and (not after_sync or _SYNC_START_RE.match(parts[-1][1][0]))
-        if continues and _SYNC_START_RE.match(text) is None and not _MEANT_AS_SYNC_RE.search(text):
+        if continues and not _own_line(text, after_sync):
             parts[-1][1].append(text.strip())
         else:
             parts.append((line, [text.rstrip()]))
     return [(line, " ".join(texts)) for line, texts in parts]
+
+
+def _own_line(text: str, after_sync: bool) -> bool:
+    """Whether a line is read on its own, never as the end of the one above: it begins like
+    a sync line (`S3 …`) or is meant as one (`s3 | gate: …`); in a list item only with a
+    field separator or an arrow, as a sync heading needs, so that `S1 left sharing as it was`
+    under S1's result is a note of that item (spec §3.1: a sub-item belongs to the item)."""
+    if not after_sync and "|" not in text and not ARROW_RE.search(text) and "&rarr;" not in text:
+        return False
+    return _SYNC_START_RE.match(text) is not None or _MEANT_AS_SYNC_RE.search(text) is not None
 
 
 def _broken(text: str) -> list[str]:
