@@ -377,3 +377,12 @@ def test_a_sub_bullet_note_that_begins_with_its_sync_is_part_of_the_item() -> No
     rec = read(text)
     assert issues(rec) == [(5, "bad-sync-line", "BS-SYNC-01")]
     assert [e[:2] for e in events(rec)] == [(1, "S1"), (2, "S1"), (4, "S2"), (6, "S2")]
+
+
+def test_text_after_a_br_that_only_begins_with_a_sync_id_stays_in_the_summary() -> None:
+    """Only a sync line (a field separator or an arrow after its ID) after a `<br>` is read
+    on its own; `S2 touched the aspect map` after one is more of the result's summary, as it
+    was before `<br>` began to split lines (found while fixing a hunt's defect)."""
+    rec = read(f"{S1}\n{S1_DONE}<br>S1 touched the aspect map\n")
+    assert issues(rec) == []
+    assert rec.of("sync_events")[1]["summary"].endswith("<br>S1 touched the aspect map")

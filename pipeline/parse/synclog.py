@@ -165,17 +165,18 @@ def _own_line(text: str, after_sync: bool) -> bool:
 def _broken(text: str) -> list[str]:
     """A line cut at each `<br>` that a sync line follows (`… | 0 open<br>S3 | gate: …`):
     the page shows that sync line on a line of its own, so it is read as one, never as the
-    summary of the line before. Other text after a `<br>` stays with the text before it."""
+    summary of the line before. Other text after a `<br>` stays with the text before it
+    (`S2 touched the map`, with neither a field separator nor an arrow, is none)."""
     if "<" not in text:
         return [text]
-    pieces: list[str] = []
-    start = 0
-    for found in BREAK_RE.finditer(text):
-        after = text[found.end() :].lstrip()
-        if _SYNC_START_RE.match(after) or _MEANT_AS_SYNC_RE.search(BREAK_RE.split(after)[0]):
-            pieces.append(text[start : found.start()])
-            start = found.end()
-    return [piece for piece in [*pieces, text[start:]] if piece.strip()]
+    first, *rest = BREAK_RE.split(text)
+    pieces = [first]
+    for segment in rest:
+        if _own_line(segment.strip(), after_sync=False):
+            pieces.append(segment)
+        else:
+            pieces[-1] += "<br>" + segment
+    return [piece for piece in pieces if piece.strip()]
 
 
 def _inner_reads(doc: Document, lines: list[str]) -> Iterator[Read]:
