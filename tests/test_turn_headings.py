@@ -186,3 +186,27 @@ def test_a_line_of_the_talk_that_begins_with_its_time_and_names_a_turn_is_no_tur
         found = detect(folder, "manifest")
         assert statuses(found)["BS-COMPOSE-02"] == "fail", name
         assert ("entry-not-heading", line_of(folder, line)) in issues(found), name
+
+
+def test_a_turn_without_its_id_above_the_turn_separator_fails(tmp_path: Path) -> None:
+    """A writer who drops the `###` of `### 8 · 2026-…` leaves the line right over the next
+    `---`, a setext heading: it holds only a number or who spoke and a timestamp, so it is a
+    turn heading without its ID, as the ATX form is, never a line of the talk. Since the
+    line over a `---` is read as talk it vanished, and a turn after Last compose passed
+    BS-COMPOSE-02 (found by a hunt). A line of the talk that says more stays talk."""
+    body = "facilitator: coverage read-back: batching, timing, opt-out all have decisions. "
+    body += "localisation parked."
+    for name, line, fails in (
+        ("number", "9 · 2026-07-10T16:20Z", True),
+        ("speaker", "user · 2026-07-10T16:20Z", True),
+        ("stamp", "2026-07-10T16:20Z — user", True),
+        ("talk", "user: 2026-07-20T09:00Z works for the cut-over.", False),
+    ):
+        folder = session(tmp_path / name, T9)
+        capture = folder / "ops" / "capture.md"
+        text = capture.read_text(encoding="utf-8")
+        capture.write_text(text.replace(body, line), encoding="utf-8")
+        found = detect(folder, "manifest")
+        expected = {("bad-turn-heading", line_of(folder, line))} if fails else set()
+        assert issues(found) == expected, name
+        assert statuses(found)["BS-COMPOSE-02"] == ("fail" if fails else "pass"), name

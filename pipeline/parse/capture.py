@@ -67,6 +67,7 @@ def parse_capture(lines: list[str], rec: Records) -> None:
             # The schema's `---` before each turn underlines the last line of the turn above:
             # a setext heading nobody wrote, so it is that line of the talk (spec §3.1: a turn
             # is a heading that begins with `T{n}`), never a turn without its ID or with it late.
+            _bare_turn(block, rec)
             block = Paragraph(block.underlined)
         if isinstance(block, Table):
             table_rows(block, doc.blocks, index, rec, FILE, "T", RULE, _weigh)
@@ -117,6 +118,21 @@ _STAMP_FIRST_RE = re.compile(r"[*_`\[ \t]*+[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]")
 def _begins_with_id(text: str) -> bool:
     """Whether a heading's text begins with a turn ID (`T7 · …`, `**T7** …`)."""
     return entry_id(text, "T")[0]
+
+
+def _bare_turn(block: Heading, rec: Records) -> None:
+    """A line above a `---` that holds only a timestamp and a number or who spoke, no turn
+    ID (`8 · 2026-…`, `user · 2026-…`, `2026-… — user`): no line of the talk but a turn
+    heading without its ID, as `### 8 · …` is, so it fails BS-COMPOSE-02 (spec §3.1: it
+    never just disappears). A line of the talk says more (`user: 2026-…Z works`)."""
+    text = block.text
+    raw = find_timestamp(text)
+    if raw is None or len(block.underlined or ()) != 1 or _LATE_ID_RE.search(text):
+        return
+    after = text[text.find(raw) + len(raw) :].strip(_AROUND_STAMP + "()[].")
+    if _no_id(text, raw) and (not after or _SPEAKER_RE.fullmatch(after) is not None):
+        message = f"turn heading has no T# number: {text[:120]}"
+        rec.issue(FILE, block.line, "bad-turn-heading", message, RULE)
 
 
 def _stamp_first(block: Block) -> tuple[int, str, str, bool] | None:
