@@ -111,17 +111,18 @@ class Out:
         leaves an OUT inside its root out of the walk, so such an entry would go unread.
         Folders are looked into whatever their name: the crawl reads sessions under `.old/`
         too, and only OUT's lock files and its own folders are OUT's."""
-        from pipeline.discover import session_matches
-
         try:
             with os.scandir(self.root) as it:
                 names = sorted((e.name, e.is_dir()) for e in it)
         except OSError:
             return None  # no folder yet (or one not listable: the crawl says so itself)
+        # Before OUT holds a run, a folder named like one of its own is the user's (a harvested
+        # session `staging/` that the crawl's sweep would delete); after, census writes no
+        # Markdown in its own folders, so one holding some holds what the crawl would not read.
+        # Its lock says so too: the first night's other shard is writing its staging/ there.
+        census = self.exists() or (self.root / ".lock").exists()
         for name, is_dir in names:
-            if name in _OWN_FOLDERS or (not is_dir and name.startswith(_OWN_FILE_PREFIXES)):
-                continue
-            if name == ".git":
+            if name == ".git" or (not is_dir and name.startswith(_OWN_FILE_PREFIXES)):
                 continue  # an OUT kept in git: git's own files are no documents
             if not is_dir:
                 if is_markdown(name):
@@ -129,14 +130,10 @@ class Out:
                 continue
             if name.lower() == "docs":
                 return name
-            for folder, dirs, files in os.walk(self.root / name):
-                dirs[:] = [d for d in dirs if d != ".git"]
-                rel = os.path.relpath(folder, self.root)
-                # A session is found by its path alone (spec §2), Markdown or none.
-                if next(session_matches([*within, *rel.split(os.sep)]), None) is not None:
-                    return rel
-                if any(d.lower() == "docs" for d in dirs) or any(is_markdown(f) for f in files):
-                    return rel
+            own = census and name in _OWN_FOLDERS
+            found = _corpus_in(self.root, name, () if own else within, by_path=not own)
+            if found is not None:
+                return found
         return None
 
     def manifest(self) -> dict[str, list[str]]:
@@ -203,6 +200,22 @@ class Out:
         for file in self.files("snapshots"):
             ids.update(read_parquet(file, ["snapshot_id"]).column(0).to_pylist())
         return ids
+
+
+def _corpus_in(root: Path, name: str, within: tuple[str, ...], by_path: bool) -> str | None:
+    """The first folder under root/name that holds Markdown or a `docs/`, or (`by_path`) is a
+    session folder by its path below the crawl's root (`within` + its path below OUT)."""
+    from pipeline.discover import session_matches
+
+    for folder, dirs, files in os.walk(root / name):
+        dirs[:] = [d for d in dirs if d != ".git"]
+        rel = os.path.relpath(folder, root)
+        # A session is found by its path alone (spec §2), Markdown or none.
+        if by_path and next(session_matches([*within, *rel.split(os.sep)]), None) is not None:
+            return rel
+        if any(d.lower() == "docs" for d in dirs) or any(is_markdown(f) for f in files):
+            return rel
+    return None
 
 
 def read_parquet(path: Path | str, columns: list[str] | None = None) -> Any:

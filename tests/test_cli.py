@@ -17,6 +17,7 @@ from tests.conftest import FIXTURES, copy_tree, fill, git, make_git_repo
 
 runner = CliRunner()
 BASE = FIXTURES / "cases" / "base"
+HARVESTED_DEMO = BASE / "harvested" / "repo" / "docs" / "history" / "brainstorms" / "demo"
 
 
 @pytest.fixture
@@ -775,6 +776,36 @@ def test_an_out_holding_a_session_folder_without_markdown_is_refused(
     result = runner.invoke(app, ["crawl", str(corpus), "--out", str(out), "--workers", "1"])
     assert result.exit_code == 2 and "give --out a folder" in result.output, result.output
     assert made.split("/")[0] in result.output and not (out / "manifest.json").exists()
+
+
+@pytest.mark.parametrize("topic", ["staging", "state", "tables"])
+def test_an_out_holding_a_session_named_like_its_own_folders_is_refused(
+    corpus: Path, topic: str
+) -> None:
+    """An OUT at docs/history/brainstorms/ beside a harvested session whose topic is one of
+    OUT's own folder names was taken: the folder was skipped as OUT's own before OUT held a
+    run, so the crawl hid the session, wrote into it, and its sweep deleted `staging/` from
+    the root (found by a hunt)."""
+    out = corpus / "team-new" / "docs" / "history" / "brainstorms"
+    session = out / topic
+    copy_tree(HARVESTED_DEMO, session)
+    before = sorted(p.relative_to(session) for p in session.rglob("*"))
+    result = runner.invoke(app, ["crawl", str(corpus), "--out", str(out), "--workers", "1"])
+    assert result.exit_code == 2 and "give --out a folder" in result.output, result.output
+    assert repr(topic) in result.output and not (out / "manifest.json").exists()
+    assert sorted(p.relative_to(session) for p in session.rglob("*")) == before
+
+
+def test_an_out_whose_own_folder_holds_markdown_is_refused(corpus: Path, tmp_path: Path) -> None:
+    """Once OUT holds runs its own folders are its own, yet census writes no Markdown there:
+    a session moved into OUT's staging/ later is still refused, not swept away."""
+    out = corpus / "team-new" / "docs" / "history" / "brainstorms"
+    first = runner.invoke(app, ["crawl", str(corpus), "--out", str(out), "--workers", "1"])
+    assert first.exit_code == 0, first.output
+    copy_tree(HARVESTED_DEMO, out / "staging")
+    again = runner.invoke(app, ["crawl", str(corpus), "--out", str(out), "--workers", "1"])
+    assert again.exit_code == 2 and "'staging'" in again.output, again.output
+    assert (out / "staging" / "forks.md").is_file()
 
 
 def test_an_out_kept_in_git_inside_the_root_is_taken(corpus: Path) -> None:
