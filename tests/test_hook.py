@@ -169,3 +169,38 @@ def test_hook_command_checks_each_folder_once_and_exits_with_the_worst(
     assert runner.invoke(app, ["hook", "README.md"]).exit_code == 0, "no session: nothing to do"
     missing = runner.invoke(app, ["hook", "docs/research/gone-brainstorm/state.md"])
     assert missing.exit_code == 2 and "no such directory" in missing.stderr
+
+
+def _docs_clone_tracking_ops(checkout: Path) -> None:
+    """A clone nested at the checkout's docs/ whose session tracks ops/capture.md."""
+    copy_tree(FIXTURES / "cases" / "base" / "open" / "repo" / "docs", checkout / "docs")
+    git(checkout / "docs", "init", "-q")
+    git(checkout / "docs", "add", "-A")
+    git(checkout / "docs", "add", "-f", "research/demo-brainstorm/ops/capture.md")
+    git(checkout / "docs", "commit", "-q", "-m", "ops tracked by mistake")
+
+
+def test_the_hook_asks_a_nested_clone_not_the_repository_git_gives_it(tmp_path: Path) -> None:
+    """git gives a pre-commit hook the committing repository's GIT_INDEX_FILE (its
+    index.lock in `git commit -a`) and, in a linked worktree, its GIT_DIR: census ran git with
+    them, so a session in a clone nested at docs/ was read through the outer repository's
+    index, its tracked ops/ file unseen, and the commit went through (found by a hunt)."""
+    outer = tmp_path / "outer"
+    outer.mkdir()
+    (outer / "a").write_text("a\n")
+    git(outer, "init", "-q")
+    git(outer, "add", "a")
+    git(outer, "commit", "-q", "-m", "a")
+    git(outer, "worktree", "add", "-q", str(tmp_path / "linked"))
+    hook = outer / ".git" / "hooks" / "pre-commit"
+    census = Path(sys.executable).parent / "census"
+    hook.write_text(f"#!/bin/sh\nexec {census} hook {SESSION}/forks.md\n")
+    hook.chmod(0o755)
+    for checkout, commit in ((outer, ["commit", "-qam", "b"]), (tmp_path / "linked", None)):
+        _docs_clone_tracking_ops(checkout)
+        (checkout / "a").write_text("b\n")
+        if commit is None:
+            git(checkout, "add", "a")
+        done = run(checkout, "git", *(commit or ["commit", "-qm", "b"]))
+        assert done.returncode == 1, done.stdout + done.stderr
+        assert "BS-OPS-02 fail ops/capture.md" in done.stderr

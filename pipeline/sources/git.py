@@ -18,23 +18,65 @@ from functools import cached_property
 
 from pipeline.sources.tree import ReadError
 
+# The variables by which a caller's git names the repository, index and objects to read (`git
+# rev-parse --local-env-vars`): git gives a hook in a linked worktree GIT_DIR, and one in
+# `git commit -a` GIT_INDEX_FILE, which would answer for every repository census asks.
+CALLERS_REPOSITORY = (
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_CONFIG",
+    "GIT_CONFIG_PARAMETERS",
+    "GIT_CONFIG_COUNT",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_IMPLICIT_WORK_TREE",
+    "GIT_GRAFT_FILE",
+    "GIT_INDEX_FILE",
+    "GIT_NO_REPLACE_OBJECTS",
+    "GIT_REPLACE_REF_BASE",
+    "GIT_PREFIX",
+    "GIT_INTERNAL_SUPER_PREFIX",
+    "GIT_SHALLOW_FILE",
+    "GIT_COMMON_DIR",
+)
+
 
 def _env(repo: str | None = None) -> dict[str, str]:
     """Git that reads only: no index refresh, no prompt, and no lazy fetch of an object a
     partial clone lacks (which writes a pack into .git and reaches the network): the
-    variable of git 2.44 and later, and for older ones no transport allowed at all. With
-    `repo`, git looks for the repository in that folder only: one whose `.git` it cannot
-    open (a link to a volume not mounted) must fail, not be read as a checkout above it."""
-    env = {
-        **os.environ,
-        "GIT_OPTIONAL_LOCKS": "0",
-        "GIT_TERMINAL_PROMPT": "0",
-        "GIT_NO_LAZY_FETCH": "1",
-        "GIT_ALLOW_PROTOCOL": "none",
-    }
+    variable of git 2.44 and later, and for older ones no transport allowed at all. The
+    caller's repository is none of its business (CALLERS_REPOSITORY). With `repo`, git looks
+    for the repository in that folder only: one whose `.git` it cannot open (a link to a
+    volume not mounted) must fail, not be read as a checkout above it."""
+    env = {k: v for k, v in os.environ.items() if k not in CALLERS_REPOSITORY}
+    env.update(
+        {
+            "GIT_OPTIONAL_LOCKS": "0",
+            "GIT_TERMINAL_PROMPT": "0",
+            "GIT_NO_LAZY_FETCH": "1",
+            "GIT_ALLOW_PROTOCOL": "none",
+        }
+    )
     if repo is not None:
+        top = os.path.abspath(repo)
         env["GIT_CEILING_DIRECTORIES"] = os.path.dirname(os.path.realpath(repo))
+        index = _callers_index(top)
+        if index is not None:
+            env["GIT_INDEX_FILE"] = index
     return env
+
+
+def _callers_index(top: str) -> str | None:
+    """The index the caller's git named, when it is this working tree's own: a hook in `git
+    commit -a` checks the index being committed, never another repository's."""
+    given = os.environ.get("GIT_INDEX_FILE")
+    if not given:
+        return None
+    from pipeline.gather import git_index
+
+    path = os.path.realpath(given)  # a relative one is relative to the hook's folder, as here
+    own = os.path.dirname(os.path.realpath(git_index(top)))
+    return path if os.path.dirname(path) == own else None
 
 
 # Settings a repository's config could use to run a command while git reads it: the fsmonitor
