@@ -76,3 +76,16 @@ def test_a_dot_git_link_that_leads_nowhere_inside_a_checkout_fails_closed(tmp_pa
     _dangling_git(repo, tmp_path)
     make_git_repo(tmp_path)
     assert _ops_02(repo, tmp_path) == ("fail", ["git-unreadable"], "fail")
+
+
+def test_a_dot_git_link_that_leads_nowhere_under_a_path_with_a_colon_fails_closed(
+    tmp_path: Path,
+) -> None:
+    """git was pinned to the repository's folder by GIT_CEILING_DIRECTORIES, a list separated
+    by ':': under a folder named with one the ceiling named nothing, git read the checkout
+    above for a `.git` it could not open, and BS-OPS-02 passed again (found by a hunt)."""
+    repo = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", tmp_path / "x:y" / "repo")
+    make_git_repo(repo)
+    _dangling_git(repo, tmp_path)
+    make_git_repo(tmp_path)
+    assert _ops_02(repo, tmp_path) == ("fail", ["git-unreadable"], "fail")

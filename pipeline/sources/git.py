@@ -45,9 +45,10 @@ def _env(repo: str | None = None) -> dict[str, str]:
     """Git that reads only: no index refresh, no prompt, and no lazy fetch of an object a
     partial clone lacks (which writes a pack into .git and reaches the network): the
     variable of git 2.44 and later, and for older ones no transport allowed at all. The
-    caller's repository is none of its business (CALLERS_REPOSITORY). With `repo`, git looks
-    for the repository in that folder only: one whose `.git` it cannot open (a link to a
-    volume not mounted) must fail, not be read as a checkout above it."""
+    caller's repository is none of its business (CALLERS_REPOSITORY). With `repo`, git reads
+    the repository of that very folder, its `.git`: one git cannot open (a link to a volume
+    not mounted) must fail, not be read as a checkout above it (a ceiling cannot say so for
+    a path holding ':', the separator of GIT_CEILING_DIRECTORIES)."""
     env = {k: v for k, v in os.environ.items() if k not in CALLERS_REPOSITORY}
     env.update(
         {
@@ -59,7 +60,7 @@ def _env(repo: str | None = None) -> dict[str, str]:
     )
     if repo is not None:
         top = os.path.abspath(repo)
-        env["GIT_CEILING_DIRECTORIES"] = os.path.dirname(os.path.realpath(repo))
+        env["GIT_DIR"], env["GIT_WORK_TREE"] = os.path.join(top, ".git"), top
         index = _callers_index(top)
         if index is not None:
             env["GIT_INDEX_FILE"] = index
