@@ -194,6 +194,7 @@ def crawl(
     trees = [open_root(r, out_path) for r in roots]  # a bad root fails before any write
     _refuse_overlapping(roots)
     out.require_folder()
+    _refuse_foreign_out(out)
     _refuse_hiding_out(trees, out)
     out.root.mkdir(parents=True, exist_ok=True)
     plan = _Plan(labels or {}, workers, progress, started, git_history, shard, scheduler, point)
@@ -409,6 +410,18 @@ def _refuse_overlapping(roots: list[str]) -> None:
                 raise UsageError(
                     f"root {inner_name!r} {where} root {outer_name!r}; give each folder once"
                 )
+
+
+def _refuse_foreign_out(out: Out) -> None:
+    """An OUT that holds no census run yet is refused when it holds a folder named like one of
+    its own: the crawl would write into the user's folder, and its sweep delete staging/."""
+    foreign = out.foreign_folder()
+    if foreign is not None:
+        raise UsageError(
+            f"--out {out.root} holds no census run yet but a folder {foreign!r} of its own "
+            "name, which the crawl would write into (and sweep, for staging/); give --out a "
+            "folder of its own"
+        )
 
 
 def _refuse_hiding_out(trees: list[Tree], out: Out) -> None:

@@ -103,6 +103,14 @@ class Out:
         first = target.relative_to(self.root).parts[0]
         return first in _OWN_FOLDERS or first.startswith(_OWN_FILE_PREFIXES)
 
+    def foreign_folder(self) -> str | None:
+        """A folder named like one of OUT's own (tables, state, staging) in a folder that holds
+        no census run and no census lock: the user's, which a crawl would write into and
+        whose staging/ its sweep deletes; None when none."""
+        if self.exists() or (self.root / ".lock").exists():
+            return None
+        return next((n for n in sorted(_OWN_FOLDERS) if (self.root / n).exists()), None)
+
     def corpus_inside(self, within: tuple[str, ...] = ()) -> str | None:
         """The first entry of OUT's folder, not OUT's own, that may hold what a crawl reads: a
         Markdown document, or a folder that is, or holds, one or a `docs/` (sessions), or that

@@ -808,6 +808,26 @@ def test_an_out_whose_own_folder_holds_markdown_is_refused(corpus: Path, tmp_pat
     assert (out / "staging" / "forks.md").is_file()
 
 
+@pytest.mark.parametrize("name", ["staging", "state", "tables"])
+def test_a_folder_with_a_folder_of_outs_own_name_is_no_new_out(
+    corpus: Path, tmp_path: Path, name: str
+) -> None:
+    """A folder that holds no census run yet but a folder named like one of OUT's own was
+    taken as OUT: the crawl wrote into the user's folder, and its sweep deleted staging/ and
+    all it held (found by a hunt). A folder a killed first crawl left (its lock beside it)
+    is OUT's own."""
+    out = tmp_path / "out"
+    (out / name).mkdir(parents=True)
+    (out / name / "notes.txt").write_text("precious\n")
+    refused = runner.invoke(app, ["crawl", str(corpus), "--out", str(out)])
+    assert refused.exit_code == 2 and f"folder {name!r}" in refused.output, refused.output
+    assert (out / name / "notes.txt").read_text() == "precious\n"
+    assert not (out / "manifest.json").exists()
+    (out / ".lock").touch()
+    taken = runner.invoke(app, ["crawl", str(corpus), "--out", str(out), "--workers", "1"])
+    assert taken.exit_code == 0, taken.output
+
+
 def test_an_out_kept_in_git_inside_the_root_is_taken(corpus: Path) -> None:
     """OUT's own files and a `.git` of its own hide nothing the crawl reads: the nightly
     crawl into such an OUT, run from the repository, keeps working."""
