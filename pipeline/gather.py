@@ -27,7 +27,7 @@ from pipeline.parse.links import extract_links, is_inside, resolve
 from pipeline.parse.manifest import parse_manifest
 from pipeline.parse.records import Records
 from pipeline.parse.session import EXISTS_FLAGS, RULE_FOLDERS, LinkIn, SessionInput, is_ops
-from pipeline.sources.git import GitHistory, GitRepo
+from pipeline.sources.git import GitHistory, GitRepo, git_index
 from pipeline.sources.tree import FOLDER_VANISHED, VANISHED, Entry, ReadError, is_unlisted
 
 # A document with NUL bytes is no UTF-8 text (UTF-16, say): its links cannot be read, so it is
@@ -505,22 +505,6 @@ def shallow_boundary(top: str) -> str:
             return hashlib.sha256(f.read()).hexdigest()[:16]
     except OSError:
         return ""
-
-
-def git_index(top: str) -> str:
-    """The path of a working tree's git index. In a linked worktree or a submodule `.git`
-    is a file naming the git directory (`gitdir: …`), which holds the index: staging
-    there must change the signature as it does in a plain clone."""
-    dot_git = os.path.join(top, ".git")
-    if os.path.isfile(dot_git):
-        try:
-            with open(dot_git, encoding="utf-8") as f:
-                first = f.readline().strip()
-        except (OSError, UnicodeDecodeError):
-            return os.path.join(dot_git, "index")
-        if first.startswith("gitdir:"):
-            return os.path.join(top, first[len("gitdir:") :].strip(), "index")
-    return os.path.join(dot_git, "index")
 
 
 def session_signature(repo_sig: str, session: SessionRef) -> str:

@@ -73,11 +73,25 @@ def _callers_index(top: str) -> str | None:
     given = os.environ.get("GIT_INDEX_FILE")
     if not given:
         return None
-    from pipeline.gather import git_index
-
     path = os.path.realpath(given)  # a relative one is relative to the hook's folder, as here
     own = os.path.dirname(os.path.realpath(git_index(top)))
     return path if os.path.dirname(path) == own else None
+
+
+def git_index(top: str) -> str:
+    """The path of a working tree's git index. In a linked worktree or a submodule `.git`
+    is a file naming the git directory (`gitdir: …`), which holds the index: staging
+    there must change the signature as it does in a plain clone."""
+    dot_git = os.path.join(top, ".git")
+    if os.path.isfile(dot_git):
+        try:
+            with open(dot_git, encoding="utf-8") as f:
+                first = f.readline().strip()
+        except (OSError, UnicodeDecodeError):
+            return os.path.join(dot_git, "index")
+        if first.startswith("gitdir:"):
+            return os.path.join(top, first[len("gitdir:") :].strip(), "index")
+    return os.path.join(dot_git, "index")
 
 
 # Settings a repository's config could use to run a command while git reads it: the fsmonitor
