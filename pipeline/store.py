@@ -103,11 +103,15 @@ class Out:
         first = target.relative_to(self.root).parts[0]
         return first in _OWN_FOLDERS or first.startswith(_OWN_FILE_PREFIXES)
 
+    def _holds_census(self) -> bool:
+        """A census run is committed here, or a census lock says one is (or was) writing."""
+        return self.exists() or (self.root / ".lock").exists()
+
     def foreign_folder(self) -> str | None:
         """A folder named like one of OUT's own (tables, state, staging) in a folder that holds
         no census run and no census lock: the user's, which a crawl would write into and
         whose staging/ its sweep deletes; None when none."""
-        if self.exists() or (self.root / ".lock").exists():
+        if self._holds_census():
             return None
         return next((n for n in sorted(_OWN_FOLDERS) if (self.root / n).exists()), None)
 
@@ -128,7 +132,7 @@ class Out:
         # session `staging/` that the crawl's sweep would delete); after, census writes no
         # Markdown in its own folders, so one holding some holds what the crawl would not read.
         # Its lock says so too: the first night's other shard is writing its staging/ there.
-        census = self.exists() or (self.root / ".lock").exists()
+        census = self._holds_census()
         for name, is_dir in names:
             if name == ".git" or (not is_dir and name.startswith(_OWN_FILE_PREFIXES)):
                 continue  # an OUT kept in git: git's own files are no documents

@@ -212,14 +212,21 @@ def broken_fields(block: Block, known: Mapping[str, str]) -> list[tuple[str, str
     else:
         return []
     found = []
-    for line, text in lines:
-        if "<" not in text:
-            continue
-        for piece in BREAK_RE.split(text)[1:]:
-            parsed = field(piece.strip(" \t"))
-            if parsed is not None and parsed[0] in known:
-                found.append((known[parsed[0]], parsed[0], parsed[1], line))
+    for line, piece in after_breaks(lines):
+        parsed = field(piece)
+        if parsed is not None and parsed[0] in known:
+            found.append((known[parsed[0]], parsed[0], parsed[1], line))
     return found
+
+
+def after_breaks(lines: Iterable[tuple[int, str]]) -> Iterator[tuple[int, str]]:
+    """(line, text) of each piece of a line after a `<br>`, which the page shows on a line of
+    its own, as after a hard line break."""
+    for line, text in lines:
+        if "<" in text:
+            for piece in BREAK_RE.split(text)[1:]:
+                if piece.strip(" \t"):
+                    yield line, piece.strip(" \t")
 
 
 def table_fields(
@@ -666,14 +673,10 @@ def entry_line(block: Block, letter: str) -> tuple[int, str, str, bool] | None:
 
 
 def _broken_lines(lines: Iterable[tuple[int, str]]) -> Iterator[tuple[int, str]]:
-    """Each line, then each piece of it after a `<br>` (`- Closes when: …<br>F5 — … [open]`),
-    which the page shows on a line of its own, as after a hard line break."""
+    """Each line, then each piece of it after a `<br>` (`- Closes when: …<br>F5 — … [open]`)."""
     for line, text in lines:
         yield line, text
-        if "<" in text:
-            for piece in BREAK_RE.split(text)[1:]:
-                if piece.strip(" \t"):
-                    yield line, piece.strip(" \t")
+        yield from after_breaks([(line, text)])
 
 
 def text_lines(block: Block) -> Iterable[tuple[int, str]] | None:
