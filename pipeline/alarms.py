@@ -70,6 +70,20 @@ class AlarmReport:
     def tripped(self) -> bool:
         return bool(self.above or self.regressions or self.emptied)
 
+    @property
+    def untested(self) -> str | None:
+        """Why the watched metrics that count rules were not tested for a regression (the
+        previous point was checked with other rules: compare.other_rules), else None."""
+        if self.comparison is None or not any(m != MEDIAN for m in self.watched):
+            return None
+        return self.comparison.other_rules
+
+    def untested_line(self) -> str | None:
+        """The line on stderr that says the regression test could not be made (exit 2)."""
+        if not self.untested:
+            return None
+        return f"cannot test {self.point.name} for regressions: {self.untested}"
+
     def alarm_lines(self) -> list[str]:
         assert self.threshold is not None or not self.above
         where = f" (every session at the {self.gate} gate)" if self.gate else ""
@@ -123,11 +137,16 @@ class AlarmReport:
                 parts.append("regressions: no previous census point to compare with")
             else:
                 gone = ["every session"] if self.emptied else []
-                names = ", ".join([*gone, *(r.metric for r in self.regressions)]) or "none"
-                parts.append(f"regressed since {self.baseline.name}: {names}")
+                names = ", ".join([*gone, *(r.metric for r in self.regressions)])
+                if self.untested:
+                    found = f" ({names} regressed)" if names else ""
+                    since = f"since {self.baseline.name}{found}"
+                    parts.append(f"rules not tested for regressions {since}: {self.untested}")
+                else:
+                    parts.append(f"regressed since {self.baseline.name}: {names or 'none'}")
         if not parts:
             return f"census point {self.point.name}: no alarm asked for"
-        verdict = "ALARM" if self.tripped else "no alarm"
+        verdict = "ALARM" if self.tripped else "UNTESTED" if self.untested else "no alarm"
         return f"{verdict} at {self.point.name}; " + "; ".join(parts)
 
     def findings(self) -> list[dict[str, Any]]:
@@ -153,7 +172,16 @@ class AlarmReport:
             "regressions": [asdict(r) for r in self.regressions],
             "alarms": self.alarm_lines(),
             "tripped": self.tripped,
+            "untested": self.untested,
         }
+
+
+def exit_code(reports: list[AlarmReport]) -> int:
+    """1 when an alarm tripped; else 2 when a regression test asked for could not be made (the
+    rules changed since the previous point), which must not read as a pass; else 0."""
+    if any(r.tripped for r in reports):
+        return 1
+    return 2 if any(r.untested for r in reports) else 0
 
 
 def evaluate(

@@ -487,8 +487,8 @@ def check(
         typer.Option(
             "--fail-on-regression",
             help="Exit 1 when a metric is worse than at the previous census point beyond its "
-            "interval. Metrics (comma-separated): rules (the default), a rule ID, clean-share, "
-            "fork-median-hours.",
+            "interval (exit 2 when that point was checked with other rules). Metrics "
+            "(comma-separated): rules (the default), a rule ID, clean-share, fork-median-hours.",
         ),
     ] = [],  # noqa: B006
     recheck: RecheckOption = False,
@@ -526,10 +526,13 @@ def _print_checked(
 ) -> None:
     """check's output: the shown point's rates and alarms, the closing lines of the other
     points it decided first; exit 1 when any alarm of any of them tripped."""
+    from pipeline.alarms import exit_code
+
+    every = [*earlier, report]
     if json_:
         shown = report.as_json(summary)
         shown["decided_with_it"] = [e.as_json() for e in earlier]
-        shown["tripped"] = any(r.tripped for r in (report, *earlier))
+        shown["tripped"] = any(r.tripped for r in every)
         typer.echo(json.dumps(shown, indent=2, default=str))
     else:
         _print_check(summary)
@@ -541,9 +544,11 @@ def _print_checked(
         for other in earlier:
             typer.echo(other.closing_line())
         typer.echo(report.closing_line())
-    for line in [line for other in earlier for line in other.alarm_lines()] + report.alarm_lines():
+    for line in [line for other in every for line in other.alarm_lines()]:
         typer.echo(f"census: {line}", err=True)
-    raise typer.Exit(1 if any(r.tripped for r in (report, *earlier)) else 0)
+    for line in filter(None, (other.untested_line() for other in every)):
+        typer.echo(f"census: {line}", err=True)
+    raise typer.Exit(exit_code(every))
 
 
 @app.command()
@@ -752,6 +757,9 @@ def report(
     if summary.alarm:  # only the alarms asked for; the page shows the rest
         _warn(summary.alarm_lines)
         raise typer.Exit(1)
+    if summary.untested:  # a regression test asked for that could not be made
+        _warn(summary.untested)
+        raise typer.Exit(2)
 
 
 def _note_unchecked(

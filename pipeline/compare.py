@@ -48,6 +48,8 @@ from pipeline.vocabulary import GATES, Z95
 FAMILY_ALPHA = 0.05
 MEDIAN = "fork-median-hours"
 CLEAN = "clean-share"
+# The verdict of a rule or clean-share row between points checked with different rule sets.
+OTHER_RULES = "other rules"
 
 
 @dataclass(frozen=True)
@@ -78,7 +80,7 @@ class Row:
     lower: float | None = None
     upper: float | None = None
     p_value: float | None = None
-    verdict: str = "unchanged"  # regression, improvement, unchanged, or no sessions
+    verdict: str = "unchanged"  # regression, improvement, unchanged, no sessions, other rules
     worse_when: str = "higher"
 
 
@@ -101,6 +103,8 @@ class Comparison:
     candidate_only: int = 0
     # What the reader should know about how the arms were chosen (printed on stderr).
     notes: list[str] = field(default_factory=list)
+    # Why the rule and clean-share rows are not compared (other_rules), when they are not.
+    other_rules: str | None = None
 
     @property
     def regressions(self) -> list[Row]:
@@ -136,7 +140,7 @@ class Comparison:
 
 
 def ordered(rows: list[Row]) -> list[Row]:
-    rank = {"regression": 0, "improvement": 1, "unchanged": 2, "no sessions": 3}
+    rank = {"regression": 0, "improvement": 1, "unchanged": 2, "no sessions": 3, OTHER_RULES: 4}
     return sorted(
         rows,
         key=lambda r: (rank[r.verdict], r.metric, GATES.index(r.gate) if r.gate in GATES else 9),
@@ -150,6 +154,19 @@ def mcnemar_exact(only_base: int, only_cand: int) -> float:
         return 1.0
     tail: float = sum(math.comb(n, i) for i in range(k + 1)) / 2**n
     return min(1.0, 2.0 * tail)
+
+
+def other_rules(base: Point, cand: Point) -> str | None:
+    """Why two checked points' rule rates cannot be compared, when their checks used different
+    rule sets (a census upgrade between them): a rate, a clean share or a verdict is one number
+    under one rule set only, and a difference across two would be the rules' own."""
+    if base.ruleset == cand.ruleset:
+        return None
+    return (
+        f"{base.name} was checked with rule set {base.ruleset} and {cand.name} with "
+        f"{cand.ruleset}, so their rule rates and clean shares are not one measure; "
+        "census check --recheck checks every point with the current rules"
+    )
 
 
 def verdict(row: Row) -> str:
@@ -181,6 +198,10 @@ def compare(out_path: str, baseline: Selector, candidate: Selector) -> Compariso
             f"the baseline and the candidate are both census point {base.name!r}; select "
             "another for one of them (--candidate k=v, or --candidate-run NAME)"
         )
+    differ = other_rules(base, cand)
+    if differ:
+        # An eval gates on the verdict: a difference made by a census upgrade is no verdict.
+        raise SelectorError(f"cannot compare: {differ}")
     result = between(con, base, cand)
     for arm, selector, point in (("baseline", baseline, base), ("candidate", candidate, cand)):
         if selector.run in (None, "latest"):
@@ -222,6 +243,7 @@ def between(
     family = len(load_rules()) + 2
     z = NormalDist().inv_cdf(1 - FAMILY_ALPHA / family / 2)
     result = Comparison(base, cand, family, 1 - FAMILY_ALPHA / family)
+    result.other_rules = other_rules(base, cand)
     params = {"baseline": base.name, "candidate": cand.name, "z": z}
     for r in fetch_dicts(con, query_sql("compare"), params):
         row = Row(
@@ -236,7 +258,8 @@ def between(
             mcnemar_exact(r["only_baseline"], r["only_candidate"]) if r["paired"] else None,
             worse_when="lower" if r["metric"] == CLEAN else "higher",
         )
-        row.verdict = verdict(row)
+        # Fork lifetimes read crawled history alone: only the median row survives other rules.
+        row.verdict = OTHER_RULES if result.other_rules else verdict(row)
         result.rows.append(row)
     base_life, cand_life = (known.get(p.name) or point_lifetime(con, p) for p in (base, cand))
     result.rows.append(median_row(base_life, cand_life, z))

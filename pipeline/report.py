@@ -76,6 +76,8 @@ class ReportSummary:
     seconds: float
     alarm: bool = False  # an alarm asked for (--fail-above, --fail-on-regression) tripped
     alarm_lines: list[str] = field(default_factory=list)  # as census check prints them
+    # Why a regression test asked for could not be made (exit 2), as census check says it.
+    untested: list[str] = field(default_factory=list)
     point: Point | None = None
     unchecked_later: list[str] = field(default_factory=list)  # points crawled after, not checked
     notes: list[str] = field(default_factory=list)  # how compare's arms were chosen, as it says
@@ -142,6 +144,8 @@ class ReportData:
     charts: dict[str, charts.Chart] = field(default_factory=dict)
     anchors: set[str] = field(default_factory=set)  # sessions detailed on the page
     twins: set[str] = field(default_factory=set)  # session keys seen under two roots or more
+    # Earlier checked points whose rates other rules counted (the trend says so beside them).
+    other_rules: list[Point] = field(default_factory=list)
     label_tags: dict[str, int] = field(default_factory=dict)  # label keys left out → values
     roots: list[str] = field(default_factory=list)  # the point's runs' roots, as given
     worst_n: int = 25  # how many of the worst sessions were asked for
@@ -179,7 +183,8 @@ def gather(
     con = connect(out)
     point = resolve(con, selector.run, selector.labels, checked=True)
     before = previous(con, point, selector.labels)
-    grouping, tags = _label_keys([p for p in all_points(con) if p.position <= point.position])
+    history = [p for p in all_points(con) if p.position <= point.position]
+    grouping, tags = _label_keys(history)
     stats, open_forks, lifetimes = _histories(out, point, before, grouping)
     shown = [point.name] + ([before.name] if before else [])
     charts_ready = charts.warm_up()
@@ -209,6 +214,7 @@ def gather(
         open_forks,
     )
     data.anchors = {s["anchor"] for s in data.newly_failing + data.worst}
+    data.other_rules = [p for p in history if p.checked and p.ruleset != point.ruleset]
     data.twins = {r["session_key"] for r in fetch_dicts(con, _query("twins"), at)}
     data.worst_n, data.label_tags = worst_n, tags
     data.previous_scope, data.roots = _scope(selector.labels), _roots(con, point)
@@ -397,9 +403,12 @@ def _tiles(con: Any, at: dict[str, str], since: Since | None) -> list[Tile]:
         return [*tiles, Tile("repositories", f"{now['repos']:,}")]
     worse = sum(r.verdict == "regression" for r in since.moved_rules)
     better = len(since.moved_rules) - worse
+    moved = Tile("rules moved", f"{worse} worse · {better} better", tone="bad" if worse else "")
+    if since.comparison.other_rules:
+        moved = Tile("rules moved", "not compared", "other rules", tone="bad")
     return [
         *tiles,
-        Tile("rules moved", f"{worse} worse · {better} better", tone="bad" if worse else ""),
+        moved,
         Tile(
             "newly failing · newly clean",
             f"{len(since.sessions['newly failing']):,} · {len(since.sessions['newly clean']):,}",
@@ -491,7 +500,7 @@ def build(
     # The page watches regressions by default; the exit code reads only the alarms asked for,
     # as check's does (`--fail-above` alone never fails on a regression).
     asked = [
-        shown if metrics is not None else replace(shown, regressions=[], emptied=0)
+        shown if metrics is not None else replace(shown, regressions=[], emptied=0, watched=[])
         for shown in data.alarm_reports
     ]
     return ReportSummary(
@@ -500,6 +509,7 @@ def build(
         seconds,
         any(shown.tripped for shown in asked),
         [line for shown in asked for line in shown.alarm_lines()],
+        [line for shown in asked if (line := shown.untested_line())],
         data.point,
         data.stats.unchecked_later,
         data.comparison.notes if data.comparison else [],

@@ -27,6 +27,8 @@ class Point:
     runs: tuple[str, ...]
     labels: dict[str, str] = field(default_factory=dict, hash=False)
     checked: bool = False
+    # The rule set its last check used (None before any): rates are one number only within one.
+    ruleset: str | None = field(default=None, compare=False)
 
     @property
     def title(self) -> str:
@@ -41,7 +43,7 @@ class Point:
 
 def all_points(con: Any) -> list[Point]:
     rows = con.execute(
-        "SELECT point, position, started_at, runs, map_entries(labels), checked "
+        "SELECT point, position, started_at, runs, map_entries(labels), checked, ruleset "
         "FROM points ORDER BY position"
     ).fetchall()
     # In UTC whatever the connection's zone: every page, line and chart shows the time as UTC.
@@ -53,6 +55,7 @@ def all_points(con: Any) -> list[Point]:
             tuple(r[3]),
             {e["key"]: e["value"] for e in r[4] or []},
             r[5],
+            r[6],
         )
         for r in rows
     ]

@@ -194,6 +194,57 @@ def test_the_report_shows_the_alarm_of_a_night_checked_with_it(tmp_path: Path) -
     assert earlier.exit_code == 1 and "ALARM at night-1" not in page.read_text()
 
 
+def test_no_regression_test_is_made_across_a_rule_set_change(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Night 1 was checked by an older census (another rule set), night 2 by this one. The
+    alarm compared rates counted by two rule sets, so a census upgrade that changed a rule
+    alarmed (or hid a regression) as if the corpus had moved: `check --fail-on-regression`
+    exited 1 for a rule made stricter on unchanged files. Now the regression test is not made,
+    and says so with exit 2; the median (crawled history only) is still tested, compare
+    refuses, and a recheck makes the test possible again (found by the lead's hunt)."""
+    import pipeline.check
+
+    corpus = base_corpus(tmp_path / "corpus", 12)
+    out = tmp_path / "out"
+    crawl([str(corpus)], str(out), workers=1, point="night-1")
+    with monkeypatch.context() as older:
+        older.setattr(pipeline.check, "ruleset", lambda: "0ld0ld0ld0ld0ld0")
+        check(str(out))
+    night_1 = _rates_text(out, "night-1")
+    _break_closes_when(corpus, 10)
+    crawl([str(corpus)], str(out), workers=1, point="night-2")
+    result = runner.invoke(app, ["check", "--out", str(out), "--fail-on-regression"])
+    assert result.exit_code == 2, result.output
+    reason = "night-1 was checked with rule set 0ld0ld0ld0ld0ld0 and night-2 with "
+    assert result.stderr.startswith(f"census: cannot test night-2 for regressions: {reason}")
+    assert "census check --recheck" in result.stderr and "regressed from" not in result.stderr
+    assert result.stdout.strip().splitlines()[-1].startswith("UNTESTED at night-2; rules not")
+    as_json = runner.invoke(app, ["check", "--out", str(out), "--fail-on-regression", "--json"])
+    assert as_json.exit_code == 2 and reason in json.loads(as_json.stdout)["untested"]
+    median = ["check", "--out", str(out), "--fail-on-regression", "fork-median-hours"]
+    assert runner.invoke(app, median).exit_code == 0
+    page = tmp_path / "r.html"
+    report = ["report", "--out", str(out), "--html", str(page)]
+    asked = runner.invoke(app, [*report, "--fail-on-regression"])
+    assert asked.exit_code == 2 and asked.stderr.endswith(result.stderr), asked.output
+    assert runner.invoke(app, report).exit_code == 0
+    text = page.read_text()
+    assert "Regressions not tested at" in text and reason in text
+    assert "1 census point of this trend was checked with other rules" in text
+    arms = ["compare", "--out", str(out), "--baseline-run", "night-1", "--candidate-run", "night-2"]
+    refused = runner.invoke(app, arms)
+    assert refused.exit_code == 2 and f"census: cannot compare: {reason}" in refused.stderr
+    assert _rates_text(out, "night-1") == night_1  # the night checked before is a fact
+    # Checked again with one rule set, the two nights are compared: night 2 broke BS-FORK-01.
+    assert runner.invoke(app, ["check", "--out", str(out), "--recheck"]).exit_code == 0
+    again = runner.invoke(app, ["check", "--out", str(out), "--fail-on-regression"])
+    assert again.exit_code == 1 and "BS-FORK-01 regressed" in again.stderr, again.output
+    assert runner.invoke(app, arms).exit_code == 1
+    assert runner.invoke(app, report).exit_code == 0
+    assert "other rules" not in page.read_text()
+
+
 def test_regression_alarm_watches_rules_unless_told(nights: tuple[Path, Path]) -> None:
     _, out = nights
     median = runner.invoke(

