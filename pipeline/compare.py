@@ -103,7 +103,7 @@ class Comparison:
     candidate_only: int = 0
     # What the reader should know about how the arms were chosen (printed on stderr).
     notes: list[str] = field(default_factory=list)
-    # Why the rule and clean-share rows are not compared (other_rules), when they are not.
+    # Why the rule and clean-share rows are not compared (other_measure), when they are not.
     other_rules: str | None = None
 
     @property
@@ -156,17 +156,25 @@ def mcnemar_exact(only_base: int, only_cand: int) -> float:
     return min(1.0, 2.0 * tail)
 
 
-def other_rules(base: Point, cand: Point) -> str | None:
+def other_measure(base: Point, cand: Point) -> str | None:
     """Why two checked points' rule rates cannot be compared, when their checks used different
-    rule sets (a census upgrade between them): a rate, a clean share or a verdict is one number
-    under one rule set only, and a difference across two would be the rules' own."""
-    if base.ruleset == cand.ruleset:
-        return None
-    return (
-        f"{base.name} was checked with rule set {base.ruleset} and {cand.name} with "
-        f"{cand.ruleset}, so their rule rates and clean shares are not one measure; "
-        "census check --recheck checks every point with the current rules"
-    )
+    rule sets or their runs read the files with different readers (a census upgrade between
+    them): a rate, a clean share or a verdict is one measure under one of each, and a difference
+    across two would be the upgrade's own."""
+    if base.ruleset != cand.ruleset:
+        return (
+            f"{base.name} was checked with rule set {base.ruleset} and {cand.name} with "
+            f"{cand.ruleset}, so their rule rates and clean shares are not one measure; "
+            "census check --recheck checks every point with the current rules"
+        )
+    if base.readers != cand.readers:
+        return (
+            f"{base.name} was read with census readers version {', '.join(base.readers)} and "
+            f"{cand.name} with {', '.join(cand.readers)}, so their rule rates and clean shares "
+            "are not one measure; the next point read with this census is compared with "
+            f"{cand.name} (an eval: crawl both arms again with one census)"
+        )
+    return None
 
 
 def verdict(row: Row) -> str:
@@ -198,7 +206,7 @@ def compare(out_path: str, baseline: Selector, candidate: Selector) -> Compariso
             f"the baseline and the candidate are both census point {base.name!r}; select "
             "another for one of them (--candidate k=v, or --candidate-run NAME)"
         )
-    differ = other_rules(base, cand)
+    differ = other_measure(base, cand)
     if differ:
         # An eval gates on the verdict: a difference made by a census upgrade is no verdict.
         raise SelectorError(f"cannot compare: {differ}")
@@ -243,7 +251,7 @@ def between(
     family = len(load_rules()) + 2
     z = NormalDist().inv_cdf(1 - FAMILY_ALPHA / family / 2)
     result = Comparison(base, cand, family, 1 - FAMILY_ALPHA / family)
-    result.other_rules = other_rules(base, cand)
+    result.other_rules = other_measure(base, cand)
     params = {"baseline": base.name, "candidate": cand.name, "z": z}
     for r in fetch_dicts(con, query_sql("compare"), params):
         row = Row(

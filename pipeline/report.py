@@ -31,6 +31,7 @@ from pipeline.compare import (
     between,
     compare,
     ordered,
+    other_measure,
     point_lifetime,
 )
 from pipeline.compare_text import median_text
@@ -144,7 +145,7 @@ class ReportData:
     charts: dict[str, charts.Chart] = field(default_factory=dict)
     anchors: set[str] = field(default_factory=set)  # sessions detailed on the page
     twins: set[str] = field(default_factory=set)  # session keys seen under two roots or more
-    # Earlier checked points whose rates other rules counted (the trend says so beside them).
+    # Earlier checked points measured by other rules or readers (the trend says so beside them).
     other_rules: list[Point] = field(default_factory=list)
     label_tags: dict[str, int] = field(default_factory=dict)  # label keys left out → values
     roots: list[str] = field(default_factory=list)  # the point's runs' roots, as given
@@ -214,7 +215,7 @@ def gather(
         open_forks,
     )
     data.anchors = {s["anchor"] for s in data.newly_failing + data.worst}
-    data.other_rules = [p for p in history if p.checked and p.ruleset != point.ruleset]
+    data.other_rules = [p for p in history if p.checked and other_measure(p, point)]
     data.twins = {r["session_key"] for r in fetch_dicts(con, _query("twins"), at)}
     data.worst_n, data.label_tags = worst_n, tags
     data.previous_scope, data.roots = _scope(selector.labels), _roots(con, point)

@@ -27,8 +27,10 @@ class Point:
     runs: tuple[str, ...]
     labels: dict[str, str] = field(default_factory=dict, hash=False)
     checked: bool = False
-    # The rule set its last check used (None before any): rates are one number only within one.
+    # The rule set its last check used (None before any) and the reader versions its runs
+    # read with: rates are one measure only within one of each (compare.other_measure).
     ruleset: str | None = field(default=None, compare=False)
+    readers: tuple[str, ...] = field(default=(), compare=False)
 
     @property
     def title(self) -> str:
@@ -43,8 +45,9 @@ class Point:
 
 def all_points(con: Any) -> list[Point]:
     rows = con.execute(
-        "SELECT point, position, started_at, runs, map_entries(labels), checked, ruleset "
-        "FROM points ORDER BY position"
+        "SELECT point, position, started_at, runs, map_entries(labels), checked, ruleset, "
+        "(SELECT list(DISTINCT coalesce(CAST(reader_version AS VARCHAR), 'before 2') ORDER BY 1) "
+        "FROM runs WHERE list_contains(p.runs, run_id)) FROM points p ORDER BY position"
     ).fetchall()
     # In UTC whatever the connection's zone: every page, line and chart shows the time as UTC.
     return [
@@ -56,6 +59,7 @@ def all_points(con: Any) -> list[Point]:
             {e["key"]: e["value"] for e in r[4] or []},
             r[5],
             r[6],
+            tuple(r[7] or ()),
         )
         for r in rows
     ]
