@@ -88,6 +88,13 @@ def _error_line(err: Exception, ctx: Any) -> str:
     """A CensusError's message; an OS failure's path and remedy; else an internal error."""
     if isinstance(err, CensusError):
         return str(err)
+    if _working_folder_gone():
+        # Relative paths (the default OUT among them) and DuckDB resolve against it: whatever
+        # failed, this is the cause, and the OS error names no path.
+        return (
+            "the current folder no longer exists (it was removed or moved); cd to a folder "
+            "that exists, and run the command again"
+        )
     from pipeline.errors import damaged_out, damaged_table, system_failure
 
     out = _out_argument(ctx.meta.get("census.args", []))
@@ -102,6 +109,14 @@ def _error_line(err: Exception, ctx: Any) -> str:
     command = next((a for a in ctx.meta.get("census.args", []) if not a.startswith("-")), "")
     again = f"census --debug {command} …" if command else "census --debug …"
     return f"internal error: {type(err).__name__}: {first} (rerun as {again} to see where)"
+
+
+def _working_folder_gone() -> bool:
+    try:
+        os.getcwd()
+    except FileNotFoundError:
+        return True
+    return False
 
 
 def _out_argument(args: list[str]) -> str | None:

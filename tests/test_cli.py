@@ -1067,3 +1067,36 @@ def test_detect_writes_a_sessions_control_characters_as_escapes(tmp_path: Path) 
         line.split(" ", 1)[0] in {"note", "failing"} or line.startswith(("BS-", "CENSUS-"))
         for line in lines
     ), lines
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["check"], ["crawl", "{root}"], ["stats"], ["sql", "SELECT 1", "--out", "{out}"]],
+    ids=["check", "crawl", "stats", "sql"],
+)
+def test_a_removed_working_folder_is_one_line_exit_2(
+    args: list[str], corpus: Path, crawled: Path, tmp_path: Path
+) -> None:
+    """Run from a folder that was removed (a shell left in a deleted checkout), check, crawl
+    and stats with the default OUT printed two tracebacks and exited 1, the code for findings,
+    and sql said "internal error: IOException" (found by a hunt)."""
+    import subprocess
+    import sys
+
+    census = Path(sys.executable).with_name("census")
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    argv = [a.format(root=corpus, out=crawled) for a in args]
+    script = 'cd "$1" && rmdir "$1" && shift && exec "$@"'
+    done = subprocess.run(
+        ["bash", "-c", script, "bash", str(gone), str(census), *argv],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    assert done.stderr.strip().splitlines() == [
+        "census: the current folder no longer exists (it was removed or moved); cd to a folder "
+        "that exists, and run the command again"
+    ]
