@@ -106,7 +106,7 @@ def _error_line(err: Exception, ctx: Any) -> str:
         return damaged_out(damaged)
     first = str(err).splitlines()[0] if str(err) else ""
     # --debug is the group's option: it goes before the command, not after it.
-    command = next((a for a in ctx.meta.get("census.args", []) if not a.startswith("-")), "")
+    command = _command(ctx.meta.get("census.args", [])) or ""
     again = f"census --debug {command} …" if command else "census --debug …"
     return f"internal error: {type(err).__name__}: {first} (rerun as {again} to see where)"
 
@@ -126,8 +126,15 @@ def _out_argument(args: list[str]) -> str | None:
             return os.path.abspath(args[i + 1])
         if arg.startswith("--out="):
             return os.path.abspath(arg.removeprefix("--out="))
-    command = next((a for a in args if not a.startswith("-")), None)
-    return None if command in (None, "detect", "hook") else os.path.abspath(DEFAULT_OUT)
+    return None if _command(args) in NO_OUT else os.path.abspath(DEFAULT_OUT)
+
+
+# The commands that take no --out: they read a session folder (None: bare `census`, the help).
+NO_OUT = (None, "detect", "hook")
+
+
+def _command(args: list[str]) -> str | None:
+    return next((a for a in args if not a.startswith("-")), None)
 
 
 def _bare_regression_flag(args: list[str]) -> list[str]:
@@ -977,6 +984,9 @@ def _tolerant_streams() -> None:
 
 def _interrupted() -> str:
     """What a Ctrl-C left: OUT as before, or this command's writes, committed before it came."""
+    if _command(sys.argv[1:]) in NO_OUT:
+        # detect and hook read a session folder and write no OUT.
+        return "interrupted; nothing was changed (a --sarif file is written whole or not at all)"
     store = sys.modules.get("pipeline.store")
     if store is not None and store.COMMITTED:
         return (

@@ -190,3 +190,46 @@ def test_the_crawls_workers_leave_ctrl_c_to_the_crawl() -> None:
 
     with ProcessPoolExecutor(1, get_context("spawn"), die_with_parent, (os.getpid(),)) as pool:
         assert pool.submit(_interrupt_handler).result() == str(signal.SIG_IGN)
+
+
+TRAP_TYPER = """
+import importlib, os, signal, sys, tomllib
+class Trap:  # Ctrl-C while the CLI's modules load: the moment typer is imported
+    def find_spec(self, name, path=None, target=None):
+        if name == "typer":
+            os.kill(os.getpid(), signal.SIGINT)
+        return None
+script = tomllib.load(open("pyproject.toml", "rb"))["project"]["scripts"]["census"]
+module, function = script.split(":")
+sys.meta_path.insert(0, Trap())
+sys.argv = ["census", *sys.argv[1:]]
+getattr(importlib.import_module(module), function)()
+"""
+
+
+@pytest.mark.parametrize("command", ["detect", "check"])
+def test_ctrl_c_while_the_cli_loads_is_one_line(command: str, tmp_path: Path) -> None:
+    """A Ctrl-C in the first tenth of a second or so, while the console script imported typer
+    and the census modules, printed a KeyboardInterrupt traceback: for `census detect` that was
+    most of its life (found by a hunt)."""
+    argv = ["detect", str(tmp_path)] if command == "detect" else ["check", "--out", str(tmp_path)]
+    done = subprocess.run(
+        [sys.executable, "-c", TRAP_TYPER, *argv],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 130, done.stderr
+    assert done.stderr == "census: interrupted before it started; nothing was read or written\n"
+
+
+def test_ctrl_c_of_detect_names_no_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """detect and hook write no OUT, yet their Ctrl-C line said "OUT is as it was before this
+    command" (found by a hunt)."""
+    from pipeline import cli
+
+    monkeypatch.setattr(sys, "argv", ["census", "detect", str(tmp_path)])
+    assert "OUT" not in cli._interrupted()
+    monkeypatch.setattr(sys, "argv", ["census", "check", "--out", str(tmp_path)])
+    assert "OUT" in cli._interrupted()
