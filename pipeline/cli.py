@@ -97,6 +97,8 @@ def _error_line(err: Exception, ctx: Any) -> str:
         )
     from pipeline.errors import damaged_out, damaged_table, system_failure
 
+    if _stdout_failed(err):
+        return _stdout_line(err)
     out = _out_argument(ctx.meta.get("census.args", []))
     found = system_failure(err, out)
     if found is not None:
@@ -109,6 +111,48 @@ def _error_line(err: Exception, ctx: Any) -> str:
     command = _command(ctx.meta.get("census.args", [])) or ""
     again = f"census --debug {command} …" if command else "census --debug …"
     return f"internal error: {type(err).__name__}: {first} (rerun as {again} to see where)"
+
+
+def _stdout_failed(err: Exception) -> bool:
+    """Whether `err` is standard output's own failure (a `> log` on a full disk)."""
+    return isinstance(err, OSError) and getattr(sys.stdout, "failed", False)
+
+
+class _WatchedStdout(io.TextIOWrapper):
+    """Standard output that remembers a failed write: the OS error names no file, and was
+    blamed on OUT."""
+
+    failed = False
+
+    def write(self, text: str) -> int:
+        try:
+            return super().write(text)
+        except OSError as err:
+            self.failed = not isinstance(err, BrokenPipeError)
+            raise
+
+    def flush(self) -> None:
+        try:
+            super().flush()
+        except OSError as err:
+            self.failed = not isinstance(err, BrokenPipeError)
+            raise
+
+
+def _stdout_line(err: Exception) -> str:
+    """Standard output's failure, and what OUT holds: an OS error naming no file was blamed
+    on OUT, though a crawl or check had committed and sql, stats or detect write nothing there."""
+    from pipeline.errors import os_trouble
+
+    found = os_trouble(err, "standard output")
+    problem = found.problem if found else str(err)
+    store = sys.modules.get("pipeline.store")
+    held = (
+        "; OUT holds this command's writes, committed before it"
+        if store is not None and store.COMMITTED
+        else ""
+    )
+    return f"{problem}: the output is incomplete{held}; send it where it can be written"
 
 
 def _working_folder_gone() -> bool:
@@ -980,6 +1024,15 @@ def _tolerant_streams() -> None:
     for stream in (sys.stdout, sys.stderr):
         if isinstance(stream, io.TextIOWrapper) and stream.errors == "strict":
             stream.reconfigure(errors="replace")
+    out = sys.stdout
+    if type(out) is io.TextIOWrapper:
+        sys.stdout = _WatchedStdout(
+            out.buffer,
+            encoding=out.encoding,
+            errors=out.errors,
+            line_buffering=out.line_buffering,
+            write_through=out.write_through,
+        )
 
 
 def _interrupted() -> str:

@@ -271,3 +271,30 @@ def test_too_many_open_files(corpus: Path, tmp_path: Path) -> None:
             error,
         ), done.stderr
     assert outcomes[0] == 2 and outcomes[-1] == 0, outcomes
+
+
+def test_standard_output_that_cannot_be_written_is_named_and_not_blamed_on_out(
+    corpus: Path, tmp_path: Path
+) -> None:
+    """Standard output on a full disk (here /dev/full) was told as "no space left on the device
+    holding OUT …, give --out on a disk with room", though the crawl and check had committed and
+    sql only reads OUT (found by a hunt)."""
+    out = tmp_path / "out"
+
+    def full(*args: str) -> subprocess.CompletedProcess[str]:
+        with open("/dev/full", "w") as sink:
+            return subprocess.run(
+                [CENSUS, *args], stdout=sink, stderr=subprocess.PIPE, text=True, timeout=600
+            )
+
+    said = "census: no space left on the device holding standard output: the output is incomplete"
+    committed = "; OUT holds this command's writes, committed before it"
+    for args, held in [
+        (crawl_args(corpus, out), committed),
+        (["check", "--out", str(out)], committed),
+        (["sql", "SELECT 1", "--out", str(out)], ""),
+    ]:
+        done = full(*args)
+        assert done.returncode == 2, done.stderr
+        assert done.stderr.splitlines() == [f"{said}{held}; send it where it can be written"]
+    assert rows(out) > 0
