@@ -225,7 +225,12 @@ FORKS = _table(
     LINE,
     _c("fork_id", "string", "F# ID; null when the heading has none."),
     _c("fork_num", "int32", "The number of the ID."),
-    _c("title", "string", "Title between the dash and the marker."),
+    _c(
+        "title",
+        "string",
+        "Title between the dash and the marker; for a heading with nothing before its marker, "
+        "the text after it (a bracketed remark alone is commentary, so no title).",
+    ),
     _c("marker", "string", "open or parked; null when missing or unknown."),
     _c("marker_raw", "string", "The bracketed marker as written."),
     _c(

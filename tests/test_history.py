@@ -1137,6 +1137,52 @@ def test_a_commit_holding_both_folders_stands_as_its_research_folder(tmp_path: P
     assert con.execute("SELECT count(*) FROM series_findings").fetchone() == (0,)
 
 
+F1_HEADING = "## F1 — Do security alerts ever ride in a digest? [open]"
+
+
+@pytest.mark.parametrize(
+    ("first", "then", "findings"),
+    [
+        # The marker before the question: the question is the title.
+        (
+            "## F1 — [open] Do security alerts ever ride in a digest?",
+            "## F1 — [open] Who pays for the digest?",
+            1,
+        ),
+        (
+            "## F1 [parked → docs/x.md] Do security alerts ever ride in a digest?",
+            "## F1 [parked → docs/x.md] Who pays for the digest?",
+            1,
+        ),
+        ("## F1 — **[open]** — Do security alerts ride?", "## F1 — **[open]** — Who pays?", 1),
+        # The controls: the same question with another marker, and a remark alone, are no retitle.
+        (
+            "## F1 — [open] Do security alerts ever ride in a digest?",
+            "## F1 — [parked → docs/x.md] Do security alerts ever ride in a digest?",
+            0,
+        ),
+        ("## F1 [open] (raised T4)", "## F1 [open] (raised T4, kept at S2)", 0),
+    ],
+)
+def test_a_question_after_its_marker_is_the_forks_title(
+    first: str, then: str, findings: int, tmp_path: Path
+) -> None:
+    """Found by a hunt: a fork heading with its marker before its question (`## F1 — [open]
+    Who pays?`) was read with the title '', so the question could be replaced under the same
+    ID and BS-FORK-01 passed along the session's history."""
+    repo = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", tmp_path / "root" / "repo")
+    out = str(tmp_path / "out")
+    edit(repo, "forks.md", F1_HEADING, first)
+    crawl([str(tmp_path / "root")], out, workers=1, point="n1")
+    edit(repo, "forks.md", first, then)
+    crawl([str(tmp_path / "root")], out, workers=1, point="n2")
+    check(out)
+    found = connect(Out(out)).execute("SELECT message FROM series_findings").fetchall()
+    assert len(found) == findings, found
+    if findings:
+        assert found[0][0].startswith("F1 was retitled: 'Do security alerts"), found
+
+
 @pytest.mark.parametrize(
     ("file", "old", "new", "findings"),
     [

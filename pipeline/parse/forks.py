@@ -211,11 +211,22 @@ def _heading(
         rec.issue(FILE, line, "bad-fork-heading", f"fork heading has no [marker]: {heading[:120]}")
     else:
         start, raw = marker
-        fork["title"], fork["marker_raw"] = bare(text[:start]), raw
+        fork["title"], fork["marker_raw"] = _title(text, start, raw), raw
         _read_marker(fork, raw, line, rec)
         _second_marker(fork, text, start, line, rec)
     fork["heading_ok"] = digits is not None and marker is not None
     return rec.add("forks", file=FILE, line=line, **fork)
+
+
+def _title(text: str, start: int, raw: str) -> str:
+    """The text before the marker, or the question after it when none stands before
+    (`F3 — [open] Should reads wait?`), so that BS-FORK-01 sees that question retitled; a
+    bracketed remark after a marker alone (`F3 [open] (raised T4)`) stays commentary."""
+    before = bare(text[:start])
+    if before:
+        return before
+    after = bare(text[start + len(raw) + 2 :].lstrip(ENTRY_SEPARATORS))
+    return "" if after.startswith("(") and after.endswith(")") else after
 
 
 def _marker(text: str) -> tuple[int, str] | None:
