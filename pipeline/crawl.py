@@ -1199,17 +1199,20 @@ class _JobBatch:
 
 
 def _repo_context(job: Job, repo: RepoRef, tree: Tree | None) -> RepoContext:
-    from pipeline.gather import RepoContext
+    from pipeline.gather import RepoContext, folder_names
 
     base = os.path.join(job.root_abs, repo.path) if repo.path else job.root_abs
     if tree is not None and not isinstance(tree, DirTree):
         prefix = f"{repo.path}/" if repo.path else ""
         archive = tree
-        return RepoContext(repo, lambda p: archive.read(prefix + p))
+        # In an archive, a link climbs back into the repository through the members' folders.
+        names = tuple(repo.path.split("/")) if repo.path else ()
+        return RepoContext(repo, lambda p: archive.read(prefix + p), root_names=names)
     from pipeline.sources.tree import read_file
 
     bound = os.path.realpath(job.root_abs)
     ctx = RepoContext(repo, lambda p: read_file(os.path.join(base, p), bound), base=base)
+    ctx.root_names = folder_names(base)
     git_top = _git_top(job.root_abs, repo.path)
     if git_top is not None:
         ctx.git = GitRepo(os.path.join(job.root_abs, git_top) if git_top else job.root_abs)

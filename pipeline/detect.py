@@ -17,7 +17,7 @@ from pipeline.discover import (
     misnamed_session,
 )
 from pipeline.errors import UnusableInput
-from pipeline.gather import RepoContext, session_input
+from pipeline.gather import RepoContext, folder_names, session_input
 from pipeline.parse.records import Records
 from pipeline.parse.session import parse_session
 from pipeline.rules import results_sql, rules_for
@@ -107,6 +107,7 @@ def detect(path: str, gate: str = "session") -> Detection:
     ctx = RepoContext(
         repo, lambda p: read_file(os.path.join(repo_root, p), walker.bound), base=repo_root
     )
+    ctx.root_names = folder_names(repo_root)
     # As in the crawl: the working tree at or above the repository root, and any nested below
     # it that holds the session's files (a submodule at docs/ or at the session folder).
     git = _git_context(repo_root)

@@ -67,6 +67,9 @@ class RepoContext:
     # The repository's folder on disk ('' for an archive or a commit): git working trees nested
     # below its root (a submodule or a clone at docs/, at a session folder) are looked for there.
     base: str = ""
+    # The folders the repository root sits in, its own name last (resolve(): a link that
+    # climbs out of the root and names them on the way back is a link into the repository).
+    root_names: tuple[str, ...] = ()
     # The working tree whose index could not be read, when tracked() gave None for that.
     unread_git: GitRepo | None = None
     # Session folder → why a nested working tree's history could not be read (--git-history).
@@ -193,7 +196,12 @@ class RepoContext:
                 self.unreadable_documents[path] = ("binary", NOT_TEXT)
                 continue
             own = any(is_inside(path, folder) for folder in folders)
-            links = _parsed_links(path, data) if own else _resolved_links(path, data, {topic})
+            root = self.root_names
+            links = (
+                _parsed_links(path, data, root)
+                if own
+                else _resolved_links(path, data, {topic}, root)
+            )
             for line, kind, target, resolved in links:
                 if any(is_inside(resolved, folder) for folder in folders):
                     found.append(LinkIn(path, line, kind, target, resolved))
@@ -226,10 +234,10 @@ class RepoContext:
                     self.unreadable_documents[doc.path] = ("binary", NOT_TEXT)
                     continue
                 if key is None:
-                    links = _resolved_links(doc.path, data, topics)
+                    links = _resolved_links(doc.path, data, topics, self.root_names)
                 else:
                     # Cached per blob across commits, whichever sessions each commit touched.
-                    links = _resolved_links(doc.path, data, None)
+                    links = _resolved_links(doc.path, data, None, self.root_names)
                     assert self.link_cache is not None
                     self.link_cache[key] = links
             for line, kind, target, resolved in links:
@@ -241,8 +249,14 @@ class RepoContext:
         return found
 
 
+def folder_names(path: str) -> tuple[str, ...]:
+    """The names of a folder on disk and of the folders it sits in, outermost first (as the
+    disk resolves `..` from it: through symbolic links to where it really is)."""
+    return tuple(name for name in os.path.realpath(path).split(os.sep) if name)
+
+
 def _resolved_links(
-    document: str, data: bytes, topics: set[str] | None
+    document: str, data: bytes, topics: set[str] | None, root: tuple[str, ...]
 ) -> list[tuple[int, str, str, str]]:
     """(line, kind, target, repository path) of a document's links to repository paths.
 
@@ -255,10 +269,12 @@ def _resolved_links(
     named = b"brainstorm" in data or b"%" in data or b"&#" in data
     if topics is None and not named and not document.startswith(HISTORY_FOLDERS):
         return []
-    return _parsed_links(document, data)
+    return _parsed_links(document, data, root)
 
 
-def _parsed_links(document: str, data: bytes) -> list[tuple[int, str, str, str]]:
+def _parsed_links(
+    document: str, data: bytes, root: tuple[str, ...]
+) -> list[tuple[int, str, str, str]]:
     """(line, kind, target, repository path) of every link of a document, parsed whatever it
     names (a file of the session itself links into it with `forks.md` alone)."""
     if data.startswith(BOM):
@@ -266,7 +282,7 @@ def _parsed_links(document: str, data: bytes) -> list[tuple[int, str, str, str]]
     text = data.decode("utf-8", "replace").replace("\r\n", "\n").replace("\r", "\n")
     links = []
     for line, kind, target in extract_links(text):
-        resolved = resolve(document, target)
+        resolved = resolve(document, target, root)
         if resolved is not None:
             links.append((line, kind, target, resolved))
     return links
@@ -617,6 +633,7 @@ def walk_history(
         past = RepoContext(repo, _blob_reader(git_history, blobs), git=ctx.git, index_free=True)
         past.blob_ids = {path: sha for path, (sha, _) in blobs.items()}
         past.link_cache = link_cache
+        past.root_names = ctx.root_names
         for folder, session in repo.sessions.items():
             past.tracked_history[folder] = [(e.path, commit) for e in session.entries]
         for session in repo.sessions.values():

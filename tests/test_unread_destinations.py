@@ -61,6 +61,44 @@ def test_an_unread_destination_fails_harvest(
     assert ("fail", f"/{document}") in _checked_status(tmp_path / "corpus", tmp_path / "out")
 
 
+@pytest.mark.parametrize(("base", "session", "document"), DESTINATIONS)
+def test_a_link_that_climbs_out_of_the_repository_and_back_in_fails_harvest(
+    base: str, session: str, document: str, tmp_path: Path
+) -> None:
+    """A destination linking into the session folder by climbing above the repository root
+    and naming it on the way back (`../../../repo/docs/…`, as a monorepo's pages may): the
+    disk opens the folder, but every path starting `../` was dropped as outside the
+    repository, so BS-HARVEST-01 passed and the move gate was clean (found by a hunt). A climb
+    that comes back through another folder's name stays outside."""
+    repo = copy_tree(FIXTURES / "cases" / "base" / base / "repo", tmp_path / "corpus" / "repo")
+    up = "../" * document.count("/")
+    outside = f"[elsewhere]({up}../other/{session}/thesis.md)"
+    (repo / document).write_text(f"# Page\n\n{outside}\n")
+    assert _harvest(repo / session) == ("pass", [])
+    link = f"{up}../repo/{session}/thesis.md"
+    assert (repo / document).parent.joinpath(link).resolve() == (repo / session / "thesis.md")
+    (repo / document).write_text(f"# Page\n\n{outside}\n\nSee [the thesis]({link}).\n")
+    status, findings = _harvest(repo / session)
+    assert status == "fail"
+    assert findings == [
+        f"/{document} /{document} links into the session folder ({link}); "
+        "point it at the harvested document instead"
+    ], findings
+    make_git_repo(repo, [f"{session}/ops"] if base == "applied" else [])
+    out = tmp_path / "out"
+    crawl([str(tmp_path / "corpus")], str(out), workers=1, git_history=True)
+    check(str(out))
+    with duckdb.connect(str(out / "census.duckdb"), read_only=True) as con:
+        con.execute(f"SET file_search_path = '{out}'")
+        rows = con.execute(
+            "SELECT o.commit IS NULL, r.status, r.file FROM rule_results r JOIN observations o "
+            "USING (snapshot_id) WHERE r.rule_id = 'BS-HARVEST-01' AND r.gate = 'move' "
+            "ORDER BY ALL"
+        ).fetchall()
+    # The commit's snapshot reads the same document, as the working tree's does.
+    assert rows == [(False, "fail", f"/{document}"), (True, "fail", f"/{document}")], rows
+
+
 def test_an_unread_document_no_round_names_fails_nothing(tmp_path: Path) -> None:
     """A research session reads only the destinations its rounds name: a large document
     elsewhere in the repository is noted, and BS-HARVEST-01 still passes."""

@@ -12,6 +12,7 @@ import posixpath
 import re
 from bisect import bisect_left
 from functools import cache
+from itertools import dropwhile
 from typing import Any
 from urllib.parse import unquote
 
@@ -102,8 +103,11 @@ def _line_breaks(text: str) -> list[int]:
     return [m.start() for m in re.finditer("\n", text)]
 
 
-def resolve(document: str, target: str) -> str | None:
-    """A link target as a repository-relative path; None for URLs, anchors and escapes."""
+def resolve(document: str, target: str, root: tuple[str, ...] = ()) -> str | None:
+    """A link target as a repository-relative path; None for URLs, anchors and escapes.
+
+    `root` names the folders the repository root sits in, outermost first and the root's
+    own name last: a path that climbs out of the root comes back into it through them."""
     if _SCHEME_RE.match(target) or target.startswith("//"):
         return None  # a URL, or a scheme-relative one (//host/path)
     path = unquote(target.split("#", 1)[0].split("?", 1)[0]).strip()
@@ -112,8 +116,19 @@ def resolve(document: str, target: str) -> str | None:
     base = "" if path.startswith("/") else posixpath.dirname(document)
     joined = posixpath.normpath(posixpath.join(base, path.lstrip("/")))
     if joined == ".." or joined.startswith("../"):
-        return None
+        return _back_inside(joined.split("/"), root)
     return "" if joined == "." else joined
+
+
+def _back_inside(parts: list[str], root: tuple[str, ...]) -> str | None:
+    """The repository path of a normalised path that climbs k folders above the root, when
+    it names the k folders it climbed out of on the way back (`../repo/docs/x.md` from the
+    root of `repo` is docs/x.md, as the disk opens it); None when it stays outside."""
+    climbed = len(parts) - len(list(dropwhile(lambda part: part == "..", parts)))
+    back = parts[climbed:]
+    if climbed > len(root) or tuple(back[:climbed]) != root[len(root) - climbed :]:
+        return None
+    return "/".join(back[climbed:])
 
 
 def is_inside(path: str, folder: str) -> bool:
