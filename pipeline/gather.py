@@ -363,6 +363,7 @@ def _nested_ops(
 
 def session_input(ctx: RepoContext, session: SessionRef) -> SessionInput:
     inp = SessionInput(session.location, session.topic, session.path)
+    inp.root_names = ctx.root_names
     if ctx.repo.incomplete:
         # Files of the session may be missing from the listing itself: the whole folder ('.')
         # is in doubt, so its rules fail instead of passing on what happened to be read.
@@ -419,7 +420,9 @@ def _add_destinations(
     """The manifest's destinations that exist, and the links of those inside a session
     folder, this session's own included (no repository document, so read here)."""
     inp.existing_destinations = frozenset(
-        d for d in manifest_destinations(manifest, session.path) if d in ctx.repo.files
+        d
+        for d in manifest_destinations(manifest, session.path, ctx.root_names)
+        if d in ctx.repo.files
     )
     # Only files inside a session folder: one beside them (docs/history/brainstorms/README.md)
     # is a repository document, whose links the scan has read already. A row routed into the
@@ -448,11 +451,11 @@ def _unread_destinations(ctx: RepoContext, inp: SessionInput) -> list[tuple[str,
     return [(d, *ctx.unreadable_documents[d]) for d in sorted(chosen)]
 
 
-def manifest_destinations(data: bytes, folder: str) -> list[str]:
+def manifest_destinations(data: bytes, folder: str, root: tuple[str, ...] = ()) -> list[str]:
     from pipeline.parse.lexical import decode
 
     scratch = Records("")
-    parse_manifest(decode(data, "ops/manifest.md", scratch), scratch, folder=folder)
+    parse_manifest(decode(data, "ops/manifest.md", scratch), scratch, folder=folder, root=root)
     rows = scratch.of("manifest_destinations")
     return [r["destination_path"] for r in rows if r["destination_path"]]
 

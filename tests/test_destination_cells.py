@@ -156,6 +156,36 @@ def test_placeholders_urls_and_paths_outside_the_repository_are_no_issue(
     assert _harvest(_repo(tmp_path, DEMO, cell)) == ("pass", [], [])
 
 
+@pytest.mark.parametrize(
+    "cell",
+    [
+        "[demo](../../../../../repo/docs/features/demo.md)",
+        "../../../../../repo/docs/features/demo.md",
+    ],
+)
+def test_a_destination_that_climbs_out_of_the_repository_and_back_in_is_read(
+    cell: str, tmp_path: Path
+) -> None:
+    """A Destination going from ops/ above the repository root and back in through its name
+    (`../../../../../repo/docs/features/demo.md`) names docs/features/demo.md, as the disk
+    opens it; it was taken for a path outside the repository and never read, so its link
+    into the folder passed BS-HARVEST-01 (found by a hunt)."""
+    repo = _repo(tmp_path, DEMO, cell)
+    status, findings, notes = _harvest(repo)
+    assert (status, notes) == ("fail", []), findings
+    assert [f.split(" ", 1)[0] for f in findings] == [f"/{DEMO}"], findings
+    out = tmp_path / "out"
+    crawl([str(tmp_path / "corpus")], str(out), workers=1)
+    check(str(out))
+    with duckdb.connect(str(out / "census.duckdb"), read_only=True) as con:
+        con.execute(f"SET file_search_path = '{out}'")
+        rows = con.execute(
+            "SELECT status, file FROM rule_results WHERE rule_id = 'BS-HARVEST-01' "
+            "AND gate = 'move'"
+        ).fetchall()
+    assert rows == [("fail", f"/{DEMO}")], rows
+
+
 def test_an_unread_cell_of_an_earlier_round_fails_too(tmp_path: Path) -> None:
     """Every round's destinations are BS-HARVEST-01's documents (spec §5: the manifest
     rows'), so a cell of round 1 that names no path hides one as much as round 2's would."""

@@ -194,7 +194,7 @@ def test_links_are_read_as_the_old_pattern_read_them() -> None:
     """The linear reading replaces the same links by the same targets on short cells of
     link marks (nested `[` included), and splits on the same separators, but for those
     inside a parenthesised remark (`docs/a.md (new, small)` is one destination)."""
-    from pipeline.parse.manifest import _piece, _unlink
+    from pipeline.parse.manifest import _Links, _piece, _unlink
 
     rnd = random.Random(7)
     marks = ["[", "]", "(", ")", "!", "<", ">", " ", "\t", "a", "/", " and ", ",", "<br>"]
@@ -204,7 +204,7 @@ def test_links_are_read_as_the_old_pattern_read_them() -> None:
         pieces = [piece.strip() for piece in _split_outside_remarks(cell) if piece.strip()]
         if "](" not in cell and "][" not in cell:  # links and reference links read as links
             # Each piece, split as before, then read (a piece may name several paths).
-            read = [written for piece in pieces for written, _, _ in _piece(piece, "")]
+            read = [written for piece in pieces for written, _, _ in _piece(piece, _Links())]
             assert [written for written, _ in destinations(cell)] == read, cell
 
 

@@ -116,11 +116,11 @@ def resolve(document: str, target: str, root: tuple[str, ...] = ()) -> str | Non
     base = "" if path.startswith("/") else posixpath.dirname(document)
     joined = posixpath.normpath(posixpath.join(base, path.lstrip("/")))
     if joined == ".." or joined.startswith("../"):
-        return _back_inside(joined.split("/"), root)
+        return back_inside(joined.split("/"), root)
     return "" if joined == "." else joined
 
 
-def _back_inside(parts: list[str], root: tuple[str, ...]) -> str | None:
+def back_inside(parts: list[str], root: tuple[str, ...]) -> str | None:
     """The repository path of a normalised path that climbs k folders above the root, when
     it names the k folders it climbed out of on the way back (`../repo/docs/x.md` from the
     root of `repo` is docs/x.md, as the disk opens it); None when it stays outside."""

@@ -11,6 +11,7 @@ from urllib.parse import unquote
 
 from pipeline.parse.blocks import Block, Heading, Paragraph, Table, parse, split_cells
 from pipeline.parse.lexical import ESCAPED_RE, bare, inline_text, shown, token
+from pipeline.parse.links import back_inside
 from pipeline.parse.reading import (
     as_fields,
     fields,
@@ -101,6 +102,8 @@ class _Links:
 
     folder: str = ""
     references: dict[str, str] = field(default_factory=dict)
+    # The folders the repository root sits in (links.resolve): a path climbing out comes back.
+    root: tuple[str, ...] = ()
 
 
 # A reference definition, `[label]: target` (up to three spaces in).
@@ -108,6 +111,9 @@ _DEFINITION_RE = re.compile(r" {0,3}\[([^\]]+)\]:[ \t]*+<?([^\s>]+)>?")
 # A full or collapsed reference link, `[text][label]` or `[text][]`: its text holds no
 # bracket, so an attempt from each `[` of a run of them stops at the next one.
 _REFERENCE_RE = re.compile(r"!?\[([^\[\]]*+)\]\[([^\[\]]*+)\]")
+
+
+_NOWHERE = _Links()
 
 
 def _label(text: str) -> str:
@@ -119,11 +125,12 @@ def parse_manifest(
     rec: Records,
     exists: Callable[[str], bool] = lambda _: False,
     folder: str = "",
+    root: tuple[str, ...] = (),
 ) -> None:
     """`folder`: the session folder, repository-relative (a link relative to ops/ resolves
-    from it)."""
+    from it); `root`: the folders the repository root sits in, its own name last."""
     definitions = (m for line in lines if "]:" in line and (m := _DEFINITION_RE.match(line)))
-    links = _Links(folder, {_label(m[1]): m[2] for m in definitions})
+    links = _Links(folder, {_label(m[1]): m[2] for m in definitions}, root)
     current = _new_round(None, None)
     rounds = 0
     useless = 0  # the uselessness test section's heading level; 0 outside it
@@ -461,7 +468,7 @@ def _destinations(cell: str, links: _Links = _Links()) -> list[tuple[str, str | 
     for piece in _pieces(text):
         written = piece.strip()
         if written:
-            found += _piece(written, links.folder)
+            found += _piece(written, links)
     if linked and not found:
         # Links with empty targets (`[page]()`) name something, but no path.
         found.append((cell.strip(), None, "unread"))
@@ -525,14 +532,14 @@ def _referenced(m: re.Match[str], links: _Links) -> str:
     return f" {target} " if target is not None else "\0"
 
 
-def _piece(written: str, folder: str) -> list[tuple[str, str | None, str]]:
+def _piece(written: str, links: _Links) -> list[tuple[str, str | None, str]]:
     """The destinations one piece of a cell names (see _destinations): the path read from
     its start, then each later word that looks like a path (`a.md / docs/b.md`); a start
     that looks like none is prose when such a word follows (`update docs/b.md`,
     `→ docs/b.md`), as is a start that cannot be read (`(docs/b.md)`). `docs/release
     notes.md (new)`, a name with a space then commentary, is read both ways; the name that
     exists is the document (gather checks each)."""
-    path, kind, rest = _reading(written, folder)
+    path, kind, rest = _reading(written, links)
     found = [(written, path, kind)]
     paths = {path}
     head = written.split(None, 1)[0]
@@ -542,7 +549,7 @@ def _piece(written: str, folder: str) -> list[tuple[str, str | None, str]]:
         words = words if spaced is None else [spaced, *words]
     named = False  # whether a later word looks like a path (a URL too: `see https://…`)
     for word in [head, *words] if kind == "unread" else words:
-        looks, also = _also(word, folder)
+        looks, also = _also(word, links)
         named |= looks
         if also is not None and also not in paths:
             paths.add(also)
@@ -564,13 +571,13 @@ def _spaced(first: str, words: list[str]) -> str | None:
     return None
 
 
-def _also(word: str, folder: str) -> tuple[bool, str | None]:
+def _also(word: str, links: _Links) -> tuple[bool, str | None]:
     """Whether a later word of a piece looks like a path, and the repository path it names
     (None for a URL)."""
     word = _cleaned(word, "()")
     if not _looks_like_path(word):
         return False, None
-    return True, _reading(word, folder)[0]
+    return True, _reading(word, links)[0]
 
 
 def _looks_like_path(word: str) -> bool:
@@ -586,10 +593,10 @@ def _cleaned(word: str, also: str = "") -> str:
     return word.split("?", 1)[0] if "?" in word else word
 
 
-def _reading(written: str, folder: str = "") -> tuple[str | None, str, str]:
+def _reading(written: str, links: _Links = _NOWHERE) -> tuple[str | None, str, str]:
     """The path a destination as written names, how it reads (see _destinations), and the
-    text after what it was read from; `folder`: the session's, from whose ops/ a `../` path
-    goes, as a rendered link does."""
+    text after what it was read from; `links.folder`: the session's, from whose ops/ a `../`
+    path goes, as a rendered link does."""
     if bare(written).lower() in _PLACEHOLDERS:
         return None, "elsewhere", ""
     if not written.startswith("`"):
@@ -612,9 +619,9 @@ def _reading(written: str, folder: str = "") -> tuple[str | None, str, str]:
     if paren == 0 or (paren > 0 and _PATH_END_RE.search(first, 0, paren)):
         first = first[:paren]
     first = first.strip("`*_")
-    if folder and first.startswith("../"):
-        first = posixpath.join(folder, "ops", first)
-    path = destination_path(first)
+    if links.folder and first.startswith("../"):
+        first = posixpath.join(links.folder, "ops", first)
+    path = destination_path(first, links.root)
     if path is None:
         return None, "elsewhere" if _normal(first).startswith("..") else "unread", rest
     return path, "word" if _WORD_RE.fullmatch(path) else "path", rest
@@ -663,10 +670,12 @@ def _first_path(text: str) -> tuple[str, str]:
     return _cleaned(first.strip("`*_")).strip("`*_"), rest[0] if rest else ""
 
 
-def destination_path(cell: str) -> str | None:
+def destination_path(cell: str, root: tuple[str, ...] = ()) -> str | None:
     """A destination as a repository-relative path (`%20`-style escapes decoded), or None
-    when it is not one."""
+    when it is not one; one that climbs out of the root comes back as links.resolve says."""
     text = _normal(cell)
+    if text.startswith("../"):
+        text = back_inside(text.split("/"), root) or ""
     return None if not text or ":" in text or text.startswith("..") or text == "." else text
 
 

@@ -100,6 +100,8 @@ class SessionInput:
     tracked_history: list[tuple[str, str]] = field(default_factory=list)
     links: list[LinkIn] = field(default_factory=list)
     existing_destinations: frozenset[str] = frozenset()
+    # The folders the repository root sits in: a Destination climbing out comes back in.
+    root_names: tuple[str, ...] = ()
     # Documents BS-HARVEST-01 reads that could not be read: (repository path, code, message).
     unreadable_documents: list[tuple[str, str, str]] = field(default_factory=list)
     from_commit: bool = False
@@ -161,9 +163,8 @@ def parse_session(inp: SessionInput, snapshot_id: str | None = None) -> Records:
         if name in decoded:
             reader(decoded[name], rec)
     if "ops/manifest.md" in decoded:
-        parse_manifest(
-            decoded["ops/manifest.md"], rec, inp.existing_destinations.__contains__, inp.path
-        )
+        exists = inp.existing_destinations.__contains__
+        parse_manifest(decoded["ops/manifest.md"], rec, exists, inp.path, inp.root_names)
     gitignore = inp.files.get("ops/.gitignore")
     if gitignore is not None:
         lines = decode(gitignore, "ops/.gitignore", rec)
