@@ -1040,6 +1040,7 @@ def _crawl_repo(batch: _JobBatch, job: Job, repo: RepoRef, tree: Tree | None) ->
             )
     for session in mine.values() if ctx.git_history else ():
         repo_ctx.nested_ops_history(session)
+        repo_ctx.linked_history(session)
     repo_sig = repo_signature(repo_ctx) + destination_stamps(repo_ctx)
     repo_sig += tree.stamp if tree is not None else ""
     for session in mine.values():
@@ -1053,6 +1054,7 @@ def _crawl_repo(batch: _JobBatch, job: Job, repo: RepoRef, tree: Tree | None) ->
             # A history git stopped walking fails the series rules on unchanged files too.
             sig += f"/{repo_ctx.history_problem}" if repo_ctx.history_problem else ""
             sig += "/" + repo_ctx.nested_history_problem.get(session.path, "")
+            sig += "/" + repo_ctx.session_history_problem.get(session.path, "")
         parents = at_head.get(session.topic, []) if ctx.git_history else None
         batch.observe(repo_ctx, session, identity, key, sig, ctx.observed_at, None, parents)
     for path, code, message in repo_ctx.issues:

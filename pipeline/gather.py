@@ -74,6 +74,8 @@ class RepoContext:
     unread_git: GitRepo | None = None
     # Session folder → why a nested working tree's history could not be read (--git-history).
     nested_history_problem: dict[str, str] = field(default_factory=dict)
+    # Session folder → why its own history was not read (--git-history): the series rules fail.
+    session_history_problem: dict[str, str] = field(default_factory=dict)
     _links: dict[str, list[LinkIn]] | None = None
     _history: GitHistory | None = None
     _nested: dict[str, GitRepo] = field(default_factory=dict)
@@ -159,6 +161,24 @@ class RepoContext:
                 if all(f != path for f, _ in known):
                     known.append((path, commit))
         known.sort()
+
+    def linked_history(self, session: SessionRef) -> None:
+        """With --git-history: a session folder reached through a symbolic link has its
+        commits under the link's target (in the working tree) or in no commit of the
+        repository (outside it), which the walk of docs/ does not read, so a step back there
+        cannot be seen and its series rules fail closed."""
+        if self.git is None or not self.base:
+            return
+        real = os.path.realpath(os.path.join(self.base, session.path))
+        if real == os.path.join(os.path.realpath(self.base), session.path):
+            return
+        inside = [target for _, target, _ in self._linked_tree(self.git, session)]
+        where = f"{inside[0]} inside" if inside else "a folder outside"
+        self.session_history_problem[session.path] = (
+            f"the session folder is a symbolic link to {where} the repository: --git-history "
+            "does not read the commits under the link's target, so a step back along them "
+            "cannot be seen"
+        )
 
     def _nested_repo(self, path: str) -> GitRepo:
         if path not in self._nested:
@@ -329,7 +349,7 @@ def _add_git_facts(ctx: RepoContext, inp: SessionInput, session: SessionRef) -> 
             "whether an ops/ file is tracked is unknown"
         )
     inp.git_problem = inp.git_problem or ctx.nested_history_problem.get(session.path)
-    inp.history_problem = ctx.history_problem
+    inp.history_problem = ctx.history_problem or ctx.session_history_problem.get(session.path, "")
     inp.from_commit = ctx.index_free
     inp.tracked_history = sorted(ctx.tracked_history.get(session.path, []))
 

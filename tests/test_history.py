@@ -322,6 +322,51 @@ def test_a_nested_working_tree_whose_history_git_cannot_walk_fails_ops_02(tmp_pa
     assert f"git could not read the history of {session}" in rows[0][1]
 
 
+@pytest.mark.parametrize(
+    ("target", "link", "said"),
+    [
+        ("repo/shared/demo", "../../shared/demo", "symbolic link to shared/demo inside"),
+        ("shared/demo", "../../../shared/demo", "symbolic link to a folder outside"),
+    ],
+)
+def test_a_session_folder_that_is_a_link_fails_its_series_rules_closed(
+    tmp_path: Path, target: str, link: str, said: str
+) -> None:
+    """A session folder that is a symbolic link to a folder elsewhere in its repository
+    (`docs/research/demo-brainstorm -> ../../shared/demo`), or outside it: git keeps its
+    commits under the target, or in no commit of the repository, which --git-history did
+    not read, so a Status stepped back there passed BS-STATE-01 with no word said (found by
+    a hunt). The series rules now fail, naming why."""
+    root = tmp_path / "root"
+    repo = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", root / "repo")
+    git(repo, "init", "-q")
+    (root / target).parent.mkdir(parents=True)
+    (repo / SESSION).rename(root / target)
+    (repo / SESSION).symlink_to(Path(link))
+    repos = [repo] if target.startswith("repo/") else [repo, root / target]
+    if len(repos) == 2:
+        git(root / target, "init", "-q")
+    for step, status in enumerate(("open", "stopping", "open")):
+        state = root / target / "state.md"
+        state.write_text(state.read_text().replace("Status: open", f"Status: {status}"))
+        state.write_text(state.read_text().replace("Status: stopping", f"Status: {status}"))
+        for each in repos if step == 0 else repos[-1:]:
+            commit(each, f"2026-07-{8 + step:02d}T15:00:00Z", f"status {status}")
+    out = Out(tmp_path / "out")
+    crawl([str(root)], str(out.root), workers=1, git_history=True)
+    check(str(out.root))
+    con = connect(out)
+    rows = con.execute(
+        "SELECT rule_id, status FROM statuses WHERE own AND rule_id IN "
+        "('BS-STATE-01', 'BS-FORK-01', 'BS-LEDGER-01') ORDER BY 1"
+    ).fetchall()
+    assert rows == [("BS-FORK-01", "fail"), ("BS-LEDGER-01", "fail"), ("BS-STATE-01", "fail")]
+    noted = con.execute(
+        "SELECT DISTINCT message FROM parse_issues WHERE code = 'history-incomplete'"
+    ).fetchall()
+    assert len(noted) == 1 and said in noted[0][0], noted
+
+
 def test_without_git_history_only_the_working_tree(
     history: tuple[Path, dict[str, str]], tmp_path: Path
 ) -> None:
