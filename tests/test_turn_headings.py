@@ -188,6 +188,31 @@ def test_a_line_of_the_talk_that_begins_with_its_time_and_names_a_turn_is_no_tur
         assert ("entry-not-heading", line_of(folder, line)) in issues(found), name
 
 
+def test_a_turn_line_with_who_spoke_and_a_summary_after_its_id_fails(tmp_path: Path) -> None:
+    """A turn written as a list item or line with its timestamp first, who spoke, its ID as
+    a field of its own and a summary after it (`- 2026-…Z · user · T10 · asks …`) was read
+    as nothing and noted nowhere, so a compose older than it passed BS-COMPOSE-02 (found by
+    a hunt). It is meant as a turn but not a heading: noted, and the rule fails. The ID as
+    a word of the talk after who spoke (`user: T3 holds`) stays talk."""
+    for name, line in (
+        ("item", "- 2026-07-10T16:10Z · user · T10 · asks whether T3 still holds"),
+        ("line", "2026-07-10T16:10Z | facilitator | **T10** | reads back the aspects"),
+        ("dash", "- 2026-07-10T16:10Z — twin — T10: compose done"),
+    ):
+        folder = session(tmp_path / name, f"{T9}\n\n{line}")
+        found = detect(folder, "manifest")
+        assert statuses(found)["BS-COMPOSE-02"] == "fail", name
+        assert ("entry-not-heading", line_of(folder, line)) in issues(found), name
+    for name, line in (
+        ("talk", "- 2026-07-10T15:53Z user T3 holds, T4 too"),
+        ("colon", "- 2026-07-10T15:53Z user: T3 holds · fine"),
+    ):
+        folder = session(tmp_path / name, f"{T9}\n\n{line}")
+        found = detect(folder, "manifest")
+        assert statuses(found)["BS-COMPOSE-02"] == "pass", (name, found)
+        assert issues(found) == set(), name
+
+
 def test_a_turn_without_its_id_above_the_turn_separator_fails(tmp_path: Path) -> None:
     """A writer who drops the `###` of `### 8 · 2026-…` leaves the line right over the next
     `---`, a setext heading: it holds only a number or who spoke and a timestamp, so it is a

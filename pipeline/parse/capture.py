@@ -113,6 +113,9 @@ _LABEL_RE = re.compile(r"(?i)(?:[a-z]{1,2}\.?[ \t]*+)?[0-9]{1,9}|user|facilitato
 _SPEAKER_RE = re.compile(r"(?i)(?:user|facilitator|twin)(?![A-Za-z0-9])")
 # A line that begins with a timestamp (emphasis and brackets aside): `- 2026-07-10T16:10Z · T9`.
 _STAMP_FIRST_RE = re.compile(r"[*_`\[ \t]*+[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]")
+# The end of a turn line's ID field: the line's end or a separator before what follows
+# (`… · user · T8 · asks …`), not a word of the talk (`… user: T3 holds`).
+_ID_FIELD_END_RE = re.compile(r"[*_`)\]]*+[ \t]*+(?:[·—–|:]|-[ \t]|$)")
 
 
 def _begins_with_id(text: str) -> bool:
@@ -138,18 +141,24 @@ def _bare_turn(block: Heading, rec: Records) -> None:
 def _stamp_first(block: Block) -> tuple[int, str, str, bool] | None:
     """A paragraph or list item line written as a turn with its timestamp first and one turn
     ID right after it (as entry_line gives a line): meant as a turn, as such a heading is.
-    Who spoke may stand between them when nothing follows the ID (`… · user · T9`); other
-    words make it a line of the talk (`2026-…Z user: ok, T3 holds.`)."""
+    Who spoke may stand between them when the ID is a field of its own, ending the line or
+    a separator (`… · user · T9`, `… · user · T8 · asks …`); words after it make it a line
+    of the talk (`2026-…Z user: ok, T3 holds.`)."""
     for line, text in text_lines(block) or ():
-        if _STAMP_FIRST_RE.match(text) and len(_LATE_ID_RE.findall(text)) == 1:
-            raw = find_timestamp(text) or ""
-            after = text[text.find(raw) + len(raw) :].lstrip(_AROUND_STAMP + "[]()")
-            speaker = _SPEAKER_RE.match(after)
-            if speaker is not None:
-                after = after[speaker.end() :].lstrip(_AROUND_STAMP + "[]()")
-            found = _LATE_ID_RE.match(after)
-            if found and (speaker is None or not after[found.end() :].strip(_AROUND_STAMP)):
-                return line, text, text, True
+        if not _STAMP_FIRST_RE.match(text):
+            continue
+        raw = find_timestamp(text) or ""
+        after = text[text.find(raw) + len(raw) :].lstrip(_AROUND_STAMP + "[]()")
+        speaker = _SPEAKER_RE.match(after)
+        if speaker is not None:
+            after = after[speaker.end() :].lstrip(_AROUND_STAMP + "[]()")
+        found = _LATE_ID_RE.match(after)
+        if found is None:
+            continue
+        # An ID field of its own is the turn's whatever IDs its summary names after it.
+        alone = speaker is None and len(_LATE_ID_RE.findall(text)) == 1
+        if alone or _ID_FIELD_END_RE.match(after, found.end()):
+            return line, text, text, True
     return None
 
 
