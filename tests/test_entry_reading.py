@@ -477,3 +477,34 @@ def test_an_entry_or_turn_after_a_br_is_noted_and_fails(
     assert rules <= failing(found)
     noted = [n for n in found["notes"] if n["code"] == "entry-not-heading"]
     assert [entry in n["message"] for n in noted] == [True], noted
+
+
+@pytest.mark.parametrize(
+    ("file", "old", "entry", "owner"),
+    [
+        ("ledger.md", "- Resolves: F3\n", "D9 — Digests keep a week", "D1"),
+        (
+            "forks.md",
+            "- Closes when: the translation budget for notification templates is known\n",
+            "F9 — Should digests skip weekends? [open]",
+            "F4",
+        ),
+    ],
+)
+def test_a_field_right_before_an_entry_after_a_br_is_named_with_its_entry(
+    tmp_path: Path, file: str, old: str, entry: str, owner: str
+) -> None:
+    """A field on the line of an entry written after a `<br>` (`- Resolves: F3<br>D9 — …`)
+    is shown under the entry above, but its note said it stood under no entry heading, and
+    its value ran on into the next entry's title (found by a hunt). The note names the
+    entry the field belongs to, and the value the page shows."""
+
+    def edit(text: str) -> str:
+        return text.replace(old, old.rstrip("\n") + "<br>" + entry + "\n", 1)
+
+    found = detect(session(tmp_path, "converging", file, edit), "manifest")
+    (note,) = [n for n in found["notes"] if n["code"] == "field-outside-entry"]
+    field = old.removeprefix("- ").rstrip("\n")
+    assert note["message"].startswith(f"'{field[:40]}"), note
+    assert f"' belongs to {owner}, " in note["message"], note
+    assert "under no entry" not in note["message"] and entry not in note["message"], note

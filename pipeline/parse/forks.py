@@ -91,14 +91,17 @@ def parse_forks(lines: list[str], rec: Records) -> None:
             continue
         meant = entry_line(block, "F")
         linked += linked_entries(block, "F")
+        above = None
         if meant is not None and _weigh(meant, blocks, index):
             # Meant as a fork but no heading: not read, it ends the fork above (its fields
             # are not that fork's), and BS-FORK-01 fails.
+            if fork is not None:
+                above = (fork["fork_id"] or "the fork above", meant[0])
             fork = None
             not_an_entry_heading(rec, FILE, meant[0], meant[1], "F", RULE)
         note_nested(rec, FILE, block, _FIELDS, _rule_of)
         if fork is None:
-            outside_entry(rec, FILE, fields(block, _FIELDS), "F", _rule_of)
+            outside_entry(rec, FILE, fields(block, _FIELDS), "F", _rule_of, above)
             continue
         for key, value, line in fields(block, _FIELDS) + _near(block, rec):
             if fork[key] is not None:

@@ -136,14 +136,12 @@ def parse_ledger(lines: list[str], rec: Records) -> None:
             continue
         meant_line = entry_line(block, "D")
         linked += linked_entries(block, "D")
+        above = None
         if meant_line is not None and _weigh(meant_line, blocks, index):
-            # Meant as an entry but no heading: not read, it ends the entry above (its
-            # fields are not that entry's), and BS-LEDGER-01 fails.
-            entry = None
-            not_an_entry_heading(rec, FILE, meant_line[0], meant_line[1], "D", RULE)
+            above, entry = _ends(entry, meant_line, rec), None
         note_nested(rec, FILE, block, _NESTED, _rule_of)
         if entry is None:
-            outside_entry(rec, FILE, fields(block, _FIELDS), "D", _rule_of)
+            outside_entry(rec, FILE, fields(block, _FIELDS), "D", _rule_of, above)
             continue
         for key, value, line in fields(block, _FIELDS) + _near(block, rec):
             _field(entry, key, value, line, rec, resolved)
@@ -154,6 +152,15 @@ def parse_ledger(lines: list[str], rec: Records) -> None:
     if untaken or linked:
         ids = {row["decision_id"] for row in rec.of("ledger")}
         entries_in_tables_only(rec, FILE, untaken, ids, "D", RULE, linked)
+
+
+def _ends(
+    entry: dict[str, Any] | None, meant: tuple[int, str, str, bool], rec: Records
+) -> tuple[str, int] | None:
+    """A line meant as an entry but no heading: not read, it ends the entry above (its
+    fields are not that entry's), and BS-LEDGER-01 fails. The entry it ends, and its line."""
+    not_an_entry_heading(rec, FILE, meant[0], meant[1], "D", RULE)
+    return None if entry is None else (entry["decision_id"] or "the entry above", meant[0])
 
 
 def _near(block: Block, rec: Records) -> list[tuple[str, str, int]]:

@@ -839,15 +839,30 @@ def not_an_entry_heading(
 
 
 def outside_entry(
-    rec: Records, file: str, found: list[tuple[str, str, int]], letter: str, rule: RuleOf
+    rec: Records,
+    file: str,
+    found: list[tuple[str, str, int]],
+    letter: str,
+    rule: RuleOf,
+    above: tuple[str, int] | None = None,
 ) -> None:
     """A parse issue for each entry field that stands under no entry (before the first, or
     under a section heading such as `## Decisions`): it belongs to nothing, so it is not
-    read, and the rule that needs it fails (`rule`: key, value → that rule)."""
+    read, and the rule that needs it fails (`rule`: key, value → that rule). `above`: the
+    entry that a line meant as an entry (its line) ended, whose field a line up to it is."""
     for key, value, line in found:
         label = key.replace("_", " ").capitalize()
-        message = f"'{label}: {value[:60]}' stands under no entry heading, so it is not read"
-        message += f" ({_WHAT[letter]} begins one)"
+        if above is not None and line <= above[1]:
+            # `- Resolves: F1<br>D5 — …`: the page shows the field under the entry above.
+            shown_value = BREAK_RE.split(value)[0].strip(" \t")
+            message = (
+                f"'{label}: {shown_value[:60]}' belongs to {above[0]}, but it is written in "
+                f"the block of the entry not written as a heading on line {above[1]}, which "
+                f"ends {above[0]}, so it is not read (give that entry its own heading)"
+            )
+        else:
+            message = f"'{label}: {value[:60]}' stands under no entry heading, so it is not read"
+            message += f" ({_WHAT[letter]} begins one)"
         rec.issue(file, line, "field-outside-entry", message, rule(key, value))
 
 
