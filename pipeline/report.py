@@ -458,6 +458,8 @@ def render(data: ReportData) -> str:
         ordered_rows=ordered,
         shell_word=shlex.quote,
     )
+    # A line the CLI prints as it is (`no alarm at …`) begins a sentence on the page.
+    env.filters["sentence"] = lambda text: text[:1].upper() + text[1:]
     descriptions = {r.rule_id: r.description for r in load_rules()}
     return env.get_template("census.html.j2").render(
         d=data,

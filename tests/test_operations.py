@@ -275,6 +275,28 @@ def test_no_regression_test_is_made_across_a_change_of_the_readers(
     assert later.exit_code == 1 and "BS-FORK-01 regressed" in later.stderr, later.output
 
 
+def test_the_reports_alarm_sentences_begin_with_a_capital(tmp_path: Path) -> None:
+    """The report's alarm paragraph joins the lines check prints into sentences, and read
+    "… (checked together with …). no alarm at night-2; …" with a small letter after a full
+    stop (found by a hunt). Every sentence there begins with a capital now; check's own
+    lines stay as they are."""
+    corpus = base_corpus(tmp_path / "corpus", 2)
+    out = tmp_path / "out"
+    crawl([str(corpus)], str(out), workers=1, point="night-1")
+    crawl([str(corpus)], str(out), workers=1, point="night-2")
+    check(str(out))
+    for asked in ([], ["--fail-on-regression"]):
+        page = tmp_path / "r.html"
+        shown = runner.invoke(app, ["report", "--out", str(out), "--html", str(page), *asked])
+        assert shown.exit_code == 0, shown.output
+        paragraph = re.search(r'<p class="muted small">(.*?)</p>', page.read_text(), re.S)
+        assert paragraph is not None
+        starts = re.findall(r"(?:^|[.!?] )([A-Za-z])", re.sub(r"<[^>]+>", "", paragraph[1]))
+        assert starts and all(c.isupper() for c in starts), paragraph[1]
+    said = runner.invoke(app, ["check", "--out", str(out), "--fail-on-regression"])
+    assert said.stdout.splitlines()[-1].startswith("no alarm at night-2"), said.output
+
+
 def test_regression_alarm_watches_rules_unless_told(nights: tuple[Path, Path]) -> None:
     _, out = nights
     median = runner.invoke(
