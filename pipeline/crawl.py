@@ -883,15 +883,7 @@ def _dask_results(
             "--scheduler needs the dask extra: pip install 'brainstorm-census[dask]'"
         ) from None
     inline: list[tuple[Tree, Job]] = []
-    try:
-        client: Any = Client(address)  # type: ignore[no-untyped-call]
-    except (OSError, ValueError, TypeError) as err:
-        # No cluster there (a typo, a stopped scheduler, a tls:// or ucx:// address this
-        # process has no settings or library for): the user's to fix, not a bug.
-        raise UsageError(
-            f"--scheduler {address!r}: no Dask scheduler reached ({err}); start it, or give "
-            "its address as tcp://HOST:PORT"
-        ) from None
+    client: Any = _dask_client(Client, address)
     with client:
         try:
             shared_ctx = client.scatter(ctx, broadcast=True)
@@ -918,6 +910,50 @@ def _dask_results(
     _init_worker(ctx)
     for tree, job in inline:
         yield run_job(job, tree)
+
+
+def _dask_client(make: Any, address: str) -> Any:
+    """A Dask client of the scheduler at `address`, or one clear line why there is none.
+
+    The wait is Dask's connect timeout (`distributed.comm.timeouts.connect`, 30 s unless
+    configured), given explicitly; a peer that accepts the connection and never answers
+    (no scheduler, a hung one) is not bounded by it in Dask, so the client is made on a
+    daemon thread that the crawl stops waiting for."""
+    import threading
+
+    import dask
+    from dask.utils import parse_timedelta
+
+    timeout = parse_timedelta(dask.config.get("distributed.comm.timeouts.connect"), "s") or 30
+    made: list[Any] = []
+    failed: list[BaseException] = []
+
+    def connect() -> None:
+        try:
+            made.append(make(address, timeout=timeout))
+        except BaseException as err:  # handed to the crawl's thread, which says what it was
+            failed.append(err)
+
+    thread = threading.Thread(target=connect, name="census-dask-connect", daemon=True)
+    thread.start()
+    thread.join(timeout * 2 + 5)
+    err = failed[0] if failed else None
+    if made:
+        return made[0]
+    if err is None:
+        raise UsageError(
+            f"--scheduler {address!r}: no Dask scheduler answered within {timeout * 2 + 5:g} s "
+            "(something there takes the connection but does not speak Dask's protocol, or the "
+            "scheduler hangs); check the address, or restart the scheduler"
+        )
+    if not isinstance(err, OSError | ValueError | TypeError):
+        raise err
+    # No cluster there (a typo, a stopped scheduler, a tls:// or ucx:// address this process
+    # has no settings or library for): the user's to fix, not a bug.
+    raise UsageError(
+        f"--scheduler {address!r}: no Dask scheduler reached ({err}); start it, or give "
+        "its address as tcp://HOST:PORT"
+    ) from None
 
 
 def run_remote(ctx: _Context, job: Job) -> JobResult:

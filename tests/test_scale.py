@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import socket
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -103,6 +107,30 @@ def test_a_scheduler_with_no_worker_is_one_clear_line(corpus: Path, tmp_path: Pa
         )
     assert result.exit_code == 2 and "no worker" in result.output, result.output
     assert "internal error" not in result.output and not (out / "manifest.json").exists()
+
+
+def test_a_silent_scheduler_address_fails_fast_with_one_clear_line(
+    corpus: Path, tmp_path: Path
+) -> None:
+    """A --scheduler address where something takes the connection and never answers (no
+    Dask scheduler, or a hung one): Dask's connect timeout does not bound that handshake,
+    so the crawl waited forever (found by a hunt). It now gives up after twice the connect
+    timeout and a few seconds, with one line, exit 2. The crawl runs in a process of its
+    own, bounded, so that the test fails rather than hangs without the fix."""
+    pytest.importorskip("distributed")
+    out = tmp_path / "o"
+    env = {**os.environ, "DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT": "1s"}
+    census = Path(sys.executable).with_name("census")
+    with socket.create_server(("127.0.0.1", 0)) as silent:
+        address = f"tcp://127.0.0.1:{silent.getsockname()[1]}"
+        args = [str(census), "crawl", str(corpus), "--out", str(out), "--scheduler", address]
+        try:
+            done = subprocess.run(args, env=env, capture_output=True, text=True, timeout=90)
+        except subprocess.TimeoutExpired:
+            pytest.fail("the crawl still waited for the silent address after 90 s")
+    assert done.returncode == 2, done.stderr
+    assert "no Dask scheduler answered" in done.stderr and done.stderr.count("\n") == 1
+    assert not (out / "manifest.json").exists()
 
 
 def test_dask_cluster_gives_the_same_tables(corpus: Path, tmp_path: Path) -> None:
