@@ -929,7 +929,10 @@ def prune(
     ] = None,
     before: Annotated[
         str | None,
-        typer.Option(help="Drop the census points started before this date (YYYY-MM-DD)."),
+        typer.Option(
+            help="Drop the census points started before this date (YYYY-MM-DD, UTC) or "
+            "ISO 8601 instant (2026-10-01T06:00+02:00; UTC without an offset)."
+        ),
     ] = None,
     point: Annotated[
         str | None,
@@ -953,9 +956,11 @@ def prune(
         from datetime import UTC, datetime
 
         try:
-            when = datetime.fromisoformat(before).replace(tzinfo=UTC)
+            when = datetime.fromisoformat(before)
         except ValueError:
             fail(f"--before {before!r} is not a date; write --before 2026-10-01")
+        # An offset written names its instant; a date or time without one is UTC, as OUT's are.
+        when = when.replace(tzinfo=UTC) if when.tzinfo is None else when.astimezone(UTC)
     summary = run_prune(str(out), keep_last, when, point)
     _repair(out)
     if json_:

@@ -9,7 +9,7 @@ COMPACT_AT files, so OUT's file count stays bounded however many nights it holds
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime, time
 from typing import Any
 
 from pipeline.engine import connect, quote
@@ -158,9 +158,17 @@ def _dropped(
     dropped = [p for p in points if p.started_at < before]
     if len(dropped) == len(points):
         raise UsageError(
-            f"every census point started before {before:%Y-%m-%d}; a prune keeps at least one"
+            f"every census point started before {_instant_text(before)}; a prune keeps at least one"
         )
     return dropped
+
+
+def _instant_text(when: datetime) -> str:
+    """--before as the prune read it, in UTC: the date alone when it is midnight."""
+    utc = when.astimezone(UTC) if when.tzinfo is not None else when
+    if utc.time() == time(0):
+        return f"{utc:%Y-%m-%d}"
+    return f"{utc:%Y-%m-%d %H:%M:%S}Z"
 
 
 def _refuse_losing_history(points: list[Any], dropped: list[Any]) -> None:

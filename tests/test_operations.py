@@ -392,6 +392,30 @@ def test_prune_needs_one_way_to_choose(nights: tuple[Path, Path]) -> None:
     assert everything.exit_code == 2 and "keeps at least one" in everything.output
 
 
+@pytest.mark.parametrize("offset", ["+01:00", "-05:00", "+00:00:07"])
+def test_prune_before_an_instant_with_an_offset_drops_the_points_started_before_it(
+    offset: str, nights: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """`--before` with a UTC offset names one instant. Found by a hunt: the offset was thrown
+    away and the clock time read as UTC, so `+01:00` dropped the points of the hour after the
+    instant (or refused: every point started before it) and `-05:00` dropped fewer."""
+    from datetime import timedelta, timezone
+
+    _, source = nights
+    out = tmp_path / "out"
+    shutil.copytree(source, out)
+    starts = connect(Out(out)).execute("SELECT started_at FROM points ORDER BY position")
+    first, second = (row[0] for row in starts.fetchall()[:2])
+    instant = first + (second - first) / 2  # after night-1 began, before night-2 did
+    sign = -1 if offset.startswith("-") else 1
+    parts = [int(p) for p in offset[1:].split(":")]
+    shift = sign * timedelta(hours=parts[0], minutes=parts[1], seconds=sum(parts[2:]))
+    local = instant.astimezone(timezone(shift)).replace(tzinfo=None).isoformat() + offset
+    result = runner.invoke(app, ["prune", "--out", str(out), "--before", local, "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["points_dropped"] == ["night-1"]
+
+
 def test_file_count_stays_bounded_and_compact_merges(tmp_path: Path) -> None:
     corpus = base_corpus(tmp_path / "corpus", 2)
     out = tmp_path / "out"
