@@ -27,8 +27,9 @@ _HEADER_RE = re.compile(r"^--\s*([a-z-]+):\s*(.*?)\s*$")
 # A series file's line `-- include: NAME` stands for queries/series/shared/NAME.sql: a walk
 # that two rules share is written once.
 _INCLUDE_RE = re.compile(r"^--\s*include:\s*([a-z_]+)\s*$", re.MULTILINE)
-# The views the series queries read; part of the rule set's identity.
-HISTORY_VIEWS = ("10_points.sql", "15_history.sql")
+# The view files whose views and macros the rule and series queries call (as_shown, points,
+# seen_in, …); part of the rule set's identity, as a rule file is.
+RULE_VIEWS = ("05_macros.sql", "10_points.sql", "15_history.sql")
 # The shape of rule_results' rows, part of the rule set: a new shape checks points anew.
 RESULTS_LAYOUT = "one row per snapshot, gate and rule"
 
@@ -114,14 +115,18 @@ def rules_for(gate: str) -> list[Rule]:
 
 @cache
 def ruleset() -> str:
-    """A hash of everything a rule result depends on: the rule and series files, the history
-    views and the vocabulary. Results computed under another rule set are not reused."""
+    """A hash of everything a rule result depends on: the rule and series files, the views and
+    macros they call, the SQL each is run as and the vocabulary. Results computed under another
+    rule set are not reused."""
     h = hashlib.sha256()
     for rule in load_rules():
         h.update(rule.path.read_bytes())
         h.update((rule.series or "").encode())
-    for name in HISTORY_VIEWS:
+    for name in RULE_VIEWS:
         h.update((queries_dir() / "views" / name).read_bytes())
+    # What wraps the rule files (what fails closed, one finding per step) decides results too.
+    h.update(results_sql().encode())
+    h.update(series_sql().encode())
     h.update("\n".join(sql_macros()).encode())
     # What a result row is: results of another shape are not reused.
     h.update(RESULTS_LAYOUT.encode())

@@ -154,6 +154,52 @@ def test_a_recheck_repeats_the_findings_never_adds_to_them(
     assert connect(out).execute("SELECT count(*) FROM series_findings").fetchone() == (9,)
 
 
+def test_a_change_to_the_macros_the_series_queries_call_is_a_rule_set_change(
+    tmp_path: Path,
+) -> None:
+    """as_shown (queries/views/05_macros.sql) decides what BS-FORK-01 and BS-LEDGER-01 find
+    along a history, so a release changing it alone is a rule-set change. Found by a hunt: the
+    rule set hashed the rule files and two history views only, so after such a release (as
+    when bolding a word stopped being a retitle) check said nothing and --recheck copied the
+    old findings instead of finding them again."""
+    import re
+    import subprocess
+    import sys
+
+    from pipeline import rules
+    from pipeline.resources import queries_dir
+    from pipeline.rules import ruleset
+
+    views = queries_dir() / "views"
+    files = [*(queries_dir() / "rules").glob("*.sql"), *(queries_dir() / "series").rglob("*.sql")]
+    called = "\n".join(p.read_text() for p in files)
+    hashed = set()
+    for sql in sorted(views.glob("*.sql")):
+        names = re.findall(r"CREATE (?:OR REPLACE )?(?:VIEW|MACRO) (\w+)", sql.read_text())
+        if any(re.search(rf"\b{name}\s*\(|\b(?:FROM|JOIN)\s+{name}\b", called) for name in names):
+            hashed.add(sql.name)
+    assert "05_macros.sql" in hashed  # as_shown, without_reversal
+    assert hashed <= set(getattr(rules, "RULE_VIEWS", ()))
+    # The same census with another as_shown: its rule set is another.
+    copy = tmp_path / "census"
+    root = Path(__file__).resolve().parent.parent
+    for part in ("pipeline", "queries"):
+        shutil.copytree(root / part, copy / part)
+    macros = copy / "queries" / "views" / "05_macros.sql"
+    text = macros.read_text()
+    macros.write_text(text.replace("replace(t, '*', '')", "t", 1))
+    assert macros.read_text() != text
+    other = subprocess.run(
+        [sys.executable, "-c", "from pipeline.rules import ruleset; print(ruleset())"],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(copy)},
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    assert other and other != ruleset()
+
+
 def test_findings_written_before_they_named_their_check_count_until_a_recheck(
     checked: tuple[dict[str, str], Any], tmp_path: Path
 ) -> None:
