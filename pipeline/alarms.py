@@ -73,10 +73,11 @@ class AlarmReport:
     @property
     def untested(self) -> str | None:
         """Why the watched metrics that count rules were not tested for a regression (the
-        previous point was checked with other rules: compare.other_rules), else None."""
+        previous point was measured with other rules or readers: compare.other_measure), else
+        None."""
         if self.comparison is None or not any(m != MEDIAN for m in self.watched):
             return None
-        return self.comparison.other_rules
+        return self.comparison.other_measure
 
     def untested_line(self) -> str | None:
         """The line on stderr that says the regression test could not be made (exit 2)."""

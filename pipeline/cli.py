@@ -553,7 +553,7 @@ def check(
         typer.Option(
             "--fail-on-regression",
             help="Exit 1 when a metric is worse than at the previous census point beyond its "
-            "interval (exit 2 when that point was checked with other rules). Metrics "
+            "interval (exit 2 when that point was measured with other rules or readers). Metrics "
             "(comma-separated): rules (the default), a rule ID, clean-share, fork-median-hours.",
         ),
     ] = [],  # noqa: B006
@@ -591,7 +591,8 @@ def _print_checked(
     summary: Any, report: Any, earlier: list[Any], sarif: Path | None, json_: bool
 ) -> None:
     """check's output: the shown point's rates and alarms, the closing lines of the other
-    points it decided first; exit 1 when any alarm of any of them tripped."""
+    points it decided first; exit 1 when any alarm of any of them tripped, else 2 when a
+    regression test asked for could not be made (alarms.exit_code)."""
     from pipeline.alarms import exit_code
 
     every = [*earlier, report]

@@ -48,8 +48,8 @@ from pipeline.vocabulary import GATES, Z95
 FAMILY_ALPHA = 0.05
 MEDIAN = "fork-median-hours"
 CLEAN = "clean-share"
-# The verdict of a rule or clean-share row between points checked with different rule sets.
-OTHER_RULES = "other rules"
+# The verdict of a rule or clean-share row between points not measured alike (other_measure).
+OTHER_MEASURE = "other measure"
 
 
 @dataclass(frozen=True)
@@ -80,7 +80,7 @@ class Row:
     lower: float | None = None
     upper: float | None = None
     p_value: float | None = None
-    verdict: str = "unchanged"  # regression, improvement, unchanged, no sessions, other rules
+    verdict: str = "unchanged"  # regression, improvement, unchanged, no sessions, other measure
     worse_when: str = "higher"
 
 
@@ -104,7 +104,7 @@ class Comparison:
     # What the reader should know about how the arms were chosen (printed on stderr).
     notes: list[str] = field(default_factory=list)
     # Why the rule and clean-share rows are not compared (other_measure), when they are not.
-    other_rules: str | None = None
+    other_measure: str | None = None
 
     @property
     def regressions(self) -> list[Row]:
@@ -140,7 +140,7 @@ class Comparison:
 
 
 def ordered(rows: list[Row]) -> list[Row]:
-    rank = {"regression": 0, "improvement": 1, "unchanged": 2, "no sessions": 3, OTHER_RULES: 4}
+    rank = {"regression": 0, "improvement": 1, "unchanged": 2, "no sessions": 3, OTHER_MEASURE: 4}
     return sorted(
         rows,
         key=lambda r: (rank[r.verdict], r.metric, GATES.index(r.gate) if r.gate in GATES else 9),
@@ -251,7 +251,7 @@ def between(
     family = len(load_rules()) + 2
     z = NormalDist().inv_cdf(1 - FAMILY_ALPHA / family / 2)
     result = Comparison(base, cand, family, 1 - FAMILY_ALPHA / family)
-    result.other_rules = other_measure(base, cand)
+    result.other_measure = other_measure(base, cand)
     params = {"baseline": base.name, "candidate": cand.name, "z": z}
     for r in fetch_dicts(con, query_sql("compare"), params):
         row = Row(
@@ -267,7 +267,7 @@ def between(
             worse_when="lower" if r["metric"] == CLEAN else "higher",
         )
         # Fork lifetimes read crawled history alone: only the median row survives other rules.
-        row.verdict = OTHER_RULES if result.other_rules else verdict(row)
+        row.verdict = OTHER_MEASURE if result.other_measure else verdict(row)
         result.rows.append(row)
     base_life, cand_life = (known.get(p.name) or point_lifetime(con, p) for p in (base, cand))
     result.rows.append(median_row(base_life, cand_life, z))

@@ -146,7 +146,7 @@ class ReportData:
     anchors: set[str] = field(default_factory=set)  # sessions detailed on the page
     twins: set[str] = field(default_factory=set)  # session keys seen under two roots or more
     # Earlier checked points measured by other rules or readers (the trend says so beside them).
-    other_rules: list[Point] = field(default_factory=list)
+    measured_otherwise: list[Point] = field(default_factory=list)
     label_tags: dict[str, int] = field(default_factory=dict)  # label keys left out → values
     roots: list[str] = field(default_factory=list)  # the point's runs' roots, as given
     worst_n: int = 25  # how many of the worst sessions were asked for
@@ -215,7 +215,7 @@ def gather(
         open_forks,
     )
     data.anchors = {s["anchor"] for s in data.newly_failing + data.worst}
-    data.other_rules = [p for p in history if p.checked and other_measure(p, point)]
+    data.measured_otherwise = [p for p in history if p.checked and other_measure(p, point)]
     data.twins = {r["session_key"] for r in fetch_dicts(con, _query("twins"), at)}
     data.worst_n, data.label_tags = worst_n, tags
     data.previous_scope, data.roots = _scope(selector.labels), _roots(con, point)
@@ -405,8 +405,8 @@ def _tiles(con: Any, at: dict[str, str], since: Since | None) -> list[Tile]:
     worse = sum(r.verdict == "regression" for r in since.moved_rules)
     better = len(since.moved_rules) - worse
     moved = Tile("rules moved", f"{worse} worse · {better} better", tone="bad" if worse else "")
-    if since.comparison.other_rules:
-        moved = Tile("rules moved", "not compared", "other rules", tone="bad")
+    if since.comparison.other_measure:
+        moved = Tile("rules moved", "not compared", "other rules or readers", tone="bad")
     return [
         *tiles,
         moved,
