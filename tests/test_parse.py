@@ -140,9 +140,11 @@ def test_state_last_compose_never_is_a_value_not_an_error() -> None:
     assert snap["last_compose_line"] == 6
     # Started as a timestamp with an offset: 09:00+02:00 is 07:00Z.
     assert snap["started"] == datetime(2026, 7, 8, 7, 0, tzinfo=UTC)
-    # The second Status bullet is noted and ignored; the first one stands.
+    # The second Status bullet is noted and ignored; the first one stands. It says harvested
+    # and the first does not, so CENSUS-LOC-01 cannot pass on the first either: two issues.
     assert snap["status"] == "stopping" and snap["status_line"] == 2
-    assert issues(rec) == [("state.md", 7, "duplicate-field")]
+    assert issues(rec) == [("state.md", 7, "duplicate-field")] * 2
+    assert [i["rule_id"] for i in rec.of("parse_issues")] == ["BS-STATE-01", "CENSUS-LOC-01"]
     # A bullet under another '##' heading is not an aspect; the map starts at its own heading.
     assert snap["aspect_map_line"] == 12
     assert pick(rec.of("aspects"), "line", "name", "ref_count") == [(13, "only", 1)]

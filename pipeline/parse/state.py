@@ -191,6 +191,12 @@ def _field(rec: Records, key: str, value: str, line: int, given: dict[str, str])
     if key in given:
         name = key.replace("_raw", "").replace("_", " ").capitalize()
         repeated(rec, FILE, line, name, given[key], value, _NEEDED_BY.get(key))
+        first, second = (token(v, _STATUSES) == "harvested" for v in (given[key], value))
+        if key == "status" and first != second:
+            # CENSUS-LOC-01 would pass or fail on the first of two Statuses, only one harvested.
+            first_value, said = given[key][:60], value[:60]
+            message = f"Status '{first_value}' is contradicted by a second 'Status: {said}'"
+            rec.issue(FILE, line, "duplicate-field", message, "CENSUS-LOC-01")
         return
     given[key] = value
     if key == "status":
