@@ -197,6 +197,9 @@ def _field(rec: Records, key: str, value: str, line: int, given: dict[str, str])
             first_value, said = given[key][:60], value[:60]
             message = f"Status '{first_value}' is contradicted by a second 'Status: {said}'"
             rec.issue(FILE, line, "duplicate-field", message, "CENSUS-LOC-01")
+        if key == "last_compose_raw" and bare(value).lower() != bare(given[key]).lower():
+            # BS-COMPOSE-02 needs it too, once the capture turns are read (session.py).
+            snap.setdefault("other_last_compose", []).append((line, value, stamp(value)[0]))
         return
     given[key] = value
     if key == "status":
