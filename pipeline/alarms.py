@@ -21,7 +21,7 @@ from pipeline.rules import load_rules
 from pipeline.select import Point, previous, resolve
 from pipeline.stats import RuleRate, keep_rule_rates, records, rule_rates
 from pipeline.store import Out
-from pipeline.textout import difference_interval, pct, reached
+from pipeline.textout import difference_interval, pct, pct_above, pct_exact, reached
 
 
 def parse_metrics(values: list[str]) -> list[str]:
@@ -89,9 +89,10 @@ class AlarmReport:
         assert self.threshold is not None or not self.above
         where = f" (every session at the {self.gate} gate)" if self.gate else ""
         lines = [
-            f"{r.rule_id} at {self.point.name}{where} is {pct(r.rate)} "
-            f"({r.failed}/{r.evaluated}), above {pct(self.threshold)}"
+            f"{r.rule_id} at {self.point.name}{where} is {pct_above(r.rate, self.threshold)} "
+            f"({r.failed}/{r.evaluated}), above {pct_exact(self.threshold)}"
             for r in self.above
+            if r.rate is not None and self.threshold is not None
         ]
         lines += [self._regression_line(r) for r in self.regressions]
         if self.emptied:
@@ -132,7 +133,7 @@ class AlarmReport:
         parts = []
         if self.threshold is not None:
             names = ", ".join(r.rule_id for r in self.above) or "none"
-            parts.append(f"above {pct(self.threshold)}: {names}")
+            parts.append(f"above {pct_exact(self.threshold)}: {names}")
         if self.watched:
             if self.baseline is None:
                 parts.append("regressions: no previous census point to compare with")

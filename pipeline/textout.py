@@ -32,6 +32,29 @@ def pct(value: float | None, digits: int = 1, signed: bool = False) -> str:
     return _unsigned_zero(f"{value:{'+' if signed else ''}.{digits}%}")
 
 
+# The most decimals a threshold, or a rate shown beside it, is given with.
+EXACT_DIGITS = 6
+
+
+def pct_exact(value: float) -> str:
+    """A rate the user gave (a --fail-above threshold) with the fewest decimals, from one, that
+    read back as it: 0.0536 is '5.36%', not the '5.4%' a rate above it may round to."""
+    for digits in range(1, EXACT_DIGITS):
+        text = pct(value, digits)
+        if abs(float(text[:-1]) / 100 - value) < 1e-12:
+            return text
+    return pct(value, EXACT_DIGITS)
+
+
+def pct_above(value: float, bound: float) -> str:
+    """A rate above `bound` with the fewest decimals, from one, at which it reads apart from
+    it: 5.004% above 5% is '5.004%', never '5.0%' beside '5.0%'."""
+    for digits in range(1, EXACT_DIGITS):
+        if pct(value, digits) != pct(bound, digits):
+            return pct(value, digits)
+    return pct(value, EXACT_DIGITS)
+
+
 def num(value: float | None, digits: int = 1, signed: bool = False, unit: str = "") -> str:
     if value is None:
         return DASH

@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 from pipeline.cli import app
 from pipeline.engine import connect
 from pipeline.store import Out
+from pipeline.textout import pct_above, pct_exact
 from tests.conftest import FIXTURES, copy_tree, fill, git, make_git_repo
 
 runner = CliRunner()
@@ -178,6 +179,22 @@ def test_check_fail_above_exits_1_and_names_the_rule(tmp_path: Path) -> None:
     for bad in ("1.5", "-0.1"):
         wrong = runner.invoke(app, ["check", "--out", out, "--fail-above", bad])
         assert wrong.exit_code == 2 and "between 0 and 1" in wrong.output
+
+
+def test_a_rate_just_above_the_threshold_reads_above_it(tmp_path: Path) -> None:
+    """The alarm gave the rate and the threshold at one decimal: BS-USELESS-01's 1/1 above
+    --fail-above 0.9999 read '100.0% (1/1), above 100.0%', and a 5.38% above 0.0536 read
+    '5.4%, above 5.4%'. The threshold is shown as given, the rate where it reads above it."""
+    out = str(tmp_path / "out")
+    roots = sorted(str(p) for p in (FIXTURES / "example").iterdir() if p.name != "README.md")
+    assert runner.invoke(app, ["crawl", *roots, "--out", out]).exit_code == 0
+    hot = runner.invoke(app, ["check", "--out", out, "--fail-above", "0.9999"])
+    assert hot.exit_code == 1
+    line = next(x for x in hot.stderr.splitlines() if "BS-USELESS-01" in x)
+    assert line.endswith("is 100.00% (1/1), above 99.99%"), line
+    assert "; above 99.99%: BS-USELESS-01" in hot.stdout.strip().splitlines()[-1]
+    assert pct_above(5 / 93, 0.0536) == "5.38%" and pct_exact(0.0536) == "5.36%"
+    assert pct_above(0.05004, 0.05) == "5.004%" and pct_exact(0.05) == "5.0%"
 
 
 def test_check_without_a_crawl_is_exit_2(tmp_path: Path) -> None:
