@@ -465,6 +465,12 @@ def test_a_candidate_that_lost_sessions_says_how_many_were_not_compared(tmp_path
     assert "are not in the candidate" in result.output
     doc = json.loads(CliRunner().invoke(app, [*args, "--json"]).output)
     assert (doc["baseline_only"], doc["candidate_only"]) == (2, 1)
+    # The report's compare view said nothing of them, where compare's summary line names them.
+    page = tmp_path / "report.html"
+    reported = CliRunner().invoke(app, ["report", "--out", str(out), *arms, "--html", str(page)])
+    assert reported.exit_code == 0, reported.output
+    text = " ".join(page.read_text().split())
+    assert "2 sessions of the baseline are not in the candidate and not compared" in text
     same = _baseline_against_itself(out)
     assert same.baseline_only == same.candidate_only == 0
 
