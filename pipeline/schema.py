@@ -1011,7 +1011,8 @@ VIEWS: dict[str, tuple[str, list[tuple[str, str]]]] = {
             ),
             (
                 "syncs",
-                "Reconciled syncs dispatched after the raise and reconciled by the close "
+                "Reconciled syncs (no failed result, as sync health counts them) "
+                "dispatched after the raise and reconciled by the close "
                 "or censoring, from that snapshot's sync log or (a commit: git never holds "
                 "ops/) the first later one's; null when hours is, or no such log exists.",
             ),

@@ -778,6 +778,39 @@ def test_a_result_timestamped_before_its_dispatch_has_no_latency(tmp_path: Path)
     assert (health.latency_n, health.latency_p50_s, health.latency_max_s) == (2, 900.0, 1800.0)
 
 
+def test_a_sync_health_counts_failed_is_no_reconciled_sync_of_a_lifetime(
+    tmp_path: Path,
+) -> None:
+    """`S2 → reconciled` and then `S2 → failed`: sync health counts S2 failed, not reconciled
+    (and BS-SYNC-02 fails a fork citing it), but a fork's lifetime in reconciled syncs counted
+    it as one. A reconciled sync is one definition: no failed result."""
+    session = Session(tmp_path / "corpus")
+    out = str(tmp_path / "out")
+    log = [
+        "S1 | gate: intake | dispatched: 2026-07-06T10:00Z | scope: bootstrap",
+        "S1 → reconciled | 2026-07-06T10:05Z | 1 edit · 1 new fork · 1 open",
+    ]
+    turns = ["2026-07-06T09:00Z"]
+    session.write("2026-07-06T11:00Z", turns, log, [(1, "open", "twin (S1)")], {})
+    crawl([str(tmp_path / "corpus")], out, workers=1)
+    log += [
+        "S2 | gate: on-demand | dispatched: 2026-07-07T09:00Z | scope: full reconcile",
+        "S2 → reconciled | 2026-07-07T09:05Z | 1 edit · 0 new forks · 1 open",
+        "S2 → failed | 2026-07-07T09:06Z | twin crashed on retry",
+    ]
+    parked = (1, "parked → docs/architecture/open-questions.md", "twin (S1)")
+    session.write("2026-07-07T10:00Z", turns, log, [parked], {})
+    crawl([str(tmp_path / "corpus")], out, workers=1)
+    check(out)
+    result = compute(out)
+    health = result.sync_health[0]
+    assert (health.syncs, health.reconciled, health.failed) == (2, 1, 1)
+    con = connect(Out(out))
+    fork = con.execute("SELECT close_kind, hours, syncs FROM fork_lifetimes").fetchall()
+    assert fork == [("parked", 24.0, 0)]
+    assert result.fork_syncs.overall.median == 0.0
+
+
 def test_stage_flows_match_a_replays_arms_as_the_report_does(tmp_path: Path) -> None:
     """A replay crawls one layout under two roots. Stage flows matched sessions under their
     root, so every session read as gone and new again, while the report's "What changed"

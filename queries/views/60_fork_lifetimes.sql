@@ -29,11 +29,12 @@
 --              censored at the content_time of the last snapshot that lists it.
 --   hours      raise to close (or to censoring); null when either time is unknown or the
 --              close precedes the raise.
---   syncs      reconciled syncs dispatched after the raise and reconciled by the close (or
---              censoring), read from the sync log of that closing (censoring) snapshot, or,
---              when it has none (a commit: git never holds ops/), of the first later snapshot
---              of the series that has one (the log is append-only, so it still shows them);
---              null when hours is null or no such snapshot has ops/sync-log.md.
+--   syncs      reconciled syncs (no failed result: sync health's count) dispatched after
+--              the raise and reconciled by the close (or censoring), read from the sync
+--              log of that closing (censoring) snapshot, or, when it has none (a commit:
+--              git never holds ops/), of the first later snapshot of the series that has
+--              one (the log is append-only, so it still shows them); null when hours is
+--              null or no such snapshot has ops/sync-log.md.
 -- fork_states_in(snapshot_ids): each fork's state in each snapshot (a VARCHAR[]; NULL for
 -- every snapshot), the one definition the lifetimes and the report's changes read:
 -- `resolved` when a ledger Resolves names it (whatever forks.md says), else `open` when
@@ -237,7 +238,8 @@ sync_counts AS (
     FROM lived l
     JOIN syncs p ON p.snapshot_id = l.log_snapshot
     WHERE l.hours IS NOT NULL
-        AND p.result = 'reconciled'
+        -- Reconciled as sync health counts it: a later failed result unmakes it.
+        AND p.result = 'reconciled' AND p.failed_results = 0
         AND p.dispatched_at > l.raised_at
         AND p.result_at <= l.end_at
     GROUP BY l.session_key, l.root, l.fork_id
