@@ -508,3 +508,38 @@ def test_a_field_right_before_an_entry_after_a_br_is_named_with_its_entry(
     assert note["message"].startswith(f"'{field[:40]}"), note
     assert f"' belongs to {owner}, " in note["message"], note
     assert "under no entry" not in note["message"] and entry not in note["message"], note
+
+
+# A row appended below a table after a blank line, or a table with no delimiter row: GFM
+# reads a paragraph, not rows.
+_STRAY_ROWS = [
+    ("ops/capture.md", "\n| T10 | " + TURN_AT + " | user: one more thing |\n", "BS-COMPOSE-02"),
+    ("forks.md", "\n| F9 | Should digests skip weekends? | [open] |\n", "BS-FORK-03"),
+    ("forks.md", "\n| F9 — Should digests skip weekends? | open |\n", "BS-FORK-03"),
+    ("ledger.md", "\n| Resolves | F4 |\n", "BS-FORK-02"),
+    ("state.md", "\n| risks | what can fail | none yet |\n", "BS-ASPECT-02"),
+]
+
+
+@pytest.mark.parametrize(("file", "rows", "rule"), _STRAY_ROWS)
+def test_a_table_row_outside_a_table_fails_its_rule(
+    tmp_path: Path, file: str, rows: str, rule: str
+) -> None:
+    """A turn, fork or field written as a table row that GFM reads as a paragraph line (the
+    table ended at a blank line above it, or it never had a delimiter row) was read as
+    nothing: a turn after Last compose passed BS-COMPOSE-02, an open fork BS-FORK-03 at
+    the manifest gate, a Resolves of the parked F4 BS-FORK-02, an aspect with no coverage
+    BS-ASPECT-02 (found by a hunt). Each is
+    read as the table row it shows, noted on its line, and fails the rule, as in a table."""
+    found = detect(session(tmp_path, "converging", file, lambda t: t + rows), "manifest")
+    assert rule in failing(found), notes(found)
+    line = len((FIXTURES / "cases/base/converging/repo" / SESSION / file).read_text().split("\n"))
+    assert any(n["file"] == file and n["line"] == line + 1 for n in found["notes"]), notes(found)
+
+
+def test_prose_lines_that_begin_with_a_pipe_are_no_entries(tmp_path: Path) -> None:
+    """A paragraph of pipe lines that names no entry (a small table missing its delimiter
+    row, inside a fork's prose) is nothing to the readers: no note, nothing fails."""
+    rows = "\n| option | cost |\n| wait for compose | 2 s |\n"
+    found = detect(session(tmp_path, "converging", "forks.md", lambda t: t + rows), "manifest")
+    assert failing(found) == set() and found["notes"] == [], notes(found)

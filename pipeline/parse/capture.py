@@ -16,6 +16,7 @@ from pipeline.parse.reading import (
     meant_entry,
     not_an_entry_heading,
     number,
+    stray_table,
     table_rows,
     text_lines,
     unclosed_block,
@@ -69,6 +70,7 @@ def parse_capture(lines: list[str], rec: Records) -> None:
             # is a heading that begins with `T{n}`), never a turn without its ID or with it late.
             _bare_turn(block, rec)
             block = Paragraph(block.underlined)
+        block = stray_table(block)
         if isinstance(block, Table):
             table_rows(block, doc.blocks, index, rec, FILE, "T", RULE, _weigh)
             continue

@@ -40,6 +40,7 @@ from pipeline.parse.reading import (
     outside_entry,
     passed,
     repeated,
+    stray_table,
     table_rows,
     titled_entry,
     unclosed_block,
@@ -77,7 +78,7 @@ def parse_forks(lines: list[str], rec: Records) -> None:
     for index, block in enumerate(blocks):
         if ends and passed(ends, block):
             fork = None
-        block = as_fields(block, _FIELDS)
+        block = stray_table(as_fields(block, _FIELDS))
         if isinstance(block, Heading):
             note_heading_field(rec, FILE, block, _FIELDS, _IN_HEADING, _rule_of)
             fork = _entry_heading(block, rec, fork)

@@ -43,6 +43,7 @@ from pipeline.parse.reading import (
     outside_entry,
     passed,
     repeated,
+    stray_table,
     table_rows,
     titled_entry,
     unclosed_block,
@@ -111,7 +112,7 @@ def parse_ledger(lines: list[str], rec: Records) -> None:
         shown_html.read(entry, first_line(block))
         if ends and passed(ends, block):
             entry = None
-        block = as_fields(block, _FIELDS)
+        block = stray_table(as_fields(block, _FIELDS))
         if isinstance(block, Table):
             note_table_fields(rec, FILE, block, _FIELDS, _rule_of, _IN_TABLE_HEADER)
             if entry is not None:

@@ -23,6 +23,7 @@ from pipeline.parse.blocks import (
     html_kind,
     html_tail,
     parse,
+    split_cells,
 )
 from pipeline.parse.lexical import (
     BREAK_RE,
@@ -909,6 +910,23 @@ def hidden_entries(
     for line, text in found:
         not_an_entry_heading(rec, file, line, text, letter, rule, IN_HTML)
     return [line for line, _ in found]
+
+
+def stray_table(block: Block) -> Block:
+    """A paragraph whose every line is written as a table row (`| T9 | 2026-…Z | … |`), as
+    the table it was meant for: GFM reads such lines as a paragraph when no delimiter row
+    follows the first (a row appended after a blank line below a table), yet each is the row
+    it shows, so an entry or turn written there is weighed as in a table (table_rows), never
+    dropped (spec §3.1). Any other block as it is."""
+    if not isinstance(block, Paragraph) or block.lines[:1] == []:
+        return block
+    if any(text.lstrip(" \t")[:1] != "|" for _, text in block.lines):
+        return block
+    rows = [(line, split_cells(text.strip(" \t"))) for line, text in block.lines]
+    # No header: each line is a row, as under the table it was appended to.
+    table = Table(rows[0][0], [])
+    table.rows, table.last = rows, rows[-1][0]
+    return table
 
 
 def table_rows(

@@ -29,6 +29,7 @@ from pipeline.parse.reading import (
     note_unread_near,
     repeated,
     section,
+    stray_table,
     unclosed_block,
 )
 from pipeline.parse.records import Records
@@ -97,7 +98,7 @@ def parse_state(lines: list[str], rec: Records) -> None:
             if isinstance(block, Item):
                 _aspect(block, rec)
             else:
-                _not_bullets(block, rec)
+                _not_bullets(stray_table(block), rec)
             continue
         if isinstance(block, Table):
             note_table_fields(rec, FILE, block, _FIELDS, _needed_by, _IN_HEADING)
