@@ -70,6 +70,14 @@ def test_the_base_session_passes_with_no_note(tmp_path: Path) -> None:
         ("ledger.md", RESOLVES, RESOLVES + "\n- Reverses D99", "BS-LEDGER-01"),
         ("ledger.md", RESOLVES, RESOLVES + "\n- Reversed-by: D2", "BS-LEDGER-01"),
         ("ledger.md", RESOLVES, RESOLVES + "\n- Reversed by — D2", "BS-LEDGER-01"),
+        # A remark between the name and the colon: the line was read as no field at all,
+        # so D1 resolving the open F1, a raise citing no sync, and a Reverses naming no
+        # entry were clean (found by a hunt).
+        ("ledger.md", RESOLVES, "- Resolves (forks): F1", "BS-FORK-02"),
+        ("ledger.md", RESOLVES, "- **Resolves (closes):** F1", "BS-FORK-02"),
+        ("ledger.md", RESOLVES, RESOLVES + "\n- Reverses (amends): D99", "BS-LEDGER-01"),
+        ("forks.md", RAISED, "- Raised by (source): twin (S99)", "BS-SYNC-02"),
+        ("state.md", "- Last compose:", "- Last compose (UTC):", "BS-COMPOSE-01"),
     ],
 )
 def test_a_field_without_its_colon_is_noted_and_fails_its_rule(
@@ -98,6 +106,7 @@ def test_the_value_of_a_field_without_its_colon_is_read(tmp_path: Path) -> None:
     [
         ("ledger.md", RESOLVES, RESOLVES + "\n- Resolves the tension between F1 and speed"),
         ("ledger.md", RESOLVES, RESOLVES + "\n- Why this matters: it is cheap"),
+        ("ledger.md", RESOLVES, RESOLVES + "\n- Why (in short) it matters: it is cheap"),
         ("ledger.md", RESOLVES, RESOLVES + "\n\nThe sender now\nresolves F1 faster."),
         ("ledger.md", RESOLVES, RESOLVES + "\n- Reversed by D1 in a later review"),
         ("ledger.md", RESOLVES, RESOLVES + "\n- _Reversed by_ D2"),

@@ -360,6 +360,10 @@ class NearField(NamedTuple):
 # What separates a near-miss field's name from its value: a colon after a misspelt name, an
 # equals sign, a dash or an arrow.
 _NEAR_SEPARATOR = r"(:|=|—|–|->|→|-(?=[ \t]|$))?"
+# A remark in parentheses between a field's name and its separator (`Resolves (forks): F1`,
+# `Last compose (UTC): …`): the name is still the field's, with a remark the schema does not
+# write, so the line is meant as that field (never a field of another name, nor prose).
+_NEAR_REMARK = r"(?:\([^()\n]*+\)[ \t\xa0]*+(?=[:=—–→]|->|-(?:[ \t]|$)))?+"
 _NEAR_RES: dict[tuple[str, ...], tuple[re.Pattern[str], frozenset[str]]] = {}
 # What else a line meant as a field may begin with that the page does not show as written:
 # an invisible character, an HTML emphasis tag, a character reference (lexical.shown_name).
@@ -375,7 +379,8 @@ def _near_re(known: Mapping[str, str]) -> tuple[re.Pattern[str], frozenset[str]]
     if found is None:
         spelt = "|".join(r"[ \t\xa0_-]+".join(map(re.escape, n.split())) for n in names)
         pattern = re.compile(
-            rf"([*_`]*+)((?i:{spelt}))(?![A-Za-z0-9])([*_`]*+)[ \t\xa0]*+{_NEAR_SEPARATOR}"
+            rf"([*_`]*+)((?i:{spelt}))(?![A-Za-z0-9])([*_`]*+)[ \t\xa0]*+"
+            rf"{_NEAR_REMARK}{_NEAR_SEPARATOR}"
         )
         starts = "*_`" + "".join(n[:1] + n[:1].upper() for n in names)
         found = _NEAR_RES[names] = (pattern, frozenset(starts))
