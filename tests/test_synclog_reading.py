@@ -297,6 +297,9 @@ def test_a_sub_bullet_under_a_sync_item_is_part_of_its_line() -> None:
         "S 3 | gate: on-demand | dispatched: 2026-07-08T14:40Z | scope: full",
         "sync S3 | gate: on-demand | dispatched: 2026-07-08T14:40Z | scope: full",
         "s3 -> failed | 2026-07-08T14:41Z | timed out",
+        # A dispatch written as a table row with no table (found by a hunt).
+        "| S3 | on-demand | 2026-07-08T14:40Z | full |",
+        "| **S3** | on-demand | 2026-07-08T14:40Z | full |",
     ],
 )
 def test_a_sync_line_misspelt_right_under_another_is_an_issue_never_its_wrapped_end(
