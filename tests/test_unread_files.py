@@ -244,3 +244,29 @@ def test_an_ops_folder_of_another_case_that_is_a_clone_of_its_own_fails_bs_ops_0
     assert {o.rule: o.status for o in found.outcomes}["BS-OPS-02"] == "fail"
     crawled = _crawled_statuses(tmp_path / "corpus", tmp_path / "out", ["BS-OPS-02"])
     assert crawled == {"BS-OPS-02": "fail"}
+
+
+@pytest.mark.parametrize(
+    ("name", "written", "rule"),
+    [
+        ("ops/sync-log.md", "ops/sync_log.md", "BS-SYNC-01"),
+        ("ops/sync-log.md", "ops/synclog.md", "BS-SYNC-01"),
+        ("ops/capture.md", "ops/capture.markdown", "BS-COMPOSE-02"),
+        ("forks.md", "forks.txt", "BS-FORK-03"),
+    ],
+)
+def test_a_session_file_in_another_spelling_is_misnamed_and_fails_its_readers(
+    tmp_path: Path, name: str, written: str, rule: str
+) -> None:
+    """A session file present only under another spelling of its name, `_` or nothing for
+    its `-` or another Markdown or text extension (found by a hunt): it was simply missing,
+    so a sync log with a dispatch never answered, a capture with a turn after Last compose
+    or a forks file with an open fork passed at the manifest gate, with no note. It is
+    `misnamed-file`, as a file in another case is, and the rules reading the file fail."""
+    repo = copy_tree(FIXTURES / "cases" / "base" / "converging" / "repo", tmp_path / "corpus" / "r")
+    session = repo / SESSION
+    (session / name).rename(session / written)
+    found = detect(str(session), "manifest")
+    assert {o.rule: o.status for o in found.outcomes}[rule] == "fail"
+    assert (name, "misnamed-file") in [(n["file"], n["code"]) for n in found.notes]
+    assert _crawled_statuses(tmp_path / "corpus", tmp_path / "out", [rule]) == {rule: "fail"}

@@ -217,16 +217,27 @@ def _contradicted_compose(rec: Records) -> None:
             rec.issue("state.md", line, "duplicate-field", message, "BS-COMPOSE-02")
 
 
+def _spelling(name: str) -> str:
+    """A file name as a writer may misspell a session file's: in any case, with `_`, a space
+    or nothing for its `-`, and another Markdown or text extension (`ops/sync_log.md`,
+    `ops/capture.markdown`, `Forks.txt`)."""
+    stem, ext = posixpath.splitext(name.lower())
+    if ext in (".markdown", ".mdown", ".mkd", ".txt", ".text"):
+        ext = ".md"
+    return stem.replace("_", "").replace("-", "").replace(" ", "") + ext
+
+
 def _misnamed(files: Mapping[str, bytes]) -> list[tuple[str, str, str]]:
-    """A session file missing under its name but present in another case (`Forks.md`,
-    `OPS/capture.md`): meant as that file, which the census reads by its exact name (a
-    case-insensitive disk would read it), so it is an issue on the file it stands for and
-    every rule that reads that file fails, as for a file not read (spec §3.1, fail closed).
+    """A session file missing under its name but present in another spelling (`Forks.md`,
+    `OPS/capture.md`, `ops/sync_log.md`, `ops/capture.markdown`): meant as that file, which
+    the census reads by its exact name (a case-insensitive disk would read the first two), so
+    it is an issue on the file it stands for and every rule that reads that file fails, as
+    for a file not read (spec §3.1, fail closed).
     Likewise the folders `ops/` and `fragments/` (`Ops/`, `Fragments/`)."""
     found = []
     for name in EXISTS_FLAGS:
         if name not in files:
-            other = next((f for f in sorted(files) if f.lower() == name), None)
+            other = next((f for f in sorted(files) if _spelling(f) == _spelling(name)), None)
             if other is not None:
                 message = (
                     f"'{other}' is meant as {name}, but file names are read exactly: rename it"
