@@ -389,3 +389,22 @@ def test_text_after_a_br_that_only_begins_with_a_sync_id_stays_in_the_summary() 
     rec = read(f"{S1}\n{S1_DONE}<br>S1 touched the aspect map\n")
     assert issues(rec) == []
     assert rec.of("sync_events")[1]["summary"].endswith("<br>S1 touched the aspect map")
+
+
+@pytest.mark.parametrize(
+    ("summary", "counts"),
+    [
+        ("1,200 edits · 2 new forks · 0 open", (1200, 2, 0)),
+        ("12,400 edits · 1 new fork · 10,000 open", (12400, 1, 10000)),
+        ("1.5 edits · 2 new forks · 3 open", (None, 2, 3)),
+        ("6 edits · 2 new forks · 2 open", (6, 2, 2)),
+    ],
+)
+def test_a_count_is_read_as_the_number_written(summary: str, counts: tuple[Any, ...]) -> None:
+    """`1,200 edits` in a reconciled summary was read as 200 edits, the digits after the
+    comma (found by a hunt): a wrong number in sync_events and the sync pairs. A count
+    grouped with commas is read whole, and part of a decimal is no count."""
+    rec = read(f"{S1}\nS1 → reconciled | 2026-07-06T10:15Z | {summary}\n")
+    result = rec.of("sync_events")[1]
+    assert (result["edits"], result["new_forks"], result["open_forks"]) == counts
+    assert issues(rec) == []

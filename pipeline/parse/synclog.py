@@ -67,9 +67,12 @@ _FENCE_LINE_RE = re.compile(r"`{3,}+[^`]*+|~{3,}+.*+")
 _RULE_LINE_RE = re.compile(r"=++|-++|(?:\*[ \t]*+){3,}+|(?:_[ \t]*+){3,}+|(?:-[ \t]*+){3,}+")
 # What parse_sync_log reads: (line, text, strict), or text None for a table line.
 Read = tuple[int, str | None, bool]
-_EDITS_RE = re.compile(r"\b(\d+)\s+edits?\b")
-_NEW_FORKS_RE = re.compile(r"\b(\d+)\s+new\s+forks?\b")
-_OPEN_RE = re.compile(r"\b(\d+)\s+open\b")
+# A count as written, thousands grouped with commas or not (`1,200 edits` is 1200, never 200),
+# and no part of a decimal (`1.5 edits` counts nothing).
+_COUNT = r"\b(?<![.,])(\d{1,3}(?:,\d{3})++|\d++)(?![.,]?\d)"
+_EDITS_RE = re.compile(rf"{_COUNT}\s+edits?\b")
+_NEW_FORKS_RE = re.compile(rf"{_COUNT}\s+new\s+forks?\b")
+_OPEN_RE = re.compile(rf"{_COUNT}\s+open\b")
 
 
 def parse_sync_log(lines: list[str], rec: Records) -> None:
@@ -335,6 +338,8 @@ def _event(rec: Records, line: int, num: str, kind: str, at_raw: str, **fields: 
 
 def _counts(summary: str, line: int, rec: Records) -> tuple[int | None, ...]:
     return tuple(
-        number(rec, FILE, line, m[1], "count") if (m := pattern.search(summary)) else None
+        number(rec, FILE, line, m[1].replace(",", ""), "count")
+        if (m := pattern.search(summary))
+        else None
         for pattern in (_EDITS_RE, _NEW_FORKS_RE, _OPEN_RE)
     )
