@@ -361,3 +361,44 @@ def test_a_session_file_named_with_dot_dot_fails_its_session_closed(
             "SELECT status FROM statuses WHERE rule_id = 'BS-FORK-01' AND gate = 'session'"
         ).fetchone()
     assert fork_01 == ("fail",)
+
+
+@pytest.mark.parametrize("kind", ["tar.gz", "zip"])
+@pytest.mark.parametrize("prefix", ["/", "../", "/tmp/../"])
+def test_a_session_file_named_absolute_or_climbing_out_fails_its_session_closed(
+    tmp_path: Path, kind: str, prefix: str
+) -> None:
+    """A member named `/control/…/forks.md` (written by `tar -P`) or `../control/…/forks.md` is
+    refused, and the session where extraction puts it (GNU tar, bsdtar and unzip strip the
+    leading `/`, GNU tar and unzip the leading `../`) shows the file it could not read. Before,
+    the refusal was a root issue only: the session read as if it had no forks.md, and its open
+    fork hid behind a clean verdict (found by a hunt)."""
+    holder = tmp_path / "in"
+    holder.mkdir()
+    archive = holder / f"corpus.{kind}"
+    members = {
+        f"control/{p.relative_to(CONTROL).as_posix()}": p.read_bytes()
+        for p in sorted(CONTROL.rglob("*"))
+        if p.is_file() and p.name != "forks.md"
+    }
+    members[f"{prefix}control/{SESSION}/forks.md"] = b"# Forks\n\n## F1 - key? [open]\n"
+    if kind == "zip":
+        with zipfile.ZipFile(archive, "w") as zf:
+            for name, data in members.items():
+                zf.writestr(zipfile.ZipInfo(name), data)
+    else:
+        with tarfile.open(archive, "w:gz") as tar:
+            for name, data in members.items():
+                add_member(tar, name, data)
+    con = crawl_unchanged([archive], holder, tmp_path / "out")
+    assert con.execute(
+        "SELECT code FROM parse_issues WHERE snapshot_id IS NOT NULL AND file = 'forks.md'"
+    ).fetchall() == [("unreadable",)]
+    assert con.execute("SELECT count(*) FROM forks").fetchone() == (0,)
+    con.close()
+    check(str(tmp_path / "out"))
+    with duckdb.connect(str(tmp_path / "out" / "census.duckdb"), read_only=True) as db:
+        fork_01 = db.execute(
+            "SELECT status FROM statuses WHERE rule_id = 'BS-FORK-01' AND gate = 'session'"
+        ).fetchone()
+    assert fork_01 == ("fail",)

@@ -91,6 +91,10 @@ INNER_DOT_DOT = (
 )
 
 
+# A member named with an absolute path, or one whose `..` climbs out of the archive.
+CLIMBS_OUT = "archive member climbs out of the archive (an absolute name, or `..`); not read"
+
+
 def _inside(name: str) -> str | None:
     """Where a member named with `..` that stays inside the archive would be after the `..`
     are resolved; None for a name that climbs out or is absolute."""
@@ -99,6 +103,19 @@ def _inside(name: str) -> str | None:
         return None
     norm = posixpath.normpath(name)
     return None if norm in (".", "..") or norm.startswith("../") else norm
+
+
+def _landing(name: str) -> str | None:
+    """Where extraction lands a member named with an absolute path or one that climbs out:
+    GNU tar strips the leading `/` (bsdtar, unzip and Python's `data` filter too) and every
+    part up to the last `..`; None when nothing is left."""
+    name = name.replace("\\", "/")
+    if len(name) > 1 and name[1] == ":":
+        name = name[2:]  # a drive letter, as a zip made on Windows may hold
+    parts = [part for part in name.split("/") if part not in ("", ".")]
+    if ".." in parts:
+        parts = parts[len(parts) - parts[::-1].index("..") :]
+    return "/".join(parts) or None
 
 
 def _safe_name(name: str) -> str | None:
@@ -406,13 +423,14 @@ class ArchiveTree(Tree):
         name = _safe_name(shown)
         if name is None:
             inside = _inside(shown)
-            why = "archive member climbs out of the archive; not read"
-            if inside is not None:
-                why = INNER_DOT_DOT
-                if not is_dir:
-                    # Not read, so as not to stand for a member the archive holds under that name;
-                    # where it holds none, the session there shows a file it could not read.
-                    self._refused[inside] = Entry(inside, False, size, int(mtime * 1e9), why)
+            why = INNER_DOT_DOT if inside is not None else CLIMBS_OUT
+            # Where it would be extracted: an absolute `/repo/docs/…/forks.md` is that session's
+            # forks.md to every extraction tool, so it must not read as absent there.
+            lands = inside if inside is not None else _landing(shown)
+            if lands is not None and not is_dir:
+                # Not read, so as not to stand for a member the archive holds under that name;
+                # where it holds none, the session there shows a file it could not read.
+                self._refused[lands] = Entry(lands, False, size, int(mtime * 1e9), why)
             self.issues.append((shown, "unsafe-member", why))
             return None
         if not name:
