@@ -402,3 +402,35 @@ def test_a_session_file_named_absolute_or_climbing_out_fails_its_session_closed(
             "SELECT status FROM statuses WHERE rule_id = 'BS-FORK-01' AND gate = 'session'"
         ).fetchone()
     assert fork_01 == ("fail",)
+
+
+def test_a_zip_made_on_windows_keeps_its_empty_folders(tmp_path: Path) -> None:
+    """A zip written with `\\` separators (PowerShell's Compress-Archive, .NET before 4.6.1)
+    names a folder `…\\fragments\\`: a folder, as unzip extracts it. Before, only its files'
+    `\\` was read as a separator, so the folder was an empty file: a session folder so named
+    vanished without a word (a folder without state.md is still a session, spec §2), and an
+    empty `fragments\\` failed a healthy session's BS-ASPECT-01 as 'a file, not a folder'
+    (found by a hunt)."""
+    holder = tmp_path / "in"
+    holder.mkdir()
+    archive = holder / "corpus.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        for p in sorted(CONTROL.rglob("*")):
+            if p.is_file():
+                name = "control\\" + p.relative_to(CONTROL).as_posix().replace("/", "\\")
+                zf.writestr(zipfile.ZipInfo(name), p.read_bytes())
+        for folder in (f"{SESSION}/fragments", "docs/research/empty-brainstorm"):
+            zf.writestr(zipfile.ZipInfo("control\\" + folder.replace("/", "\\") + "\\"), b"")
+    con = crawl_unchanged([archive], holder, tmp_path / "out")
+    assert con.execute("SELECT path FROM observations ORDER BY path").fetchall() == [
+        (SESSION,),
+        ("docs/research/empty-brainstorm",),
+    ]
+    assert issues(con) == []
+    con.close()
+    check(str(tmp_path / "out"))
+    with duckdb.connect(str(tmp_path / "out" / "census.duckdb"), read_only=True) as db:
+        aspect_01 = db.execute(
+            "SELECT status FROM statuses WHERE rule_id = 'BS-ASPECT-01' AND path = ?", [SESSION]
+        ).fetchone()
+    assert aspect_01 == ("pass",)

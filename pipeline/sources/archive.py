@@ -345,7 +345,7 @@ class ArchiveTree(Tree):
         if self.path.lower().endswith(".zip"):
             with zipfile.ZipFile(self.path) as archive:
                 for info in archive.infolist():
-                    name = _safe_name(storable_name(_zip_name(info).rstrip("/")))
+                    name = _safe_name(storable_name(_zip_name(info).rstrip("/\\")))
                     if name is not None and name in needed:
                         self._data[name] = archive.read(info)
             return
@@ -483,12 +483,14 @@ class ArchiveTree(Tree):
                 is_link = (info.external_attr >> 16) & 0o170000 == 0o120000
                 problem = LINK if is_link else None
                 mtime = _zip_time(info.date_time)
-                name = self._add(
-                    _zip_name(info).rstrip("/"), info.is_dir(), info.file_size, mtime, problem
-                )
+                raw = _zip_name(info)
+                # A name is read with `\` as a separator (a zip made on Windows), so a folder's
+                # name may end in `\` too: a folder, as unzip extracts it, not an empty file.
+                is_dir = info.is_dir() or raw.endswith("\\")
+                name = self._add(raw.rstrip("/\\"), is_dir, info.file_size, mtime, problem)
                 if name is not None and is_link:
                     self._link(name, _zip_link_text(archive, info), None)
-                if name is None or problem or info.is_dir():
+                if name is None or problem or is_dir:
                     continue
                 total += info.file_size
                 if total > limit:
