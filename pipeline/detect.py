@@ -189,11 +189,14 @@ def _utf8(text: str) -> str:
 def _add_repo_documents(repo: RepoRef, repo_root: str, session_path: str) -> None:
     """The repository's Markdown documents and file set, for BS-HARVEST-01 at the move gate.
     The session folder is named as a folder: one that is a link out of the repository (which
-    the walk does not follow) would leave the repository with no session, and no documents."""
-    for block in DirTree(repo_root).blocks():
-        for found in discover([*block, Entry(session_path, True, 0, 0)]):
-            if found.path == "":
-                repo.documents, repo.files = found.documents, found.files
+    the walk does not follow) would leave the repository with no session, and no documents.
+    The whole folder is walked as one listing: one whose `docs/` (or `docs/history/`) is a
+    link is no repository root to the crawl's search for them, yet detect reads its session
+    through the link, so its documents must be read too."""
+    entries = list(DirTree(repo_root).walk())
+    for found in discover([*entries, Entry(session_path, True, 0, 0)]):
+        if found.path == "":
+            repo.documents, repo.files = found.documents, found.files
 
 
 def _evaluate(rec: Records, gate: str) -> list[RuleOutcome]:

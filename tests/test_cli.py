@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 from pathlib import Path
@@ -989,6 +990,31 @@ def test_detect_on_a_linked_session_folder_reads_the_repositorys_documents(
         "# R\n[x](docs/history/brainstorms/address-validation/thesis.md)\n"
     )
     result = runner.invoke(app, ["detect", str(link), "--gate", "move"])
+    assert result.exit_code == 1, result.output
+    assert "BS-HARVEST-01 fail /README.md:2" in result.stdout
+
+
+@pytest.mark.parametrize("linked", ["docs", "docs/history"])
+def test_detect_under_a_linked_docs_folder_reads_the_repositorys_documents(
+    tmp_path: Path, linked: str
+) -> None:
+    """A repository whose `docs/` (or `docs/history/`) is a link to a folder beside it: detect
+    reads the harvested session through the link, but the repository's walk looked for
+    repository roots first, found none (their layout folder is a link), and read no document,
+    so a README linking into the folder passed BS-HARVEST-01, clean where the same repository
+    without the link fails (found by a hunt)."""
+    source = FIXTURES / "example" / "acme-checkout" / "docs" / "history" / "brainstorms"
+    repo = tmp_path / "repo"
+    real = repo / f"real-{linked.replace('/', '-')}"
+    inside = "history/brainstorms" if linked == "docs" else "brainstorms"
+    copy_tree(source / "address-validation", real / inside / "address-validation")
+    (repo / linked).parent.mkdir(parents=True, exist_ok=True)
+    (repo / linked).symlink_to(os.path.relpath(real, (repo / linked).parent))
+    (repo / "README.md").write_text(
+        "# R\n[x](docs/history/brainstorms/address-validation/thesis.md)\n"
+    )
+    folder = repo / "docs" / "history" / "brainstorms" / "address-validation"
+    result = runner.invoke(app, ["detect", str(folder), "--gate", "move"])
     assert result.exit_code == 1, result.output
     assert "BS-HARVEST-01 fail /README.md:2" in result.stdout
 
