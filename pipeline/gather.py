@@ -428,22 +428,22 @@ def session_input(ctx: RepoContext, session: SessionRef) -> SessionInput:
     _add_git_facts(ctx, inp, session)
     inp.links = ctx.links_into(session.topic)
     manifest = inp.files.get("ops/manifest.md")
+    misnamed: list[tuple[str, str, str]] = []
     if manifest is not None:
-        _add_destinations(ctx, inp, session, manifest)
-    inp.unreadable_documents = _unread_destinations(ctx, inp)
+        misnamed = _add_destinations(ctx, inp, session, manifest)
+    inp.unreadable_documents = _unread_destinations(ctx, inp) + misnamed
     return inp
 
 
 def _add_destinations(
     ctx: RepoContext, inp: SessionInput, session: SessionRef, manifest: bytes
-) -> None:
+) -> list[tuple[str, str, str]]:
     """The manifest's destinations that exist, and the links of those inside a session
-    folder, this session's own included (no repository document, so read here)."""
-    inp.existing_destinations = frozenset(
-        d
-        for d in manifest_destinations(manifest, session.path, ctx.root_names)
-        if d in ctx.repo.files
-    )
+    folder, this session's own included (no repository document, so read here); returns the
+    destinations that exist only in another case, as documents not read."""
+    named = manifest_destinations(manifest, session.path, ctx.root_names)
+    inp.existing_destinations = frozenset(d for d in named if d in ctx.repo.files)
+    misnamed = _misnamed_destinations(ctx, [d for d in named if d not in ctx.repo.files])
     # Only files inside a session folder: one beside them (docs/history/brainstorms/README.md)
     # is a repository document, whose links the scan has read already. A row routed into the
     # session's own thesis.md is a destination like any other (its links were never read).
@@ -454,6 +454,31 @@ def _add_destinations(
     )
     if inside:
         inp.links = [*inp.links, *ctx.links_in_sessions(inside, session.topic)]
+    return misnamed
+
+
+def _misnamed_destinations(ctx: RepoContext, missing: list[str]) -> list[tuple[str, str, str]]:
+    """Destination documents missing under their name but present in another case
+    (`docs/Features/Demo.md` for docs/features/demo.md): on the case-insensitive disk where
+    the harvest was applied that is the document, whose links the rule cannot show were
+    checked, so it fails, as a misnamed session file does (docs/errors.md, `misnamed-file`)."""
+    wanted = {d.casefold(): d for d in missing if is_markdown(d)}
+    if not wanted:
+        return []
+    on_disk: dict[str, str] = {}
+    for path in ctx.repo.files:
+        key = path.casefold()
+        if key in wanted and (key not in on_disk or path < on_disk[key]):
+            on_disk[key] = path
+    found = []
+    for key, path in sorted(on_disk.items()):
+        written = wanted[key]
+        message = (
+            f"'{written}' does not exist, but '{path}' does: meant as it (a case-insensitive "
+            "disk would write there), but paths are read exactly: write the name as on disk"
+        )
+        found.append((written, "misnamed-destination", message))
+    return found
 
 
 def _unread_destinations(ctx: RepoContext, inp: SessionInput) -> list[tuple[str, str, str]]:

@@ -304,3 +304,31 @@ def test_a_reference_on_a_documents_first_line_after_a_bom_is_read(tmp_path: Pat
     document.write_bytes(b"\xef\xbb\xbf" + line.encode() + document.read_bytes())
     status, findings = _harvest(repo / "docs" / "research" / "demo-brainstorm")
     assert status == "fail" and any("/docs/features/demo.md" in f for f in findings), findings
+
+
+def test_a_destination_written_in_another_case_than_on_disk_fails_harvest(
+    tmp_path: Path,
+) -> None:
+    """A Destination `docs/Features/Demo.md` where the repository holds docs/features/demo.md:
+    on the case-insensitive disk where the harvest was applied that is the document written,
+    and it linked into the folder, but the path named no file here, so it was no destination
+    and BS-HARVEST-01 passed without reading it (found by a hunt). It fails, naming the file
+    on disk, as a misnamed session file does; a destination missing in every case still is
+    not checked."""
+    repo = copy_tree(FIXTURES / "cases" / "base" / "applied" / "repo", tmp_path / "corpus" / "repo")
+    session = repo / "docs" / "research" / "demo-brainstorm"
+    manifest = session / "ops" / "manifest.md"
+    manifest.write_text(manifest.read_text().replace("docs/features/demo.md", "docs/new/x.md"))
+    assert _harvest(session) == ("pass", [])
+    manifest.write_text(manifest.read_text().replace("docs/new/x.md", "docs/Features/Demo.md"))
+    demo = repo / "docs" / "features" / "demo.md"
+    demo.write_text(demo.read_text() + "\nSee [forks](../research/demo-brainstorm/forks.md).\n")
+    status, findings = _harvest(session)
+    assert status == "fail"
+    assert any(
+        f.startswith("/docs/Features/Demo.md ") and "'docs/features/demo.md' does" in f
+        for f in findings
+    ), findings
+    assert ("fail", "/docs/Features/Demo.md") in _checked_status(
+        tmp_path / "corpus", tmp_path / "out"
+    )
