@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -1198,6 +1199,82 @@ def test_two_checkouts_of_one_repository_are_one_session_read_from_the_first_by_
     assert con.execute("SELECT count(*) FROM series_findings").fetchone() == (0,)
     chosen = con.execute("SELECT point, repo_path FROM point_sessions ORDER BY point").fetchall()
     assert chosen == [("n1", "main-checkout"), ("n2", "main-checkout")]
+
+
+def _one_origin_checkouts(root: Path) -> tuple[Path, Path]:
+    """Under root, a-checkout (first by path: it stands for the session) and b-checkout: two
+    clones of one origin holding one session."""
+    first = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", root / "a-checkout")
+    git(first, "init", "-q")
+    git(first, "remote", "add", "origin", "https://example.invalid/team/one.git")
+    commit(first, "2026-07-01T10:00:00Z", "the session")
+    second = root / "b-checkout"
+    git(root, "clone", "-q", str(first), str(second))
+    git(second, "remote", "set-url", "origin", "https://example.invalid/team/one.git")
+    return first, second
+
+
+def test_a_second_checkout_does_not_stand_in_for_a_status_the_first_hid(tmp_path: Path) -> None:
+    """The checkout that stands for the session went stopping, `stoping`, open: a step back
+    from stopping on night 3. Measured from the last point that showed a Status, night 2, the
+    other checkout's `open` was read there, and the step passed (found by a hunt)."""
+    first, _ = _one_origin_checkouts(tmp_path / "root")
+    out = tmp_path / "out"
+    for night, status in enumerate(("stopping", "stoping", "open"), start=1):
+        path = first / SESSION / "state.md"
+        path.write_text(re.sub(r"Status: \w+", f"Status: {status}", path.read_text()))
+        _night(first, out, night)
+    found = _series(out)
+    assert [(p, r) for p, r, _ in found] == [("night-3", "BS-STATE-01")]
+    assert "moved backward from stopping" in found[0][2]
+
+
+def test_a_second_checkout_does_not_stand_in_for_an_entry_the_first_removed(
+    tmp_path: Path,
+) -> None:
+    """D2 removed in the standing checkout, then brought back with the other checkout's Why:
+    a rewrite of the D2 it had. The entry was measured from the other checkout's D2 (the last
+    point that knew it, night 2), and the rewrite passed (found by a hunt)."""
+    first, second = _one_origin_checkouts(tmp_path / "root")
+    ours, theirs = "silence is the failure mode", "silence is the worst failure mode"
+    ledger = second / SESSION / "ledger.md"
+    ledger.write_text(ledger.read_text().replace(ours, theirs))
+    out = tmp_path / "out"
+    _night(first, out, 1)
+    path = first / SESSION / "ledger.md"
+    text = path.read_text()
+    cut = text.index("## D2")
+    path.write_text(text[:cut])
+    _night(first, out, 2)
+    path.write_text(text[:cut] + text[cut:].replace(ours, theirs))
+    _night(first, out, 3)
+    found = [(p, r) for p, r, m in _series(out) if "rewritten" in m or "removed" in m]
+    assert found == [("night-2", "BS-LEDGER-01"), ("night-3", "BS-LEDGER-01")]
+
+
+def test_a_stale_history_copy_does_not_stand_in_for_a_status_the_research_folder_hid(
+    tmp_path: Path,
+) -> None:
+    """A move half done: a harvested copy under docs/history/ beside the research folder, which
+    stands for the session and goes open, `opne` (committed), open. Nothing stepped back; the
+    copy's `harvested`, read as the last Status shown, made it a step back from harvested
+    (found by a hunt)."""
+    repo = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", tmp_path / "root" / "repo")
+    copy = repo / "docs/history/brainstorms/demo"
+    shutil.copytree(repo / SESSION, copy, ignore=shutil.ignore_patterns("ops"))
+    (copy / "state.md").write_text(
+        (copy / "state.md").read_text().replace("Status: open", "Status: harvested")
+    )
+    git(repo, "init", "-q")
+    commit(repo, "2026-07-01T10:00:00Z", "a copy in history")
+    out = tmp_path / "out"
+    _night(repo, out, 1)
+    edit(repo, "state.md", "Status: open", "Status: opne")
+    commit(repo, "2026-07-02T10:00:00Z", "a typo")
+    _night(repo, out, 2)
+    edit(repo, "state.md", "Status: opne", "Status: open")
+    _night(repo, out, 3)
+    assert _series(out) == []
 
 
 @pytest.mark.slow

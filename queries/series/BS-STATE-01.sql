@@ -46,7 +46,7 @@ fallen as (
     from pairs u
     join snapshots b on b.snapshot_id = u.before_id and state_rank(b.status) is null
     join points now on now.point = u.point
-    join observations o on o.session_key = u.session_key and o.root = u.root
+    join standing_observations() o on o.session_key = u.session_key and o.root = u.root
     join run_points r on r.run_id = o.run_id
     join points e on e.point = r.point and e.position < now.position
     join snapshots s on s.snapshot_id = o.snapshot_id and state_rank(s.status) is not null
@@ -57,7 +57,7 @@ point_nodes as materialized (
     -- That point's nodes of the series: its working tree and the commits first seen there.
     select f.pair_id, o.run_id, o."commit", o.parents, o.observed_at, o.location, s.status
     from fallen f
-    join observations o on o.session_key = f.session_key and o.root = f.root
+    join standing_observations() o on o.session_key = f.session_key and o.root = f.root
     join run_points r on r.run_id = o.run_id
     join points e on e.point = r.point and e.position = f.position
     join snapshots s on s.snapshot_id = o.snapshot_id

@@ -55,6 +55,21 @@ WHERE position > after;
 
 CREATE OR REPLACE VIEW working_nodes AS FROM working_nodes_in(0, 2147483647);
 
+-- The observations that stand for their session: of each commit and of each point's working
+-- trees, the one commit_nodes_in and working_nodes_in pick. The series rules measure a step
+-- from the last point that showed a Status, a fork or an entry with these only: a stale
+-- history copy (a move half done) or a second checkout beside it is not the session's state
+-- (its `harvested` made `open`, `opne`, `open` a step back; found by a hunt).
+CREATE OR REPLACE MACRO standing_observations() AS TABLE
+SELECT o.*
+FROM observations o
+SEMI JOIN commit_nodes_in(0, 2147483647) c USING (session_key, root, "commit", repo_path, path)
+UNION ALL
+SELECT o.*
+FROM observations o
+SEMI JOIN working_nodes_in(0, 2147483647) w USING (session_key, root, run_id, repo_path, path)
+WHERE o."commit" IS NULL;
+
 CREATE OR REPLACE VIEW history_nodes AS
 FROM commit_nodes_in(0, 2147483647)
 UNION ALL

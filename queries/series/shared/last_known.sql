@@ -39,7 +39,7 @@ fallen as (
     select m.pair_id, m.element_id, m.session_key, m.root, max(e.position) as position
     from (select distinct pair_id, session_key, root, point, element_id from missing) m
     join points now on now.point = m.point
-    join observations o on o.session_key = m.session_key and o.root = m.root
+    join standing_observations() o on o.session_key = m.session_key and o.root = m.root
     join run_points r on r.run_id = o.run_id
     join points e on e.point = r.point and e.position < now.position
     semi join known k on k.snapshot_id = o.snapshot_id and k.element_id = m.element_id
@@ -55,7 +55,7 @@ point_nodes as materialized (
                 and k.element_id = f.element_id
         ) as knows
     from fallen f
-    join observations o on o.session_key = f.session_key and o.root = f.root
+    join standing_observations() o on o.session_key = f.session_key and o.root = f.root
     join run_points r on r.run_id = o.run_id
     join points e on e.point = r.point and e.position = f.position
 ),
