@@ -201,20 +201,22 @@ def parse_session(inp: SessionInput, snapshot_id: str | None = None) -> Records:
 
 
 def _contradicted_compose(rec: Records) -> None:
-    """A second `Last compose:` that says otherwise was not read (BS-COMPOSE-01 fails on it);
-    when the first is later than the newest capture turn and the second is not, freshness
-    cannot be shown either, so BS-COMPOSE-02 fails too (spec §3.1, fail closed)."""
+    """A `Last compose:` that was not read (a second one that says otherwise, a heading, a
+    table row, a sub-item, …: BS-COMPOSE-01 fails on it); when the one read is later than
+    the newest capture turn and the unread one is not, freshness cannot be shown either, so
+    BS-COMPOSE-02 fails too (spec §3.1, fail closed)."""
     turns = [t["at"] for t in rec.of("turns") if t["at"] is not None]
     first = rec.snapshot.get("last_compose")
     if not turns or first is None or first <= max(turns):
-        return  # no turns to be fresh against, or the rule fails on the first already
-    for line, value, instant in rec.snapshot.get("other_last_compose", []):
+        return  # no turns to be fresh against, or the rule fails on the read one already
+    for line, value, instant, code in rec.snapshot.get("other_last_compose", []):
         if instant is None or instant <= max(turns):
             message = (
-                f"Last compose '{rec.snapshot['last_compose_raw'][:60]}' is contradicted by a "
-                f"second 'Last compose: {value[:60]}', not later than the newest capture turn"
+                f"Last compose '{rec.snapshot['last_compose_raw'][:60]}' is contradicted by "
+                f"'Last compose: {value[:60]}', which is not read and is not later than the "
+                "newest capture turn"
             )
-            rec.issue("state.md", line, "duplicate-field", message, "BS-COMPOSE-02")
+            rec.issue("state.md", line, code, message, "BS-COMPOSE-02")
 
 
 def _spelling(name: str) -> str:

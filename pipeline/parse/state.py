@@ -77,11 +77,14 @@ def parse_state(lines: list[str], rec: Records) -> None:
     doc = parse(lines)
     # A fence never closed hides the rest of the file (spec §3.1: fail closed).
     unclosed_block(doc, rec, FILE, "BS-STATE-01")
-    note_html_fields(rec, FILE, doc, lines, _FIELDS, _needed_by)
+    # Each field value noted but not read, whatever its form: (key, value, line, issue code).
+    hidden = note_html_fields(rec, FILE, doc, lines, _FIELDS, _needed_by)
+    unread = [(key, value, line, "unread-field") for key, value, line in hidden]
     for block in doc.blocks:
         block = as_fields(block, _FIELDS)
         if isinstance(block, Heading):
-            note_heading_field(rec, FILE, block, _FIELDS, _IN_HEADING, _needed_by)
+            heading = note_heading_field(rec, FILE, block, _FIELDS, _IN_HEADING, _needed_by)
+            unread += [(*heading, "unread-field")] if heading else []
             if map_level and block.level > map_level:
                 continue  # a subheading inside the map
             if map_level:
@@ -100,16 +103,14 @@ def parse_state(lines: list[str], rec: Records) -> None:
             else:
                 _not_bullets(stray_table(block), rec)
             continue
-        if isinstance(block, Table):
-            note_table_fields(rec, FILE, block, _FIELDS, _needed_by, _IN_HEADING)
-        note_nested(rec, FILE, block, _FIELDS, _needed_by)
-        note_unread_near(rec, FILE, block, _FIELDS, _needed_by)
+        unread += _noted(rec, block)
         found = fields(block, _FIELDS)
         for key, value, line in found:
-            _field(rec, key, value, line, given)
+            _field(rec, key, value, line, given, unread)
         if not found and isinstance(block, Item | Paragraph):
             stray += _stray_aspects(block, aspects_named)
     _hidden_aspects(rec, html_text(doc, lines) if doc.html else None, spans)
+    _unread_fields(rec, unread)
     # With no map, aspects under `## Aspects` or `**Aspect map**` would vanish and
     # BS-ASPECT-01 pass on none; beside a map, so would those under a heading that names
     # aspects (`## Aspects added at stop`): fail closed (§3.1). Under `## Notes` beside a
@@ -138,6 +139,19 @@ def _stray_aspects(block: Item | Paragraph, named: bool) -> list[tuple[int, bool
     if not lines or _ASPECTS_RE.search(lines[0][1]) is None:
         return []
     return [(line, True) for line, text in lines[1:] if _meant_as_aspect(text)]
+
+
+def _noted(rec: Records, block: Block) -> list[tuple[str, str, int, str]]:
+    """The fields a block holds that are noted but not read (a table's row, a sub-item, a
+    line not written `Name: value`): (key, value, line, issue code)."""
+    unread = []
+    if isinstance(block, Table):
+        rows = note_table_fields(rec, FILE, block, _FIELDS, _needed_by, _IN_HEADING)
+        unread += [(key, value, line, "unread-field") for key, _, value, line in rows]
+    nested = note_nested(rec, FILE, block, _FIELDS, _needed_by)
+    unread += [(key, value, line, "nested-field") for key, _, value, line in nested]
+    near = note_unread_near(rec, FILE, block, _FIELDS, _needed_by)
+    return unread + [(n.key, n.value, n.line, "malformed-field") for n in near]
 
 
 def _needed_by(key: str, _value: str) -> str | None:
@@ -187,20 +201,20 @@ def _hidden_aspects(rec: Records, inner: list[str] | None, spans: list[list[int]
                 _unread_aspect(rec, line, "aspect-in-html", message)
 
 
-def _field(rec: Records, key: str, value: str, line: int, given: dict[str, str]) -> None:
+def _field(
+    rec: Records,
+    key: str,
+    value: str,
+    line: int,
+    given: dict[str, str],
+    unread: list[tuple[str, str, int, str]],
+) -> None:
     snap = rec.snapshot
     if key in given:
         name = key.replace("_raw", "").replace("_", " ").capitalize()
         repeated(rec, FILE, line, name, given[key], value, _NEEDED_BY.get(key))
-        first, second = (token(v, _STATUSES) == "harvested" for v in (given[key], value))
-        if key == "status" and first != second:
-            # CENSUS-LOC-01 would pass or fail on the first of two Statuses, only one harvested.
-            first_value, said = given[key][:60], value[:60]
-            message = f"Status '{first_value}' is contradicted by a second 'Status: {said}'"
-            rec.issue(FILE, line, "duplicate-field", message, "CENSUS-LOC-01")
-        if key == "last_compose_raw" and bare(value).lower() != bare(given[key]).lower():
-            # BS-COMPOSE-02 needs it too, once the capture turns are read (session.py).
-            snap.setdefault("other_last_compose", []).append((line, value, stamp(value)[0]))
+        if bare(value).lower() != bare(given[key]).lower():
+            unread.append((key, value, line, "duplicate-field"))  # only the first is read
         return
     given[key] = value
     if key == "status":
@@ -221,6 +235,25 @@ def _field(rec: Records, key: str, value: str, line: int, given: dict[str, str])
         if instant is None and not never:
             message = f"Last compose '{value[:80]}' is not a timestamp{stamp_hint(value)}"
             rec.issue(FILE, line, "bad-timestamp", message)
+
+
+def _unread_fields(rec: Records, unread: list[tuple[str, str, int, str]]) -> None:
+    """A Status or Last compose that was not read, in any form (a second value that differs,
+    a heading, a table row, a sub-item, an HTML block, a malformed line), fails BS-STATE-01
+    or BS-COMPOSE-01 where it was noted; the other rules that need the field fail too when
+    their result could differ on it (spec §3.1, fail closed). CENSUS-LOC-01 differs exactly
+    when one of the read and the unread Status says harvested, whatever the location;
+    BS-COMPOSE-02 is weighed once the capture turns are read (session.py)."""
+    snap = rec.snapshot
+    read = snap.get("status")
+    for key, value, line, code in unread:
+        if key == "status" and (token(value, _STATUSES) == "harvested") != (read == "harvested"):
+            said = f"'{str(read)[:60]}'" if read else "none"
+            message = f"Status {said} is contradicted by 'Status: {value[:60]}', which is not read"
+            rec.issue(FILE, line, code, message, "CENSUS-LOC-01")
+        elif key == "last_compose_raw":
+            compose = (line, value, stamp(value)[0], code)
+            snap.setdefault("other_last_compose", []).append(compose)
 
 
 def _meant_as_aspect(text: str) -> bool:
