@@ -234,6 +234,9 @@ def _not_last(
 ) -> None:
     """A Round or Status not read below an applied round: the move rule would pass on the
     round it sees, though the manifest may end on a later one."""
+    if current["status"] is None:
+        # Weighed when the round's Status is read (_field), should it say applied.
+        current["unread_status"] += [h for h in hidden if h[0] == "status"]
     if current["status"] != "applied":
         return
     for key, name, value, line, code in hidden:
@@ -283,11 +286,24 @@ def _field(rec: Records, current: dict[str, Any], key: str, value: str, line: in
     if key == "status":
         current["status"] = token(value, _STATUSES) or bare(value)
         current["status_line"] = line
+        _applied_over(rec, current)
     elif key == "useless_result":
         current[key] = token(value, ("pass", "fail")) or bare(value)
         current["useless_result_line"] = line
     else:
         current[key] = value
+
+
+def _applied_over(rec: Records, current: dict[str, Any]) -> None:
+    """A round's Status read as applied after one of the round's Statuses was noted but not
+    read (a heading, a sub-item, a malformed line) that says otherwise: the move rule would
+    pass on the one read, as on the first of two Statuses, so it fails (§3.1, fail closed)."""
+    if current["status"] != "applied":
+        return
+    for _, name, value, line, code in current["unread_status"]:
+        if token(value, _STATUSES) != "applied":
+            message = f"Status 'applied' is contradicted by '{name}: {value[:60]}', not read"
+            rec.issue(FILE, line, code, message, "CENSUS-MOVE-01")
 
 
 def _names_round(text: str) -> bool:
@@ -381,6 +397,7 @@ def _new_round(num: int | None, line: int | None) -> dict[str, Any]:
     state: dict[str, Any] = dict.fromkeys(("status", "status_line", "useless_result_line"))
     state.update(dict.fromkeys(_USELESS))
     state.update(round=num, round_line=line, has_table=False, round_key=object(), given={})
+    state["unread_status"] = []  # Statuses of the round noted but not read, before one was
     return state
 
 
