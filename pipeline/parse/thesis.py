@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pipeline.parse.blocks import Heading, Paragraph, Table, parse
+from pipeline.parse.blocks import Block, Heading, Paragraph, Table, parse
 from pipeline.parse.lexical import find_timestamp, stamp, stamp_hint
 from pipeline.parse.reading import (
     as_fields,
@@ -36,7 +36,9 @@ def parse_thesis(lines: list[str], rec: Records) -> None:
     doc = parse(lines)
     # A fence never closed hides the rest of the file (spec §3.1: fail closed).
     unclosed_block(doc, rec, FILE, "BS-THESIS-01")
-    note_html_fields(rec, FILE, doc, lines, _STAMP, _compose)
+    # Each stamp noted but not read, whatever its form: (value, line, issue code).
+    hidden = note_html_fields(rec, FILE, doc, lines, _STAMP, _compose)
+    unread = [(value, line, "unread-field") for _, value, line in hidden]
     elsewhere: dict[str, Heading] = {}  # a section's name at another level than 2
     for block in doc.blocks:
         if isinstance(block, Heading):
@@ -54,17 +56,15 @@ def parse_thesis(lines: list[str], rec: Records) -> None:
             block = as_fields(block, _STAMP)
             if isinstance(block, Heading):
                 block = Paragraph([(block.line, block.text)])
-        if isinstance(block, Table):
-            note_table_fields(rec, FILE, block, _STAMP, _compose, _STAMP_TAKEN)
-        note_nested(rec, FILE, block, _STAMP, _compose)
-        # `*Current as of 2026-07-09T10:14Z*`: a space alone before a timestamp is meant too.
-        note_unread_near(rec, FILE, block, _STAMP, _compose, {"stamp": find_timestamp})
+        unread += _noted(rec, block)
         for _, raw, line in fields(block, _STAMP):
             if "thesis_stamp_raw" not in snap:
                 _stamp(rec, raw, line)
             else:
                 first = snap["thesis_stamp_raw"]
                 repeated(rec, FILE, line, "Current as of", first, raw, "BS-COMPOSE-01")
+                unread += [(raw, line, "duplicate-field")]
+    _unread_stamps(rec, unread)
     for name, heading in elsewhere.items():
         if not snap[_HEADINGS[name]]:
             # `### Claim 1: …` under another section is no Claim section (spec: `## Claim`).
@@ -73,6 +73,36 @@ def parse_thesis(lines: list[str], rec: Records) -> None:
                 f"heading; the section is `## {name.capitalize()}`"
             )
             rec.issue(FILE, heading.line, "section-heading-level", message, "BS-THESIS-01")
+
+
+def _noted(rec: Records, block: Block) -> list[tuple[str, int, str]]:
+    """The stamps a block holds that are noted but not read (a table's row, a sub-item, a
+    line not written `Current as of: …`): (value, line, issue code)."""
+    unread = []
+    if isinstance(block, Table):
+        rows = note_table_fields(rec, FILE, block, _STAMP, _compose, _STAMP_TAKEN)
+        unread += [(value, line, "unread-field") for _, _, value, line in rows]
+    nested = note_nested(rec, FILE, block, _STAMP, _compose)
+    unread += [(value, line, "nested-field") for _, _, value, line in nested]
+    # `*Current as of 2026-07-09T10:14Z*`: a space alone before a timestamp is meant too.
+    near = note_unread_near(rec, FILE, block, _STAMP, _compose, {"stamp": find_timestamp})
+    return unread + [(n.value, n.line, "malformed-field") for n in near]
+
+
+def _unread_stamps(rec: Records, unread: list[tuple[str, int, str]]) -> None:
+    """A stamp that was not read (a second one, a table row, a sub-item, …) fails
+    BS-COMPOSE-01 where it was noted; when the stamp read parses and this one does not,
+    BS-THESIS-01 could not be shown to hold either, so it fails too (§3.1, fail closed)."""
+    snap = rec.snapshot
+    if snap.get("thesis_stamp") is None and not snap.get("thesis_stamp_never"):
+        return  # no stamp read, or one that does not parse: the rule fails already
+    for value, line, code in unread:
+        if stamp(value) == (None, False):
+            message = (
+                f"stamp '{snap['thesis_stamp_raw'][:60]}' is contradicted by 'Current as of: "
+                f"{value[:60]}', which is not read and is not a timestamp"
+            )
+            rec.issue(FILE, line, code, message, "BS-THESIS-01")
 
 
 def _compose(_key: str, _value: str) -> str:
