@@ -98,6 +98,7 @@ def parse_state(lines: list[str], rec: Records) -> None:
                 spans.append([block.line, len(lines) + 1])
             continue
         if map_level:
+            unread += _in_map(rec, block)
             if isinstance(block, Item):
                 _aspect(block, rec)
             else:
@@ -152,6 +153,23 @@ def _noted(rec: Records, block: Block) -> list[tuple[str, str, int, str]]:
     unread += [(key, value, line, "nested-field") for key, _, value, line in nested]
     near = note_unread_near(rec, FILE, block, _FIELDS, _needed_by)
     return unread + [(n.key, n.value, n.line, "malformed-field") for n in near]
+
+
+def _in_map(rec: Records, block: Block) -> list[tuple[str, str, int, str]]:
+    """A Status or Last compose written in the aspect map (`- Status: stopping` below the
+    aspects, no heading between): a bullet there is an aspect, and a plain line no field, so
+    it is not read; it is noted and fails the rules that need it (§3.1, fail closed)."""
+    unread = []
+    for key, value, line in fields(block, _FIELDS):
+        if key in _IN_HEADING and _IN_HEADING[key](value):
+            name = key.replace("_raw", "").replace("_", " ").capitalize()
+            message = (
+                f"'{name}: {value[:60]}' is written in the aspect map, where it is not read as "
+                "a field; give it a line above the map"
+            )
+            rec.issue(FILE, line, "unread-field", message, _NEEDED_BY[key])
+            unread.append((key, value, line, "unread-field"))
+    return unread
 
 
 def _needed_by(key: str, _value: str) -> str | None:
