@@ -537,6 +537,33 @@ def test_a_table_row_outside_a_table_fails_its_rule(
     assert any(n["file"] == file and n["line"] == line + 1 for n in found["notes"]), notes(found)
 
 
+# The same rows right under a line of prose, no blank line between: GFM reads one paragraph.
+_ROWS_UNDER_PROSE = [
+    ("ops/capture.md", "user: one more\n| T10 | " + TURN_AT + " | user: later |\n---\n", 2),
+    ("ops/capture.md", "late:\n| T10 | " + TURN_AT + " | user: one more thing |\n", 2),
+    ("forks.md", "\nCame up late:\n| F9 | Should digests skip weekends? | [open] |\n", 3),
+    ("ledger.md", "\nAlso settled here:\n| Resolves | F4 |\n", 3),
+    ("state.md", "\nAdded at stop:\n| risks | what can fail | none yet |\n", 3),
+]
+
+
+@pytest.mark.parametrize(("file", "rows", "down"), _ROWS_UNDER_PROSE)
+def test_a_table_row_right_under_prose_fails_its_rule(
+    tmp_path: Path, file: str, rows: str, down: int
+) -> None:
+    """A row written directly under a line of prose was still read as nothing, though a row
+    alone in its paragraph fails (found by a hunt): the paragraph mixed prose and rows, and
+    only a paragraph made all of rows was weighed as a table. The rows are weighed as rows
+    whatever stands above them; the prose stays prose."""
+    rule = {f: r for f, _, r in _STRAY_ROWS}[file]
+    found = detect(session(tmp_path, "converging", file, lambda t: t + rows), "manifest")
+    assert rule in failing(found), notes(found)
+    line = len((FIXTURES / "cases/base/converging/repo" / SESSION / file).read_text().split("\n"))
+    assert any(n["file"] == file and n["line"] == line + down - 1 for n in found["notes"]), notes(
+        found
+    )
+
+
 def test_prose_lines_that_begin_with_a_pipe_are_no_entries(tmp_path: Path) -> None:
     """A paragraph of pipe lines that names no entry (a small table missing its delimiter
     row, inside a fork's prose) is nothing to the readers: no note, nothing fails."""

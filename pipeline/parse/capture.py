@@ -16,6 +16,7 @@ from pipeline.parse.reading import (
     meant_entry,
     not_an_entry_heading,
     number,
+    row_runs,
     stray_table,
     table_rows,
     text_lines,
@@ -70,17 +71,9 @@ def parse_capture(lines: list[str], rec: Records) -> None:
             # is a heading that begins with `T{n}`), never a turn without its ID or with it late.
             _bare_turn(block, rec)
             block = Paragraph(block.underlined)
-        block = stray_table(block)
-        if isinstance(block, Table):
-            table_rows(block, doc.blocks, index, rec, FILE, "T", RULE, _weigh)
-            continue
         if not isinstance(block, Heading):
-            meant = entry_line(block, "T")
-            if meant is None or not _weigh(meant, doc.blocks, index):
-                meant = _stamp_first(block)
-            if meant is not None:
-                # Meant as a turn but no heading: not read, and BS-COMPOSE-02 fails.
-                not_an_entry_heading(rec, FILE, meant[0], meant[1], "T", RULE)
+            for part in row_runs(block):
+                _no_heading(stray_table(part), doc.blocks, index, rec)
             continue
         # A first look: a turn heading begins with a T (`T3`, or misspelt `t3`, `Turn 3`),
         # or holds one later (`2026-07-10T16:10Z · T9`).
@@ -104,6 +97,20 @@ def parse_capture(lines: list[str], rec: Records) -> None:
             at_raw=raw,
             at=instant,
         )
+
+
+def _no_heading(block: Block, blocks: list[Block], index: int, rec: Records) -> None:
+    """A block that is no heading: a table row, or a line meant as a turn, is noted and
+    fails BS-COMPOSE-02 (not read); anything else is the talk."""
+    if isinstance(block, Table):
+        table_rows(block, blocks, index, rec, FILE, "T", RULE, _weigh)
+        return
+    meant = entry_line(block, "T")
+    if meant is None or not _weigh(meant, blocks, index):
+        meant = _stamp_first(block)
+    if meant is not None:
+        # Meant as a turn but no heading: not read, and BS-COMPOSE-02 fails.
+        not_an_entry_heading(rec, FILE, meant[0], meant[1], "T", RULE)
 
 
 # What may stand around a turn heading's timestamp: emphasis, spaces and separators.

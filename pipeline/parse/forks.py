@@ -40,6 +40,7 @@ from pipeline.parse.reading import (
     outside_entry,
     passed,
     repeated,
+    split_rows,
     stray_table,
     table_rows,
     titled_entry,
@@ -69,7 +70,7 @@ def parse_forks(lines: list[str], rec: Records) -> None:
     fork: dict[str, Any] | None = None
     doc = parse(lines)
     unclosed_block(doc, rec, FILE, RULE)
-    blocks = doc.blocks
+    blocks = split_rows(doc.blocks)
     # Forks in HTML blocks are not read: each is a parse issue and ends the fork above.
     ends = hidden_entries(doc, lines, rec, FILE, "F", RULE, _weigh) if doc.html else []
     note_html_fields(rec, FILE, doc, lines, _FIELDS, _rule_of, ends)

@@ -43,6 +43,7 @@ from pipeline.parse.reading import (
     outside_entry,
     passed,
     repeated,
+    split_rows,
     stray_table,
     table_rows,
     titled_entry,
@@ -101,7 +102,7 @@ def parse_ledger(lines: list[str], rec: Records) -> None:
     position = 0
     doc = parse(lines)
     unclosed_block(doc, rec, FILE, RULE)
-    blocks = doc.blocks
+    blocks = split_rows(doc.blocks)
     # Entries in HTML blocks are not read: each is a parse issue and ends the entry above.
     ends = hidden_entries(doc, lines, rec, FILE, "D", RULE, _weigh) if doc.html else []
     note_html_fields(rec, FILE, doc, lines, _FIELDS, _rule_of, ends)

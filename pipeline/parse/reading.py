@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from itertools import groupby
 from typing import NamedTuple
 
 from pipeline.parse.blocks import (
@@ -932,6 +933,36 @@ def stray_table(block: Block) -> Block:
     table = Table(rows[0][0], [])
     table.rows, table.last = rows, rows[-1][0]
     return table
+
+
+def split_rows(blocks: list[Block]) -> list[Block]:
+    """The blocks, each paragraph that mixes prose and lines written as table rows split
+    into its runs (`late:` then `| T9 | 2026-…Z | … |`, no blank line between): GFM reads
+    one paragraph, yet each row is the row it shows, so stray_table weighs it as a table's
+    rather than the prose hiding it (spec §3.1). Other blocks as they are."""
+    if not any(_mixed_rows(block) for block in blocks):
+        return blocks
+    found: list[Block] = []
+    for block in blocks:
+        found += row_runs(block)
+    return found
+
+
+def row_runs(block: Block) -> list[Block]:
+    """A paragraph that mixes prose and table rows as one paragraph per run of either;
+    any other block alone."""
+    if not isinstance(block, Paragraph) or not _mixed_rows(block):
+        return [block]
+    runs = groupby(block.lines, key=lambda line: line[1].lstrip(" \t")[:1] == "|")
+    return [Paragraph(list(lines)) for _, lines in runs]
+
+
+def _mixed_rows(block: Block) -> bool:
+    """Whether a paragraph holds both lines written as table rows and other lines."""
+    if not isinstance(block, Paragraph):
+        return False
+    rows = [text.lstrip(" \t")[:1] == "|" for _, text in text_lines(block) or ()]
+    return any(rows) and not all(rows)
 
 
 def table_rows(

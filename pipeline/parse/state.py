@@ -29,6 +29,7 @@ from pipeline.parse.reading import (
     note_unread_near,
     repeated,
     section,
+    split_rows,
     stray_table,
     unclosed_block,
 )
@@ -80,7 +81,7 @@ def parse_state(lines: list[str], rec: Records) -> None:
     # Each field value noted but not read, whatever its form: (key, value, line, issue code).
     hidden = note_html_fields(rec, FILE, doc, lines, _FIELDS, _needed_by)
     unread = [(key, value, line, "unread-field") for key, value, line in hidden]
-    for block in doc.blocks:
+    for block in split_rows(doc.blocks):
         block = as_fields(block, _FIELDS)
         if isinstance(block, Heading):
             heading = note_heading_field(rec, FILE, block, _FIELDS, _IN_HEADING, _needed_by)
