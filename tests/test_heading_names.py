@@ -73,3 +73,37 @@ def test_the_aspect_map_in_underscores_holds_the_aspects(tmp_path: Path) -> None
     result = runner.invoke(app, ["sql", query, "--out", str(out), "--format", "json"])
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout) == [{"aspect_map_line": 8, "aspects": 3}]
+
+
+def test_a_section_heading_behind_a_number_or_an_article_is_noted(tmp_path: Path) -> None:
+    """`## 1. Claim` or `## The claim` is no `## Claim` (§3.1 allows text after the name,
+    not before it), so BS-THESIS-01 failed as if the section were missing, and no note named
+    the heading written (found by a hunt). It still fails, with a note on that line saying
+    why it is not the section; a numbered heading of another name is no note."""
+    cases = [
+        ("## Claim", "## 1. Claim"),
+        ("## Claim", "## The claim"),
+        ("## Claim", "## **1) Claim**"),
+        ("## Argument", "## II. Argument"),
+        ("## What changed", "## 3 What changed"),
+    ]
+    for at, (old, heading) in enumerate(cases):
+        folder = session(tmp_path / str(at), "open", "thesis.md", old, heading)
+        found = detect(folder, "session")
+        assert statuses(found)["BS-THESIS-01"] == "fail", heading
+        (note,) = found["notes"]
+        assert note["code"] == "section-heading-name", note
+        assert heading[3:] in note["message"] and old in note["message"], note
+        line = (folder / "thesis.md").read_text().split("\n").index(heading) + 1
+        assert note["line"] == line, note
+    # Beside the section, or with another name, a numbered heading is nothing to say.
+    for at, (old, heading) in enumerate(
+        [
+            ("## Claim", "## Claim\n\n## 1. Claim, restated"),
+            ("## Argument", "## Argument\n## 4. Risks"),
+        ]
+    ):
+        folder = session(tmp_path / f"ok{at}", "open", "thesis.md", old, heading)
+        found = detect(folder, "session")
+        assert statuses(found)["BS-THESIS-01"] == "pass", heading
+        assert found["notes"] == [], heading

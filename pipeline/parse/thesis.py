@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
+
 from pipeline.parse.blocks import Block, Heading, Paragraph, Table, parse
-from pipeline.parse.lexical import find_timestamp, stamp, stamp_hint
+from pipeline.parse.lexical import bare, find_timestamp, stamp, stamp_hint
 from pipeline.parse.reading import (
     as_fields,
     fields,
@@ -27,6 +29,9 @@ _NAMES = tuple(_HEADINGS)
 _STAMP = {"current as of": "stamp"}
 # A table's header `| Current as of | 2026-07-09T10:14Z |` is meant as the stamp.
 _STAMP_TAKEN = {"stamp": lambda value: stamp(value) != (None, False)}
+# What may stand before a section's name in a heading meant as that section (`## 1. Claim`,
+# `## II. Argument`, `## The claim`): a number counting the sections, or an article.
+_BEFORE_NAME_RE = re.compile(r"(?i)(?:[0-9]{1,3}[.)]?|[ivx]{1,4}[.)]|[a-z][.)]|the)[ \t]+")
 
 
 def parse_thesis(lines: list[str], rec: Records) -> None:
@@ -40,6 +45,7 @@ def parse_thesis(lines: list[str], rec: Records) -> None:
     hidden = note_html_fields(rec, FILE, doc, lines, _STAMP, _compose)
     unread = [(value, line, "unread-field") for _, value, line in hidden]
     elsewhere: dict[str, Heading] = {}  # a section's name at another level than 2
+    near: dict[str, Heading] = {}  # a section's name behind a number or an article
     for block in doc.blocks:
         if isinstance(block, Heading):
             if block.level == 1 and "thesis_title" not in snap:
@@ -51,6 +57,10 @@ def parse_thesis(lines: list[str], rec: Records) -> None:
                 continue
             if name is not None:
                 elsewhere.setdefault(name, block)
+                continue
+            named = _named_late(block.text)
+            if named is not None:
+                near.setdefault(named, block)
                 continue
             # A stamp in a heading, or above a `---` (a setext heading), is still the stamp.
             block = as_fields(block, _STAMP)
@@ -65,6 +75,21 @@ def parse_thesis(lines: list[str], rec: Records) -> None:
                 repeated(rec, FILE, line, "Current as of", first, raw, "BS-COMPOSE-01")
                 unread += [(raw, line, "duplicate-field")]
     _unread_stamps(rec, unread)
+    _not_sections(rec, elsewhere, near)
+
+
+def _named_late(text: str) -> str | None:
+    """The section a heading names after a number or an article (`1. Claim`, `The claim`);
+    None when it names none so."""
+    m = _BEFORE_NAME_RE.match(bare(text).lstrip(" \t"))
+    return None if m is None else section(bare(text).lstrip(" \t")[m.end() :], _NAMES)
+
+
+def _not_sections(rec: Records, elsewhere: dict[str, Heading], near: dict[str, Heading]) -> None:
+    """A note, failing BS-THESIS-01, on a heading meant as a section the file lacks: its
+    name at another level than 2, or behind a number or an article (spec §3.1 allows text
+    after a section's name, not before it)."""
+    snap = rec.snapshot
     for name, heading in elsewhere.items():
         if not snap[_HEADINGS[name]]:
             # `### Claim 1: …` under another section is no Claim section (spec: `## Claim`).
@@ -73,6 +98,13 @@ def parse_thesis(lines: list[str], rec: Records) -> None:
                 f"heading; the section is `## {name.capitalize()}`"
             )
             rec.issue(FILE, heading.line, "section-heading-level", message, "BS-THESIS-01")
+    for name, heading in near.items():
+        if not snap[_HEADINGS[name]] and name not in elsewhere:
+            message = (
+                f"'{'#' * heading.level} {heading.text[:60]}' is not the section "
+                f"`## {name.capitalize()}`: a section heading begins with its name"
+            )
+            rec.issue(FILE, heading.line, "section-heading-name", message, "BS-THESIS-01")
 
 
 def _noted(rec: Records, block: Block) -> list[tuple[str, int, str]]:
