@@ -253,6 +253,10 @@ def test_an_ops_folder_of_another_case_that_is_a_clone_of_its_own_fails_bs_ops_0
         ("ops/sync-log.md", "ops/synclog.md", "BS-SYNC-01"),
         ("ops/capture.md", "ops/capture.markdown", "BS-COMPOSE-02"),
         ("forks.md", "forks.txt", "BS-FORK-03"),
+        ("forks.md", "fork.md", "BS-FORK-03"),
+        ("ledger.md", "ledgers.md", "BS-LEDGER-01"),
+        ("ops/capture.md", "ops/captures.md", "BS-COMPOSE-02"),
+        ("ops/sync-log.md", "ops/sync-logs.md", "BS-SYNC-01"),
     ],
 )
 def test_a_session_file_in_another_spelling_is_misnamed_and_fails_its_readers(
@@ -261,7 +265,8 @@ def test_a_session_file_in_another_spelling_is_misnamed_and_fails_its_readers(
     """A session file present only under another spelling of its name, `_` or nothing for
     its `-` or another Markdown or text extension (found by a hunt): it was simply missing,
     so a sync log with a dispatch never answered, a capture with a turn after Last compose
-    or a forks file with an open fork passed at the manifest gate, with no note. It is
+    or a forks file with an open fork passed at the manifest gate, with no note. So was one
+    in the singular or the plural (`fork.md`, `ledgers.md`; found by a hunt). It is
     `misnamed-file`, as a file in another case is, and the rules reading the file fail."""
     repo = copy_tree(FIXTURES / "cases" / "base" / "converging" / "repo", tmp_path / "corpus" / "r")
     session = repo / SESSION
@@ -270,3 +275,14 @@ def test_a_session_file_in_another_spelling_is_misnamed_and_fails_its_readers(
     assert {o.rule: o.status for o in found.outcomes}[rule] == "fail"
     assert (name, "misnamed-file") in [(n["file"], n["code"]) for n in found.notes]
     assert _crawled_statuses(tmp_path / "corpus", tmp_path / "out", [rule]) == {rule: "fail"}
+
+
+def test_a_singular_beside_the_session_file_is_no_misnamed_file(tmp_path: Path) -> None:
+    """`fork.md` beside forks.md is some other note, not a misspelt forks.md: the spelling
+    is only weighed when the file itself is missing."""
+    repo = copy_tree(FIXTURES / "cases" / "base" / "converging" / "repo", tmp_path / "corpus" / "r")
+    session = repo / SESSION
+    (session / "fork.md").write_text("# Fork notes\n\nscratch\n", encoding="utf-8")
+    found = detect(str(session), "manifest")
+    assert [n for n in found.notes if n["code"] == "misnamed-file"] == []
+    assert found.result == "clean"

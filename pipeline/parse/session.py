@@ -221,20 +221,22 @@ def _contradicted_compose(rec: Records) -> None:
 
 def _spelling(name: str) -> str:
     """A file name as a writer may misspell a session file's: in any case, with `_`, a space
-    or nothing for its `-`, and another Markdown or text extension (`ops/sync_log.md`,
-    `ops/capture.markdown`, `Forks.txt`)."""
+    or nothing for its `-`, another Markdown or text extension (`ops/sync_log.md`,
+    `ops/capture.markdown`, `Forks.txt`), and in the singular or the plural (`fork.md`,
+    `ledgers.md`: a trailing `s` of each part of the name does not count)."""
     stem, ext = posixpath.splitext(name.lower())
     if ext in (".markdown", ".mdown", ".mkd", ".txt", ".text"):
         ext = ".md"
-    return stem.replace("_", "").replace("-", "").replace(" ", "") + ext
+    parts = stem.replace("_", "").replace("-", "").replace(" ", "").split("/")
+    return "/".join(part.removesuffix("s") for part in parts) + ext
 
 
 def _misnamed(files: Mapping[str, bytes]) -> list[tuple[str, str, str]]:
     """A session file missing under its name but present in another spelling (`Forks.md`,
-    `OPS/capture.md`, `ops/sync_log.md`, `ops/capture.markdown`): meant as that file, which
-    the census reads by its exact name (a case-insensitive disk would read the first two), so
-    it is an issue on the file it stands for and every rule that reads that file fails, as
-    for a file not read (spec §3.1, fail closed).
+    `OPS/capture.md`, `ops/sync_log.md`, `ops/capture.markdown`, `fork.md`): meant as that
+    file, which the census reads by its exact name (a case-insensitive disk would read the
+    first two), so it is an issue on the file it stands for and every rule that reads that
+    file fails, as for a file not read (spec §3.1, fail closed).
     Likewise the folders `ops/` and `fragments/` (`Ops/`, `Fragments/`)."""
     found = []
     for name in EXISTS_FLAGS:
