@@ -1248,7 +1248,9 @@ def _repo_context(job: Job, repo: RepoRef, tree: Tree | None) -> RepoContext:
         return RepoContext(repo, lambda p: archive.read(prefix + p), root_names=names)
     from pipeline.sources.tree import read_file
 
-    bound = os.path.realpath(job.root_abs)
+    # A file that is a link leads inside its own repository or is not read, as in detect:
+    # bounded by the crawl's root, what a folder reads would hang on where the crawl began.
+    bound = os.path.realpath(base)
     ctx = RepoContext(repo, lambda p: read_file(os.path.join(base, p), bound), base=base)
     ctx.root_names = folder_names(base)
     git_top = _git_top(job.root_abs, repo.path)

@@ -371,6 +371,42 @@ def test_detect_and_check_read_a_file_linked_from_elsewhere_in_the_repository(
     assert checked["BS-FORK-01"] == "pass"
 
 
+def test_a_file_linked_out_of_its_repository_fails_in_detect_and_in_a_crawl_above(
+    open_session: Path,
+) -> None:
+    """A session file that is a symbolic link out of its repository to a folder beside it,
+    crawled from the folder above both (found by a hunt): detect, bounded by the repository,
+    refused it and failed BS-FORK-01, but the crawl, bounded by its root, read it and passed,
+    so a folder's results hung on where the crawl began. A repository's files are its own:
+    both refuse it now."""
+    above = open_session.parents[3]
+    (above / "shared").mkdir()
+    (open_session / "forks.md").rename(above / "shared" / "forks.md")
+    (open_session / "forks.md").symlink_to(above / "shared" / "forks.md")
+    assert _rule_everywhere(open_session, above, "BS-FORK-01") == ("fail", ["fail"])
+
+
+def test_a_document_linked_out_of_its_repository_fails_harvest_in_a_crawl_above(
+    tmp_path: Path,
+) -> None:
+    """The same for a repository document at the move gate: `docs/notes.md` linking to a
+    file beside the repository passed BS-HARVEST-01 in a crawl of the folder above (the
+    document read) and failed it in detect (not read, its links unknown; found by a hunt)."""
+    repo = copy_tree(BASE / "harvested" / "repo", tmp_path / "plain" / "repo")
+    (tmp_path / "plain" / "shared").mkdir()
+    (tmp_path / "plain" / "shared" / "notes.md").write_text("plain notes\n", encoding="utf-8")
+    (repo / "docs" / "notes.md").symlink_to(Path("../../shared/notes.md"))
+    session = repo / "docs" / "history" / "brainstorms" / "demo"
+    result = runner.invoke(app, ["detect", str(session), "--gate", "move"])
+    assert "BS-HARVEST-01 fail /docs/notes.md" in result.stdout, result.output
+    out = tmp_path / "out"
+    assert runner.invoke(app, ["crawl", str(tmp_path / "plain"), "--out", str(out)]).exit_code == 0
+    assert runner.invoke(app, ["check", "--out", str(out)]).exit_code in (0, 1)
+    con = connect(Out(out))
+    query = "SELECT status FROM statuses WHERE rule_id = 'BS-HARVEST-01'"
+    assert con.execute(query).fetchall() == [("fail",)]
+
+
 def test_detect_violations_exit_1_with_file_and_line(open_session: Path) -> None:
     result = runner.invoke(app, ["detect", str(open_session), "--gate", "manifest"])
     assert result.exit_code == 1
