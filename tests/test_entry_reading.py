@@ -564,6 +564,28 @@ def test_a_table_row_right_under_prose_fails_its_rule(
     )
 
 
+# The same rows right under a file's last bullet: GFM reads them as its lazy continuation.
+_ROWS_UNDER_A_BULLET = [
+    ("forks.md", "| F9 | Should digests skip weekends? | [open] |\n", "BS-FORK-03"),
+    ("ledger.md", "| Resolves | F4 |\n", "BS-FORK-02"),
+    ("state.md", "| risks | what can fail | none yet |\n", "BS-ASPECT-02"),
+]
+
+
+@pytest.mark.parametrize(("file", "rows", "rule"), _ROWS_UNDER_A_BULLET)
+def test_a_table_row_right_under_a_bullet_fails_its_rule(
+    tmp_path: Path, file: str, rows: str, rule: str
+) -> None:
+    """A row written right under a bullet (`- Closes when: …` then `| F9 | … | [open] |`) was
+    read as more of that bullet's text, so an open fork passed BS-FORK-03 with no note, where
+    an entry's line so written (`F9 — … [open]`) ends the bullet and is noted (found by a
+    hunt). The bullet ends before the row, which is weighed as a row."""
+    found = detect(session(tmp_path, "converging", file, lambda t: t + rows), "manifest")
+    assert rule in failing(found), notes(found)
+    line = len((FIXTURES / "cases/base/converging/repo" / SESSION / file).read_text().split("\n"))
+    assert any(n["file"] == file and n["line"] == line for n in found["notes"]), notes(found)
+
+
 def test_prose_lines_that_begin_with_a_pipe_are_no_entries(tmp_path: Path) -> None:
     """A paragraph of pipe lines that names no entry (a small table missing its delimiter
     row, inside a fork's prose) is nothing to the readers: no note, nothing fails."""

@@ -937,8 +937,9 @@ def stray_table(block: Block) -> Block:
 
 def split_rows(blocks: list[Block]) -> list[Block]:
     """The blocks, each paragraph that mixes prose and lines written as table rows split
-    into its runs (`late:` then `| T9 | 2026-…Z | … |`, no blank line between): GFM reads
-    one paragraph, yet each row is the row it shows, so stray_table weighs it as a table's
+    into its runs (`late:` then `| T9 | 2026-…Z | … |`, no blank line between), and each
+    list item whose lazy continuation lines begin such rows ended before them: GFM reads one
+    paragraph, yet each row is the row it shows, so stray_table weighs it as a table's
     rather than the prose hiding it (spec §3.1). Other blocks as they are."""
     if not any(_mixed_rows(block) for block in blocks):
         return blocks
@@ -949,19 +950,37 @@ def split_rows(blocks: list[Block]) -> list[Block]:
 
 
 def row_runs(block: Block) -> list[Block]:
-    """A paragraph that mixes prose and table rows as one paragraph per run of either;
-    any other block alone."""
-    if not isinstance(block, Paragraph) or not _mixed_rows(block):
+    """A paragraph that mixes prose and table rows as one paragraph per run of either, a
+    list item with such rows in its lazy continuation as the item up to the first row, then
+    those runs; any other block alone."""
+    if not _mixed_rows(block):
         return [block]
-    runs = groupby(block.lines, key=lambda line: line[1].lstrip(" \t")[:1] == "|")
-    return [Paragraph(list(lines)) for _, lines in runs]
+    if isinstance(block, Item):
+        first = next(i for i, (_, text) in enumerate(block.lines) if _is_row(text))
+        item = Item(block.line, block.depth, block.marker, block.lines[:first])
+        item.last = block.lines[first - 1][0]
+        return [item, *_runs(block.lines[first:])]
+    return _runs(block.lines) if isinstance(block, Paragraph) else [block]
+
+
+def _runs(lines: list[tuple[int, str]]) -> list[Block]:
+    """Lines as one paragraph per run of table rows or of other lines."""
+    return [Paragraph(list(run)) for _, run in groupby(lines, key=lambda line: _is_row(line[1]))]
+
+
+def _is_row(text: str) -> bool:
+    """Whether a line is written as a table row: it begins with a `|`."""
+    return text.lstrip(" \t")[:1] == "|"
 
 
 def _mixed_rows(block: Block) -> bool:
-    """Whether a paragraph holds both lines written as table rows and other lines."""
+    """Whether a paragraph holds both lines written as table rows and other lines, or a list
+    item with nothing after its first paragraph holds such rows after its first line."""
+    if isinstance(block, Item):
+        return not block.parts and any(_is_row(text) for _, text in block.lines[1:])
     if not isinstance(block, Paragraph):
         return False
-    rows = [text.lstrip(" \t")[:1] == "|" for _, text in text_lines(block) or ()]
+    rows = [_is_row(text) for _, text in text_lines(block) or ()]
     return any(rows) and not all(rows)
 
 
