@@ -11,6 +11,7 @@ from __future__ import annotations
 import tarfile
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import pytest
@@ -322,6 +323,39 @@ def test_a_session_folder_link_does_not_hide_the_members_under_its_name(tmp_path
     assert issues == [(f"{archive}:repo/{SESSION}", "unreadable")]
 
 
+def _crawl_with_forks_member(tmp_path: Path, kind: str, name: str) -> Any:
+    """A crawl of an archive of the control repository whose forks.md (an open fork with no
+    `Closes when:`) is the member `name`: the crawl's connection to OUT."""
+    holder = tmp_path / "in"
+    holder.mkdir()
+    archive = holder / f"corpus.{kind}"
+    members = {
+        f"control/{p.relative_to(CONTROL).as_posix()}": p.read_bytes()
+        for p in sorted(CONTROL.rglob("*"))
+        if p.is_file() and p.name != "forks.md"
+    }
+    members[name] = b"# Forks\n\n## F1 - key? [open]\n"
+    if kind == "zip":
+        with zipfile.ZipFile(archive, "w") as zf:
+            for member, data in members.items():
+                zf.writestr(zipfile.ZipInfo(member), data)
+    else:
+        with tarfile.open(archive, "w:gz") as tar:
+            for member, data in members.items():
+                add_member(tar, member, data)
+    return crawl_unchanged([archive], holder, tmp_path / "out")
+
+
+def _assert_fork_01_fails(out: Path) -> None:
+    """After a check of OUT, its one session fails BS-FORK-01 at the session gate."""
+    check(str(out))
+    with duckdb.connect(str(out / "census.duckdb"), read_only=True) as db:
+        fork_01 = db.execute(
+            "SELECT status FROM statuses WHERE rule_id = 'BS-FORK-01' AND gate = 'session'"
+        ).fetchone()
+    assert fork_01 == ("fail",)
+
+
 @pytest.mark.parametrize("kind", ["tar.gz", "zip"])
 def test_a_session_file_named_with_dot_dot_fails_its_session_closed(
     tmp_path: Path, kind: str
@@ -331,36 +365,14 @@ def test_a_session_file_named_with_dot_dot_fails_its_session_closed(
     the refusal was a root issue only ("climbs out of the archive", which it does not): the
     session read as if it had no forks.md, and its open fork with no `Closes when:` hid behind
     a clean verdict (found by a hunt)."""
-    holder = tmp_path / "in"
-    holder.mkdir()
-    archive = holder / f"corpus.{kind}"
-    members = {
-        f"control/{p.relative_to(CONTROL).as_posix()}": p.read_bytes()
-        for p in sorted(CONTROL.rglob("*"))
-        if p.is_file() and p.name != "forks.md"
-    }
-    members[f"control/{SESSION}/basis/../forks.md"] = b"# Forks\n\n## F1 - key? [open]\n"
-    if kind == "zip":
-        with zipfile.ZipFile(archive, "w") as zf:
-            for name, data in members.items():
-                zf.writestr(zipfile.ZipInfo(name), data)
-    else:
-        with tarfile.open(archive, "w:gz") as tar:
-            for name, data in members.items():
-                add_member(tar, name, data)
-    con = crawl_unchanged([archive], holder, tmp_path / "out")
+    con = _crawl_with_forks_member(tmp_path, kind, f"control/{SESSION}/basis/../forks.md")
     assert con.execute(
         "SELECT code FROM parse_issues WHERE snapshot_id IS NOT NULL AND file = 'forks.md'"
     ).fetchall() == [("unreadable",)]
     refused = con.execute("SELECT message FROM parse_issues WHERE code = 'unsafe-member'")
     assert "climbs out" not in refused.fetchone()[0]
     con.close()
-    check(str(tmp_path / "out"))
-    with duckdb.connect(str(tmp_path / "out" / "census.duckdb"), read_only=True) as db:
-        fork_01 = db.execute(
-            "SELECT status FROM statuses WHERE rule_id = 'BS-FORK-01' AND gate = 'session'"
-        ).fetchone()
-    assert fork_01 == ("fail",)
+    _assert_fork_01_fails(tmp_path / "out")
 
 
 @pytest.mark.parametrize("kind", ["tar.gz", "zip"])
@@ -373,35 +385,13 @@ def test_a_session_file_named_absolute_or_climbing_out_fails_its_session_closed(
     leading `/`, GNU tar and unzip the leading `../`) shows the file it could not read. Before,
     the refusal was a root issue only: the session read as if it had no forks.md, and its open
     fork hid behind a clean verdict (found by a hunt)."""
-    holder = tmp_path / "in"
-    holder.mkdir()
-    archive = holder / f"corpus.{kind}"
-    members = {
-        f"control/{p.relative_to(CONTROL).as_posix()}": p.read_bytes()
-        for p in sorted(CONTROL.rglob("*"))
-        if p.is_file() and p.name != "forks.md"
-    }
-    members[f"{prefix}control/{SESSION}/forks.md"] = b"# Forks\n\n## F1 - key? [open]\n"
-    if kind == "zip":
-        with zipfile.ZipFile(archive, "w") as zf:
-            for name, data in members.items():
-                zf.writestr(zipfile.ZipInfo(name), data)
-    else:
-        with tarfile.open(archive, "w:gz") as tar:
-            for name, data in members.items():
-                add_member(tar, name, data)
-    con = crawl_unchanged([archive], holder, tmp_path / "out")
+    con = _crawl_with_forks_member(tmp_path, kind, f"{prefix}control/{SESSION}/forks.md")
     assert con.execute(
         "SELECT code FROM parse_issues WHERE snapshot_id IS NOT NULL AND file = 'forks.md'"
     ).fetchall() == [("unreadable",)]
     assert con.execute("SELECT count(*) FROM forks").fetchone() == (0,)
     con.close()
-    check(str(tmp_path / "out"))
-    with duckdb.connect(str(tmp_path / "out" / "census.duckdb"), read_only=True) as db:
-        fork_01 = db.execute(
-            "SELECT status FROM statuses WHERE rule_id = 'BS-FORK-01' AND gate = 'session'"
-        ).fetchone()
-    assert fork_01 == ("fail",)
+    _assert_fork_01_fails(tmp_path / "out")
 
 
 def test_a_zip_made_on_windows_keeps_its_empty_folders(tmp_path: Path) -> None:

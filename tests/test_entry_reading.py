@@ -510,6 +510,15 @@ def test_a_field_right_before_an_entry_after_a_br_is_named_with_its_entry(
     assert "under no entry" not in note["message"] and entry not in note["message"], note
 
 
+def _appended_rows_fail(tmp_path: Path, file: str, rows: str, rule: str, down: int) -> None:
+    """`rows` appended to the converging case's `file` fail `rule` at the manifest gate, with
+    a note on the appended line `down` (0: the first appended line)."""
+    found = detect(session(tmp_path, "converging", file, lambda t: t + rows), "manifest")
+    assert rule in failing(found), notes(found)
+    line = len((FIXTURES / "cases/base/converging/repo" / SESSION / file).read_text().split("\n"))
+    assert any(n["file"] == file and n["line"] == line + down for n in found["notes"]), notes(found)
+
+
 # A row appended below a table after a blank line, or a table with no delimiter row: GFM
 # reads a paragraph, not rows.
 _STRAY_ROWS = [
@@ -531,10 +540,7 @@ def test_a_table_row_outside_a_table_fails_its_rule(
     the manifest gate, a Resolves of the parked F4 BS-FORK-02, an aspect with no coverage
     BS-ASPECT-02 (found by a hunt). Each is
     read as the table row it shows, noted on its line, and fails the rule, as in a table."""
-    found = detect(session(tmp_path, "converging", file, lambda t: t + rows), "manifest")
-    assert rule in failing(found), notes(found)
-    line = len((FIXTURES / "cases/base/converging/repo" / SESSION / file).read_text().split("\n"))
-    assert any(n["file"] == file and n["line"] == line + 1 for n in found["notes"]), notes(found)
+    _appended_rows_fail(tmp_path, file, rows, rule, down=1)
 
 
 # The same rows right under a line of prose, no blank line between: GFM reads one paragraph.
@@ -556,12 +562,7 @@ def test_a_table_row_right_under_prose_fails_its_rule(
     only a paragraph made all of rows was weighed as a table. The rows are weighed as rows
     whatever stands above them; the prose stays prose."""
     rule = {f: r for f, _, r in _STRAY_ROWS}[file]
-    found = detect(session(tmp_path, "converging", file, lambda t: t + rows), "manifest")
-    assert rule in failing(found), notes(found)
-    line = len((FIXTURES / "cases/base/converging/repo" / SESSION / file).read_text().split("\n"))
-    assert any(n["file"] == file and n["line"] == line + down - 1 for n in found["notes"]), notes(
-        found
-    )
+    _appended_rows_fail(tmp_path, file, rows, rule, down - 1)
 
 
 # The same rows right under a file's last bullet: GFM reads them as its lazy continuation.
@@ -580,10 +581,7 @@ def test_a_table_row_right_under_a_bullet_fails_its_rule(
     read as more of that bullet's text, so an open fork passed BS-FORK-03 with no note, where
     an entry's line so written (`F9 — … [open]`) ends the bullet and is noted (found by a
     hunt). The bullet ends before the row, which is weighed as a row."""
-    found = detect(session(tmp_path, "converging", file, lambda t: t + rows), "manifest")
-    assert rule in failing(found), notes(found)
-    line = len((FIXTURES / "cases/base/converging/repo" / SESSION / file).read_text().split("\n"))
-    assert any(n["file"] == file and n["line"] == line for n in found["notes"]), notes(found)
+    _appended_rows_fail(tmp_path, file, rows, rule, down=0)
 
 
 def test_prose_lines_that_begin_with_a_pipe_are_no_entries(tmp_path: Path) -> None:
