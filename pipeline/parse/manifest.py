@@ -18,9 +18,7 @@ from pipeline.parse.reading import (
     first_line,
     note_heading_field,
     note_html_fields,
-    note_nested,
-    note_table_fields,
-    note_unread_near,
+    note_unread,
     number,
     repeated,
     section,
@@ -195,15 +193,7 @@ def _unread(rec: Records, block: Block, current: dict[str, Any]) -> None:
     right under the table, a row to GFM): each fails the rule that needs it, and a Round
     or Status so hidden below an applied round fails the move rule too, which would pass
     on the round it sees."""
-    hidden: list[tuple[str, str, str, int, str]] = []  # key, name, value, line, code
-    if isinstance(block, Table):
-        found = note_table_fields(rec, FILE, block, _FIELDS, _unread_rule, _IN_TABLE_HEADER)
-        hidden += [(*f, "unread-field") for f in found]
-    else:
-        found = note_nested(rec, FILE, block, _FIELDS, _unread_rule)
-        hidden += [(*f, "nested-field") for f in found]
-        near = note_unread_near(rec, FILE, block, _FIELDS, _unread_rule)
-        hidden += [(n.key, _NAMES[n.key], n.value, n.line, "malformed-field") for n in near]
+    hidden = note_unread(rec, FILE, block, _FIELDS, _unread_rule, _IN_TABLE_HEADER)
     _not_last(rec, hidden, current)
 
 

@@ -480,6 +480,28 @@ def note_unread_near(
     return found
 
 
+def note_unread(
+    rec: Records,
+    file: str,
+    block: Block,
+    known: Mapping[str, str],
+    rule: RuleOf,
+    taken: Mapping[str, Callable[[str], bool]] | None = None,
+    spaced: Mapping[str, Callable[[str], object]] | None = None,
+) -> list[tuple[str, str, str, int, str]]:
+    """Every field of `known` a block holds but does not give as a field (a table's row, a
+    sub-item, a line not written `Name: value`), each noted and failing its rule, as
+    (key, name, value, line, issue code): for a reader whose other rules need the value too
+    (`taken`: as note_table_fields takes it; `spaced`: as note_unread_near)."""
+    if isinstance(block, Table):
+        rows = note_table_fields(rec, file, block, known, rule, taken)
+        return [(*row, "unread-field") for row in rows]
+    nested = [(*f, "nested-field") for f in note_nested(rec, file, block, known, rule)]
+    names = {key: name for name, key in reversed(list(known.items()))}
+    near = note_unread_near(rec, file, block, known, rule, spaced)
+    return nested + [(n.key, names[n.key], n.value, n.line, "malformed-field") for n in near]
+
+
 def as_fields(block: Block, known: Mapping[str, str]) -> Block:
     """A setext heading whose underlined lines hold a field of `known` is the paragraph it
     underlines: `Why: …` above a `---` is meant as a field and a break, not as a title

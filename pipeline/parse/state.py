@@ -24,9 +24,7 @@ from pipeline.parse.reading import (
     html_text,
     note_heading_field,
     note_html_fields,
-    note_nested,
-    note_table_fields,
-    note_unread_near,
+    note_unread,
     repeated,
     section,
     split_rows,
@@ -144,16 +142,9 @@ def _stray_aspects(block: Item | Paragraph, named: bool) -> list[tuple[int, bool
 
 
 def _noted(rec: Records, block: Block) -> list[tuple[str, str, int, str]]:
-    """The fields a block holds that are noted but not read (a table's row, a sub-item, a
-    line not written `Name: value`): (key, value, line, issue code)."""
-    unread = []
-    if isinstance(block, Table):
-        rows = note_table_fields(rec, FILE, block, _FIELDS, _needed_by, _IN_HEADING)
-        unread += [(key, value, line, "unread-field") for key, _, value, line in rows]
-    nested = note_nested(rec, FILE, block, _FIELDS, _needed_by)
-    unread += [(key, value, line, "nested-field") for key, _, value, line in nested]
-    near = note_unread_near(rec, FILE, block, _FIELDS, _needed_by)
-    return unread + [(n.key, n.value, n.line, "malformed-field") for n in near]
+    """The fields a block holds that are noted but not read: (key, value, line, issue code)."""
+    found = note_unread(rec, FILE, block, _FIELDS, _needed_by, _IN_HEADING)
+    return [(key, value, line, code) for key, _, value, line, code in found]
 
 
 def _in_map(rec: Records, block: Block) -> list[tuple[str, str, int, str]]:

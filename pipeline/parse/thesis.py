@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import re
 
-from pipeline.parse.blocks import Block, Heading, Paragraph, Table, parse
+from pipeline.parse.blocks import Block, Heading, Paragraph, parse
 from pipeline.parse.lexical import bare, find_timestamp, stamp, stamp_hint
 from pipeline.parse.reading import (
     as_fields,
     fields,
     note_html_fields,
-    note_nested,
-    note_table_fields,
-    note_unread_near,
+    note_unread,
     repeated,
     section,
     unclosed_block,
@@ -108,17 +106,11 @@ def _not_sections(rec: Records, elsewhere: dict[str, Heading], near: dict[str, H
 
 
 def _noted(rec: Records, block: Block) -> list[tuple[str, int, str]]:
-    """The stamps a block holds that are noted but not read (a table's row, a sub-item, a
-    line not written `Current as of: …`): (value, line, issue code)."""
-    unread = []
-    if isinstance(block, Table):
-        rows = note_table_fields(rec, FILE, block, _STAMP, _compose, _STAMP_TAKEN)
-        unread += [(value, line, "unread-field") for _, _, value, line in rows]
-    nested = note_nested(rec, FILE, block, _STAMP, _compose)
-    unread += [(value, line, "nested-field") for _, _, value, line in nested]
-    # `*Current as of 2026-07-09T10:14Z*`: a space alone before a timestamp is meant too.
-    near = note_unread_near(rec, FILE, block, _STAMP, _compose, {"stamp": find_timestamp})
-    return unread + [(n.value, n.line, "malformed-field") for n in near]
+    """The stamps a block holds that are noted but not read: (value, line, issue code).
+    `*Current as of 2026-07-09T10:14Z*`: a space alone before a timestamp is meant too."""
+    spaced = {"stamp": find_timestamp}
+    found = note_unread(rec, FILE, block, _STAMP, _compose, _STAMP_TAKEN, spaced)
+    return [(value, line, code) for _, _, value, line, code in found]
 
 
 def _unread_stamps(rec: Records, unread: list[tuple[str, int, str]]) -> None:
