@@ -948,7 +948,7 @@ def stray_table(block: Block) -> Block:
     dropped (spec §3.1). Any other block as it is."""
     if not isinstance(block, Paragraph) or block.lines[:1] == []:
         return block
-    if any(text.lstrip(" \t")[:1] != "|" for _, text in block.lines):
+    if not all(_is_row(text) for _, text in block.lines):
         return block
     rows = [(line, split_cells(text.strip(" \t"))) for line, text in block.lines]
     # No header: each line is a row, as under the table it was appended to.
