@@ -76,6 +76,14 @@ def summary_line(result: Comparison) -> str:
             f"{result.baseline.name} {'is' if result.baseline_only == 1 else 'are'} not in the "
             f"candidate {result.candidate.name} and not compared"
         )
+    if result.candidate_only:
+        # Sessions the baseline never saw make the rates two-sample as lost ones do: a
+        # replay run on other sessions than the baseline's is not the same population.
+        line += (
+            f"; {plural(result.candidate_only, 'session')} of the candidate "
+            f"{result.candidate.name} {'is' if result.candidate_only == 1 else 'are'} not in "
+            f"the baseline {result.baseline.name} and not compared"
+        )
     if result.baseless:
         line += (
             f"; the baseline {result.baseline.name} saw no session, where the candidate "

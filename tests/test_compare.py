@@ -475,6 +475,34 @@ def test_a_candidate_that_lost_sessions_says_how_many_were_not_compared(tmp_path
     assert same.baseline_only == same.candidate_only == 0
 
 
+def test_a_candidate_with_sessions_the_baseline_lacks_says_how_many(tmp_path: Path) -> None:
+    """A replay run on 6 sessions against a baseline of 4 was compared two-sample with no word
+    of the 2 extra ones in the summary line or the report (only --json counted them): the
+    arms did not replay the same sessions, which a reader of the verdict must see."""
+    from tests.conftest import base_corpus
+
+    base_corpus(tmp_path / "baseline", 4)
+    base_corpus(tmp_path / "candidate", 6)
+    out = tmp_path / "out"
+    crawl([str(tmp_path / "baseline")], str(out), {"run": "baseline"}, workers=1)
+    crawl([str(tmp_path / "candidate")], str(out), {"run": "candidate"}, workers=1)
+    check(str(out))
+    arms = ["--baseline", "run=baseline", "--candidate", "run=candidate"]
+    args = ["compare", "--out", str(out), *arms]
+    summary = CliRunner().invoke(app, args).output.splitlines()[-1]
+    assert "2 sessions of the candidate" in summary, summary
+    assert "are not in the baseline" in summary
+    assert "sessions of the baseline" not in summary
+    doc = json.loads(CliRunner().invoke(app, [*args, "--json"]).output)
+    assert (doc["baseline_only"], doc["candidate_only"]) == (0, 2)
+    page = tmp_path / "report.html"
+    reported = CliRunner().invoke(app, ["report", "--out", str(out), *arms, "--html", str(page)])
+    assert reported.exit_code == 0, reported.output
+    text = " ".join(page.read_text().split())
+    assert "2 sessions of the candidate are not in the baseline and not compared" in text
+    assert "of the baseline are not in the candidate" not in text
+
+
 def test_each_arm_counts_its_sessions_as_the_rates_do(tmp_path: Path) -> None:
     """Two roots of one arm with the same layout give sessions with the same session_key
     (spec §2); compare counts each of them, as statuses and rule_rates do, and pairs none."""
