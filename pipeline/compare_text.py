@@ -45,7 +45,7 @@ def comparison_table(result: Comparison) -> Any:
                 _arm(r, "baseline"),
                 _arm(r, "candidate"),
                 diff,
-                difference_interval(r.lower, r.upper, hours),
+                difference_interval(r.lower, r.upper, hours, r.verdict != "no sessions"),
             ]
         )
     title = (

@@ -75,11 +75,14 @@ def interval(lower: float | None, upper: float | None) -> str:
     return f"{pct(lower)} – {pct(upper)}"
 
 
-def difference_interval(lower: float | None, upper: float | None, hours: bool = False) -> str:
+def difference_interval(
+    lower: float | None, upper: float | None, hours: bool = False, measured: bool = False
+) -> str:
     """A compared metric's interval for its difference: '+1.2% … +7.9%' for a rate,
     '+2.2 h … +20.2 h' for the fork-lifetime median, whose ends may be unbounded (a median
-    never reached): '+0.5 h … +∞'."""
-    if lower is None and upper is None:
+    never reached): '+0.5 h … +∞'. `measured`: both arms measured the metric, so two ends
+    left None are both unbounded ('-∞ … +∞'), not an interval never computed ('–')."""
+    if lower is None and upper is None and not measured:
         return DASH
 
     def end(value: float | None, unbounded: str) -> str:

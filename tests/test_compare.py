@@ -609,6 +609,32 @@ def test_one_fork_against_ten_is_noise_not_a_regression() -> None:
     assert median_row(base, _arm(50.0, 40), family).verdict == "regression"
 
 
+def test_a_median_difference_unbounded_both_ways_reads_as_such(tmp_path: Path) -> None:
+    """Two arms whose medians are reached but whose family-level median intervals reach no
+    upper end have a difference bounded on neither side. Compare's text and the report showed
+    its interval as '–', the mark of a metric an arm never measured, beside a difference of
+    0.0 h; it is '-∞ … +∞': the medians were measured and say nothing at this level."""
+    baseline = generate_corpus(tmp_path / "baseline", 40, 7, 0.05, "--defect-seed", "1")
+    shutil.copytree(baseline, tmp_path / "candidate")
+    out = tmp_path / "out"
+    for arm in ("baseline", "candidate"):
+        crawl([str(tmp_path / arm)], str(out), {"run": arm}, workers=1)
+    check(str(out))
+    arms = ["--baseline", "run=baseline", "--candidate", "run=candidate"]
+    doc = json.loads(runner.invoke(app, ["compare", "--out", str(out), *arms, "--json"]).stdout)
+    (median,) = [r for r in doc["rows"] if r["metric"] == MEDIAN]
+    assert median["difference"] == 0.0 and median["lower"] is median["upper"] is None, median
+    text = runner.invoke(app, ["compare", "--out", str(out), *arms]).stdout
+    (line,) = [x for x in text.splitlines() if MEDIAN in x]
+    assert line.split()[-3:] == ["-∞", "…", "+∞"], line
+    assert next(x for x in text.splitlines() if "BS-OPS-02" in x).split()[-2:] == ["–", "–"]
+    page = tmp_path / "report.html"
+    reported = runner.invoke(app, ["report", "--out", str(out), *arms, "--html", str(page)])
+    assert reported.exit_code == 0, reported.output
+    row = page.read_text().split(f'data-metric="{MEDIAN}"')[1].split("</tr>")[0]
+    assert row.rstrip().endswith("-∞ … +∞</td>"), row
+
+
 def test_an_arm_crawled_as_two_points_says_what_it_left_out(tmp_path: Path) -> None:
     """An arm chosen by labels is its latest census point: a baseline crawled in two separate
     crawls (no shared --point) was silently its second half. Compare names what it left
