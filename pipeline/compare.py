@@ -156,21 +156,23 @@ def mcnemar_exact(only_base: int, only_cand: int) -> float:
     return min(1.0, 2.0 * tail)
 
 
-def other_measure(base: Point, cand: Point) -> str | None:
+def other_measure(base: Point, cand: Point, roles: tuple[str, str] = ("", "")) -> str | None:
     """Why two checked points' rule rates cannot be compared, when their checks used different
     rule sets or their runs read the files with different readers (a census upgrade between
     them): a rate, a clean share or a verdict is one measure under one of each, and a difference
-    across two would be the upgrade's own."""
+    across two would be the upgrade's own. `roles` put each point's part before its name
+    ('the baseline ', 'the candidate '), so an eval's reader knows which arm to redo."""
+    before, after = f"{roles[0]}{base.name}", f"{roles[1]}{cand.name}"
     if base.ruleset != cand.ruleset:
         return (
-            f"{base.name} was checked with rule set {base.ruleset} and {cand.name} with "
+            f"{before} was checked with rule set {base.ruleset} and {after} with "
             f"{cand.ruleset}, so their rule rates and clean shares are not one measure; "
             "census check --recheck checks every point with the current rules"
         )
     if base.readers != cand.readers:
         return (
-            f"{base.name} was read with census readers version {', '.join(base.readers)} and "
-            f"{cand.name} with {', '.join(cand.readers)}, so their rule rates and clean shares "
+            f"{before} was read with census readers version {', '.join(base.readers)} and "
+            f"{after} with {', '.join(cand.readers)}, so their rule rates and clean shares "
             "are not one measure; the next point read with this census is compared with "
             f"{cand.name} (an eval: crawl both arms again with one census)"
         )
@@ -206,7 +208,7 @@ def compare(out_path: str, baseline: Selector, candidate: Selector) -> Compariso
             f"the baseline and the candidate are both census point {base.name!r}; select "
             "another for one of them (--candidate k=v, or --candidate-run NAME)"
         )
-    differ = other_measure(base, cand)
+    differ = other_measure(base, cand, ("the baseline ", "the candidate "))
     if differ:
         # An eval gates on the verdict: a difference made by a census upgrade is no verdict.
         raise SelectorError(f"cannot compare: {differ}")
