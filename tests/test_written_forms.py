@@ -6,9 +6,9 @@ they mean are read as that field, and what a page shows as empty is empty.
   a value, and its `-->` is no arrow.
 - A value of a dash, emphasis marks or a comment alone is empty, for every field the schema
   requires non-empty (one definition: `Closes when`, `Decision`, `Why`, `How to apply`).
-- A bullet CommonMark does not take as a list marker (`•`, `-` and a no-break space) still
-  marks the field it shows: under an item it is a nested field (a parse issue that fails
-  the rule), on a line of its own it is read.
+- A bullet CommonMark does not take as a list marker (`•`, an en or em dash, `-` and a
+  no-break space) still marks the field it shows: under an item it is a nested field (a
+  parse issue that fails the rule), on a line of its own it is read.
 - A fork or ledger heading whose ID is followed by a full stop or a bracket (`## F4. …`,
   `## D2) …`): §3.1 takes a dash, colon, space or the end there; it is counted, with a
   parse issue, and its rule fails.
@@ -140,6 +140,23 @@ CASES = {
         "BS-FORK-02",
         "fail",
         "F4 is still listed [parked] but D4 resolves it",
+    ),
+    # An editor's smart dashes turn a typed `- ` into an en or em dash: the same bullet.
+    "resolves-after-an-en-dash-bullet": (
+        "ledger.md",
+        RESOLVES,
+        "\n– Resolves: F4\n",
+        "BS-FORK-02",
+        "fail",
+        "F4 is still listed [parked] but D4 resolves it",
+    ),
+    "raised-by-after-an-em-dash-bullet": (
+        "forks.md",
+        "- Raised by: probe\n",
+        "\n— Raised by: twin (S9)\n",
+        "BS-SYNC-02",
+        "fail",
+        "S9 is not in ops/sync-log.md",
     ),
     "resolves-under-an-item-after-a-no-break-space": (
         "ledger.md",

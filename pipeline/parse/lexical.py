@@ -240,8 +240,9 @@ def field(text: str) -> tuple[str, str] | None:
 
 
 # A bullet character that is no list marker to CommonMark, and the spaces after it that
-# make it one to a reader: a typographic bullet and any space, or `-*+` and a no-break one.
-_ODD_BULLETS = {b: " \t\xa0\u202f" for b in "•◦‣▪"} | {b: "\xa0\u202f" for b in "-*+"}
+# make it one to a reader: a typographic bullet and any space (an en or em dash too, as an
+# editor's smart dashes turn a typed `- `), or `-*+` and a no-break one.
+_ODD_BULLETS = {b: " \t\xa0\u202f" for b in "•◦‣▪–—"} | {b: "\xa0\u202f" for b in "-*+"}
 _BULLET_CHARS = "".join(_ODD_BULLETS)  # a string: `in` on it is the cheapest test per field
 
 
