@@ -90,6 +90,36 @@ def test_a_field_without_its_colon_is_noted_and_fails_its_rule(
     assert _status(found, rule) == "fail"
 
 
+# A field written as a definition list writes a term and its definition (`Resolves` over
+# `: F1`): CommonMark reads both lines as one line of text, so D1 resolving the open F1 and a
+# raise citing no sync were clean, and a Status or stamp so written failed with no note
+# naming its line (found by a hunt).
+@pytest.mark.parametrize(
+    ("file", "old", "new", "rule"),
+    [
+        ("ledger.md", RESOLVES, "\nResolves\n: F1", "BS-FORK-02"),
+        ("ledger.md", RESOLVES, "- Resolves\n  : F1", "BS-FORK-02"),
+        ("forks.md", RAISED, "\nRaised by\n:   twin (S99)", "BS-SYNC-02"),
+        ("state.md", "- Status: open", "\nStatus\n: open", "BS-STATE-01"),
+        ("thesis.md", "Current as of: ", "Current as of\n: ", "BS-THESIS-01"),
+    ],
+)
+def test_a_field_written_as_a_definition_list_is_noted_and_fails_its_rule(
+    tmp_path: Path, file: str, old: str, new: str, rule: str
+) -> None:
+    found = detect(str(_session(tmp_path, file, old, new)), "session")
+    term = new.strip("\n").split("\n")[0]
+    line = next(i for i, t in enumerate(_lines(found, file), 1) if t == term)
+    assert _malformed(found) == [(file, line)]
+    assert _status(found, rule) == "fail"
+
+
+def test_prose_over_a_line_that_begins_with_a_colon_is_no_field(tmp_path: Path) -> None:
+    new = RESOLVES + "\n\nThe Decision\n: see above\n\nresolves\n: F1"
+    found = detect(str(_session(tmp_path, "ledger.md", RESOLVES, new)), "session")
+    assert _malformed(found) == []
+
+
 def _lines(found: Detection, file: str) -> list[str]:
     return (Path(found.path) / file).read_text(encoding="utf-8").splitlines()
 

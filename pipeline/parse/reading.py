@@ -395,26 +395,50 @@ def near_fields(
     §3.1: such a line never just disappears): a list item's first line, or a paragraph line
     whose name is capitalised (so that wrapped prose is no field). A space alone separates a
     name from its value only for a key in `spaced` whose test the value passes (`Resolves F1`
-    but not `Resolves the question`)."""
+    but not `Resolves the question`). A name alone on its line with its value on the next
+    behind a colon (a definition list's term) is such a line too."""
     if isinstance(block, Item):
         if not block.lines:
             return []
-        lines, capital = block.lines[:1], False
+        every = block.lines
+        lines, capital = every[:1], False
     elif isinstance(block, Paragraph):
-        lines, capital = block.lines, True
+        every = block.lines
+        lines, capital = every, True
     else:
         return []
     pattern, starts = _near_re(known)
     found: list[NearField] = []
-    for line, text in lines:
+    for index, (line, text) in enumerate(lines):
         seen = text.lstrip(" \t")
         if seen[:1] not in starts and seen[:1] not in _SHOWN_STARTS:
             continue
         # The name as the page shows it: `\u200bResolves F1`, `Resolves\u202fF1`.
-        near = _near_field(shown_name(seen), pattern, known, spaced, capital)
+        seen = shown_name(seen)
+        after = every[index + 1][1] if index + 1 < len(every) else ""
+        defined = _defined(seen, after, pattern, known, capital)
+        if defined is not None:
+            found.append(NearField(*defined, line, f"{seen.rstrip()} {after.strip()}", "mark"))
+            continue
+        near = _near_field(seen, pattern, known, spaced, capital)
         if near is not None:
             found.append(NearField(near[0], near[1], line, text, near[2]))
     return found
+
+
+def _defined(
+    text: str, after: str, pattern: re.Pattern[str], known: Mapping[str, str], capital: bool
+) -> tuple[str, str] | None:
+    """(key, value) of a name alone on its line whose value follows on the next line behind
+    a colon, as a definition list writes a term and its definition (`Resolves` then `: F4`):
+    CommonMark reads both as one line of text, so the field is meant but not written."""
+    if after.lstrip(" \t")[:1] != ":":
+        return None
+    m = pattern.match(text)
+    if m is None or m[4] or text[m.end() :].strip(" \t\xa0*_`") or (capital and m[2].islower()):
+        return None
+    key = known[" ".join(m[2].lower().replace("-", " ").replace("_", " ").split())]
+    return key, shown(after.lstrip(" \t")[1:].strip(" \t\xa0"))
 
 
 def _near_field(
