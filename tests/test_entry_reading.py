@@ -108,6 +108,10 @@ def appended(line: str) -> Callable[[str], str]:
         "\u3000## F5 — New question? [open]",
         "\x85## F5 — New question? [open]",
         "\u180e## F5 — New question? [open]",
+        # A character that shows nothing after the #s, or fullwidth #s as a CJK input method
+        # types them: a paragraph to CommonMark, and the open fork vanished (found by a hunt).
+        "##\u200b F5 — New question? [open]",
+        "＃＃ F5 — New question? [open]",
     ],
 )
 def test_a_line_meant_as_a_fork_fails_bs_fork_01(tmp_path: Path, line: str) -> None:
@@ -133,7 +137,14 @@ def test_prose_and_section_headings_are_no_forks(tmp_path: Path, line: str) -> N
 
 
 @pytest.mark.parametrize(
-    "heading", ["##D0 — Park it", "\u200b## D0 — Park it", "\u00a0## D0 — Park it"]
+    "heading",
+    [
+        "##D0 — Park it",
+        "\u200b## D0 — Park it",
+        "\u00a0## D0 — Park it",
+        "##\u2060 D0 — Park it",
+        "＃＃ D0 — Park it",
+    ],
 )
 def test_a_line_meant_as_a_ledger_entry_fails_bs_ledger_01(tmp_path: Path, heading: str) -> None:
     edit = after_title(heading, LEDGER_BODY)
@@ -153,6 +164,8 @@ def test_a_line_meant_as_a_ledger_entry_fails_bs_ledger_01(tmp_path: Path, headi
         f"\u200b### T10 · {TURN_AT}",
         f"\u00a0### T10 · {TURN_AT}",  # a no-break space: never read, and nothing failed
         f"\u3164### T10 · {TURN_AT}",  # a Hangul filler, which shows nothing
+        f"###\u200b T10 · {TURN_AT}",  # a zero-width space after the #s (found by a hunt)
+        f"＃＃＃ T10 · {TURN_AT}",  # fullwidth #s (found by a hunt)
         f"### T10 · {TURN_AT}",  # the schema's spelling: read, and the compose is stale
     ],
 )

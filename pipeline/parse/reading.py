@@ -62,13 +62,18 @@ _MISSPELT_RES = {
 # spaces (no-break, narrow no-break, the fixed-width ones, ideographic): `##\u00a0F1 — …`
 # is a paragraph to it, and was read as nothing at all.
 _ODD_SPACES = "\u00a0\u202f\u3000\u2000-\u200a"
-_ODD_SPACE_RE = re.compile(rf"#++([{_ODD_SPACES}])")
+# The #s as a CJK input method types them (fullwidth `＃`), and what may follow the #s that
+# CommonMark takes for no space: an odd space, or a character that shows nothing
+# (`##\u200b F1 — …`). Either makes the line a paragraph, which was read as nothing at all.
+_HASHES = "#\uff03"
+_ODD_SPACE_RE = re.compile(rf"[{_HASHES}]++([{_ODD_SPACES}{INVISIBLE}])")
 # A line meant as an entry though not written as its heading (`##F5 — …`, `- F5 — …`,
 # `**F5 — …**`, `[F5] — …`, `F5a — …`): #s, emphasis or a bracket, the ID's letter, its
 # digits and anything glued to them, the marks that close it, then a separator.
 _MEANT_RES = {
     letter: re.compile(
-        rf"(#*+)[ \t{_ODD_SPACES}]*+([*_`\[]*+){letter}([0-9]++)([A-Za-z0-9_]*+)"
+        rf"([{_HASHES}]*+)[ \t{_ODD_SPACES}{INVISIBLE}]*+"
+        rf"([*_`\[]*+){letter}([0-9]++)([A-Za-z0-9_]*+)"
         r"([\]*_`]*+)([ \t]*+)"
         r"([—–:·|]|-(?=[ \t])|$)?"
     )
@@ -85,7 +90,7 @@ _BLANK_LEAD = (
     + FILLERS
     + "\x1c\x1d\x1e\x1f\x85\u034f\u180e\u2028\u2029\u2061\u2062\u2063\u2064"
 )
-_STARTS = {letter: frozenset("#*_`[" + letter + _BLANK_LEAD) for letter in "FDT"}
+_STARTS = {letter: frozenset(_HASHES + "*_`[" + letter + _BLANK_LEAD) for letter in "FDT"}
 
 
 # HTML block kinds (blocks.html_kind) not shown: comments, processing instructions,
@@ -885,8 +890,12 @@ def not_an_entry_heading(
         message += f" (an invisible U+{ord(text[0]):04X} begins the line)"
     elif text[:1] in _BLANK_LEAD:
         message += f" (a U+{ord(text[0]):04X}, not a plain space, begins the line)"
+    elif text[:1] == "\uff03":
+        message += " (fullwidth ＃ signs, not #, begin the line)"
     odd = _ODD_SPACE_RE.match(text)
-    if odd is not None:
+    if odd is not None and odd[1] in INVISIBLE:
+        message += f" (an invisible U+{ord(odd[1]):04X} follows the #s)"
+    elif odd is not None:
         message += f" (a U+{ord(odd[1]):04X} space, not a plain one, follows the #s)"
     rec.issue(file, line, "entry-not-heading", message, rule)
 
