@@ -3,7 +3,8 @@ or a table row inside the map, or as a bullet under a later heading that names a
 dropped without a word, so a `none yet` gap passed the manifest gate. Each is now a parse
 issue that fails BS-ASPECT-01 and BS-ASPECT-02 (the gap rule had passed over the unread line);
 a bullet of that shape under `## Notes` beside a map stays a note, and prose in the map stays
-prose.
+prose. So is an aspect written as a line of the aspect above it (lazily or indented), whose
+refs passed for that aspect's; refs alone on that line are the aspect's.
 
 Each case appends to a copy of the healthy converging base (fixtures/cases/base), clean at
 the manifest gate, and runs `census detect`.
@@ -11,11 +12,12 @@ the manifest gate, and runs `census detect`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from tests.test_entry_reading import detect, failing
+from tests.test_entry_reading import detect, failing, session
 from tests.test_late_ids import appended, notes
 
 GAP = "quiet-hours — no sends at night → none yet"
@@ -33,6 +35,37 @@ def test_an_aspect_not_read_fails_the_gate(tmp_path: Path, text: str, code: str)
     found = detect(appended(tmp_path, "converging", "state.md", text), "manifest")
     assert {"BS-ASPECT-01", "BS-ASPECT-02"} <= failing(found), text
     assert [n[2] for n in notes(found)] == [code], found["notes"]
+
+
+OPT_OUT = "- opt-out — how a user leaves digests without losing alerts → D2, thesis\n"
+
+
+# An aspect right under one whose line has its arrow, with no `- ` (or indented, or behind a
+# bullet CommonMark takes for none): CommonMark reads it as more of the aspect above, so it
+# vanished and its refs passed for that aspect's, and an aspect with none of its own passed
+# BS-ASPECT-01 (found by a hunt).
+@pytest.mark.parametrize("lead", ["", "  ", "• ", "\u200b- ", "-\u00a0"])
+def test_an_aspect_written_as_a_line_of_the_one_above_fails_the_gate(
+    tmp_path: Path, lead: str
+) -> None:
+    below = f"{OPT_OUT.split(' → ')[0]} →\n{lead}quiet-hours — no sends at night → D1\n"
+    found = detect(
+        session(tmp_path, "converging", "state.md", _replaced(OPT_OUT, below)), "session"
+    )
+    assert "BS-ASPECT-01" in failing(found), found["notes"]
+    assert [n[1:3] for n in notes(found)] == [(12, "aspect-not-bullet")], found["notes"]
+
+
+def test_refs_on_the_line_under_an_aspect_are_its_refs(tmp_path: Path) -> None:
+    below = f"{OPT_OUT.split(' → ')[0]} →\n  D2, thesis\n"
+    found = detect(
+        session(tmp_path, "converging", "state.md", _replaced(OPT_OUT, below)), "manifest"
+    )
+    assert failing(found) == set() and found["notes"] == [], found
+
+
+def _replaced(old: str, new: str) -> Callable[[str], str]:
+    return lambda text: text.replace(old, new)
 
 
 def test_the_same_gap_as_a_bullet_is_read(tmp_path: Path) -> None:

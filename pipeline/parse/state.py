@@ -285,6 +285,7 @@ def _aspect(item: Item, rec: Records) -> None:
         # arrow there too must not make the first line's refs part of the description).
         more = decoded(shown(" ".join(t for _, t in item.lines[1:])))
         arrow = first[0], f"{first[1]} {more}"
+        _aspects_below(item, rec)
     head, refs_raw = (text, None) if arrow is None else (arrow[0], arrow[1].strip())
     if arrow is not None and not refs_raw and item.parts:
         refs_raw = shown(item.rest())
@@ -313,6 +314,21 @@ def _aspect(item: Item, rec: Records) -> None:
     )
     for ref, kind, target in refs:
         rec.add("aspect_refs", file=FILE, line=line, aspect=name, ref=ref, kind=kind, target=target)
+
+
+def _aspects_below(item: Item, rec: Records) -> None:
+    """Lines under an aspect whose own line has its arrow, written as aspects of their own
+    (`quiet-hours — … → none yet` right below it with no `- `, or behind a bullet CommonMark
+    takes for none, `• ` or a zero-width space): CommonMark reads them as more of the aspect
+    above, so they are no aspects and their refs pass for that aspect's (one with no refs
+    passed BS-ASPECT-01); each fails both aspect rules rather than vanishing (§3.1)."""
+    for line, text in item.lines[1:]:
+        if _meant_as_aspect(text):
+            message = (
+                "an aspect written as a line of the aspect above, not a bullet: not read as an "
+                f"aspect ('{text[:80]}'); write `- name — … → refs`"
+            )
+            _unread_aspect(rec, line, "aspect-not-bullet", message)
 
 
 def _sub_arrow(sub: Item) -> tuple[str, str] | None:
