@@ -114,6 +114,26 @@ def test_a_field_written_as_a_definition_list_is_noted_and_fails_its_rule(
     assert _status(found, rule) == "fail"
 
 
+# A near field whose name ends its line and whose value goes on below it (`- **Raised by**`
+# over `  twin (S99)`): the value was read as empty, so a raise citing no sync was a note and
+# BS-SYNC-02 passed (found by a hunt).
+@pytest.mark.parametrize(
+    "new",
+    [
+        "\n**Raised by**\ntwin (S99)",
+        "- **Raised by**\n  twin (S99)",
+        "- Raised by —\n  twin (S99)",
+        "- Raised by =\n  - twin (S99)",
+    ],
+)
+def test_a_near_field_whose_value_is_on_the_next_line_is_read(tmp_path: Path, new: str) -> None:
+    found = detect(str(_session(tmp_path, "forks.md", RAISED, new)), "session")
+    term = new.strip("\n").split("\n")[0]
+    line = next(i for i, t in enumerate(_lines(found, "forks.md"), 1) if t == term)
+    assert _malformed(found) == [("forks.md", line)]
+    assert _status(found, "BS-SYNC-02") == "fail"
+
+
 def test_prose_over_a_line_that_begins_with_a_colon_is_no_field(tmp_path: Path) -> None:
     new = RESOLVES + "\n\nThe Decision\n: see above\n\nresolves\n: F1"
     found = detect(str(_session(tmp_path, "ledger.md", RESOLVES, new)), "session")

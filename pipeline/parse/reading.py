@@ -19,6 +19,7 @@ from pipeline.parse.blocks import (
     Document,
     Heading,
     Item,
+    Line,
     Paragraph,
     Table,
     html_kind,
@@ -427,8 +428,22 @@ def near_fields(
             continue
         near = _near_field(seen, pattern, known, spaced, capital)
         if near is not None:
-            found.append(NearField(near[0], near[1], line, text, near[2]))
+            value = near[1] or _value_below(block, every, index, known)
+            found.append(NearField(near[0], value, line, text, near[2]))
     return found
+
+
+def _value_below(block: Block, every: list[Line], index: int, known: Mapping[str, str]) -> str:
+    """The value of a near field whose name ends its line (`- **Raised by**` over `  twin
+    (S9)`): the item's other lines and sub-items, or the paragraph's next line unless it is
+    a field of its own, as a field's value goes on there."""
+    if isinstance(block, Item):
+        return shown(item_value(block, "")).strip(" \t\xa0")
+    if index + 1 >= len(every):
+        return ""
+    below = every[index + 1][1]
+    parsed = field(below)
+    return "" if parsed is not None and parsed[0] in known else shown(below).strip(" \t\xa0")
 
 
 def _defined(
