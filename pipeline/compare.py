@@ -135,6 +135,8 @@ class Comparison:
             "baseless": self.baseless,
             "baseline_only": self.baseline_only,
             "candidate_only": self.candidate_only,
+            # A gate that reads --json alone must see what stderr says of how the arms were chosen.
+            "notes": self.notes,
             "rows": [asdict(r) for r in ordered(self.rows)],
         }
 

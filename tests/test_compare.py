@@ -652,6 +652,12 @@ def test_an_arm_crawled_as_two_points_says_what_it_left_out(tmp_path: Path) -> N
     assert f"note: the baseline is census point {chosen.name} alone;" in done.stderr
     assert "not counted" in done.stderr and "candidate is" not in done.stderr
     assert "also carries run=baseline and is not counted" in done.stderr, "one point left out"
+    # A gate that reads --json alone sees the same notes there.
+    doc = json.loads(
+        CliRunner().invoke(app, [*args, "--candidate", "run=candidate", "--json"]).stdout
+    )
+    assert doc["notes"] == [n for n in done.stderr.splitlines() if n.startswith("note:")]
+    assert len(doc["notes"]) == 1
     # The report's comparison of the same arms says so too, on stderr and on its page.
     page = tmp_path / "report.html"
     arms = ["--baseline", "run=baseline", "--candidate", "run=candidate", "--html", str(page)]

@@ -296,6 +296,7 @@ def test_compare_tiny_replay(checked: Path) -> None:
         "baseless",
         "baseline_only",
         "candidate_only",
+        "notes",
         "rows",
     ]
     assert plain["emptied"] == plain["baseless"] == 0  # both arms saw sessions
