@@ -772,7 +772,8 @@ VIEWS: dict[str, tuple[str, list[tuple[str, str]]]] = {
     ),
     "point_sessions": (
         "The sessions of each census point: those whose working tree its crawl saw, each at its "
-        "latest observation in the point.",
+        "latest observation in the point, and those gone by then whose history at the point "
+        "holds a finding along history, at their last commit in the point's runs.",
         [
             _POINT,
             _POSITION,

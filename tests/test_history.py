@@ -9,8 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from typer.testing import CliRunner
 
 from pipeline.check import check
+from pipeline.cli import app
 from pipeline.crawl import crawl, in_shard
 from pipeline.engine import connect
 from pipeline.errors import UsageError
@@ -19,6 +21,7 @@ from pipeline.store import Out
 from tests.conftest import FIXTURES, age, copy_tree, git
 
 SESSION = "docs/research/demo-brainstorm"
+runner = CliRunner()
 
 
 def commit(repo: Path, when: str, message: str) -> str:
@@ -1600,3 +1603,58 @@ def test_a_name_holding_byte_0x01_leaves_the_history_whole(
     assert sorted(rules) == [("BS-FORK-01",), ("BS-LEDGER-01",), ("BS-STATE-01",)]
     first = dict(GitRepo(str(repo)).first_changes(f"{SESSION}/ops") or [])
     assert first == {"capture.md": shas["ops"], odd: shas["odd"]}
+
+
+@pytest.mark.parametrize("gone", ["deleted", "renamed"])
+def test_a_step_back_in_a_folder_gone_by_the_night_fails_that_night(
+    tmp_path: Path, gone: str
+) -> None:
+    """Status stepped back (committed), then the folder deleted or the topic renamed before
+    the night: the series finding is the night's (issue 12), so the session takes part in that
+    night at its last commit and fails it, in the rates, verdicts, findings and alarms; it is
+    not part of later nights, and a folder deleted with no finding stays out as before."""
+    sessions = [f"docs/research/t{i}-brainstorm" for i in range(12)]
+    plain = "docs/research/plain-brainstorm"
+    repo = tmp_path / "root" / "repo"
+    copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", repo)
+    git(repo, "init", "-q")
+    for folder in [*sessions, plain]:
+        shutil.copytree(repo / SESSION, repo / folder)
+    for folder in sessions:
+        state = repo / folder / "state.md"
+        state.write_text(state.read_text().replace("Status: open", "Status: stopping"))
+    commit(repo, "2026-07-01T10:00:00Z", "stopping")
+    out = tmp_path / "out"
+    _night(repo, out, 1)
+    for folder in sessions:
+        state = repo / folder / "state.md"
+        state.write_text(state.read_text().replace("Status: stopping", "Status: open"))
+    commit(repo, "2026-07-02T10:00:00Z", "back to open")
+    for folder in [*sessions, plain]:
+        if gone == "renamed" and folder != plain:
+            git(repo, "mv", folder, folder.replace("/t", "/renamed-t"))
+        else:
+            shutil.rmtree(repo / folder)
+    commit(repo, "2026-07-02T11:00:00Z", f"{gone}")
+    crawl([str(repo.parent)], str(out), workers=1, git_history=True, point="night-2")
+    checked = runner.invoke(app, ["check", "--out", str(out), "--fail-on-regression"])
+    assert checked.exit_code == 1, checked.output
+    assert "regressed since night-1: BS-STATE-01" in checked.output
+    con = connect(Out(out))
+    topics = "SELECT topic FROM point_sessions WHERE point = ? ORDER BY topic"
+    renamed = [f"renamed-t{i}" for i in range(12)] if gone == "renamed" else []
+    night2 = sorted(["demo", *renamed, *(f"t{i}" for i in range(12))])
+    assert [t for (t,) in con.execute(topics, ["night-2"]).fetchall()] == night2
+    rates = "SELECT failed, evaluated FROM rule_rates WHERE point = ? AND rule_id = 'BS-STATE-01'"
+    assert con.execute(rates, ["night-2"]).fetchall() == [(12, len(night2))]
+    verdicts = con.execute(
+        "SELECT count(*) FILTER (WHERE NOT clean) FROM sessions WHERE point = 'night-2'"
+    ).fetchone()
+    assert verdicts == (12,)
+    found = "SELECT count(*) FROM findings WHERE point = 'night-2' AND source = 'history'"
+    assert con.execute(found).fetchone() == (12,)
+    before = _night_rates(out, 2)
+    _night(repo, out, 3)
+    con = connect(Out(out))
+    assert [t for (t,) in con.execute(topics, ["night-3"]).fetchall()] == sorted(["demo", *renamed])
+    assert _night_rates(out, 2) == before

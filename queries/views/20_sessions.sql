@@ -1,12 +1,3 @@
--- The sessions of each census point (docs/time-model.md): those whose working tree the point's
--- crawl saw, each at its latest observation in the point. A session seen only in old commits
--- (its folder deleted) is history, not part of the point.
-CREATE OR REPLACE VIEW point_sessions AS
-SELECT n.point, n.position, n.session_key, n.root, n.repo, n.repo_path, n.path, n.topic,
-    n.location, n.snapshot_id, n.run_id, n.observed_at, s.stage, own_gate(s.stage) AS gate
-FROM working_nodes n
-JOIN snapshots s ON s.snapshot_id = n.snapshot_id;
-
 -- The history findings of each checked point: its latest check's, since a re-check writes
 -- them again. Rows from before findings carried their check count only where a check of
 -- that era was the point's last (it found some, and no later check wrote any).
@@ -17,6 +8,66 @@ JOIN points p ON p.point = f.point
 WHERE f.check_id = p.check_id
     OR (f.check_id IS NULL AND p.check_series > 0 AND f.point NOT IN (
         SELECT point FROM series_findings WHERE check_id IS NOT NULL));
+
+-- The sessions of each census point (docs/time-model.md): those whose working tree the point's
+-- crawl saw, each at its latest observation in the point. A session seen only in old commits
+-- (its folder deleted) is history, not part of the point, unless its history at the point
+-- holds a finding along history: then it takes part in that point (only) at its last commit
+-- of the point's runs, so the finding reaches the night's rates, verdicts and alarms.
+CREATE OR REPLACE VIEW point_sessions AS
+WITH gone AS (
+    -- Series with a finding at a point and no working tree there, as its latest check judged
+    -- them: a point whose verdicts an older census froze without such a session keeps them.
+    SELECT DISTINCT f.point, f.session_key, f.root
+    FROM point_series_findings f
+    JOIN points p ON p.point = f.point
+    WHERE NOT EXISTS (
+            SELECT 1 FROM observations o JOIN run_points r ON r.run_id = o.run_id
+            WHERE r.point = f.point AND o.session_key = f.session_key AND o.root = f.root
+                AND o."commit" IS NULL)
+        AND (NOT EXISTS (
+                SELECT 1 FROM session_verdicts v
+                WHERE v.point = f.point AND v.check_id = p.check_id)
+            OR EXISTS (
+                SELECT 1 FROM session_verdicts v
+                WHERE v.point = f.point AND v.check_id = p.check_id
+                    AND v.session_key = f.session_key AND v.root = f.root))
+),
+commits AS (
+    SELECT o.*, r.point, r.started_at
+    FROM gone g
+    JOIN observations o ON o.session_key = g.session_key AND o.root = g.root
+    JOIN run_points r ON r.run_id = o.run_id AND r.point = g.point
+    WHERE o."commit" IS NOT NULL
+),
+last_commits AS (
+    -- Its last commit of the point's runs: one no other of them descends from (by ancestry;
+    -- of two branches' heads, the later dated), its research folder when it holds both.
+    SELECT c.*
+    FROM commits c
+    WHERE NOT EXISTS (
+        SELECT 1 FROM commits d
+        WHERE d.session_key = c.session_key AND d.root = c.root AND d.point = c.point
+            AND list_contains(d.parents, c."commit"))
+    QUALIFY row_number() OVER (
+        PARTITION BY session_key, root, point
+        ORDER BY observed_at DESC, "commit" DESC, location = 'research' DESC, repo_path, path,
+            snapshot_id) = 1
+),
+nodes AS (
+    SELECT point, position, session_key, root, repo, repo_path, path, topic, location,
+        snapshot_id, run_id, observed_at
+    FROM working_nodes
+    UNION ALL
+    SELECT c.point, p.position, c.session_key, c.root, c.repo, c.repo_path, c.path, c.topic,
+        c.location, c.snapshot_id, c.run_id, c.observed_at
+    FROM last_commits c
+    JOIN points p ON p.point = c.point
+)
+SELECT n.point, n.position, n.session_key, n.root, n.repo, n.repo_path, n.path, n.topic,
+    n.location, n.snapshot_id, n.run_id, n.observed_at, s.stage, own_gate(s.stage) AS gate
+FROM nodes n
+JOIN snapshots s ON s.snapshot_id = n.snapshot_id;
 
 -- rule_results at each rule's own gate: one status per snapshot and rule (its rows at later gates
 -- repeat it, gates being cumulative). Rows checked before rule_results had a row per gate have
