@@ -242,6 +242,8 @@ def _crawl_locked(out: Out, trees: list[Tree], plan: _Plan) -> CrawlSummary:
         if summary.previous_reader:  # other readers made OUT's rows: every session is read
             memos = run.memos = {}
         blocks = [list(t.repo_roots()) if isinstance(t, DirTree) else [] for t in trees]
+        if plan.git_history:
+            blocks = _with_emptied_repos(out, trees, blocks)
         # Rows of memos saved while every snapshot file they name stayed committed need no
         # look-up in OUT; after a prune or a compaction each row is looked up.
         vouched = set(vouched_by) <= set(out.manifest()[SNAPSHOTS.name])
@@ -658,6 +660,36 @@ def _previous_reader(out: Out) -> str | None:
     return None if latest in (None, READER_VERSION) else str(latest)
 
 
+def _with_emptied_repos(out: Out, trees: list[Tree], blocks: list[list[str]]) -> list[list[str]]:
+    """`blocks` and, per directory root, the repositories OUT saw sessions in that hold none
+    now (the last folder deleted): their history is read still, so a step back committed
+    before the deletion fails the night; unlisted, no commit was read (found by a hunt)."""
+    from pipeline.engine import parquet_scan
+
+    files = out.files(OBSERVATIONS.name)
+    roots = [t.root for t in trees if isinstance(t, DirTree)]
+    if not files or not roots:
+        return blocks
+    seen = _query(
+        f"SELECT DISTINCT root, repo_path FROM {parquet_scan(files)} WHERE list_contains(?, root)",
+        [roots],
+    )
+    more = [list(rels) for rels in blocks]
+    for tree, rels in zip(trees, more, strict=True):
+        if not isinstance(tree, DirTree):
+            continue
+        for root, repo_path in sorted(seen):
+            rel = "" if repo_path == "." else repo_path
+            # One walked inside another would show the other's sessions twice: left out.
+            overlaps = any(
+                not r or not rel or f"{r}/".startswith(f"{rel}/") or rel.startswith(f"{r}/")
+                for r in rels
+            )
+            if root == tree.root and not overlaps and os.path.isdir(os.path.join(root, rel)):
+                rels.append(rel)
+    return more
+
+
 def _query(sql: str, params: list[Any] | None = None) -> list[tuple[Any, ...]]:
     """A look-up in OUT's files through DuckDB: reading them with pyarrow would import pandas
     (about 0.6 s, as much as the rest of an unchanged rerun's own work)."""
@@ -991,6 +1023,9 @@ def _crawl_block(batch: _JobBatch, job: Job, walker: DirTree, rel: str) -> None:
     stamps = memo.stamps_of(job.root_abs, rel, entries, started)
     walk_issues = walker.issues[seen:]
     repos = list(discover(entries))
+    if batch.ctx.git_history and not repos:
+        # A repository OUT saw sessions in that holds none now (_with_emptied_repos).
+        repos.append(RepoRef(rel, has_git=True))
     # A link out of the root inside a session is that session's own parse issue already, and
     # a folder not listed inside a repository is its session's or the repository's (discover).
     sessions = tuple(f"{s.root_path}/" for r in repos for s in r.sessions.values())

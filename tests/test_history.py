@@ -1658,3 +1658,29 @@ def test_a_step_back_in_a_folder_gone_by_the_night_fails_that_night(
     con = connect(Out(out))
     assert [t for (t,) in con.execute(topics, ["night-3"]).fetchall()] == sorted(["demo", *renamed])
     assert _night_rates(out, 2) == before
+
+
+def test_a_repository_whose_last_session_was_deleted_still_has_its_history_read(
+    tmp_path: Path,
+) -> None:
+    """Status stepped back (committed), then the repository's only session folder deleted:
+    the walk lists repositories by their session folders, so the repository was never read
+    again and the step back was found nowhere. The repositories OUT saw are read still."""
+    repo = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", tmp_path / "root" / "repo")
+    other = copy_tree(repo, tmp_path / "root" / "other")
+    git(repo, "init", "-q")
+    edit(repo, "state.md", "Status: open", "Status: stopping")
+    commit(repo, "2026-07-01T10:00:00Z", "stopping")
+    out = tmp_path / "out"
+    _night(other, out, 1)
+    edit(repo, "state.md", "Status: stopping", "Status: open")
+    commit(repo, "2026-07-02T10:00:00Z", "back to open")
+    shutil.rmtree(repo / SESSION)
+    commit(repo, "2026-07-02T11:00:00Z", "delete the session")
+    _night(other, out, 2)
+    _night(other, out, 3)
+    assert [(p, r) for p, r, _ in _series(out)] == [("night-2", "BS-STATE-01")]
+    failing = connect(Out(out)).execute(
+        "SELECT point, repo_path FROM statuses WHERE rule_id = 'BS-STATE-01' AND status = 'fail'"
+    )
+    assert failing.fetchall() == [("night-2", "repo")]
