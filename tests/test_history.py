@@ -1164,6 +1164,62 @@ def test_commits_in_one_second_are_ordered_by_ancestry_for_lifetimes(tmp_path: P
     assert rows == [(f"repo-{i}", "resolved", False, 6.0) for i in range(8)]
 
 
+def _sync_log(repo: Path) -> None:
+    """The working tree's sync log (ops/ stays out of git): S2 reconciled on 2026-07-02."""
+    (repo / SESSION / "ops" / "sync-log.md").write_text(
+        "S1 | gate: intake | dispatched: 2026-07-01T09:10Z | scope: full\n"
+        "S1 → reconciled | 2026-07-01T09:20Z | 1 edits · 3 new forks · 3 open\n"
+        "S2 | gate: intake | dispatched: 2026-07-02T09:00Z | scope: full\n"
+        "S2 → reconciled | 2026-07-02T09:30Z | 1 edits · 0 new forks · 3 open\n"
+    )
+
+
+def test_a_commit_dated_in_the_future_is_never_ordered_after_the_crawl_that_saw_it(
+    tmp_path: Path,
+) -> None:
+    """A commit from a clock running ahead (dated 2030) sorted after every later working
+    tree, so it stood as the session's latest snapshot until the clock caught up: F1, resolved
+    by its child commit the next night, stayed open (in the night's longest-open forks), and
+    F6, raised in the working tree since, read as vanished; on the first night, the syncs
+    were unknown, as no snapshot after it had the sync log. It is ordered no later than the
+    crawl that first saw it, and before its child (dated correctly, so earlier) by ancestry."""
+    repo = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", tmp_path / "root" / "repo")
+    _sync_log(repo)
+    git(repo, "init", "-q")
+    (repo / SESSION / "forks.md").write_text(FORKS_T1)
+    _set_compose(repo, "2026-07-01T10:00Z")
+    commit(repo, "2030-01-01T10:00:00Z", "F1, F2, F5 open, on a fast clock")
+    out = tmp_path / "out"
+    _night(repo, out, 1)
+    _resolve_f1(repo)
+    _set_compose(repo, "2026-07-04T10:00Z")
+    commit(repo, "2026-07-04T10:00:00Z", "resolve F1 after 72 h")
+    forks = repo / SESSION / "forks.md"
+    forks.write_text(forks.read_text() + FORKS_T1.split("## F5")[1].join(["## F6", ""]))
+    _night(repo, out, 2)
+    con = connect(Out(out))
+    # On the first night the working tree is the latest snapshot, so its sync log counts S2.
+    assert con.execute(
+        "SELECT syncs FROM fork_lifetimes_at('night-1') WHERE fork_id = 'F1'"
+    ).fetchall() == [(1,)]
+    rows = con.execute(
+        "SELECT fork_id, close_kind, censored, vanished, hours, syncs "
+        "FROM fork_lifetimes_at('night-2') ORDER BY fork_id"
+    ).fetchall()
+    # F2 and F5 are censored at the working tree's content time (its newest capture turn).
+    assert rows == [
+        ("F1", "resolved", False, False, 72.0, 1),
+        ("F2", None, True, False, 172.3, 1),
+        ("F3", "resolved", False, False, None, None),
+        ("F5", None, True, False, 172.3, 1),
+        ("F6", None, True, False, 0.0, 0),
+    ]
+    frozen = con.execute(
+        "SELECT fork_id FROM longest_open WHERE point = 'night-2' ORDER BY fork_id"
+    ).fetchall()
+    assert frozen == [("F2",), ("F5",), ("F6",)]
+
+
 def _two_checkouts(root: Path) -> Path:
     """Under root, main-checkout and release-checkout: two clones of one origin holding one
     session (stopping), each with one commit."""

@@ -9,8 +9,10 @@
 -- fork_lifetimes is the all-runs case.
 --
 -- A session's snapshots are its observations under one crawl root (a series, as in
--- history_nodes) ordered by observed_at: commit dates are the clock for lifetimes (ties:
--- commits of one second by git ancestry, then commit and run, then stage and snapshot id);
+-- history_nodes) ordered by observed_at, a commit's never after the start of the first run
+-- that saw it nor after its descendants' (a clock running ahead; docs/time-model.md) (ties:
+-- commits of one second by git ancestry, then commits before the working tree, then commit
+-- and run, then stage and snapshot id);
 -- repeated consecutive observations of one snapshot count once. One moment (a run's working
 -- tree, or a commit) that shows the session in two folders is one snapshot, the folder that
 -- working_nodes_in picks: the research folder of a move half done (a stale history copy is
@@ -96,23 +98,52 @@ WITH RECURSIVE asked AS (
         PARTITION BY session_key, root, run_id, "commit"
         ORDER BY location = 'research' DESC, repo_path, path, snapshot_id) = 1
 ),
+first_seen AS (
+    -- A commit's clock for ordering: its date, but never after the start of the first run
+    -- that saw it (that run's working tree comes after it), nor after any of its descendants'
+    -- (git ancestry orders commits among themselves): a clock running ahead (a commit dated
+    -- 2030) made it the latest snapshot, so a fork resolved since stayed open.
+    SELECT o.session_key, o.root, o."commit", any_value(o.parents) AS parents,
+        least(min(o.observed_at), min(r.started_at)) AS order_at
+    FROM asked o
+    JOIN run_points r USING (run_id)
+    WHERE o."commit" IS NOT NULL
+    GROUP BY o.session_key, o.root, o."commit"
+),
+edges AS (
+    SELECT session_key, root, "commit", unnest(parents) AS parent FROM first_seen
+),
+bounded AS (
+    -- Each commit with its clock, and each ancestor dated after a descendant with that one's.
+    SELECT session_key, root, "commit", order_at FROM first_seen
+    UNION
+    SELECT p.session_key, p.root, p."commit", b.order_at
+    FROM bounded b
+    JOIN edges e ON e.session_key = b.session_key AND e.root = b.root AND e."commit" = b."commit"
+    JOIN first_seen p
+        ON p.session_key = e.session_key AND p.root = e.root AND p."commit" = e.parent
+    WHERE b.order_at < p.order_at
+),
+clocked AS (
+    SELECT f.session_key, f.root, f."commit", f.parents, min(b.order_at) AS order_at
+    FROM first_seen f
+    JOIN bounded b USING (session_key, root, "commit")
+    GROUP BY f.session_key, f.root, f."commit", f.parents
+),
 ties AS (
-    -- Commits of a series dated to the same second as another: git ancestry orders them,
+    -- Commits of a series ordered at the same second as another: git ancestry orders them,
     -- where the order of their hashes would put a close before the raise half the time.
-    SELECT session_key, root, observed_at, "commit", parents
-    FROM (
-        SELECT DISTINCT session_key, root, observed_at, "commit", parents
-        FROM asked WHERE "commit" IS NOT NULL
-    )
-    QUALIFY count(*) OVER (PARTITION BY session_key, root, observed_at) > 1
+    SELECT session_key, root, order_at, "commit", parents
+    FROM clocked
+    QUALIFY count(*) OVER (PARTITION BY session_key, root, order_at) > 1
 ),
 chain AS (
-    SELECT session_key, root, observed_at, "commit", 0 AS depth FROM ties
+    SELECT session_key, root, order_at, "commit", 0 AS depth FROM ties
     UNION ALL
-    SELECT t.session_key, t.root, t.observed_at, t."commit", c.depth + 1
+    SELECT t.session_key, t.root, t.order_at, t."commit", c.depth + 1
     FROM chain c
     JOIN ties t
-        ON t.session_key = c.session_key AND t.root = c.root AND t.observed_at = c.observed_at
+        ON t.session_key = c.session_key AND t.root = c.root AND t.order_at = c.order_at
             AND list_contains(t.parents, c."commit")
 ),
 depths AS (
@@ -120,16 +151,18 @@ depths AS (
     SELECT session_key, root, "commit", max(depth) AS depth FROM chain GROUP BY ALL
 ),
 obs AS (
-    SELECT o.* EXCLUDE (parents), coalesce(d.depth, 0) AS depth, s.content_time,
-        s.sync_log_exists, stage_rank(s.stage) AS stage_rank
+    SELECT o.* EXCLUDE (parents), coalesce(k.order_at, o.observed_at) AS order_at,
+        coalesce(d.depth, 0) AS depth, s.content_time, s.sync_log_exists,
+        stage_rank(s.stage) AS stage_rank
     FROM asked o
     JOIN snapshots s USING (snapshot_id)
+    LEFT JOIN clocked k USING (session_key, root, "commit")
     LEFT JOIN depths d USING (session_key, root, "commit")
 ),
 ordered AS (
     SELECT *, lag(snapshot_id) OVER (
         PARTITION BY session_key, root
-        ORDER BY observed_at, depth, "commit", run_id, stage_rank, snapshot_id
+        ORDER BY order_at, "commit" IS NULL, depth, "commit", run_id, stage_rank, snapshot_id
     ) AS previous
     FROM obs
 ),
@@ -137,7 +170,7 @@ seq AS (
     SELECT *,
         row_number() OVER (
             PARTITION BY session_key, root
-            ORDER BY observed_at, depth, "commit", run_id, stage_rank, snapshot_id
+            ORDER BY order_at, "commit" IS NULL, depth, "commit", run_id, stage_rank, snapshot_id
         ) AS seq,
         count(*) OVER (PARTITION BY session_key, root) AS snapshots
     FROM ordered
