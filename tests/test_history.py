@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -1218,6 +1219,34 @@ def test_a_commit_dated_in_the_future_is_never_ordered_after_the_crawl_that_saw_
         "SELECT fork_id FROM longest_open WHERE point = 'night-2' ORDER BY fork_id"
     ).fetchall()
     assert frozen == [("F2",), ("F5",), ("F6",)]
+
+
+def test_a_content_time_from_a_clock_running_ahead_is_no_later_than_the_crawl_that_read_it(
+    tmp_path: Path,
+) -> None:
+    """A twin on a fast clock writes Last compose 2030: F1, raised on 2026-07-01 and still
+    open, was censored at that content time, open for three and a half years at a night
+    checked in 2026 (the longest-open fork), and a fork raised in it and resolved later with
+    the right clock closed before it was raised (no lifetime). What a crawl read was written
+    before the crawl ended, so a content time is never later than the first crawl that read
+    it."""
+    repo = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", tmp_path / "root" / "repo")
+    git(repo, "init", "-q")
+    (repo / SESSION / "forks.md").write_text(FORKS_T1)
+    _set_compose(repo, "2026-07-01T10:00Z")
+    commit(repo, "2026-07-01T10:00:00Z", "F1, F2, F5 open")
+    _set_compose(repo, "2030-01-01T10:00Z")
+    out = tmp_path / "out"
+    _night(repo, out, 1)
+    con = connect(Out(out))
+    read_by = con.execute("SELECT max(finished_at) FROM runs").fetchone()[0]
+    bound = (read_by - datetime(2026, 7, 1, 10, tzinfo=UTC)).total_seconds() / 3600
+    censored = con.execute(
+        "SELECT max(censored_at), max(hours) FROM fork_lifetimes_at('night-1') WHERE censored"
+    ).fetchone()
+    assert censored == (read_by, pytest.approx(bound, abs=0.1))
+    frozen = con.execute("SELECT max(hours) FROM longest_open WHERE point = 'night-1'").fetchone()
+    assert frozen == (pytest.approx(bound, abs=0.1),)
 
 
 def _two_checkouts(root: Path) -> Path:

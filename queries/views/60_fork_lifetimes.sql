@@ -17,7 +17,8 @@
 -- tree, or a commit) that shows the session in two folders is one snapshot, the folder that
 -- working_nodes_in picks: the research folder of a move half done (a stale history copy is
 -- not the session's latest state), the first checkout by repository path. In each snapshot a fork is
--- resolved, open or parked as fork_states_in says.
+-- resolved, open or parked as fork_states_in says. A snapshot's content_time here is never
+-- later than the end of the first crawl that read it (a clock running ahead).
 --
 --   raised_at  the dispatch time of S# for `Raised by: twin (S#)` when a dispatch line of S#
 --              is in the session's sync log in any of its snapshots; else the content_time
@@ -104,7 +105,8 @@ first_seen AS (
     -- (git ancestry orders commits among themselves): a clock running ahead (a commit dated
     -- 2030) made it the latest snapshot, so a fork resolved since stayed open.
     SELECT o.session_key, o.root, o."commit", any_value(o.parents) AS parents,
-        least(min(o.observed_at), min(r.started_at)) AS order_at
+        least(min(o.observed_at), min(r.started_at)) AS order_at,
+        min(r.finished_at) AS read_by
     FROM asked o
     JOIN run_points r USING (run_id)
     WHERE o."commit" IS NOT NULL
@@ -125,10 +127,10 @@ bounded AS (
     WHERE b.order_at < p.order_at
 ),
 clocked AS (
-    SELECT f.session_key, f.root, f."commit", f.parents, min(b.order_at) AS order_at
+    SELECT f.session_key, f.root, f."commit", f.parents, f.read_by, min(b.order_at) AS order_at
     FROM first_seen f
     JOIN bounded b USING (session_key, root, "commit")
-    GROUP BY f.session_key, f.root, f."commit", f.parents
+    GROUP BY f.session_key, f.root, f."commit", f.parents, f.read_by
 ),
 ties AS (
     -- Commits of a series ordered at the same second as another: git ancestry orders them,
@@ -152,10 +154,17 @@ depths AS (
 ),
 obs AS (
     SELECT o.* EXCLUDE (parents), coalesce(k.order_at, o.observed_at) AS order_at,
-        coalesce(d.depth, 0) AS depth, s.content_time, s.sync_log_exists,
-        stage_rank(s.stage) AS stage_rank
+        coalesce(d.depth, 0) AS depth,
+        -- No later than the end of the first crawl that read it (what a crawl read was
+        -- written before it ended): a later one is a clock running ahead (Last compose 2030),
+        -- which gave a fork open for years, or a close before its raise. least skips a null,
+        -- so a snapshot without a content time keeps none.
+        CASE WHEN s.content_time IS NOT NULL
+            THEN least(s.content_time, coalesce(k.read_by, r.finished_at)) END AS content_time,
+        s.sync_log_exists, stage_rank(s.stage) AS stage_rank
     FROM asked o
     JOIN snapshots s USING (snapshot_id)
+    JOIN run_points r USING (run_id)
     LEFT JOIN clocked k USING (session_key, root, "commit")
     LEFT JOIN depths d USING (session_key, root, "commit")
 ),
