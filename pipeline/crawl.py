@@ -678,14 +678,17 @@ def _with_emptied_repos(out: Out, trees: list[Tree], blocks: list[list[str]]) ->
     for tree, rels in zip(trees, more, strict=True):
         if not isinstance(tree, DirTree):
             continue
+        listed = set(rels)  # the usual case, a repository still listed, costs one look-up
         for root, repo_path in sorted(seen):
             rel = "" if repo_path == "." else repo_path
+            if root != tree.root or rel in listed:
+                continue
             # One walked inside another would show the other's sessions twice: left out.
             overlaps = any(
                 not r or not rel or f"{r}/".startswith(f"{rel}/") or rel.startswith(f"{r}/")
                 for r in rels
             )
-            if root == tree.root and not overlaps and os.path.isdir(os.path.join(root, rel)):
+            if not overlaps and os.path.isdir(os.path.join(root, rel)):
                 rels.append(rel)
     return more
 
