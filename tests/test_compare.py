@@ -8,6 +8,7 @@ import re
 import shutil
 from pathlib import Path
 from statistics import NormalDist
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -445,33 +446,41 @@ def _baseline_against_itself(out: Path) -> Comparison:
     return between(con, point, point)
 
 
-def test_a_candidate_that_lost_sessions_says_how_many_were_not_compared(tmp_path: Path) -> None:
-    """A replay that wrote 3 of the baseline's 5 sessions was compared on the 3 with no word
-    that 2 were missing: the lost sessions may be the ones the candidate broke."""
+def _unequal_arms(
+    tmp_path: Path, baseline: int, candidate: int, lost: tuple[str, ...] = ()
+) -> tuple[str, dict[str, Any], str]:
+    """Compare's text, its --json and the report's text for arms of `baseline` and
+    `candidate` generated sessions, the candidate without the repositories in `lost`."""
     from tests.conftest import base_corpus
 
-    base_corpus(tmp_path / "baseline", 5)
-    base_corpus(tmp_path / "candidate", 6)
-    for lost in ("repo-01", "repo-03"):
-        shutil.rmtree(tmp_path / "candidate" / lost)
+    base_corpus(tmp_path / "baseline", baseline)
+    base_corpus(tmp_path / "candidate", candidate)
+    for repo in lost:
+        shutil.rmtree(tmp_path / "candidate" / repo)
     out = tmp_path / "out"
     crawl([str(tmp_path / "baseline")], str(out), {"run": "baseline"}, workers=1)
     crawl([str(tmp_path / "candidate")], str(out), {"run": "candidate"}, workers=1)
     check(str(out))
     arms = ["--baseline", "run=baseline", "--candidate", "run=candidate"]
     args = ["compare", "--out", str(out), *arms]
-    result = CliRunner().invoke(app, args)
-    assert "2 sessions of the baseline" in result.output, result.output
-    assert "are not in the candidate" in result.output
+    text = CliRunner().invoke(app, args).output
     doc = json.loads(CliRunner().invoke(app, [*args, "--json"]).output)
-    assert (doc["baseline_only"], doc["candidate_only"]) == (2, 1)
-    # The report's compare view said nothing of them, where compare's summary line names them.
     page = tmp_path / "report.html"
     reported = CliRunner().invoke(app, ["report", "--out", str(out), *arms, "--html", str(page)])
     assert reported.exit_code == 0, reported.output
-    text = " ".join(page.read_text().split())
-    assert "2 sessions of the baseline are not in the candidate and not compared" in text
-    same = _baseline_against_itself(out)
+    return text, doc, " ".join(page.read_text().split())
+
+
+def test_a_candidate_that_lost_sessions_says_how_many_were_not_compared(tmp_path: Path) -> None:
+    """A replay that wrote 3 of the baseline's 5 sessions was compared on the 3 with no word
+    that 2 were missing: the lost sessions may be the ones the candidate broke."""
+    text, doc, page = _unequal_arms(tmp_path, 5, 6, ("repo-01", "repo-03"))
+    assert "2 sessions of the baseline" in text, text
+    assert "are not in the candidate" in text
+    assert (doc["baseline_only"], doc["candidate_only"]) == (2, 1)
+    # The report's compare view said nothing of them, where compare's summary line names them.
+    assert "2 sessions of the baseline are not in the candidate and not compared" in page
+    same = _baseline_against_itself(tmp_path / "out")
     assert same.baseline_only == same.candidate_only == 0
 
 
@@ -479,28 +488,14 @@ def test_a_candidate_with_sessions_the_baseline_lacks_says_how_many(tmp_path: Pa
     """A replay run on 6 sessions against a baseline of 4 was compared two-sample with no word
     of the 2 extra ones in the summary line or the report (only --json counted them): the
     arms did not replay the same sessions, which a reader of the verdict must see."""
-    from tests.conftest import base_corpus
-
-    base_corpus(tmp_path / "baseline", 4)
-    base_corpus(tmp_path / "candidate", 6)
-    out = tmp_path / "out"
-    crawl([str(tmp_path / "baseline")], str(out), {"run": "baseline"}, workers=1)
-    crawl([str(tmp_path / "candidate")], str(out), {"run": "candidate"}, workers=1)
-    check(str(out))
-    arms = ["--baseline", "run=baseline", "--candidate", "run=candidate"]
-    args = ["compare", "--out", str(out), *arms]
-    summary = CliRunner().invoke(app, args).output.splitlines()[-1]
+    text, doc, page = _unequal_arms(tmp_path, 4, 6)
+    summary = text.splitlines()[-1]
     assert "2 sessions of the candidate" in summary, summary
     assert "are not in the baseline" in summary
     assert "sessions of the baseline" not in summary
-    doc = json.loads(CliRunner().invoke(app, [*args, "--json"]).output)
     assert (doc["baseline_only"], doc["candidate_only"]) == (0, 2)
-    page = tmp_path / "report.html"
-    reported = CliRunner().invoke(app, ["report", "--out", str(out), *arms, "--html", str(page)])
-    assert reported.exit_code == 0, reported.output
-    text = " ".join(page.read_text().split())
-    assert "2 sessions of the candidate are not in the baseline and not compared" in text
-    assert "of the baseline are not in the candidate" not in text
+    assert "2 sessions of the candidate are not in the baseline and not compared" in page
+    assert "of the baseline are not in the candidate" not in page
 
 
 def test_each_arm_counts_its_sessions_as_the_rates_do(tmp_path: Path) -> None:
