@@ -239,25 +239,39 @@ WHERE now.position = $position
 """
 
 
+# The content tables the series rules and the history macros read, all by snapshot: while a
+# point's series are searched, each holds the rows of the changed series' snapshots only. A
+# table left out of this list is read whole, which is slower and as right.
+SERIES_CONTENT = ("snapshots", "forks", "ledger", "ledger_resolves", "files")
+
+
 @contextmanager
 def _changed_series_only(con: Any, position: int, searched: bool) -> Iterator[None]:
     """While the series findings of the point at `position` are looked for (`searched`), the
-    observations of its changed series only (CHANGED_SERIES), in a temp table that the history
-    macros and series rules read instead of OUT's view: every finding is a series', and a
-    night's check then walks the few series that moved, not every series twice."""
+    observations of its changed series only (CHANGED_SERIES), and the content of their
+    snapshots (SERIES_CONTENT), in temp tables that the history macros and series rules read
+    instead of OUT's views: every finding is a series', and a night's check then walks the few
+    series that moved, not every series twice, and joins their rows, not every night's."""
     if not searched:
         yield
         return
-    con.execute(
-        "CREATE OR REPLACE TEMP TABLE observations AS "
-        f"SELECT * FROM {out_view(con, 'observations')} "
-        f"SEMI JOIN ({CHANGED_SERIES}) changed USING (session_key, root)",
-        {"position": position},
-    )
+    shadowed = ["observations", *SERIES_CONTENT]
     try:
+        con.execute(
+            "CREATE OR REPLACE TEMP TABLE observations AS "
+            f"SELECT * FROM {out_view(con, 'observations')} "
+            f"SEMI JOIN ({CHANGED_SERIES}) changed USING (session_key, root)",
+            {"position": position},
+        )
+        for name in SERIES_CONTENT:
+            con.execute(
+                f'CREATE OR REPLACE TEMP TABLE "{name}" AS SELECT * FROM {out_view(con, name)} '
+                "WHERE snapshot_id IN (SELECT snapshot_id FROM temp.main.observations)"
+            )
         yield
     finally:
-        con.execute("DROP TABLE IF EXISTS temp.main.observations")
+        for name in shadowed:
+            con.execute(f'DROP TABLE IF EXISTS temp.main."{name}"')
 
 
 @contextmanager
