@@ -243,6 +243,9 @@ WHERE now.position = $position
 # point's series are searched, each holds the rows of the changed series' snapshots only. A
 # table left out of this list is read whole, which is slower and as right.
 SERIES_CONTENT = ("snapshots", "forks", "ledger", "ledger_resolves", "files")
+# Above this many snapshots (a first check, a re-check) the copies would hold most of OUT in
+# memory for no gain: the series then read OUT's files.
+SERIES_CONTENT_LIMIT = 10_000
 
 
 @contextmanager
@@ -263,7 +266,10 @@ def _changed_series_only(con: Any, position: int, searched: bool) -> Iterator[No
             f"SEMI JOIN ({CHANGED_SERIES}) changed USING (session_key, root)",
             {"position": position},
         )
-        for name in SERIES_CONTENT:
+        snapshots = con.execute(
+            "SELECT count(DISTINCT snapshot_id) FROM temp.main.observations"
+        ).fetchone()[0]
+        for name in SERIES_CONTENT if snapshots <= SERIES_CONTENT_LIMIT else ():
             con.execute(
                 f'CREATE OR REPLACE TEMP TABLE "{name}" AS SELECT * FROM {out_view(con, name)} '
                 "WHERE snapshot_id IN (SELECT snapshot_id FROM temp.main.observations)"

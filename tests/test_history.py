@@ -119,6 +119,25 @@ def test_series_rules_flag_the_commit_that_broke_them(checked: tuple[dict[str, s
     assert dict(ops)[shas["ops"]] == "fail" and dict(ops)[shas["untracked"]] == "pass"
 
 
+def test_series_found_on_copies_of_the_changed_series_are_those_found_on_every_file(
+    history: tuple[Path, dict[str, str]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """check copies the changed series' content into temp tables when they are few, and reads
+    OUT's files when they are many: the two ways find the same rows."""
+    import pipeline.check
+
+    repo, _ = history
+    found = []
+    for limit in (pipeline.check.SERIES_CONTENT_LIMIT, 0):
+        monkeypatch.setattr(pipeline.check, "SERIES_CONTENT_LIMIT", limit)
+        out = tmp_path / f"out-{limit}"
+        crawl([str(repo.parent)], str(out), workers=1, git_history=True)
+        check(str(out))
+        query = "SELECT rule_id, file, line, message FROM series_findings ORDER BY ALL"
+        found.append(connect(Out(out)).execute(query).fetchall())
+    assert len({r[0] for r in found[0]}) == 3 and found[0] == found[1], found
+
+
 def test_series_findings_fail_the_session_at_its_census_point(
     checked: tuple[dict[str, str], Any],
 ) -> None:
