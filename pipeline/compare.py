@@ -67,13 +67,16 @@ class Arm:
     count: int
     evaluated: int
     value: float | None  # the rate (or the share, or the median in hours)
+    # Sessions the rule skipped, out of `evaluated` and shown beside it (spec §7); for
+    # clean-share, sessions with no verdict; 0 for fork-median-hours.
+    skipped: int = 0
 
 
 @dataclass
 class Row:
     metric: str  # a rule ID, "clean-share" or "fork-median-hours"
     gate: str
-    design: str  # paired, two-sample, or medians
+    design: str | None  # paired, two-sample or medians; None where no test ran (no sessions)
     baseline: Arm
     candidate: Arm
     difference: float | None = None
@@ -194,6 +197,14 @@ def verdict(row: Row) -> str:
     return "regression" if worse else "improvement"
 
 
+def untested(row: Row) -> Row:
+    """A row no test was run on (an arm evaluated nothing) names no design: 'two-sample'
+    there read as a test that found nothing."""
+    if row.verdict == "no sessions":
+        row.design = None
+    return row
+
+
 def compare(out_path: str, baseline: Selector, candidate: Selector) -> Comparison:
     out = Out(out_path)
     out.require()
@@ -262,8 +273,8 @@ def between(
             r["metric"],
             r["gate"],
             "paired" if r["paired"] else "two-sample",
-            Arm(r["f_baseline"], r["n_baseline"], r["baseline"]),
-            Arm(r["f_candidate"], r["n_candidate"], r["candidate"]),
+            Arm(r["f_baseline"], r["n_baseline"], r["baseline"], r["s_baseline"]),
+            Arm(r["f_candidate"], r["n_candidate"], r["candidate"], r["s_candidate"]),
             r["difference"],
             r["lower"],
             r["upper"],
@@ -272,9 +283,9 @@ def between(
         )
         # Fork lifetimes read crawled history alone: only the median row survives other rules.
         row.verdict = OTHER_MEASURE if result.other_measure else verdict(row)
-        result.rows.append(row)
+        result.rows.append(untested(row))
     base_life, cand_life = (known.get(p.name) or point_lifetime(con, p) for p in (base, cand))
-    result.rows.append(median_row(base_life, cand_life, z))
+    result.rows.append(untested(median_row(base_life, cand_life, z)))
     before, after, result.baseline_only, result.candidate_only = _matched(con, base, cand)
     result.emptied, result.baseless = (before if not after else 0), (after if not before else 0)
     if not before or not after:

@@ -6,6 +6,7 @@ from typing import Any
 
 from pipeline.compare import MEDIAN, Arm, Comparison, Row, ordered
 from pipeline.textout import (
+    DASH,
     count_rate,
     difference_interval,
     num,
@@ -21,6 +22,14 @@ def median_text(arm: Arm) -> str:
     if not arm.evaluated:
         return "no forks"
     return reached(arm.value, unit="h")
+
+
+def skipped_text(row: Row) -> str:
+    """Each arm's skipped count, baseline / candidate (spec §7 shows it beside a rate); the
+    fork median skips nothing."""
+    if row.metric == MEDIAN:
+        return DASH
+    return f"{row.baseline.skipped:,} / {row.candidate.skipped:,}"
 
 
 def _arm(row: Row, which: str) -> str:
@@ -41,9 +50,10 @@ def comparison_table(result: Comparison) -> Any:
             [
                 r.metric,
                 r.verdict,
-                r.design,
+                r.design or DASH,
                 _arm(r, "baseline"),
                 _arm(r, "candidate"),
+                skipped_text(r),
                 diff,
                 difference_interval(r.lower, r.upper, hours, r.verdict != "no sessions"),
             ]
@@ -53,7 +63,16 @@ def comparison_table(result: Comparison) -> Any:
         f"intervals simultaneous at 95% over {result.family_size} comparisons "
         f"(each at {result.confidence:.2%})"
     )
-    columns = ["metric", "verdict", "design", "baseline", "candidate", "difference", "interval"]
+    columns = [
+        "metric",
+        "verdict",
+        "design",
+        "baseline",
+        "candidate",
+        "skipped",
+        "difference",
+        "interval",
+    ]
     return table(title, columns, rows)
 
 

@@ -34,7 +34,7 @@ from pipeline.compare import (
     other_measure,
     point_lifetime,
 )
-from pipeline.compare_text import median_text
+from pipeline.compare_text import median_text, skipped_text
 from pipeline.engine import connect, fetch_dicts, out_view
 from pipeline.errors import UsageError
 from pipeline.output import written
@@ -452,6 +452,7 @@ def render(data: ReportData) -> str:
         plural=plural,
         censored_text=censored_text,
         median_text=median_text,
+        skipped_text=skipped_text,
         reach_text=reach_text,
         point_label=lambda point: phrases.get(point.name) or charts.point_label(point),
         visible=visible,

@@ -227,12 +227,13 @@ def test_each_arm_is_the_rule_rates_of_its_point_and_sarif_agrees(
         (lambda r: r.candidate, result.candidate),
     ):
         rates = {
-            rule: (failed, evaluated)
-            for rule, failed, evaluated in con.execute(
-                "SELECT rule_id, failed, evaluated FROM rule_rates WHERE point = ?", [point.name]
+            rule: (failed, evaluated, skipped)
+            for rule, failed, evaluated, skipped in con.execute(
+                "SELECT rule_id, failed, evaluated, skipped FROM rule_rates WHERE point = ?",
+                [point.name],
             ).fetchall()
         }
-        rows = {r.metric: (arm(r).count, arm(r).evaluated) for r in result.rows}
+        rows = {r.metric: (arm(r).count, arm(r).evaluated, arm(r).skipped) for r in result.rows}
         assert {k: rows[k] for k in rates} == rates
     sarif = tmp_path / "c.sarif"
     runner = CliRunner()
@@ -709,3 +710,28 @@ def test_a_key_held_under_two_roots_pairs_by_root_as_the_report_pairs_it(tmp_pat
     assert rows["BS-STATE-01"].design == "paired"
     assert (rows["BS-STATE-01"].baseline.count, rows["BS-STATE-01"].candidate.count) == (0, 1)
     assert rows["clean-share"].design == "paired"
+
+
+def test_a_rule_every_session_skipped_shows_its_skipped_counts_and_no_design(
+    replay: Path, tmp_path: Path
+) -> None:
+    """BS-OPS-02 needs git context, which no session of the replay has: compare read "no
+    sessions" with no skipped count (spec §7 shows it beside every rate) and called the row
+    "two-sample", a design no test was run with. Text, --json and the report agree."""
+    arms = ["--baseline", "run=baseline", "--candidate", "run=candidate"]
+    text = runner.invoke(app, ["compare", "--out", str(replay), *arms]).output
+    row = next(line for line in text.splitlines() if "BS-OPS-02" in line).split()
+    assert row[:2] == ["BS-OPS-02", "no"] and "two-sample" not in row, row
+    assert row[row.index("sessions") + 1] == "–" and "300 / 300" in " ".join(row), row
+    doc = json.loads(runner.invoke(app, ["compare", "--out", str(replay), *arms, "--json"]).output)
+    ops = next(r for r in doc["rows"] if r["metric"] == "BS-OPS-02")
+    assert ops["design"] is None
+    assert ops["baseline"]["skipped"] == ops["candidate"]["skipped"] == 300
+    fork = next(r for r in doc["rows"] if r["metric"] == "BS-FORK-01")
+    assert fork["design"] == "paired" and fork["baseline"]["skipped"] == 0
+    page = tmp_path / "r.html"
+    runner.invoke(app, ["report", "--out", str(replay), *arms, "--html", str(page)])
+    view = page.read_text().split('id="compare"', 1)[1].split("</section>", 1)[0]
+    cells = re.findall(r"<td[^>]*>(.*?)</td>", view.split('data-metric="BS-OPS-02"')[1])[:5]
+    assert cells[2] == "–" and "two-sample" not in cells, cells
+    assert "300 / 300" in view.split('data-metric="BS-OPS-02"')[1].split("</tr>")[0]

@@ -276,7 +276,9 @@ def test_compare_tiny_replay(checked: Path) -> None:
     assert (clean.candidate.count, clean.candidate.evaluated) == (1, 2)
     assert (clean.worse_when, clean.difference) == ("lower", -0.5)
     assert rows["BS-OPS-02"].verdict == "no sessions" and rows["BS-OPS-02"].p_value is None
-    assert rows["BS-OPS-02"].design == "two-sample"
+    # No test ran on it: no design, and each arm's skipped sessions beside it.
+    assert rows["BS-OPS-02"].design is None
+    assert rows["BS-OPS-02"].baseline.skipped == rows["BS-OPS-02"].candidate.skipped == 2
     counts = result.counts()
     assert counts == {
         "regression": 0,

@@ -310,7 +310,12 @@ def test_comparison_as_json_has_stable_keys_and_ordered_rows() -> None:
     assert (plain["family_size"], plain["confidence"]) == (21, 0.9976)
     assert plain["counts"] == {"regression": 1, "improvement": 1, "unchanged": 1, "no sessions": 0}
     assert [r["metric"] for r in plain["rows"]] == ["B", "A", CLEAN]
-    assert plain["rows"][0]["baseline"] == {"count": 1, "evaluated": 10, "value": 0.1}
+    assert plain["rows"][0]["baseline"] == {
+        "count": 1,
+        "evaluated": 10,
+        "value": 0.1,
+        "skipped": 0,
+    }
     assert MEDIAN == "fork-median-hours"
 
 

@@ -47,6 +47,19 @@ metrics AS (
     UNION ALL
     SELECT 'clean-share', 'own'
 ),
+skips AS (
+    -- Each arm's skipped count beside its rate (spec §7), as rule_rates counts it; for the
+    -- clean share, the sessions with no verdict at their own gate.
+    SELECT a.cand, rule_id AS metric, skipped FROM rule_rates JOIN arms a USING (point)
+    UNION ALL
+    SELECT cand, 'clean-share', count(*) FILTER (WHERE judged IS NULL)
+    FROM (
+        SELECT a.cand, session_key, root, bool_and(clean) AS judged
+        FROM sessions JOIN arms a USING (point)
+        GROUP BY ALL
+    )
+    GROUP BY cand
+),
 counts AS (
     SELECT metric,
         count(b_hit) AS n_baseline,
@@ -66,11 +79,15 @@ joined AS (
         coalesce(k.n_baseline, 0) AS n_baseline, coalesce(k.f_baseline, 0) AS f_baseline,
         coalesce(k.n_candidate, 0) AS n_candidate, coalesce(k.f_candidate, 0) AS f_candidate,
         coalesce(k.unmatched, 0) = 0 AND coalesce(k.n_baseline, 0) > 0 AS paired,
-        k.both_hit, k.only_baseline, k.only_candidate, k.neither
+        k.both_hit, k.only_baseline, k.only_candidate, k.neither,
+        coalesce(sb.skipped, 0) AS s_baseline, coalesce(sc.skipped, 0) AS s_candidate
     FROM metrics m
     LEFT JOIN counts k USING (metric)
+    LEFT JOIN (FROM skips WHERE NOT cand) sb USING (metric)
+    LEFT JOIN (FROM skips WHERE cand) sc USING (metric)
 )
 SELECT metric, gate, paired, n_baseline, f_baseline, n_candidate, f_candidate,
+    s_baseline, s_candidate,
     f_baseline / nullif(n_baseline, 0) AS baseline,
     f_candidate / nullif(n_candidate, 0) AS candidate,
     f_candidate / nullif(n_candidate, 0) - f_baseline / nullif(n_baseline, 0) AS difference,
