@@ -298,7 +298,9 @@ def main_options(
     _state["debug"] = debug
 
 
-def _sarif_after_verdict(sarif: Path, findings: Any, verdict: str) -> bool:
+def _sarif_after_verdict(
+    sarif: Path, findings: Any, verdict: str, notes: tuple[str, ...] = ()
+) -> bool:
     """Write the SARIF file of a decided verdict (`verdict` says what stands: "the check is
     committed"); a failure is a warning, since the exit code must still say what the command
     found. Whether it was written."""
@@ -306,7 +308,7 @@ def _sarif_after_verdict(sarif: Path, findings: Any, verdict: str) -> bool:
     from pipeline.sarif import write_sarif
 
     try:
-        write_sarif(str(sarif), findings)
+        write_sarif(str(sarif), findings, notes)
     except OSError as err:
         found = os_trouble(err, str(sarif))
         problem = found.problem if found else str(err)
@@ -896,7 +898,7 @@ def compare(
 
     Example: census compare --out census-out --baseline run=baseline --candidate run=candidate
     """
-    from pipeline.compare import Selector, findings_against_baseline
+    from pipeline.compare import Selector, findings_against_baseline, lost_note
     from pipeline.compare import compare as run_compare
 
     base = Selector(
@@ -918,7 +920,8 @@ def compare(
         typer.echo(summary_line(result))
     if sarif is not None:
         findings = findings_against_baseline(str(out), result)
-        _sarif_after_verdict(sarif, findings, "the comparison stands")
+        lost = lost_note(result)
+        _sarif_after_verdict(sarif, findings, "the comparison stands", (lost,) if lost else ())
     raise typer.Exit(1 if result.tripped else 0)
 
 

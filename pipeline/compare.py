@@ -394,13 +394,18 @@ CITED_LINE = re.compile(r"(?<=\.md:)\d+|(?<=at line )\d+")
 
 
 def findings_against_baseline(out_path: str, comparison: Comparison) -> list[dict[str, Any]]:
-    """Every candidate finding marked new or unchanged, and baseline-only ones marked absent.
+    """Every candidate finding marked new or unchanged, and baseline-only ones marked absent,
+    save those of sessions the candidate does not hold: SARIF's `absent` is a result the
+    current run looked for and did not detect (read as fixed), and it never read those
+    (lost_note says how many sessions were left out).
 
     A finding is the same in both arms when its session, rule, file and message are, read
     without line numbers (lines move as files grow); a finding repeated k times matches up to
     k times.
     """
     con = connect(Out(out_path))
+    names = {"b": comparison.baseline.name, "p": comparison.candidate.name}
+    lost = {tuple(r) for r in con.execute(query_sql("compare_lost"), names).fetchall()}
     query = "SELECT * FROM findings WHERE point = $point ORDER BY repo_path, path, rule_id, line"
 
     def load(point: Point) -> dict[tuple[Any, ...], list[dict[str, Any]]]:
@@ -418,5 +423,24 @@ def findings_against_baseline(out_path: str, comparison: Comparison) -> list[dic
         marked += [
             {**r, "baselineState": "unchanged" if i < kept else "new"} for i, r in enumerate(after)
         ]
-        marked += [{**r, "baselineState": "absent"} for r in before[len(after) :]]
+        gone = before[len(after) :]
+        marked += [
+            {**r, "baselineState": "absent"}
+            for r in gone
+            if (r["session_key"], r["root"]) not in lost
+        ]
     return marked
+
+
+def lost_note(comparison: Comparison) -> str | None:
+    """What the SARIF leaves out (findings_against_baseline): the baseline's sessions the
+    candidate does not hold, whose findings are neither absent nor still there."""
+    lost = comparison.baseline_only or comparison.emptied
+    if not lost:
+        return None
+    return (
+        f"{lost:,} session{'' if lost == 1 else 's'} of the baseline {comparison.baseline.name} "
+        f"{'is' if lost == 1 else 'are'} not in the candidate {comparison.candidate.name}: "
+        "their findings are left out of this file, not marked absent (the candidate never "
+        "read them, so they are not known fixed)"
+    )

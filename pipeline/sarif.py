@@ -82,7 +82,9 @@ def _result(f: dict[str, Any], index: dict[str, int], bases: dict[str, Any]) -> 
     return result
 
 
-def sarif_log(findings: Iterable[dict[str, Any]]) -> dict[str, Any]:
+def sarif_log(findings: Iterable[dict[str, Any]], notes: Iterable[str] = ()) -> dict[str, Any]:
+    """The SARIF 2.1.0 log of `findings`; `notes`: warnings on what the run did not look at,
+    as tool execution notifications of its one invocation."""
     rules = load_rules()
     index = {r.rule_id: i for i, r in enumerate(rules)}
     listed = list(findings)
@@ -106,6 +108,9 @@ def sarif_log(findings: Iterable[dict[str, Any]]) -> dict[str, Any]:
         },
         "results": [_result(f, index, bases) for f in listed],
     }
+    warnings = [{"level": "warning", "message": {"text": text}} for text in notes]
+    if warnings:
+        run["invocations"] = [{"executionSuccessful": True, "toolExecutionNotifications": warnings}]
     if bases:
         run["originalUriBaseIds"] = {
             base: {"uri": _base_uri(root), "description": {"text": f"repository {name}"}}
@@ -138,7 +143,7 @@ def detection_findings(detection: Any) -> list[dict[str, Any]]:
     ]
 
 
-def write_sarif(path: str, findings: Iterable[dict[str, Any]]) -> None:
-    body = (json.dumps(sarif_log(findings), indent=2) + "\n").encode()
+def write_sarif(path: str, findings: Iterable[dict[str, Any]], notes: Iterable[str] = ()) -> None:
+    body = (json.dumps(sarif_log(findings, notes), indent=2) + "\n").encode()
     with written(path) as handle:
         handle.write(body)

@@ -153,3 +153,31 @@ def test_a_clean_detect_still_names_the_tool(validator: Draft4Validator, tmp_pat
     log = valid(validator, sarif)
     assert len(log["runs"]) == 1 and log["runs"][0]["results"] == []
     assert log["runs"][0]["tool"]["driver"]["name"] == "brainstorm-census"
+
+
+def test_findings_of_a_session_the_candidate_lost_are_not_absent(
+    validator: Draft4Validator, tmp_path: Path
+) -> None:
+    """SARIF 2.1.0's `absent` is a result the baseline run detected and the current run did
+    not: a viewer reads it as fixed. A session the candidate never read (a replay that crashed
+    part way) was not looked at, so its findings are left out, and the run says so in a
+    warning notification, never as fixed."""
+    corpus = tmp_path / "corpus"
+    for name in ("acme-checkout", "orbit-api"):
+        copy_tree(FIXTURES / "example" / name, corpus / name)
+    out = tmp_path / "out"
+    both = [str(corpus / "acme-checkout"), str(corpus / "orbit-api")]
+    assert runner.invoke(app, ["crawl", *both, "--out", str(out), "--label", "run=baseline"])
+    lost = ["crawl", both[0], "--out", str(out), "--label", "run=candidate"]
+    assert runner.invoke(app, lost).exit_code == 0
+    assert runner.invoke(app, ["check", "--out", str(out)]).exit_code == 0
+    sarif = tmp_path / "compare.sarif"
+    arms = ["--baseline", "run=baseline", "--candidate", "run=candidate"]
+    result = runner.invoke(app, ["compare", "--out", str(out), *arms, "--sarif", str(sarif)])
+    assert result.exit_code in (0, 1), result.output
+    run = valid(validator, sarif)["runs"][0]
+    # orbit-api, which only the baseline read, holds no result (it held three, absent).
+    assert ["orbit-api" in v["uri"] for v in run["originalUriBaseIds"].values()] == [False]
+    assert {r["baselineState"] for r in run["results"]} == {"unchanged"}
+    notes = run["invocations"][0]["toolExecutionNotifications"]
+    assert notes[0]["level"] == "warning" and "not in the candidate" in notes[0]["message"]["text"]
