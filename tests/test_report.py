@@ -653,3 +653,20 @@ def test_a_bidi_override_in_session_text_leaves_the_pages_words_in_order(
     assert reversed == [], reversed[:5]
     summary = page.locator("#worst summary", has_text=f"pay{RLO}ments").first
     summary.screenshot(path=str(session_text.parent / "bidi-summary.png"))
+
+
+def test_a_section_reached_from_the_nav_shows_its_heading(report: Path, browser: Any) -> None:
+    """The nav sticks to the top: a link to a section (Compare, Rule rates, …) scrolled its
+    heading under the nav, so the view opened on a table with no title saying what it is."""
+    page, errors, _ = open_page(browser, report)
+    assert errors == []
+    links = page.locator("nav a").all()
+    assert len(links) >= len(SECTIONS)
+    for link in links:
+        target = (link.get_attribute("href") or "")[1:]
+        link.click()
+        page.wait_for_timeout(50)
+        nav = page.locator("nav").bounding_box()
+        heading = page.locator(f"section#{target} h2").first.bounding_box()
+        assert heading["y"] >= nav["y"] + nav["height"] - 0.5, (target, heading, nav)
+    page.close()
