@@ -93,7 +93,8 @@ def summary_line(result: Comparison) -> str:
         line += (
             f"; {plural(result.baseline_only, 'session')} of the baseline "
             f"{result.baseline.name} {'is' if result.baseline_only == 1 else 'are'} not in the "
-            f"candidate {result.candidate.name} and not compared"
+            f"candidate {result.candidate.name}: they count in the baseline's rates, and the "
+            "rows they enter are two-sample (the lost ones may be the ones it broke)"
         )
     if result.candidate_only:
         # Sessions the baseline never saw make the rates two-sample as lost ones do: a
@@ -101,7 +102,8 @@ def summary_line(result: Comparison) -> str:
         line += (
             f"; {plural(result.candidate_only, 'session')} of the candidate "
             f"{result.candidate.name} {'is' if result.candidate_only == 1 else 'are'} not in "
-            f"the baseline {result.baseline.name} and not compared"
+            f"the baseline {result.baseline.name}: they count in the candidate's rates, and "
+            "the rows they enter are two-sample"
         )
     if result.baseless:
         line += (

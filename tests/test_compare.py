@@ -472,7 +472,7 @@ def _unequal_arms(
     return text, doc, " ".join(page.read_text().split())
 
 
-def test_a_candidate_that_lost_sessions_says_how_many_were_not_compared(tmp_path: Path) -> None:
+def test_a_candidate_that_lost_sessions_says_how_many_it_holds_not(tmp_path: Path) -> None:
     """A replay that wrote 3 of the baseline's 5 sessions was compared on the 3 with no word
     that 2 were missing: the lost sessions may be the ones the candidate broke."""
     text, doc, page = _unequal_arms(tmp_path, 5, 6, ("repo-01", "repo-03"))
@@ -480,7 +480,10 @@ def test_a_candidate_that_lost_sessions_says_how_many_were_not_compared(tmp_path
     assert "are not in the candidate" in text
     assert (doc["baseline_only"], doc["candidate_only"]) == (2, 1)
     # The report's compare view said nothing of them, where compare's summary line names them.
-    assert "2 sessions of the baseline are not in the candidate and not compared" in page
+    # They count in the baseline's rates (rule_rates of its point): "not compared" was false.
+    lost = "2 sessions of the baseline are not in the candidate: they count in the baseline's"
+    assert lost in page and "not compared" not in page
+    assert "not compared" not in text and "count in the baseline's rates" in text
     same = _baseline_against_itself(tmp_path / "out")
     assert same.baseline_only == same.candidate_only == 0
 
@@ -495,7 +498,9 @@ def test_a_candidate_with_sessions_the_baseline_lacks_says_how_many(tmp_path: Pa
     assert "are not in the baseline" in summary
     assert "sessions of the baseline" not in summary
     assert (doc["baseline_only"], doc["candidate_only"]) == (0, 2)
-    assert "2 sessions of the candidate are not in the baseline and not compared" in page
+    extra = "2 sessions of the candidate are not in the baseline: they count in the candidate's"
+    assert extra in page and "not compared" not in page
+    assert "not compared" not in summary and "count in the candidate's rates" in summary
     assert "of the baseline are not in the candidate" not in page
 
 
