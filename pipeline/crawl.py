@@ -9,6 +9,7 @@ whose content hash is already stored is read but not parsed or written again.
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import time
 from collections.abc import Callable, Iterator
@@ -912,23 +913,57 @@ def _dask_results(
     """The same jobs on a Dask cluster; its workers must see the roots at the same paths."""
     try:
         from distributed import Client
-        from distributed import wait as dask_wait
     except ImportError:
         raise OutError(
             "--scheduler needs the dask extra: pip install 'brainstorm-census[dask]'"
         ) from None
     inline: list[tuple[Tree, Job]] = []
-    client: Any = _dask_client(Client, address)
-    with client:
-        try:
-            shared_ctx = client.scatter(ctx, broadcast=True)
-        except OSError as err:  # TimeoutError: no worker joined the scheduler in time
-            raise UsageError(
-                f"--scheduler {address!r}: the Dask scheduler gave the crawl no worker ({err}); "
-                "start workers for it (dask worker ADDRESS)"
-            ) from None
-        limit = max(sum(client.nthreads().values()), 1) * 3
-        pending: set[Any] = set()
+    with _quiet_dask():
+        client: Any = _dask_client(Client, address)
+        with client:
+            try:
+                shared_ctx = client.scatter(ctx, broadcast=True)
+            except OSError as err:  # TimeoutError: no worker joined the scheduler in time
+                if not isinstance(err, TimeoutError):
+                    raise _scheduler_lost(address, err) from None
+                raise UsageError(
+                    f"--scheduler {address!r}: the Dask scheduler gave the crawl no worker "
+                    f"({err}); start workers for it (dask worker ADDRESS)"
+                ) from None
+            yield from _dask_run(client, shared_ctx, jobs, inline, address)
+    _init_worker(ctx)
+    for tree, job in inline:
+        yield run_job(job, tree)
+
+
+@contextmanager
+def _quiet_dask() -> Iterator[None]:
+    """Dask's loggers (each with its own level and handler) silenced below CRITICAL: a lost
+    scheduler is logged as tracebacks on stderr, where the crawl says it in one line."""
+    names = [n for n in logging.root.manager.loggerDict if n.split(".")[0] == "distributed"]
+    loggers = [logging.getLogger(n) for n in ["distributed", *names]]
+    levels = [one.level for one in loggers]
+    for one in loggers:
+        one.setLevel(logging.CRITICAL)
+    yield
+    # Not on an error: Dask's threads may still log the lost scheduler as the crawl ends.
+    for one, level in zip(loggers, levels, strict=True):
+        one.setLevel(level)
+
+
+def _dask_run(
+    client: Any, shared_ctx: Any, jobs: Iterator[tuple[Tree, Job]], inline: list[Any], at: str
+) -> Iterator[JobResult]:
+    """The directory jobs on the cluster, at most three per thread in flight; the others
+    (archives, git history) into `inline`, for this process."""
+    from asyncio import CancelledError
+    from concurrent.futures import CancelledError as FutureCancelled
+
+    from distributed import wait as dask_wait
+
+    limit = max(sum(client.nthreads().values()), 1) * 3
+    pending: set[Any] = set()
+    try:
         for tree, job in jobs:
             if not isinstance(tree, DirTree):
                 inline.append((tree, job))
@@ -942,9 +977,22 @@ def _dask_results(
             done, not_done = dask_wait(list(pending), return_when="FIRST_COMPLETED")  # type: ignore[no-untyped-call]
             pending = set(not_done)
             yield from (f.result() for f in done)
-    _init_worker(ctx)
-    for tree, job in inline:
-        yield run_job(job, tree)
+    except (CancelledError, FutureCancelled, OSError) as err:
+        # The futures were cancelled, or the connection closed, with the client: the scheduler
+        # went away (an OSError of a job itself, with the client still up, is the job's).
+        if isinstance(err, OSError) and client.status == "running":
+            raise
+        raise _scheduler_lost(at, err) from None
+
+
+def _scheduler_lost(address: str, err: BaseException) -> UsageError:
+    """One line: Dask's message for cancelled futures runs over several, listing each."""
+    detail = (str(err).strip().splitlines() or ["no detail"])[0].rstrip(":")
+    return UsageError(
+        f"--scheduler {address!r}: the Dask scheduler was lost mid-crawl "
+        f"({type(err).__name__}: {detail}); nothing of this crawl is in OUT; "
+        "restart the scheduler and its workers, and crawl again"
+    )
 
 
 def _dask_client(make: Any, address: str) -> Any:

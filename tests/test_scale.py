@@ -126,6 +126,35 @@ def test_a_silent_scheduler_address_fails_fast_with_one_clear_line(
     assert not (out / "manifest.json").exists()
 
 
+def test_a_scheduler_lost_mid_crawl_is_one_clear_line(tmp_path: Path) -> None:
+    """The scheduler stopped while the crawl's jobs ran on it: Dask logged its tracebacks on
+    stderr and the crawl ended in `census: internal error: FuturesCancelledError`, the line for
+    a bug (found by a hunt). It is one line, exit 2, and OUT holds nothing of the crawl."""
+    pytest.importorskip("distributed")
+    from tests.conftest import generate_corpus
+
+    corpus = generate_corpus(tmp_path / "corpus", 300, 7, 0.05)
+    out = tmp_path / "o"
+    started: list[subprocess.Popen[bytes]] = []
+    with dask_cluster(tmp_path, workers=1, started=started) as address:
+        env = {**os.environ, "DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT": "1s"}
+        census = Path(sys.executable).with_name("census")
+        args = [str(census), "crawl", str(corpus), "--out", str(out), "--scheduler", address]
+        crawl_process = subprocess.Popen(
+            args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        # The crawl's client has connected: its 300 jobs take the one worker seconds, so half
+        # a second on the jobs are running (a kill before them, in scatter, reads the same).
+        wait_for_log(tmp_path / "dask-logs" / "scheduler.log", r"(Receive client connection)", 1)
+        time.sleep(0.5)
+        started[0].kill()
+        _, stderr = crawl_process.communicate(timeout=120)
+    assert crawl_process.returncode == 2, stderr
+    assert "internal error" not in stderr and "Traceback" not in stderr, stderr
+    assert stderr.count("\n") == 1 and "the Dask scheduler was lost" in stderr, stderr
+    assert not (out / "manifest.json").exists()
+
+
 def test_dask_cluster_gives_the_same_tables(corpus: Path, tmp_path: Path) -> None:
     pytest.importorskip("distributed")
     with dask_cluster(tmp_path, workers=2) as address:
@@ -151,13 +180,15 @@ def census_process(*args: str, timeout: float = 180) -> subprocess.CompletedProc
 
 
 @contextmanager
-def dask_cluster(tmp_path: Path, workers: int) -> Iterator[str]:
+def dask_cluster(
+    tmp_path: Path, workers: int, started: list[subprocess.Popen[bytes]] | None = None
+) -> Iterator[str]:
     """A `dask scheduler` and `workers` single-threaded `dask worker`s; yields the address
-    once every worker has registered."""
+    once every worker has registered. `started` receives the processes, the scheduler first."""
     dask = Path(sys.executable).with_name("dask")
     logs = tmp_path / "dask-logs"
     logs.mkdir()
-    started: list[subprocess.Popen[bytes]] = []
+    started = [] if started is None else started
 
     def start(name: str, *args: str) -> Path:
         log = logs / f"{name}.log"
