@@ -1029,6 +1029,14 @@ def _dask_client(make: Any, address: str) -> Any:
             "(something there takes the connection but does not speak Dask's protocol, or the "
             "scheduler hangs); check the address, or restart the scheduler"
         )
+    if isinstance(err, AssertionError | RuntimeError):
+        # distributed's IO loop thread missed its start (10 s; an overloaded machine): no
+        # client, through no fault of the address.
+        raise UsageError(
+            f"--scheduler {address!r}: Dask's client could not start its IO loop "
+            f"({type(err).__name__}{': ' + str(err) if str(err) else ''}); the machine may be "
+            "overloaded: run the crawl again"
+        ) from None
     if not isinstance(err, OSError | ValueError | TypeError):
         raise err
     # No cluster there (a typo, a stopped scheduler, a tls:// or ucx:// address this process

@@ -238,3 +238,20 @@ def wait_for_log(log: Path, pattern: str, count: int) -> list[str]:
             return found
         time.sleep(0.1)
     pytest.fail(f"dask did not get ready in 2 minutes:\n{log.read_text(errors='replace')}")
+
+
+def test_a_dask_io_loop_that_misses_its_start_is_one_clear_line() -> None:
+    """distributed's LoopRunner gives its IO loop thread 10 s to start, then fails an
+    `assert loop is not None` (an AssertionError with no message) — a starved machine, not
+    a bug of ours — which the crawl re-raised as `internal error: AssertionError` (found by
+    a hunt). The client maker here fails as LoopRunner does; the real one cannot be starved
+    on demand."""
+    from pipeline.crawl import _dask_client
+    from pipeline.errors import UsageError
+
+    def loop_missed_its_start(address: str, timeout: float) -> None:
+        raise AssertionError
+
+    with pytest.raises(UsageError, match="could not start") as raised:
+        _dask_client(loop_missed_its_start, "tcp://127.0.0.1:8786")
+    assert "\n" not in str(raised.value)
