@@ -36,7 +36,7 @@ from pipeline.schema import (
 )
 from pipeline.sources import open_root
 from pipeline.sources.git import GitRepo
-from pipeline.sources.tree import OUT_OF_ROOT, DirTree, Tree
+from pipeline.sources.tree import OUT_OF_ROOT, DirTree, Entry, Tree
 from pipeline.store import (
     RUN_ID_RE,
     SHARD_LABEL_RE,
@@ -138,6 +138,7 @@ class _Context:
     # Repository key → its history at the HEAD last read (skip the walk when HEAD is the same).
     heads: dict[str, dict[str, Any]] = field(default_factory=dict)
     shard: tuple[int, int] | None = None
+    nested_emptied: frozenset[str] = frozenset()  # _Plan.nested_emptied
 
 
 _CTX: _Context | None = None
@@ -218,6 +219,9 @@ class _Plan:
     shard: tuple[int, int] | None
     scheduler: str | None
     point: str | None = None
+    # Block keys of repositories OUT saw sessions in that hold none now and lie inside a
+    # listed repository (a submodule, a nested clone): their history is read in its block.
+    nested_emptied: frozenset[str] = frozenset()
 
     @property
     def shard_name(self) -> str:
@@ -244,7 +248,7 @@ def _crawl_locked(out: Out, trees: list[Tree], plan: _Plan) -> CrawlSummary:
             memos = run.memos = {}
         blocks = [list(t.repo_roots()) if isinstance(t, DirTree) else [] for t in trees]
         if plan.git_history:
-            blocks = _with_emptied_repos(out, trees, blocks)
+            blocks = _with_emptied_repos(out, trees, blocks, plan)
         # Rows of memos saved while every snapshot file they name stayed committed need no
         # look-up in OUT; after a prune or a compaction each row is looked up.
         vouched = set(vouched_by) <= set(out.manifest()[SNAPSHOTS.name])
@@ -469,6 +473,7 @@ def _context(
     cache = {} if fresh else read_statcache(out, plan.shard_name)
     ctx = _Context(out.stored_snapshot_ids(), cache, run_id, now, plan.git_history)
     ctx.shard = plan.shard
+    ctx.nested_emptied = plan.nested_emptied
     if plan.git_history:
         ctx.observed_commits = _observed_commits(out, [_root_key(t) for t in trees])
         ctx.heads = read_state(out, _heads_file(plan))
@@ -661,10 +666,13 @@ def _previous_reader(out: Out) -> str | None:
     return None if latest in (None, READER_VERSION) else str(latest)
 
 
-def _with_emptied_repos(out: Out, trees: list[Tree], blocks: list[list[str]]) -> list[list[str]]:
+def _with_emptied_repos(
+    out: Out, trees: list[Tree], blocks: list[list[str]], plan: _Plan
+) -> list[list[str]]:
     """`blocks` and, per directory root, the repositories OUT saw sessions in that hold none
     now (the last folder deleted): their history is read still, so a step back committed
-    before the deletion fails the night; unlisted, no commit was read (found by a hunt)."""
+    before the deletion fails the night; unlisted, no commit was read (found by a hunt).
+    One inside a listed repository is read in that one's block (plan.nested_emptied)."""
     from pipeline.engine import parquet_scan
 
     files = out.files(OBSERVATIONS.name)
@@ -676,6 +684,7 @@ def _with_emptied_repos(out: Out, trees: list[Tree], blocks: list[list[str]]) ->
         [roots],
     )
     more = [list(rels) for rels in blocks]
+    nested = set()
     for tree, rels in zip(trees, more, strict=True):
         if not isinstance(tree, DirTree):
             continue
@@ -691,7 +700,27 @@ def _with_emptied_repos(out: Out, trees: list[Tree], blocks: list[list[str]]) ->
             )
             if not overlaps and os.path.isdir(os.path.join(root, rel)):
                 rels.append(rel)
+            elif rel and any(not r or rel.startswith(f"{r}/") for r in rels):
+                nested.add(_block_key(root, rel))
+    plan.nested_emptied = frozenset(nested)
     return more
+
+
+def _emptied_inside(
+    ctx: _Context, root: str, entries: list[Entry], repos: list[RepoRef]
+) -> list[RepoRef]:
+    """The repositories of a walked block with a `.git` of their own that OUT saw sessions in
+    and that hold none now: nested in the block's repository, they are no block of their own,
+    and their history must still be read (a step back committed before the deletion)."""
+    found = {r.path for r in repos}
+    nested = []
+    for entry in entries:
+        path = entry.path.removesuffix("/.git")
+        if entry.problem != "git" or path == entry.path or path in found:
+            continue
+        if _block_key(root, path) in ctx.nested_emptied:
+            nested.append(RepoRef(path, has_git=True))
+    return nested
 
 
 def _query(sql: str, params: list[Any] | None = None) -> list[tuple[Any, ...]]:
@@ -1085,6 +1114,8 @@ def _crawl_block(batch: _JobBatch, job: Job, walker: DirTree, rel: str) -> None:
     if batch.ctx.git_history and not repos:
         # A repository OUT saw sessions in that holds none now (_with_emptied_repos).
         repos.append(RepoRef(rel, has_git=True))
+    if batch.ctx.nested_emptied:
+        repos += _emptied_inside(batch.ctx, job.root_abs, entries, repos)
     # A link out of the root inside a session is that session's own parse issue already, and
     # a folder not listed inside a repository is its session's or the repository's (discover).
     sessions = tuple(f"{s.root_path}/" for r in repos for s in r.sessions.values())

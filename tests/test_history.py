@@ -1788,3 +1788,34 @@ def test_a_repository_whose_last_session_was_deleted_still_has_its_history_read(
         "SELECT point, repo_path FROM statuses WHERE rule_id = 'BS-STATE-01' AND status = 'fail'"
     )
     assert failing.fetchall() == [("night-2", "repo")]
+
+
+@pytest.mark.parametrize("outer_git", [True, False])
+def test_a_nested_repository_whose_last_session_was_deleted_still_has_its_history_read(
+    tmp_path: Path, outer_git: bool
+) -> None:
+    """As above, but the emptied repository is a clone nested inside a repository that still
+    holds a session (vendor/inner, a submodule's place; found by a hunt): it lies inside a
+    listed repository, so the guard against walking one repository inside another left it
+    out, and the step back committed before the deletion was found nowhere."""
+    outer = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", tmp_path / "root" / "outer")
+    if outer_git:
+        (outer / ".gitignore").write_text("vendor/\n")
+        git(outer, "init", "-q")
+        commit(outer, "2026-07-01T09:00:00Z", "outer")
+    repo = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", outer / "vendor" / "inner")
+    git(repo, "init", "-q")
+    edit(repo, "state.md", "Status: open", "Status: stopping")
+    commit(repo, "2026-07-01T10:00:00Z", "stopping")
+    out = tmp_path / "out"
+    _night(outer, out, 1)
+    edit(repo, "state.md", "Status: stopping", "Status: open")
+    commit(repo, "2026-07-02T10:00:00Z", "back to open")
+    shutil.rmtree(repo / SESSION)
+    commit(repo, "2026-07-02T11:00:00Z", "delete the session")
+    _night(outer, out, 2)
+    assert [(p, r) for p, r, _ in _series(out)] == [("night-2", "BS-STATE-01")]
+    failing = connect(Out(out)).execute(
+        "SELECT point, repo_path FROM statuses WHERE rule_id = 'BS-STATE-01' AND status = 'fail'"
+    )
+    assert failing.fetchall() == [("night-2", "outer/vendor/inner")]
