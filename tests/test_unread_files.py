@@ -163,16 +163,19 @@ def test_a_history_folder_keeping_its_ops_layer_as_ops_in_another_case_fails(
     )
 
 
+@pytest.mark.parametrize("folder", ["Fragments", "fragment", "Fragment", "fragments_"])
 def test_fragments_in_a_fragments_folder_of_another_case_fail_their_readers(
-    tmp_path: Path,
+    tmp_path: Path, folder: str
 ) -> None:
     """A research folder whose fragments sit in `Fragments/`, one routed by no manifest row (found
     by a hunt): they were no fragments to the census, without a note, so BS-MANIFEST-01 passed and
-    the folder was clean at the manifest gate. Every rule reading fragments/ now fails, noted."""
+    the folder was clean at the manifest gate. Every rule reading fragments/ now fails, noted.
+    So does one in the singular, `fragment/`, or another spelling (found by a hunt: only the
+    case was weighed for a folder, where a file's spelling already was)."""
     repo = copy_tree(FIXTURES / "cases" / "base" / "converging" / "repo", tmp_path / "corpus" / "r")
     session = repo / SESSION
-    (session / "fragments").rename(session / "Fragments")
-    (session / "Fragments" / "unrouted.md").write_text("# Unrouted\n", encoding="utf-8")
+    (session / "fragments").rename(session / folder)
+    (session / folder / "unrouted.md").write_text("# Unrouted\n", encoding="utf-8")
     state = session / "state.md"
     state.write_text(state.read_text().replace("fragment:send-window", "thesis"))
     found = detect(str(session), "manifest")

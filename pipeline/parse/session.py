@@ -237,7 +237,7 @@ def _misnamed(files: Mapping[str, bytes]) -> list[tuple[str, str, str]]:
     file, which the census reads by its exact name (a case-insensitive disk would read the
     first two), so it is an issue on the file it stands for and every rule that reads that
     file fails, as for a file not read (spec §3.1, fail closed).
-    Likewise the folders `ops/` and `fragments/` (`Ops/`, `Fragments/`)."""
+    Likewise the folders `ops/` and `fragments/` (`Ops/`, `Fragments/`, `fragment/`)."""
     found = []
     for name in EXISTS_FLAGS:
         if name not in files:
@@ -249,8 +249,9 @@ def _misnamed(files: Mapping[str, bytes]) -> list[tuple[str, str, str]]:
                 found.append((name, "misnamed-file", message))
     tops = {f.split("/")[0] for f in files if "/" in f}
     for folder in RULE_FOLDERS:
-        # `Fragments/x.md`: its fragments needed no manifest row, silently (found by a hunt).
-        other = next((top for top in sorted(tops) if top.lower() == folder), None)
+        # `Fragments/x.md`: its fragments needed no manifest row, silently (found by a hunt);
+        # so did `fragment/x.md`, spelt as a file's name is weighed (found by another).
+        other = next((top for top in sorted(tops) if _spelling(top) == _spelling(folder)), None)
         if folder not in tops and other is not None:
             message = (
                 f"'{other}/' is meant as {folder}/, but folder names are read exactly: rename it"
