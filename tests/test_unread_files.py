@@ -289,3 +289,34 @@ def test_a_singular_beside_the_session_file_is_no_misnamed_file(tmp_path: Path) 
     found = detect(str(session), "manifest")
     assert [n for n in found.notes if n["code"] == "misnamed-file"] == []
     assert found.result == "clean"
+
+
+@pytest.mark.parametrize(
+    ("written", "holds", "rule", "issue"),
+    [
+        (
+            "Forks.md",
+            "## F9 — Should we ship? [open]\n- Closes when: a pick\n",
+            "BS-FORK-01",
+            "forks.md",
+        ),
+        ("Fragments/unrouted.md", "# Unrouted\n", "BS-MANIFEST-01", "fragments/"),
+        ("OPS/capture.md", "### T99 · 2026-12-01T10:00Z\n", "BS-COMPOSE-02", "ops/"),
+    ],
+)
+def test_a_session_file_or_folder_beside_one_named_alike_but_for_case_fails_its_readers(
+    tmp_path: Path, written: str, holds: str, rule: str, issue: str
+) -> None:
+    """`Forks.md` beside forks.md, `Fragments/` beside fragments/ (found by a hunt): one file or
+    folder on a case-insensitive disk, where a checkout keeps one of the two, so the census
+    read only the exact name and an open fork, an unrouted fragment or a turn after Last
+    compose kept in the other passed with nothing said, where the same folder checked out on
+    such a disk fails. The pair is misnamed-file and the rules reading it fail."""
+    repo = copy_tree(FIXTURES / "cases" / "base" / "converging" / "repo", tmp_path / "corpus" / "r")
+    session = repo / SESSION
+    (session / written).parent.mkdir(exist_ok=True)
+    (session / written).write_text(holds, encoding="utf-8")
+    found = detect(str(session), "manifest")
+    assert {o.rule: o.status for o in found.outcomes}[rule] == "fail"
+    assert (issue, "misnamed-file") in [(n["file"], n["code"]) for n in found.notes]
+    assert _crawled_statuses(tmp_path / "corpus", tmp_path / "out", [rule]) == {rule: "fail"}

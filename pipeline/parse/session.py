@@ -238,7 +238,7 @@ def _misnamed(files: Mapping[str, bytes]) -> list[tuple[str, str, str]]:
     first two), so it is an issue on the file it stands for and every rule that reads that
     file fails, as for a file not read (spec §3.1, fail closed).
     Likewise the folders `ops/` and `fragments/` (`Ops/`, `Fragments/`, `fragment/`)."""
-    found = []
+    found = _case_twins(files)
     for name in EXISTS_FLAGS:
         if name not in files:
             other = next((f for f in sorted(files) if _spelling(f) == _spelling(name)), None)
@@ -255,6 +255,32 @@ def _misnamed(files: Mapping[str, bytes]) -> list[tuple[str, str, str]]:
         if folder not in tops and other is not None:
             message = (
                 f"'{other}/' is meant as {folder}/, but folder names are read exactly: rename it"
+            )
+            found.append((folder + "/", "misnamed-file", message))
+    return found
+
+
+def _case_twins(files: Mapping[str, bytes]) -> list[tuple[str, str, str]]:
+    """A session file or folder (`forks.md`, `fragments/`) beside one named alike but for its
+    case (`Forks.md`, `Fragments/`): the two are one on a case-insensitive disk, where a
+    checkout keeps either, so what the session holds depends on the disk; the rules that read
+    it fail (spec §3.1, fail closed) rather than pass on the one read here."""
+    found = []
+    for name in EXISTS_FLAGS:
+        other = next((f for f in sorted(files) if f != name and f.lower() == name), None)
+        if name in files and other is not None:
+            message = (
+                f"'{other}' beside {name}: one file on a case-insensitive disk, so which one "
+                "the session holds depends on the disk; remove or rename one"
+            )
+            found.append((name, "misnamed-file", message))
+    tops = {f.split("/")[0] for f in files if "/" in f}
+    for folder in RULE_FOLDERS:
+        other = next((t for t in sorted(tops) if t != folder and t.lower() == folder), None)
+        if folder in tops and other is not None:
+            message = (
+                f"'{other}/' beside {folder}/: one folder on a case-insensitive disk, so which "
+                "files the session holds depends on the disk; move its files into one"
             )
             found.append((folder + "/", "misnamed-file", message))
     return found
