@@ -338,6 +338,40 @@ def test_a_folder_named_like_a_session_but_for_case_or_spaces_is_noted(
 
 
 @pytest.mark.parametrize("source", ["directory", "archive"])
+def test_a_history_folder_that_kept_its_research_suffix_is_noted(
+    tmp_path: Path, source: str
+) -> None:
+    """`git mv docs/research/demo-brainstorm docs/history/brainstorms/` keeps the suffix: spec
+    §2 makes the topic the history folder's name, `demo-brainstorm`, so the session is another
+    than the research folder it came from (its move never seen; in a half-done move its forks
+    counted twice) and nothing said so (found by a hunt). The topic stays the folder name, and
+    the folder is noted, in the crawl and in `census detect`; `demo` moved right is not."""
+    from pipeline.detect import detect
+
+    harvested = FIXTURES / "cases" / "base" / "harvested" / "repo"
+    repo = copy_tree(harvested, tmp_path / "root" / "repo")
+    history = repo / "docs" / "history" / "brainstorms"
+    copy_tree(history / "demo", history / "kept-brainstorm")
+    root = tmp_path / "root"
+    if source == "archive":
+        root = pack_tar(tmp_path / "root", tmp_path / "root.tar.gz")
+    out = tmp_path / "out"
+    crawl([str(root)], str(out), workers=1)
+    con = connect(Out(out))
+    topics = con.execute("SELECT DISTINCT topic FROM observations ORDER BY 1").fetchall()
+    assert topics == [("demo",), ("kept-brainstorm",)]
+    noted = con.execute(
+        "SELECT s.topic, p.file FROM parse_issues p JOIN snapshots s USING (snapshot_id) "
+        "WHERE p.code = 'misnamed-folder'"
+    ).fetchall()
+    assert noted == [("kept-brainstorm", ".")]
+    notes = detect(str(history / "kept-brainstorm"), "move").notes
+    assert [n["code"] for n in notes] == ["misnamed-folder"]
+    assert "docs/history/brainstorms/kept/" in notes[0]["message"]
+    assert detect(str(history / "demo"), "move").notes == []
+
+
+@pytest.mark.parametrize("source", ["directory", "archive"])
 def test_a_folder_link_named_like_a_session_but_for_case_is_noted(
     tmp_path: Path, source: str
 ) -> None:

@@ -149,6 +149,7 @@ def parse_session(inp: SessionInput, snapshot_id: str | None = None) -> Records:
         # The history the series rules compare was not read: they cannot pass (fail closed).
         rec.issue(".git", None, "history-incomplete", inp.history_problem, rule_id)
     snap["commit_snapshot"], snap["ops_exists"] = inp.from_commit, inp.has_ops_dir
+    _suffixed_history(rec, inp)
     unread = [*inp.unreadable, *_misnamed(inp.files)]
     unreadable = {u[0] for u in unread}
     unknown = tuple(name for name in unreadable if name.endswith("/"))
@@ -185,6 +186,14 @@ def parse_session(inp: SessionInput, snapshot_id: str | None = None) -> Records:
         rec.add("tracked_files", file=tracked, commit=None)
     for tracked, commit in inp.tracked_history:
         rec.add("tracked_files", file=tracked, commit=commit)
+    _add_links(rec, inp)
+    _unread_documents(rec, inp)
+    _contradicted_compose(rec)
+    _summarise(rec, inp)
+    return rec
+
+
+def _add_links(rec: Records, inp: SessionInput) -> None:
     for link in inp.links:
         rec.add(
             "links",
@@ -194,10 +203,23 @@ def parse_session(inp: SessionInput, snapshot_id: str | None = None) -> Records:
             target=link.target,
             resolved=link.resolved,
         )
-    _unread_documents(rec, inp)
-    _contradicted_compose(rec)
-    _summarise(rec, inp)
-    return rec
+
+
+def _suffixed_history(rec: Records, inp: SessionInput) -> None:
+    """A history folder that kept its research name (`git mv docs/research/x-brainstorm
+    docs/history/brainstorms/`): spec §2 makes its topic the folder name, `x-brainstorm`, so it
+    is another session than the research folder it came from, whose move is then never seen
+    and whose forks, in a half-done move, count twice; said, so the numbers are not trusted
+    unsaid (spec §2 is kept: the topic is the folder name)."""
+    name = posixpath.basename(inp.path)
+    if inp.location == "history" and name.endswith("-brainstorm"):
+        topic = name.removesuffix("-brainstorm")
+        message = (
+            f"history folder keeps the research suffix -brainstorm: the move names "
+            f"docs/history/brainstorms/{{topic}}/, so this is topic '{name}', another session "
+            f"than docs/research/{name}/; rename it to docs/history/brainstorms/{topic}/"
+        )
+        rec.issue(".", None, "misnamed-folder", message)
 
 
 def _contradicted_compose(rec: Records) -> None:
