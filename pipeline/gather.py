@@ -402,7 +402,12 @@ def session_input(ctx: RepoContext, session: SessionRef) -> SessionInput:
             # unknown, so every rule reading one fails (spec §3.1).
             where = "." if entry.path == "." else entry.path + "/"
             code = "vanished" if entry.problem == FOLDER_VANISHED else "unreadable"
-            inp.unreadable.append((where, code, str(entry.problem)))
+            message = str(entry.problem)
+            if top in RULE_FOLDERS and below:
+                # A folder inside fragments/ (or ops/) hides files the rules read there: the
+                # issue is the rule folder's, naming the one not entered.
+                where, message = top + "/", f"{entry.path}/: {message}"
+            inp.unreadable.append((where, code, message))
             continue
         if entry.is_dir:
             if entry.path in EXISTS_FLAGS:

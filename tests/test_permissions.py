@@ -89,3 +89,35 @@ def test_unreadable_file_without_root_privileges(
             assert found[table] == control_counts[table], table
     assert found["files"] == control_counts["files"]  # listed, though not read
     assert_control_read(con, control_counts)
+
+
+def test_a_fragments_sub_folder_that_cannot_be_listed_fails_the_fragment_rules(
+    tmp_path: Path,
+) -> None:
+    """fragments/sub/ (mode 000) holding a fragment no manifest row routes (found by a hunt):
+    the folder's issue named fragments/sub/, which no rule reads, so BS-MANIFEST-01 passed
+    on the fragments it could list. The issue is fragments/'s now, and the rule fails."""
+    from pipeline.check import check
+    from tests.conftest import FIXTURES, copy_tree
+
+    repo = copy_tree(FIXTURES / "cases" / "base" / "converging" / "repo", tmp_path / "root" / "r")
+    sub = repo / "docs" / "research" / "demo-brainstorm" / "fragments" / "sub"
+    sub.mkdir()
+    (sub / "unrouted.md").write_text("# Unrouted\n", encoding="utf-8")
+    out = tmp_path / "out"
+    sub.chmod(0)
+    try:
+        argv = [sys.executable, "-c", CRAWL, str(sub), str(tmp_path / "root"), str(out)]
+        done = subprocess.run(
+            unprivileged(argv), capture_output=True, text=True, timeout=DEADLINE, check=False
+        )
+        assert done.returncode == 0, done.stderr
+    finally:
+        sub.chmod(0o755)
+    check(str(out))
+    found = connect(Out(out)).execute(
+        "SELECT status, message FROM findings WHERE rule_id = 'BS-MANIFEST-01'"
+    )
+    assert found.fetchall() == [
+        ("fail", "could not read: fragments/sub/: cannot list directory: Permission denied")
+    ]
