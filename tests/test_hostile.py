@@ -322,6 +322,9 @@ def test_hostile_names_in_a_directory_or_git_root(
             (None, f"{root}:bad/{SESSION}/basis/dir{bad}", None, "unreadable"),
             (None, f"bad/docs/bad{bad}.md", None, "unreadable"),
             ("bad", f"basis/bad{bad}name.md", None, "unreadable"),
+            # The folders not entered: what they hold is unknown (a session's rules fail).
+            ("bad", ".", None, "unreadable"),
+            ("bad", f"basis/dir{bad}/", None, "unreadable"),
         ]
     )
     assert {message for _, message in messages(con, "unreadable")} == {BAD_NAME}
@@ -353,6 +356,42 @@ def test_hostile_names_in_a_directory_or_git_root(
     assert "Traceback" not in result.output
 
 
+@pytest.mark.parametrize("folder", [b"t\xff-brainstorm", b"demo-brainstorm/fragments/x\xff"])
+def test_a_folder_whose_name_is_not_utf8_fails_the_rules_reading_it(
+    tmp_path: Path, folder: bytes
+) -> None:
+    """A session folder whose name is not UTF-8 is not entered (its name cannot be stored), so
+    it read as an empty folder (found by a hunt): its rules that pass on a missing file passed,
+    BS-FORK-03 with an open fork inside, and a fragment in a sub-folder so named needed no
+    manifest row. The folder is now unread, as one that cannot be listed: the rules fail."""
+    from tests.conftest import FIXTURES
+
+    repo = copy_tree(FIXTURES / "cases" / "base" / "converging" / "repo", tmp_path / "root" / "r")
+    research = os.fsencode(repo / "docs" / "research")
+    if folder.startswith(b"t"):
+        shutil.copytree(research + b"/demo-brainstorm", research + b"/" + folder)
+        forks = research + b"/" + folder + b"/forks.md"
+        with open(forks, "ab") as f:
+            f.write("\n## F9 — Ship it? [open]\n- Closes when: a pick\n".encode())
+        rule = "BS-FORK-03"
+    else:
+        os.makedirs(research + b"/" + folder)
+        with open(research + b"/" + folder + b"/unrouted.md", "wb") as f:
+            f.write(b"# Unrouted\n")
+        rule = "BS-MANIFEST-01"
+    out = tmp_path / "out"
+    crawl([str(tmp_path / "root")], str(out), workers=1)
+    check(str(out))
+    found = connect(Out(out)).execute(
+        "SELECT path, status FROM statuses WHERE rule_id = ? ORDER BY path", [rule]
+    )
+    bad = "\ufffd"
+    paths = {"docs/research/demo-brainstorm": "pass" if folder.startswith(b"t") else "fail"}
+    if folder.startswith(b"t"):
+        paths[f"docs/research/t{bad}-brainstorm"] = "fail"
+    assert dict(found.fetchall()) == paths
+
+
 def test_hostile_names_in_a_tar(tmp_path: Path, control_counts: dict[str, int]) -> None:
     source, _ = make_root(tmp_path)
     plant_names(source / "bad")
@@ -372,6 +411,8 @@ def test_hostile_names_in_a_tar(tmp_path: Path, control_counts: dict[str, int]) 
             (repo, f"basis/bad{bad}name.md", None, "unreadable"),
             (repo, f"basis/dir{bad}/inner.md", None, "unreadable"),
             (repo, "state.md", None, "unreadable"),  # inside t\xff-brainstorm
+            (repo, ".", None, "unreadable"),  # t\xff-brainstorm itself, a folder member
+            (repo, f"basis/dir{bad}/", None, "unreadable"),
         ]
     )
     assert {message for _, message in messages(con, "unreadable")} == {BAD_NAME}

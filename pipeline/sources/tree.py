@@ -82,8 +82,11 @@ VANISHED = "file vanished during the crawl"
 
 
 def is_unlisted(entry: Entry) -> bool:
-    """A folder the walk could not list (its entry yielded again with the problem)."""
-    return entry.is_dir and (entry.problem or "").startswith(UNLISTED)
+    """A folder the walk could not list (its entry yielded again with the problem), or one it
+    does not enter because its name is not UTF-8: what either holds is unknown."""
+    return entry.is_dir and (
+        (entry.problem or "").startswith(UNLISTED) or entry.problem == BAD_NAME
+    )
 
 
 def _listed_as_dir(item: os.DirEntry[str]) -> bool:
@@ -209,7 +212,8 @@ class DirTree(Tree):
                 continue
             # Depth-first, in name order, so that the listing and the jobs are deterministic.
             scanned = self._scan(rel)
-            for entry in filter(is_unlisted, scanned):
+            # A name not UTF-8 is noted by the scan already.
+            for entry in (e for e in scanned if is_unlisted(e) and e.problem != BAD_NAME):
                 # Repositories under it would vanish without a word (inside one, its session's
                 # or repository's issue says so: discover).
                 self.issues.append((entry.path, "unreadable-dir", str(entry.problem)))
