@@ -337,6 +337,24 @@ def test_a_folder_named_like_a_session_but_for_case_or_spaces_is_noted(
     assert [n["code"] for n in notes if n["file"] == "."] == ["misnamed-folder"]
 
 
+@pytest.mark.parametrize("location", ["research", "history"])
+def test_a_looping_link_beside_a_session_folder_hides_no_repository(
+    tmp_path: Path, location: str
+) -> None:
+    """Links leading to each other beside the session folders (found by a hunt): asking such an
+    entry whether it is a folder raises, and the look for repository roots gave up on the
+    whole folder at the first one the listing met, so the repository and every session in it
+    vanished from the night with no word (depending on the order the disk lists them)."""
+    base = "harvested" if location == "history" else "open"
+    repo = copy_tree(FIXTURES / "cases" / "base" / base / "repo", tmp_path / "root" / "repo")
+    folder = repo / "docs" / location / ("brainstorms" if location == "history" else "")
+    for n in range(12):
+        (folder / f"l{n}-brainstorm").symlink_to(f"m{n}-brainstorm")
+        (folder / f"m{n}-brainstorm").symlink_to(f"l{n}-brainstorm")
+    assert crawl([str(tmp_path / "root")], str(out := tmp_path / "out"), workers=1).sessions == 1
+    assert out.is_dir()
+
+
 @pytest.mark.parametrize("source", ["directory", "archive"])
 def test_a_history_folder_that_kept_its_research_suffix_is_noted(
     tmp_path: Path, source: str

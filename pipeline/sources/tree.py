@@ -151,6 +151,15 @@ def is_session_path(path: str) -> bool:
     return innermost_session(path.split("/")) is not None
 
 
+def _is_dir(entry: os.DirEntry[str]) -> bool:
+    """Whether an entry is a folder, through a link; a link that loops is none (DirEntry
+    raises there, and that would end the look at its siblings)."""
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
+
+
 def is_repo_root(path: str) -> bool:
     """A directory that holds docs/research/*-brainstorm or docs/history/brainstorms/*."""
     docs = os.path.join(path, "docs")
@@ -166,11 +175,11 @@ def is_repo_root(path: str) -> bool:
         if research:
             with os.scandir(research) as it:
                 # A session folder that is a link counts too (the walk follows it).
-                if any(e.name.endswith("-brainstorm") and e.is_dir() for e in it):
+                if any(e.name.endswith("-brainstorm") and _is_dir(e) for e in it):
                     return True
         if history:
             with os.scandir(history) as it:
-                return any(e.is_dir() for e in it)
+                return any(_is_dir(e) for e in it)
     except OSError:
         pass
     return False
