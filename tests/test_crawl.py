@@ -355,6 +355,29 @@ def test_a_looping_link_beside_a_session_folder_hides_no_repository(
     assert out.is_dir()
 
 
+def test_a_session_folder_link_that_is_broken_or_loops_is_noted(tmp_path: Path) -> None:
+    """`docs/research/x-brainstorm` a symbolic link to nothing (a shared folder removed), or two
+    such links leading to each other (found by a hunt): the walk took each for a file that
+    could not be read and, being no folder, no session, so the session vanished with no word,
+    where an archive's link so placed is noted. Each is now a root issue; a broken link named
+    as a Markdown index beside history folders is no session meant, and is not."""
+    repo = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", tmp_path / "root" / "repo")
+    research = repo / "docs" / "research"
+    (research / "gone-brainstorm").symlink_to("../../shared/gone")
+    (research / "a-brainstorm").symlink_to("b-brainstorm")
+    (research / "b-brainstorm").symlink_to("a-brainstorm")
+    (repo / "docs" / "history" / "brainstorms").mkdir(parents=True)
+    (repo / "docs" / "history" / "brainstorms" / "README.md").symlink_to("../../gone.md")
+    out = tmp_path / "out"
+    assert crawl([str(tmp_path / "root")], str(out), workers=1).sessions == 1
+    noted = connect(Out(out)).execute(
+        "SELECT file FROM parse_issues WHERE code = 'unreadable' AND file LIKE '%:%' ORDER BY 1"
+    )
+    assert [f.partition(":")[2] for (f,) in noted.fetchall()] == [
+        f"repo/docs/research/{name}-brainstorm" for name in ("a", "b", "gone")
+    ]
+
+
 @pytest.mark.parametrize("source", ["directory", "archive"])
 def test_a_history_folder_that_kept_its_research_suffix_is_noted(
     tmp_path: Path, source: str

@@ -12,7 +12,7 @@ import stat
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
-from pipeline.parse.lexical import MAX_FILE_BYTES
+from pipeline.parse.lexical import MAX_FILE_BYTES, is_markdown
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +120,10 @@ def _real_dir(path: str) -> bool:
 
 # The folders of the session layout (spec §2) above the session folders themselves.
 _LAYOUT = ("docs", "docs/research", "docs/history", "docs/history/brainstorms")
+BROKEN_FOLDER_LINK = (
+    "broken or looping symbolic link where a session folder (or a folder of the layout) would "
+    "be; no session it leads to is read"
+)
 _LAYOUT_TAILS = tuple("/" + folder for folder in _LAYOUT)
 LAYOUT_LINK = (
     "symbolic link to a folder of the session layout; not followed, so the sessions under it "
@@ -299,6 +303,10 @@ class DirTree(Tree):
         try:
             st = os.stat(target)
         except OSError:
+            meant = is_session_path(path) and not is_markdown(path)  # not an index's link
+            if meant or path.endswith(_LAYOUT_TAILS) or path in _LAYOUT:
+                # A session folder (or one above it) linked to nothing: it would vanish unsaid.
+                self.issues.append((path, "unreadable", BROKEN_FOLDER_LINK))
             return Entry(path, False, 0, 0, "broken or looping symbolic link")
         if stat.S_ISDIR(st.st_mode):
             # Directory links are not followed: their content is reachable by its real path.
