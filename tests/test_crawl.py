@@ -379,6 +379,31 @@ def test_a_session_folder_link_that_is_broken_or_loops_is_noted(tmp_path: Path) 
 
 
 @pytest.mark.parametrize("source", ["directory", "archive"])
+def test_a_file_where_a_research_session_folder_would_be_is_noted(
+    tmp_path: Path, source: str
+) -> None:
+    """`docs/research/x-brainstorm` a file (a folder link git checked out as a file holding its
+    target, core.symlinks off; found by a hunt): no folder, so no session, and nothing said,
+    the session gone from the night. It is a root issue, not-a-folder; a file beside the
+    history folders (an index) is none."""
+    repo = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", tmp_path / "root" / "repo")
+    (repo / "docs" / "research" / "x-brainstorm").write_text("../../shared/x\n")
+    (repo / "docs" / "history" / "brainstorms").mkdir(parents=True)
+    (repo / "docs" / "history" / "brainstorms" / "index").write_text("sessions\n")
+    root = tmp_path / "root"
+    if source == "archive":
+        root = pack_tar(tmp_path / "root", tmp_path / "root.tar.gz")
+    out = tmp_path / "out"
+    assert crawl([str(root)], str(out), workers=1).sessions == 1
+    noted = (
+        connect(Out(out))
+        .execute("SELECT file FROM parse_issues WHERE code = 'not-a-folder'")
+        .fetchall()
+    )
+    assert [f.partition(":")[2] for (f,) in noted] == ["repo/docs/research/x-brainstorm"]
+
+
+@pytest.mark.parametrize("source", ["directory", "archive"])
 def test_a_history_folder_that_kept_its_research_suffix_is_noted(
     tmp_path: Path, source: str
 ) -> None:

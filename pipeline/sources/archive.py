@@ -22,10 +22,12 @@ from typing import Self
 from pipeline.parse.lexical import MAX_FILE_BYTES, is_markdown
 from pipeline.sources.tree import (
     BAD_NAME,
+    FILE_AS_SESSION,
     MISNAMED_FOLDER,
     Entry,
     ReadError,
     Tree,
+    is_file_as_session,
     is_session_path,
     misnamed,
     storable_name,
@@ -194,6 +196,8 @@ class ArchiveTree(Tree):
         for path, entry in self._entries.items():
             if entry.is_dir and entry.problem is None and misnamed(posixpath.basename(path), path):
                 self.issues.append((path, "misnamed-folder", MISNAMED_FOLDER))
+            elif not entry.is_dir and entry.problem is None and is_file_as_session(path):
+                self.issues.append((path, "not-a-folder", FILE_AS_SESSION))
         block = [self._entries[p] for p in sorted(self._entries)]
         if self.incomplete is not None:
             # The archive's own root entry carries the fault, so that discover marks every

@@ -147,6 +147,23 @@ def misnamed(name: str, path: str) -> bool:
     return near and misnamed_session(path.split("/"))
 
 
+# A file where a research session folder would be: a folder link git checked out as a file
+# holding its target (core.symlinks off), or a folder replaced by a file.
+FILE_AS_SESSION = (
+    "a file where a session folder would be (a folder link checked out as a file?); "
+    "no session is read"
+)
+
+
+def is_file_as_session(path: str) -> bool:
+    """Whether a file's path names a research session folder (`docs/research/x-brainstorm`);
+    a file beside the history folders (an index, `README.md`) is no session meant."""
+    from pipeline.discover import innermost_session
+
+    found = innermost_session(path.split("/"))
+    return found is not None and found[3] == "research"
+
+
 def is_session_path(path: str) -> bool:
     """Whether a path (relative, POSIX) is a session folder itself (spec §2), as discovery
     matches one (imported here: discovery reads this module's Entry)."""
@@ -263,6 +280,8 @@ class DirTree(Tree):
                 entries.append(entry)
                 continue
             entry = self._entry(item, path)
+            if not entry.is_dir and entry.problem is None and is_file_as_session(path):
+                self.issues.append((path, "not-a-folder", FILE_AS_SESSION))
             # A folder link too: one misnamed is a session folder meant, left unread unsaid.
             if entry.is_dir and entry.problem in (None, DIR_LINK) and misnamed(item.name, path):
                 self.issues.append((path, "misnamed-folder", MISNAMED_FOLDER))
