@@ -139,6 +139,7 @@ class _Context:
     heads: dict[str, dict[str, Any]] = field(default_factory=dict)
     shard: tuple[int, int] | None = None
     nested_emptied: frozenset[str] = frozenset()  # _Plan.nested_emptied
+    history_only: frozenset[str] = frozenset()  # _Plan.history_only
 
 
 _CTX: _Context | None = None
@@ -222,6 +223,8 @@ class _Plan:
     # Block keys of repositories OUT saw sessions in that hold none now and lie inside a
     # listed repository (a submodule, a nested clone): their history is read in its block.
     nested_emptied: frozenset[str] = frozenset()
+    # Block keys of such repositories around a listed one: their history is read, unwalked.
+    history_only: frozenset[str] = frozenset()
 
     @property
     def shard_name(self) -> str:
@@ -473,7 +476,7 @@ def _context(
     cache = {} if fresh else read_statcache(out, plan.shard_name)
     ctx = _Context(out.stored_snapshot_ids(), cache, run_id, now, plan.git_history)
     ctx.shard = plan.shard
-    ctx.nested_emptied = plan.nested_emptied
+    ctx.nested_emptied, ctx.history_only = plan.nested_emptied, plan.history_only
     if plan.git_history:
         ctx.observed_commits = _observed_commits(out, [_root_key(t) for t in trees])
         ctx.heads = read_state(out, _heads_file(plan))
@@ -684,7 +687,7 @@ def _with_emptied_repos(
         [roots],
     )
     more = [list(rels) for rels in blocks]
-    nested = set()
+    nested, around = set(), set()
     for tree, rels in zip(trees, more, strict=True):
         if not isinstance(tree, DirTree):
             continue
@@ -702,7 +705,11 @@ def _with_emptied_repos(
                 rels.append(rel)
             elif rel and any(not r or rel.startswith(f"{r}/") for r in rels):
                 nested.add(_block_key(root, rel))
-    plan.nested_emptied = frozenset(nested)
+            elif os.path.lexists(os.path.join(root, rel, ".git")):
+                # Around listed ones (whose walks hold their sessions): its history alone.
+                rels.append(rel)
+                around.add(_block_key(root, rel))
+    plan.nested_emptied, plan.history_only = frozenset(nested), frozenset(around)
     return more
 
 
@@ -1105,6 +1112,11 @@ def _crawl_block(batch: _JobBatch, job: Job, walker: DirTree, rel: str) -> None:
     """One repository root under a directory root, walked, discovered and crawled, and
     memoised when nothing in it was amiss."""
     key = _block_key(job.root_abs, rel)
+    if key in batch.ctx.history_only:
+        # Emptied, around listed repositories: walking it would read their sessions twice.
+        batch.result.memos[key] = None
+        _crawl_repo(batch, job, RepoRef(rel, has_git=True), None)
+        return
     started = time.time_ns()
     seen = len(walker.issues)
     entries = list(walker.walk_block(rel))

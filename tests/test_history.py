@@ -1790,6 +1790,36 @@ def test_a_repository_whose_last_session_was_deleted_still_has_its_history_read(
     assert failing.fetchall() == [("night-2", "repo")]
 
 
+def test_a_repository_around_a_listed_one_whose_last_session_was_deleted_has_its_history_read(
+    tmp_path: Path,
+) -> None:
+    """The other way round (found by a hunt): the outer repository's last session folder
+    deleted while a clone nested in it (vendor/inner) still holds one. Walking the outer one
+    would read the inner's sessions twice, so it was left out and its step back was found
+    nowhere. Its history is read alone, without a walk."""
+    outer = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", tmp_path / "root" / "outer")
+    (outer / ".gitignore").write_text("vendor/\n")
+    git(outer, "init", "-q")
+    edit(outer, "state.md", "Status: open", "Status: stopping")
+    commit(outer, "2026-07-01T10:00:00Z", "stopping")
+    inner = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", outer / "vendor" / "inner")
+    git(inner, "init", "-q")
+    commit(inner, "2026-07-01T09:00:00Z", "inner")
+    out = tmp_path / "out"
+    _night(outer, out, 1)
+    edit(outer, "state.md", "Status: stopping", "Status: open")
+    commit(outer, "2026-07-02T10:00:00Z", "back to open")
+    shutil.rmtree(outer / SESSION)
+    commit(outer, "2026-07-02T11:00:00Z", "delete the session")
+    _night(outer, out, 2)
+    assert [(p, r) for p, r, _ in _series(out)] == [("night-2", "BS-STATE-01")]
+    statuses = connect(Out(out)).execute(
+        "SELECT repo_path, status FROM statuses WHERE rule_id = 'BS-STATE-01' "
+        "AND point = 'night-2' ORDER BY 1"
+    )
+    assert statuses.fetchall() == [("outer", "fail"), ("outer/vendor/inner", "pass")]
+
+
 @pytest.mark.parametrize("outer_git", [True, False])
 def test_a_nested_repository_whose_last_session_was_deleted_still_has_its_history_read(
     tmp_path: Path, outer_git: bool
