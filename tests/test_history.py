@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -1266,6 +1267,51 @@ def test_a_content_time_from_a_clock_running_ahead_is_no_later_than_the_crawl_th
     assert censored == (read_by, pytest.approx(bound, abs=0.1))
     frozen = con.execute("SELECT max(hours) FROM longest_open WHERE point = 'night-1'").fetchone()
     assert frozen == (pytest.approx(bound, abs=0.1),)
+
+
+def test_a_sync_dispatched_by_a_clock_running_ahead_raises_no_later_than_the_crawl(
+    tmp_path: Path,
+) -> None:
+    """A twin on a fast clock dispatches S3 in 2030 and raises F6 by it; F6 is resolved after
+    the first night, with the right clock. Its raise was the dispatch time as written (2030):
+    it closed 'before its raise' and had no lifetime, nor syncs. A dispatch time is a content
+    time: no later than the end of the first crawl that read it, like the rest."""
+    repo = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", tmp_path / "root" / "repo")
+    git(repo, "init", "-q")
+    (repo / SESSION / "forks.md").write_text(
+        FORKS_T1 + "\n## F6 — Do digests keep quiet hours? [open]\n"
+        "- Raised by: twin (S3)\n- Closes when: a yes/no\n"
+    )
+    log = repo / SESSION / "ops" / "sync-log.md"
+    log.write_text(
+        log.read_text() + "S3 | gate: on-demand | dispatched: 2030-01-01T10:00Z | scope: full\n"
+        "S3 → reconciled | 2030-01-01T10:05Z | 1 edits · 1 new forks · 3 open\n"
+    )
+    commit(repo, datetime.now(UTC).isoformat(timespec="seconds"), "F6 raised by S3")
+    out = tmp_path / "out"
+    _night(repo, out, 1)
+    text = (repo / SESSION / "forks.md").read_text()
+    (repo / SESSION / "forks.md").write_text(text.split("\n## F6")[0] + "\n")
+    ledger = repo / SESSION / "ledger.md"
+    ledger.write_text(
+        ledger.read_text() + "\n## D3 — Digests keep quiet hours\n- Decision: yes.\n"
+        "- Why: asked.\n- How to apply: check them.\n- Resolves: F6\n"
+    )
+    time.sleep(1.1)
+    resolved = datetime.now(UTC).replace(microsecond=0)
+    _set_compose(repo, resolved.strftime("%Y-%m-%dT%H:%M:%SZ"))
+    commit(repo, datetime.now(UTC).isoformat(timespec="seconds"), "F6 resolved")
+    _night(repo, out, 2)
+    con = connect(Out(out))
+    read_by = con.execute("SELECT finished_at FROM run_points WHERE point = 'night-1'").fetchone()[
+        0
+    ]
+    row = con.execute(
+        "SELECT raised_at, closed_at, close_kind, hours FROM fork_lifetimes_at('night-2') "
+        "WHERE fork_id = 'F6'"
+    ).fetchone()
+    assert row[:3] == (read_by, resolved, "resolved")
+    assert row[3] == pytest.approx((resolved - read_by).total_seconds() / 3600, abs=1e-6)
 
 
 def _two_checkouts(root: Path) -> Path:

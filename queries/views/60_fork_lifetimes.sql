@@ -18,7 +18,8 @@
 -- working_nodes_in picks: the research folder of a move half done (a stale history copy is
 -- not the session's latest state), the first checkout by repository path. In each snapshot a fork is
 -- resolved, open or parked as fork_states_in says. A snapshot's content_time here is never
--- later than the end of the first crawl that read it (a clock running ahead).
+-- later than the end of the first crawl that read it (a clock running ahead), nor is a sync's
+-- dispatch or result time than the end of the first crawl that read a line of that sync.
 --
 --   raised_at  the dispatch time of S# for `Raised by: twin (S#)` when a dispatch line of S#
 --              is in the session's sync log in any of its snapshots; else the content_time
@@ -161,6 +162,7 @@ obs AS (
         -- so a snapshot without a content time keeps none.
         CASE WHEN s.content_time IS NOT NULL
             THEN least(s.content_time, coalesce(k.read_by, r.finished_at)) END AS content_time,
+        coalesce(k.read_by, r.finished_at) AS read_by,
         s.sync_log_exists, stage_rank(s.stage) AS stage_rank
     FROM asked o
     JOIN snapshots s USING (snapshot_id)
@@ -219,11 +221,22 @@ syncs AS (
     FROM sync_pairs_of(
         CASE WHEN session_keys IS NOT NULL THEN (SELECT list(DISTINCT snapshot_id) FROM seq) END)
 ),
-dispatched AS (
-    SELECT q.session_key, q.root, p.sync_id, min(p.dispatched_at) AS dispatched_at
+sync_read AS (
+    -- A sync's times are content times: no later than the end of the first crawl that read a
+    -- line of it (a twin's clock running ahead dispatched S3 in 2030, and the fork it raised
+    -- closed before its raise, with no lifetime).
+    SELECT q.session_key, q.root, p.sync_id, min(q.read_by) AS read_by
     FROM seq q
     JOIN syncs p USING (snapshot_id)
-    WHERE p.dispatch_line IS NOT NULL
+    GROUP BY q.session_key, q.root, p.sync_id
+),
+dispatched AS (
+    SELECT q.session_key, q.root, p.sync_id,
+        least(min(p.dispatched_at), any_value(r.read_by)) AS dispatched_at
+    FROM seq q
+    JOIN syncs p USING (snapshot_id)
+    JOIN sync_read r USING (session_key, root, sync_id)
+    WHERE p.dispatch_line IS NOT NULL AND p.dispatched_at IS NOT NULL
     GROUP BY q.session_key, q.root, p.sync_id
 ),
 fates AS (
@@ -279,11 +292,14 @@ sync_counts AS (
     SELECT l.session_key, l.root, l.fork_id, count(*) AS syncs
     FROM lived l
     JOIN syncs p ON p.snapshot_id = l.log_snapshot
+    JOIN sync_read r ON r.session_key = l.session_key AND r.root = l.root AND r.sync_id = p.sync_id
     WHERE l.hours IS NOT NULL
         -- Reconciled as sync health counts it: a later failed result unmakes it.
         AND p.result = 'reconciled' AND p.failed_results = 0
-        AND p.dispatched_at > l.raised_at
-        AND p.result_at <= l.end_at
+        -- least skips a null, which must not count: an unread time matches nothing.
+        AND p.dispatched_at IS NOT NULL AND p.result_at IS NOT NULL
+        AND least(p.dispatched_at, r.read_by) > l.raised_at
+        AND least(p.result_at, r.read_by) <= l.end_at
     GROUP BY l.session_key, l.root, l.fork_id
 )
 SELECT
