@@ -1303,3 +1303,23 @@ def test_the_estimator_hashes_every_view_the_frozen_lifetimes_read() -> None:
         used = {defined[word] for word in set(re.findall(r"\w+", text)) & defined.keys()}
         missing |= used - set(ESTIMATOR_FILES)
     assert not missing, f"the estimator's queries read views it does not hash: {missing}"
+
+
+def test_a_content_time_from_a_clock_running_ahead_is_never_negative_idle(
+    tmp_path: Path,
+) -> None:
+    """A twin on a fast clock writes Last compose 2030: the session was idle for minus three
+    years (the p50 and max of every stage it was in). What the crawl saw was written before
+    it saw it, so such a content time counts as that moment: idle 0, as lifetimes cap it."""
+    repo = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", tmp_path / "root" / "repo")
+    session = repo / "docs" / "research" / "demo-brainstorm"
+    for name, prefix in (("state.md", "- Last compose: "), ("thesis.md", "Current as of: ")):
+        path = session / name
+        path.write_text(
+            path.read_text().replace(f"{prefix}2026-07-08T14:30Z", f"{prefix}2030-01-01T10:00Z")
+        )
+    out = tmp_path / "out"
+    crawl([str(tmp_path / "root")], str(out), workers=1)
+    check(str(out))
+    idle = compute(str(out)).idle[0]
+    assert (idle.measured, idle.idle_p50_hours, idle.idle_max_hours) == (1, 0.0, 0.0)
