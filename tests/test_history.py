@@ -1314,6 +1314,75 @@ def test_a_sync_dispatched_by_a_clock_running_ahead_raises_no_later_than_the_cra
     assert row[3] == pytest.approx((resolved - read_by).total_seconds() / 3600, abs=1e-6)
 
 
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def test_a_night_without_a_working_tree_stands_at_its_last_commit_by_ancestry(
+    tmp_path: Path,
+) -> None:
+    """Night 2 saw the session only in commits (its folder deleted before the night): one
+    dated 2030 by a clock running ahead showing `open`, then its child `stopping`. Restored with
+    a typo (`opne`) and then set to `open`, the session is measured from night 2, whose last
+    Status was read by commit date: the 2030 `open`, and the step back passed. That night's
+    commits stand in ancestry order, as a night's working tree does."""
+    repo = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", tmp_path / "root" / "repo")
+    git(repo, "init", "-q")
+    commit(repo, _now(), "open")
+    out = tmp_path / "out"
+    _night(repo, out, 1)
+    edit(repo, "state.md", "Posture: probing", "Posture: still probing")
+    commit(repo, "2030-01-01T00:00:00Z", "open, on a clock running ahead")
+    edit(repo, "state.md", "Status: open", "Status: stopping")
+    commit(repo, _now(), "stopping")
+    kept = tmp_path / "kept"
+    shutil.move(repo / SESSION, kept)
+    commit(repo, _now(), "folder deleted")
+    _night(repo, out, 2)
+    shutil.move(kept, repo / SESSION)
+    edit(repo, "state.md", "Status: stopping", "Status: opne")
+    commit(repo, _now(), "restored, with a typo")
+    _night(repo, out, 3)
+    edit(repo, "state.md", "Status: opne", "Status: open")
+    commit(repo, _now(), "open again")
+    _night(repo, out, 4)
+    found = [(p, r, m.split(" (")[0]) for p, r, m in _series(out)]
+    assert ("night-4", "BS-STATE-01", "Status moved backward from stopping") in found
+
+
+def test_a_fork_resolved_on_a_night_without_a_working_tree_reappears_by_ancestry(
+    tmp_path: Path,
+) -> None:
+    """Night 2 saw the session only in commits: F1 listed in one dated 2030 by a clock running
+    ahead, then resolved by D3 in its child. Restored without F1 or D3, and F1 then listed
+    again, the session was measured from night 2's latest dated commit, which listed F1 under
+    its own title: the reuse passed. That night's commits stand in ancestry order."""
+    repo = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", tmp_path / "root" / "repo")
+    git(repo, "init", "-q")
+    commit(repo, _now(), "open")
+    forks = (repo / SESSION / "forks.md").read_text()
+    ledger = (repo / SESSION / "ledger.md").read_text()
+    out = tmp_path / "out"
+    _night(repo, out, 1)
+    edit(repo, "state.md", "Posture: probing", "Posture: still probing")
+    commit(repo, "2030-01-01T00:00:00Z", "F1 listed, on a clock running ahead")
+    _resolve_f1(repo)
+    commit(repo, _now(), "D3 resolves F1")
+    kept = tmp_path / "kept"
+    shutil.move(repo / SESSION, kept)
+    commit(repo, _now(), "folder deleted")
+    _night(repo, out, 2)
+    shutil.move(kept, repo / SESSION)
+    (repo / SESSION / "ledger.md").write_text(ledger)
+    commit(repo, _now(), "restored without F1 or D3")
+    _night(repo, out, 3)
+    (repo / SESSION / "forks.md").write_text(forks)
+    commit(repo, _now(), "F1 listed again")
+    _night(repo, out, 4)
+    found = [(p, r) for p, r, m in _series(out) if "F1" in m]
+    assert ("night-4", "BS-FORK-01") in found
+
+
 def _two_checkouts(root: Path) -> Path:
     """Under root, main-checkout and release-checkout: two clones of one origin holding one
     session (stopping), each with one commit."""

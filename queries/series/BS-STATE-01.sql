@@ -68,6 +68,18 @@ point_tree as (
     from point_nodes
     where "commit" is null
     group by pair_id
+    union all
+    -- No working tree there (its folder deleted before that night): the walk starts from the
+    -- point's last commits by ancestry (none of its others descends from them), never from the
+    -- latest dated, which a clock running ahead makes an ancestor's `open`.
+    select n.pair_id, list(n."commit") as parents
+    from point_nodes n
+    where n."commit" is not null
+        and n.pair_id not in (select pair_id from point_nodes where "commit" is null)
+        and not exists (
+            select 1 from point_nodes d
+            where d.pair_id = n.pair_id and list_contains(d.parents, n."commit"))
+    group by n.pair_id
 ),
 in_point as (
     -- Back from that point's working tree through its commits (by ancestry, both sides of a
@@ -85,7 +97,8 @@ in_point as (
 ),
 earlier_point as (
     -- The point's working tree where it shows a Status; else the furthest along of the nearest
-    -- commits behind it that do; else (no tree there, or none on its paths) its latest commit.
+    -- commits behind it (or behind its last commits, with no tree there) that do; else (none
+    -- on their paths) its latest commit.
     select pair_id, arg_max(status, order_by) as status, arg_max(seen, order_by) as seen
     from (
         select pair_id, status, seen_in(run_id, "commit") as seen,

@@ -65,6 +65,20 @@ point_tree as (
     from point_nodes
     where "commit" is null
     group by pair_id, element_id
+    union all
+    -- No working tree there (its folder deleted before that night): the walk starts from the
+    -- point's last commits by ancestry (none of its others descends from them), never from the
+    -- latest dated, which a clock running ahead makes an ancestor.
+    select n.pair_id, n.element_id, list(n."commit") as parents
+    from point_nodes n
+    where n."commit" is not null
+        and (n.pair_id, n.element_id) not in (
+            select (pair_id, element_id) from point_nodes where "commit" is null)
+        and not exists (
+            select 1 from point_nodes d
+            where d.pair_id = n.pair_id and d.element_id = n.element_id
+                and list_contains(d.parents, n."commit"))
+    group by n.pair_id, n.element_id
 ),
 in_point as (
     -- Back from that point's working tree through its commits (by ancestry, both sides of a
@@ -84,8 +98,9 @@ in_point as (
     where not a.knows
 ),
 point_known as (
-    -- The point's working tree where it knows it; else the nearest commits behind it that do;
-    -- else (no tree there, or none on its paths) its latest commit that does.
+    -- The point's working tree where it knows it; else the nearest commits behind it (or behind
+    -- its last commits, with no tree there) that do; else (none on their paths) its latest
+    -- commit that does.
     select pair_id, element_id, 2 as class,
         arg_max(snapshot_id, {observed: observed_at, research: location = 'research'})
             as snapshot_id,
