@@ -19,6 +19,7 @@ from pipeline.crawl import crawl, in_shard
 from pipeline.engine import connect
 from pipeline.errors import UsageError
 from pipeline.maintain import prune
+from pipeline.stats import compute
 from pipeline.store import Out
 from tests.conftest import FIXTURES, age, copy_tree, git
 
@@ -1872,6 +1873,12 @@ def test_a_step_back_in_a_folder_gone_by_the_night_fails_that_night(
     assert verdicts == (12,)
     found = "SELECT count(*) FROM findings WHERE point = 'night-2' AND source = 'history'"
     assert con.execute(found).fetchone() == (12,)
+    # Its forks are not the night's lifetimes: those read crawled history alone, never which
+    # rules failed (docs/time-model.md), so the frozen figures count the demo's forks only.
+    forks = "SELECT DISTINCT topic FROM fork_lifetimes_at('night-2') ORDER BY topic"
+    assert [t for (t,) in con.execute(forks).fetchall()] == sorted(["demo", *renamed])
+    frozen = compute(str(out), run="night-2").fork_lifetimes.overall.forks
+    assert frozen == con.execute("SELECT count(*) FROM fork_lifetimes_at('night-2')").fetchone()[0]
     before = _night_rates(out, 2)
     _night(repo, out, 3)
     con = connect(Out(out))
