@@ -644,7 +644,12 @@ LIFETIME_FORKS = _table(
     _c("close_kind", "string", "resolved or parked; null when censored."),
     _c("raised_by", "string", "Raised by kind; null when unknown."),
     _c("still_open", "bool", "Open at the point (censored, not vanished)."),
-    _c("last_at", "timestamp", "On the session's row: its latest observation's time so far."),
+    _c(
+        "last_at",
+        "timestamp",
+        "On the session's row: its latest observation's time so far (a commit's no later than "
+        "the run that saw it).",
+    ),
     _c(
         "last_snapshot",
         "string",

@@ -1242,6 +1242,30 @@ def test_a_commit_dated_in_the_future_is_never_ordered_after_the_crawl_that_saw_
     assert frozen == [("F2",), ("F5",), ("F6",)]
 
 
+def test_a_series_with_a_commit_dated_in_the_future_is_carried_on_an_unchanged_night(
+    tmp_path: Path,
+) -> None:
+    """Check carries a series' fork lifetimes over a night that saw it unchanged, from its
+    latest observation; a commit dated 2030 stood as that latest until 2030, so the series was
+    computed again every night (the same figures, slower). Its time is no later than the run
+    that saw it, as the lifetimes order it, so from the second night on it is carried."""
+    repo = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", tmp_path / "root" / "repo")
+    git(repo, "init", "-q")
+    commit(repo, "2030-01-01T10:00:00Z", "on a fast clock")
+    out = tmp_path / "out"
+    for night in (1, 2, 3):
+        _night(repo, out, night)
+    con = connect(Out(out))
+    last = con.execute(
+        "SELECT last_at FROM lifetime_forks WHERE point = 'night-3' AND fork_id IS NULL"
+    ).fetchall()
+    started = con.execute("SELECT started_at FROM run_points WHERE point = 'night-3'").fetchall()
+    assert last == started
+    # The carried figures are the ones computed afresh: the same forks, the same lifetimes.
+    nights = [compute(str(out), run=f"night-{n}").as_json()["fork_lifetimes"] for n in (1, 3)]
+    assert nights[0] == nights[1]
+
+
 def test_a_content_time_from_a_clock_running_ahead_is_no_later_than_the_crawl_that_read_it(
     tmp_path: Path,
 ) -> None:

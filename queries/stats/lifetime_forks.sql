@@ -21,14 +21,21 @@ changed AS (
     SELECT session_key, root FROM lifetime_series WHERE NOT carried
 ),
 seen AS (
-    -- The changed series' observations over the history, for their rows' latest time.
+    -- The changed series' observations over the history, for their rows' latest time: a
+    -- commit's no later than the start of the run that saw it, as fork_lifetimes_of orders it
+    -- (a commit dated 2030 was the latest until 2030, so its series was never carried).
     -- Two branches, as in fork_lifetimes_of: a list of keys filters before anything is joined.
-    SELECT o.session_key, o.root, o.observed_at, o.snapshot_id
+    SELECT o.session_key, o.root,
+        -- least skips a null: an observation without a time stays one.
+        CASE WHEN o.observed_at IS NOT NULL THEN least(o.observed_at, r.started_at) END
+            AS observed_at,
+        o.snapshot_id
     FROM (
         FROM observations WHERE $changed IS NULL
         UNION ALL
         FROM observations SEMI JOIN (SELECT unnest($changed) AS session_key) USING (session_key)
     ) o
+    JOIN run_points r USING (run_id)
     SEMI JOIN changed USING (session_key, root)
     WHERE list_contains($runs, o.run_id)
 ),
