@@ -309,6 +309,43 @@ def test_a_fork_raised_and_closed_within_a_night_is_raised_and_closed(tmp_path: 
     assert fetch_dicts(con, _query("fork_changes"), {"point": "n3", "previous": "n2"}) == []
 
 
+def test_a_fork_raised_and_closed_within_a_night_has_its_last_title_by_ancestry(
+    tmp_path: Path,
+) -> None:
+    """F9 raised in a commit dated 2030 by a clock running ahead, reworded in its child and
+    resolved in the next: "what changed" took its title from the night's latest-dated commit
+    listing it open, the 2030 ancestor's old wording. The night's commits stand by ancestry."""
+    from pipeline.engine import connect, fetch_dicts
+    from pipeline.report import _query
+    from pipeline.store import Out
+    from tests.conftest import git, make_git_repo
+
+    repo = tmp_path / "corpus" / "repo"
+    shutil.copytree(FIXTURES / "cases" / "base" / "open" / "repo", repo)
+    make_git_repo(repo)
+    out = str(tmp_path / "out")
+    crawl([str(repo.parent)], out, workers=1, git_history=True, point="n1")
+    session = repo / "docs" / "research" / "demo-brainstorm"
+    forks, ledger = session / "forks.md", session / "ledger.md"
+    before = forks.read_text()
+    forks.write_text(before + "\n## F9 — Batch by team? [open]\n- Raised by: user\n")
+    git(repo, "commit", "-qam", "raise F9", env={"GIT_COMMITTER_DATE": "2030-01-01T09:00Z"})
+    forks.write_text(before + "\n## F9 — Batch by project? [open]\n- Raised by: user\n")
+    git(repo, "commit", "-qam", "reword F9")
+    forks.write_text(before)
+    ledger.write_text(
+        ledger.read_text() + "\n## D9 — No\n- Decision: d.\n- Why: w.\n- How to apply: h.\n"
+        "- Resolves: F9\n"
+    )
+    git(repo, "commit", "-qam", "resolve F9")
+    crawl([str(repo.parent)], out, workers=1, git_history=True, point="n2")
+    check(out)
+    con = connect(Out(out))
+    changes = fetch_dicts(con, _query("fork_changes"), {"point": "n2", "previous": "n1"})
+    found = [(c["change"], c["fork_id"], c["title"]) for c in changes]
+    assert found == [("closed", "F9", "Batch by project?"), ("raised", "F9", "Batch by project?")]
+
+
 def _two_nights(tmp_path: Path, fork: str, labels: bool = False) -> str:
     """OUT over the healthy open base session: n1 as it is, n2 with `fork` appended to its
     forks.md; both checked. Labels night=1 and night=2 when asked."""

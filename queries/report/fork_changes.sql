@@ -12,7 +12,7 @@
 -- of the night (--git-history), is both raised and closed, as the lifetimes, which read every
 -- snapshot, count its close. Open, resolved and parked are what the fork lifetimes read:
 -- fork_states_in.
-WITH now AS (
+WITH RECURSIVE now AS (
     SELECT session_key, root, repo, path, topic, snapshot_id FROM sessions WHERE point = $point
 ),
 before AS (
@@ -23,7 +23,7 @@ before AS (
     WHERE b.point = $previous
 ),
 night AS (
-    SELECT c.session_key, c.root, c.snapshot_id, c.observed_at
+    SELECT c.session_key, c.root, c.snapshot_id, c.observed_at, c."commit", c.parents
     FROM commit_nodes_in(
         (SELECT position FROM points WHERE point = $previous),
         (SELECT position FROM points WHERE point = $point)) c
@@ -53,9 +53,36 @@ state_now AS (
     FROM now n JOIN states s USING (snapshot_id)
 ),
 open_night AS (
-    SELECT g.session_key, g.root, s.fork_id, s.title, g.observed_at
+    SELECT g.session_key, g.root, s.fork_id, s.title, g.observed_at, g."commit"
     FROM night g JOIN states s USING (snapshot_id)
     WHERE s.state = 'open'
+),
+retold AS (
+    -- The night's commits after each commit listing a fork open more than once, by ancestry
+    -- (never by date, which a clock running ahead makes lie): a later title is a later one.
+    SELECT o.session_key, o.root, o.fork_id, o."commit" AS earlier, g."commit" AS later
+    FROM open_night o
+    JOIN night g ON g.session_key = o.session_key AND g.root = o.root
+        AND list_contains(g.parents, o."commit")
+    WHERE (o.session_key, o.root, o.fork_id) IN (
+        SELECT (session_key, root, fork_id) FROM open_night GROUP BY ALL HAVING count(*) > 1)
+    UNION
+    SELECT r.session_key, r.root, r.fork_id, r.earlier, g."commit"
+    FROM retold r
+    JOIN night g ON g.session_key = r.session_key AND g.root = r.root
+        AND list_contains(g.parents, r.later)
+),
+last_open AS (
+    -- Of them, those no other listing it open comes after (of two branches', the later dated).
+    SELECT o.session_key, o.root, o.fork_id, arg_max(o.title, o.observed_at) AS title
+    FROM open_night o
+    WHERE NOT EXISTS (
+        SELECT 1 FROM retold r
+        JOIN open_night x ON x.session_key = r.session_key AND x.root = r.root
+            AND x.fork_id = r.fork_id AND x."commit" = r.later
+        WHERE r.session_key = o.session_key AND r.root = o.root AND r.fork_id = o.fork_id
+            AND r.earlier = o."commit")
+    GROUP BY o.session_key, o.root, o.fork_id
 ),
 raised AS (
     SELECT DISTINCT session_key, root, fork_id
@@ -72,11 +99,12 @@ tracked AS (
     SELECT session_key, root, fork_id FROM raised
 ),
 titles AS (
-    -- Its title now, else as a commit since last listed it, else at the previous point.
+    -- Its title now, else as the commit since that last listed it open (by ancestry), else at
+    -- the previous point.
     SELECT k.session_key, k.root, k.fork_id,
         coalesce(
             any_value(s.title),
-            (SELECT arg_max(o.title, o.observed_at) FROM open_night o
+            (SELECT any_value(o.title) FROM last_open o
              WHERE o.session_key = k.session_key AND o.root = k.root AND o.fork_id = k.fork_id),
             any_value(b.title)
         ) AS title
