@@ -1408,6 +1408,34 @@ def test_a_fork_resolved_on_a_night_without_a_working_tree_reappears_by_ancestry
     assert ("night-4", "BS-FORK-01") in found
 
 
+def test_a_session_gone_by_the_night_is_idle_until_the_run_not_its_commit_date(
+    tmp_path: Path,
+) -> None:
+    """A step back committed on a clock running ahead (dated 2030), then the folder deleted:
+    the session takes part in the night at that commit, whose date stood for the run's time,
+    so it read idle for three and a half years. Idle is the run's time minus the content time
+    (spec §7)."""
+    repo = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", tmp_path / "root" / "repo")
+    git(repo, "init", "-q")
+    edit(repo, "state.md", "Status: open", "Status: stopping")
+    commit(repo, _now(), "stopping")
+    out = tmp_path / "out"
+    _night(repo, out, 1)
+    edit(repo, "state.md", "Status: stopping", "Status: open")
+    commit(repo, "2030-01-01T00:00:00Z", "back to open, on a clock running ahead")
+    shutil.rmtree(repo / SESSION)
+    commit(repo, _now(), "folder deleted")
+    _night(repo, out, 2)
+    con = connect(Out(out))
+    assert con.execute(
+        "SELECT count(*) FROM point_sessions WHERE point = 'night-2'"
+    ).fetchone() == (1,)
+    started = con.execute("SELECT started_at FROM run_points WHERE point = 'night-2'").fetchone()[0]
+    composed = datetime(2026, 7, 8, 14, 30, tzinfo=UTC)
+    idle = compute(str(out), run="night-2").idle[0]
+    assert idle.idle_max_hours == pytest.approx((started - composed).total_seconds() / 3600)
+
+
 def _two_checkouts(root: Path) -> Path:
     """Under root, main-checkout and release-checkout: two clones of one origin holding one
     session (stopping), each with one commit."""

@@ -1,5 +1,5 @@
 -- Idle sessions (spec §7) at the chosen census point ($point), per stage and over all (stage
--- 'all'): the time the point's crawl saw the session minus its content_time, in hours;
+-- 'all'): the start of the point's run that saw the session minus its content_time, in hours;
 -- measured counts sessions whose content_time is known. A content_time later than the moment
 -- the crawl saw the session is a clock running ahead (Last compose 2030): it counts as that
 -- moment, idle 0, where it read as minus three years (lifetimes cap it likewise).
@@ -7,11 +7,14 @@ WITH idle AS (
     SELECT p.stage,
         -- least skips a null: an unknown content_time stays unmeasured.
         CASE WHEN s.content_time IS NOT NULL THEN
-            (epoch_ms(p.observed_at) - epoch_ms(least(s.content_time, p.observed_at)))
+            (epoch_ms(r.started_at) - epoch_ms(least(s.content_time, r.started_at)))
                 / 3600000.0
         END AS idle_hours
     FROM point_sessions p
     JOIN snapshots s USING (snapshot_id)
+    -- The run's time (a working tree's observed_at): a session taking part at its last commit
+    -- (its folder gone) has that commit's date there, which a clock running ahead puts in 2030.
+    JOIN run_points r ON r.run_id = p.run_id
     WHERE p.point = $point
 )
 SELECT
