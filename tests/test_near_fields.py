@@ -124,6 +124,11 @@ def test_a_field_written_as_a_definition_list_is_noted_and_fails_its_rule(
         "- **Raised by**\n  twin (S99)",
         "- Raised by —\n  twin (S99)",
         "- Raised by =\n  - twin (S99)",
+        # The name alone, no mark after it: the line was prose and BS-SYNC-02 passed (found by
+        # a hunt).
+        "\nRaised by\ntwin (S99)",
+        "- Raised by\n  twin (S99)",
+        "- Raised by\n  - twin (S99)",
     ],
 )
 def test_a_near_field_whose_value_is_on_the_next_line_is_read(tmp_path: Path, new: str) -> None:
@@ -132,6 +137,36 @@ def test_a_near_field_whose_value_is_on_the_next_line_is_read(tmp_path: Path, ne
     line = next(i for i, t in enumerate(_lines(found, "forks.md"), 1) if t == term)
     assert _malformed(found) == [("forks.md", line)]
     assert _status(found, "BS-SYNC-02") == "fail"
+
+
+# A heading that names a field, its value on the line below (`#### Raised by` over `twin
+# (S99)`, `### Resolves:` over `F1`): a field is a bullet or a line of its own, so it is not
+# read, and the rule that needs it passed with no note (found by a hunt).
+@pytest.mark.parametrize(
+    ("file", "old", "new", "rule"),
+    [
+        ("forks.md", RAISED, "#### Raised by\ntwin (S99)", "BS-SYNC-02"),
+        ("forks.md", RAISED, "### **Raised by:**\n- twin (S99)", "BS-SYNC-02"),
+        ("ledger.md", RESOLVES, "### Resolves\nF1", "BS-FORK-02"),
+        ("ledger.md", RESOLVES, "### Resolves:\n\nF1 and F3", "BS-FORK-02"),
+    ],
+)
+def test_a_heading_over_a_field_value_is_noted_and_fails_its_rule(
+    tmp_path: Path, file: str, old: str, new: str, rule: str
+) -> None:
+    found = detect(str(_session(tmp_path, file, old, new)), "session")
+    term = new.split("\n")[0]
+    line = next(i for i, t in enumerate(_lines(found, file), 1) if t == term)
+    unread = [(n["file"], n["line"]) for n in found.notes if n["code"] == "unread-field"]
+    assert unread == [(file, line)]
+    assert _status(found, rule) == "fail"
+
+
+def test_a_heading_named_as_a_field_over_prose_is_a_section(tmp_path: Path) -> None:
+    new = RAISED + "\n\n### Raised by\nthe support team's complaints, see the basis."
+    found = detect(str(_session(tmp_path, "forks.md", RAISED, new)), "session")
+    assert found.notes == []
+    assert _status(found, "BS-SYNC-02") == "pass"
 
 
 def test_prose_over_a_line_that_begins_with_a_colon_is_no_field(tmp_path: Path) -> None:

@@ -21,6 +21,7 @@ from pipeline.parse.lexical import (
 from pipeline.parse.reading import (
     ENTRY_SEPARATORS,
     as_fields,
+    below_heading,
     entries_in_tables_only,
     entry_id,
     entry_line,
@@ -81,7 +82,8 @@ def parse_forks(lines: list[str], rec: Records) -> None:
             fork = None
         block = stray_table(as_fields(block, _FIELDS))
         if isinstance(block, Heading):
-            note_heading_field(rec, FILE, block, _FIELDS, _IN_HEADING, _rule_of)
+            below = below_heading(blocks, index, _FIELDS)
+            note_heading_field(rec, FILE, block, _FIELDS, _IN_HEADING, _rule_of, below)
             fork = _entry_heading(block, rec, fork)
             continue
         if isinstance(block, Table):

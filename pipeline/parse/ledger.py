@@ -22,6 +22,7 @@ from pipeline.parse.reading import (
     ENTRY_SEPARATORS,
     NearField,
     as_fields,
+    below_heading,
     entries_in_tables_only,
     entry_id,
     entry_line,
@@ -126,7 +127,8 @@ def parse_ledger(lines: list[str], rec: Records) -> None:
                 entry = None
             continue
         if isinstance(block, Heading):
-            note_heading_field(rec, FILE, block, _NESTED, _IN_HEADING, _rule_of)
+            below = below_heading(blocks, index, _FIELDS)
+            note_heading_field(rec, FILE, block, _NESTED, _IN_HEADING, _rule_of, below)
             meant = _meant(block)
             if meant is not None:
                 position += 1

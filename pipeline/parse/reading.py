@@ -355,7 +355,8 @@ class NearField(NamedTuple):
     """A line meant as a field of `known` but not written `Name: value` (`- Resolves F1`,
     `- Raised by — twin (S2)`, `- **Raised by** twin (S2)`, `- Raised-by: user`): its key,
     the value after the name, its line and text, and what separated the two: "mark" (a
-    separator or emphasis closed around the name) or "space" (spaces alone)."""
+    separator or emphasis closed around the name), "space" (spaces alone) or "alone" (the
+    name ends its line, its value below)."""
 
     key: str
     value: str
@@ -429,8 +430,16 @@ def near_fields(
         near = _near_field(seen, pattern, known, spaced, capital)
         if near is not None:
             value = near[1] or _value_below(block, every, index, known)
-            found.append(NearField(near[0], value, line, text, near[2]))
+            if near[2] != "alone" or _taken_below(near[0], value, spaced):
+                found.append(NearField(near[0], value, line, text, near[2]))
     return found
+
+
+def _taken_below(key: str, value: str, spaced: Mapping[str, Callable[[str], object]]) -> bool:
+    """Whether the value below a name that stands alone on its line (`Raised by` over `twin
+    (S9)`) is the field's: there is one, and a field a space may separate from its value
+    takes it as such (`Resolves` over `F1`, not over `the tension in F1`)."""
+    return bool(value) and (key not in spaced or bool(spaced[key](value)))
 
 
 def _value_below(block: Block, every: list[Line], index: int, known: Mapping[str, str]) -> str:
@@ -485,6 +494,9 @@ def _near_field(
     after = text[m.end(3) : m.end(3) + 1]
     if after in (" ", "\t", "\xa0") and key in spaced and spaced[key](value):
         return key, value, "space"
+    if not text[m.end() :].strip(" \t\xa0*_`"):
+        # The name alone on its line: meant as the field when its value goes on below.
+        return key, "", "alone"
     return None
 
 
@@ -564,26 +576,45 @@ def note_heading_field(
     known: Mapping[str, str],
     meant: Mapping[str, Callable[[str], bool]],
     rule: RuleOf,
+    below: str = "",
 ) -> tuple[str, str, int] | None:
     """A parse issue for an ATX heading whose text is a field of `known` with a value the
     field takes (`## Status: stopping`, `### Result: fail`: `meant[key]` says so): a field
     is a bullet or a line of its own (spec §3.1), so the heading is not read as one, and
     the rule that needs the field fails rather than the field vanishing (a setext heading
-    over a field is that field: as_fields). A heading whose text only begins with a field's
-    name (`### Why: background`, `## Status: history of the posture`) is a section heading,
-    as §3.1 allows trailing text after a heading's name. The field (key, value, line), None
-    for any other block."""
+    over a field is that field: as_fields). So is a heading of the name alone whose value
+    is `below` it (`#### Raised by` over `twin (S9)`: below_heading). A heading whose text
+    only begins with a field's name (`### Why: background`, `## Status: history of the
+    posture`) is a section heading, as §3.1 allows trailing text after a heading's name.
+    The field (key, value, line), None for any other block."""
     if not isinstance(block, Heading) or block.underlined is not None:
         return None
     parsed = field(block.text)
+    if parsed is None:
+        name = " ".join(bare(shown_name(block.text)).lower().split())
+        parsed = (name, "") if name in known else None
     if parsed is None or parsed[0] not in known:
         return None
     key, value = known[parsed[0]], parsed[1]
+    written = f"{'#' * block.level} {block.text}"
+    if not value.strip(" \t\xa0*_`") and below:
+        key, value, written = key, below, f"{written}' over '{below}"
     if key not in meant or not meant[key](value):
         return None
-    written = f"{'#' * block.level} {block.text}"
     _unread_field(rec, file, block.line, written, IN_HEADING, rule(key, value))
     return key, value, block.line
+
+
+def below_heading(blocks: list[Block], index: int, known: Mapping[str, str]) -> str:
+    """The first line of the paragraph or list item after the heading blocks[index], as a
+    field's value may stand below a heading of its name; '' when another block follows or
+    the line is a field of `known` of its own."""
+    after = blocks[index + 1] if index + 1 < len(blocks) else None
+    if not isinstance(after, Item | Paragraph) or not after.lines:
+        return ""
+    text = after.lines[0][1]
+    parsed = field(text)
+    return "" if parsed is not None and parsed[0] in known else shown(text).strip(" \t\xa0")
 
 
 def item_value(item: Item, first: str) -> str:
