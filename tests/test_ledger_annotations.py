@@ -90,6 +90,28 @@ def test_a_later_annotation_that_names_no_entry_fails_at_its_line(
     assert [n for n, m in findings if m.startswith(message)] == [line], findings
 
 
+# The phrase as the page shows it: a zero-width character inside it, or its ID typed in
+# fullwidth as a CJK input method types it, still names D9, which is no entry. It was not read
+# as the phrase, and BS-LEDGER-01 passed (found by a hunt).
+@pytest.mark.parametrize(
+    "phrase",
+    [
+        "Reversed by \u200bD9",
+        "Reversed\u200b by D9",
+        "Reversed by \u2060D9",
+        "Reversed by Ｄ9",
+        "Reversed by Ｄ９",
+        "Ｒｅｖｅｒｓｅｄ ｂｙ D9",
+    ],
+)
+def test_the_phrase_as_the_page_shows_it_is_read(tmp_path: Path, phrase: str) -> None:
+    status, findings = _findings(
+        _session(tmp_path, lambda t: t.replace(D1, f"{D1}\n{phrase}"), "r")
+    )
+    assert status == "fail"
+    assert [n for n, m in findings if "D1 is reversed by D9" in m] == [4], findings
+
+
 def test_a_second_annotation_that_names_no_id_still_fails(tmp_path: Path) -> None:
     def edit(t: str) -> str:
         return t.replace(RESOLVES, RESOLVES + "- Reversed by: D3\n- Reversed by: the review\n") + D3

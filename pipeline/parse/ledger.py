@@ -16,6 +16,7 @@ from pipeline.parse.lexical import (
     ids,
     inline_text,
     says_nothing,
+    seen_chars,
     shown,
 )
 from pipeline.parse.reading import (
@@ -311,6 +312,8 @@ def _phrase(entry: dict[str, Any], lines: list[tuple[int, str]]) -> None:
     if "<" in text:
         # Inline HTML as the page shows it: `Reversed by <a href="#d9">D9</a>`, `<code>D9`.
         text = inline_text(BREAK_RE.sub(" ", text))
+    # A zero-width space inside the phrase, or its ID typed fullwidth, shows the phrase.
+    text = seen_chars(text)
     if "versed" in text or "VERSED" in text:
         row, counted = 0, 0  # lines before the match, counted once across all matches
         for m in _REVERSED_BY_RE.finditer(text):

@@ -175,6 +175,17 @@ def _decoded_name(text: str) -> str:
 
 
 _DROPPED = dict.fromkeys(map(ord, INVISIBLE))
+# Characters that show nothing dropped, and fullwidth ASCII (`Ｄ９`, as a CJK input method
+# types it) as the characters it shows.
+_SEEN: dict[int, int | None] = {**_DROPPED, **{c: c - 0xFEE0 for c in range(0xFF01, 0xFF5F)}}
+
+
+def seen_chars(text: str) -> str:
+    """Text with each character as a reader sees it: `Reversed by \u200bD9` and `Reversed by
+    Ｄ9` read `Reversed by D9`."""
+    return text.translate(_SEEN)
+
+
 # An anchor and a footnote mark, each with its text up to its closing tag; an attempt stops at
 # the next tag of its kind, so a run of tags left open is not rescanned from each of them.
 _ANCHOR_RE = re.compile(
