@@ -408,3 +408,26 @@ def test_a_count_is_read_as_the_number_written(summary: str, counts: tuple[Any, 
     result = rec.of("sync_events")[1]
     assert (result["edits"], result["new_forks"], result["open_forks"]) == counts
     assert issues(rec) == []
+
+
+# ───────────────────────────── unreadable times ─────────────────────────────
+
+
+# A dispatch or result whose time cannot be read is a sync line not fully read: it was a note
+# that failed no rule, so the log was clean (spec §3.1, fail closed; found by a hunt).
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        (S2, S2.replace("2026-07-08T14:24Z", "yesterday-ish")),
+        (S2_DONE, S2_DONE.replace("2026-07-08T14:30Z", "2026-13-45T99:00Z")),
+        (S2_DONE, S2_DONE.replace("2026-07-08T14:30Z", "")),
+    ],
+)
+def test_a_sync_line_whose_time_cannot_be_read_fails_sync_01(
+    tmp_path: Path, old: str, new: str
+) -> None:
+    log = "\n".join([S1, S1_DONE, S2, S2_DONE]).replace(old, new) + "\n"
+    line = log.splitlines().index(new) + 1
+    assert issues(read(log)) == [(line, "bad-timestamp", "BS-SYNC-01")]
+    (found,) = status(detect(tmp_path, log), "BS-SYNC-01")
+    assert found.startswith(f"BS-SYNC-01 fail ops/sync-log.md:{line} could not read: S2 ")

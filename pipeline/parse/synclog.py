@@ -315,7 +315,9 @@ def _result(num: str, outcome: str, at_raw: str, summary: str, line: int, rec: R
 def _event(rec: Records, line: int, num: str, kind: str, at_raw: str, **fields: object) -> None:
     at = stamp(at_raw)[0]
     if at is None:
-        rec.issue(FILE, line, "bad-timestamp", f"S{num} timestamp '{at_raw[:80]}' is not ISO 8601")
+        # A sync line whose time cannot be read is not fully read: the log's rule fails.
+        message = f"S{num} timestamp '{at_raw[:80]}' is not ISO 8601"
+        rec.issue(FILE, line, "bad-timestamp", message, RULE)
     row = {
         "file": FILE,
         "line": line,
