@@ -200,11 +200,32 @@ def test_aspect_refs_held_in_sub_bullets_under_an_empty_arrow() -> None:
         "- Closes when:\n  a pick between two clocks",  # text on the next, indented line
         "- Closes when:\n  - a pick between two clocks",  # in a sub-bullet
         "- Closes when: a pick between\n  two clocks",
+        # In a code block inside the item: it read as empty and BS-FORK-01 failed a fork that
+        # has its condition (found by a hunt).
+        "- Closes when:\n  ```\n  a pick between two clocks\n  ```",
+        "- Closes when:\n  ~~~text\n  a pick between\n\n  two clocks\n  ~~~",
+        "- Closes when:\n\n      a pick between two clocks",
     ],
 )
 def test_closes_when_with_its_text_below_is_not_empty(closes_when: str) -> None:
     got = forks(f"## F1 — T [open]\n- Raised by: user\n{closes_when}\n", "closes_when")
     assert got[0][0] and "two clocks" in got[0][0]
+
+
+@pytest.mark.parametrize("field", ["Decision", "Why", "How to apply"])
+def test_a_ledger_text_field_in_a_code_block_under_its_item_is_not_empty(field: str) -> None:
+    body = {"Decision": "d", "Why": "w", "How to apply": "h"}
+    body[field] = "\n  ```\n  the `urgency` column gates it\n  ```"
+    text = "## D1 — T\n" + "".join(f"- {name}: {value}\n" for name, value in body.items())
+    key = field.lower().replace(" ", "_")
+    assert pick(read("ledger", text).of("ledger"), key) == [("the `urgency` column gates it",)]
+
+
+def test_a_code_block_after_an_item_is_not_its_value() -> None:
+    got = forks(
+        "## F1 — T [open]\n- Raised by: user\n- Closes when:\n\n```\nx\n```\n", "closes_when"
+    )
+    assert got == [("",)]
 
 
 def test_a_lazy_line_under_an_item_belongs_to_it_not_a_field_of_its_own() -> None:

@@ -22,6 +22,7 @@ from pipeline.parse.reading import (
     ENTRY_SEPARATORS,
     as_fields,
     below_heading,
+    code_value,
     entries_in_tables_only,
     entry_id,
     entry_line,
@@ -114,6 +115,7 @@ def parse_forks(lines: list[str], rec: Records) -> None:
                 _raised_by(fork, value, line, rec)
             else:
                 said = "" if says_nothing(value) else value  # `—`, `**`: an empty condition
+                said = said or code_value(doc, lines, block)  # a fence under the item
                 fork["closes_when"], fork["closes_when_line"] = said, line
     if untaken or linked:
         ids = {row["fork_id"] for row in rec.of("forks")}

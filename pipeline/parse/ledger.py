@@ -7,7 +7,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from pipeline.parse.blocks import Block, Heading, Item, Paragraph, Table, parse
+from pipeline.parse.blocks import Block, Document, Heading, Item, Paragraph, Table, parse
 from pipeline.parse.lexical import (
     BREAK_RE,
     bare,
@@ -24,6 +24,7 @@ from pipeline.parse.reading import (
     NearField,
     as_fields,
     below_heading,
+    code_value,
     entries_in_tables_only,
     entry_id,
     entry_line,
@@ -148,7 +149,7 @@ def parse_ledger(lines: list[str], rec: Records) -> None:
         if entry is None:
             outside_entry(rec, FILE, fields(block, _FIELDS), "D", _rule_of, above)
             continue
-        for key, value, line in fields(block, _FIELDS) + _near(block, rec):
+        for key, value, line in _entry_fields(block, rec, doc, lines):
             _field(entry, key, value, line, rec, resolved)
         # The phrase anywhere in the block too: every annotation counts (a field it repeats
         # adds nothing).
@@ -157,6 +158,20 @@ def parse_ledger(lines: list[str], rec: Records) -> None:
     if untaken or linked:
         ids = {row["decision_id"] for row in rec.of("ledger")}
         entries_in_tables_only(rec, FILE, untaken, ids, "D", RULE, linked)
+
+
+def _entry_fields(
+    block: Block, rec: Records, doc: Document, lines: list[str]
+) -> list[tuple[str, str, int]]:
+    """(key, value, line) of each field of an entry's block, a text field with nothing after
+    its name taking the code block inside its item (a fence under `- Why:`)."""
+    found = fields(block, _FIELDS) + _near(block, rec)
+    return [
+        (key, code_value(doc, lines, block) or value, line)
+        if key in _TEXT and says_nothing(value)
+        else (key, value, line)
+        for key, value, line in found
+    ]
 
 
 def _ends(

@@ -617,6 +617,24 @@ def below_heading(blocks: list[Block], index: int, known: Mapping[str, str]) -> 
     return "" if parsed is not None and parsed[0] in known else shown(text).strip(" \t\xa0")
 
 
+_FENCE_RE = re.compile(r"`{3,}+[^`]*+|~{3,}+.*+")
+
+
+def code_value(doc: Document, lines: list[str], block: Block) -> str:
+    """The text of the code blocks inside a list item (a fence under `- Closes when:`), its
+    fences dropped, as one line: CommonMark makes them part of the item, so they are part of
+    its value as its other lines are (spec §3.1), though never a field or an entry. '' for
+    another block or none."""
+    if not isinstance(block, Item) or not doc.code:
+        return ""
+    found = []
+    for first, last in doc.code:
+        if block.line < first <= block.last:
+            texts = (lines[at - 1].strip(" \t") for at in range(first, last + 1))
+            found += [text for text in texts if text and not _FENCE_RE.fullmatch(text)]
+    return " ".join(found)
+
+
 def item_value(item: Item, first: str) -> str:
     """A field item's value: what follows the colon, then everything else the item holds."""
     if len(item.lines) == 1 and not item.parts:
