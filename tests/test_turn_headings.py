@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from typer.testing import CliRunner
 
 from pipeline.cli import app
@@ -235,3 +236,36 @@ def test_a_turn_without_its_id_above_the_turn_separator_fails(tmp_path: Path) ->
         expected = {("bad-turn-heading", line_of(folder, line))} if fails else set()
         assert issues(found) == expected, name
         assert statuses(found)["BS-COMPOSE-02"] == ("fail" if fails else "pass"), name
+
+
+# A turn heading typed with fullwidth letters or digits, as a CJK input method types them
+# (`### Ｔ9 · …`), or with a zero-width space after its ID: the page shows T9, yet the heading
+# was read as no turn and no note, so a compose older than it passed as fresh (found by a
+# hunt). It is read as the turn it shows.
+@pytest.mark.parametrize(
+    "heading",
+    [
+        "### Ｔ9 · 2026-07-10T16:10Z",
+        "### T９ · 2026-07-10T16:10Z",
+        "### Ｔ９ · ２０２６-０７-１０Ｔ１６:１０Ｚ",
+        "### T9\u200b · 2026-07-10T16:10Z",
+    ],
+)
+def test_a_turn_heading_typed_fullwidth_is_the_turn_it_shows(tmp_path: Path, heading: str) -> None:
+    found = detect(session(tmp_path, heading), "manifest")
+    assert statuses(found)["BS-COMPOSE-02"] == "fail"
+    assert ("state.md", 6) in findings(found, "BS-COMPOSE-02")
+    fresh = detect(
+        session(tmp_path / "fresh", heading.replace("16", "15").replace("１６", "１５")), "manifest"
+    )
+    assert statuses(fresh)["BS-COMPOSE-02"] == "pass"
+
+
+def test_a_turn_line_typed_fullwidth_is_meant_as_a_turn(tmp_path: Path) -> None:
+    """`- Ｔ9 · …` is `- T9 · …` as the page shows it: meant as a turn and not one, it fails
+    BS-COMPOSE-02 as that line does (it was read as talk, found by a hunt)."""
+    line = "- Ｔ9 · 2026-07-10T15:52Z"
+    folder = session(tmp_path, line)
+    found = detect(folder, "manifest")
+    assert statuses(found)["BS-COMPOSE-02"] == "fail"
+    assert issues(found) == {("entry-not-heading", line_of(folder, line))}

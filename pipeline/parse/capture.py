@@ -8,7 +8,13 @@ import re
 from datetime import UTC, datetime
 
 from pipeline.parse.blocks import Block, Heading, Paragraph, Table, parse
-from pipeline.parse.lexical import canonical_id, find_timestamp, parse_timestamp, shown
+from pipeline.parse.lexical import (
+    canonical_id,
+    find_timestamp,
+    parse_timestamp,
+    seen_chars,
+    shown,
+)
 from pipeline.parse.reading import (
     entry_id,
     entry_line,
@@ -75,6 +81,9 @@ def parse_capture(lines: list[str], rec: Records) -> None:
             for part in row_runs(block):
                 _no_heading(stray_table(part), doc.blocks, index, rec)
             continue
+        if not block.text.isascii():
+            # As the page shows it: `Ｔ9 · …` typed fullwidth, `T9\u200b · …`, is turn T9.
+            block = Heading(block.line, block.level, seen_chars(block.text), block.underlined)
         # A first look: a turn heading begins with a T (`T3`, or misspelt `t3`, `Turn 3`),
         # or holds one later (`2026-07-10T16:10Z · T9`).
         if "t" not in block.text[:8].lower() and "T" not in block.text:

@@ -41,6 +41,7 @@ from pipeline.parse.lexical import (
     int32,
     past_list_marker,
     says_nothing,
+    seen_chars,
     shown,
     shown_name,
 )
@@ -91,7 +92,12 @@ _BLANK_LEAD = (
     + FILLERS
     + "\x1c\x1d\x1e\x1f\x85\u034f\u180e\u2028\u2029\u2061\u2062\u2063\u2064"
 )
-_STARTS = {letter: frozenset(_HASHES + "*_`[" + letter + _BLANK_LEAD) for letter in "FDT"}
+# The ID's letter typed fullwidth (`Ｔ10 · …`, as a CJK input method types it) is read as
+# the letter it shows.
+_WIDE = {letter: chr(ord(letter) + 0xFEE0) for letter in "FDT"}
+_STARTS = {
+    letter: frozenset(_HASHES + "*_`[" + letter + _WIDE[letter] + _BLANK_LEAD) for letter in "FDT"
+}
 
 
 # HTML block kinds (blocks.html_kind) not shown: comments, processing instructions,
@@ -836,6 +842,8 @@ def _meant_lines(
         if text[:1] not in starts:
             continue
         seen = past_list_marker(text.lstrip(_BLANK_LEAD)) if text[0] in _BLANK_LEAD else text
+        if _WIDE[letter] in seen[:2]:
+            seen = seen_chars(seen)
         if text[0] == "[" and _REFERENCE_RE.fullmatch(seen.strip(" \t")):
             continue
         found = meant_entry(seen.rstrip(" \t"), letter)
