@@ -107,3 +107,43 @@ def test_a_section_heading_behind_a_number_or_an_article_is_noted(tmp_path: Path
         found = detect(folder, "session")
         assert statuses(found)["BS-THESIS-01"] == "pass", heading
         assert found["notes"] == [], heading
+
+
+def test_a_section_heading_not_written_as_one_is_noted(tmp_path: Path) -> None:
+    """A line meant as a section heading that CommonMark does not read as one (`＃＃ Claim`
+    typed fullwidth, `##Claim` with no space, a no-break space before or after the #s, a
+    bold line), or a heading that names the section with a word before it or in the plural
+    (`## Our claim`, `## Claims`, `## What has changed`), failed BS-THESIS-01 with no line
+    named (found by a hunt). It still fails, with a note on that line."""
+    cases = [
+        ("## Claim", "＃＃ Claim"),
+        ("## Claim", "##Claim"),
+        ("## Claim", "\u00a0## Claim"),
+        ("## Claim", "##\u00a0Claim"),
+        ("## Argument", "**Argument**"),
+        ("## Claim", "## Our claim"),
+        ("## Claim", "## Main claim:"),
+        ("## Claim", "## Claims"),
+        ("## What changed", "## What has changed"),
+        ("## What changed", "## What’s changed since S1"),
+    ]
+    for at, (old, heading) in enumerate(cases):
+        folder = session(tmp_path / str(at), "open", "thesis.md", old, heading)
+        found = detect(folder, "session")
+        assert statuses(found)["BS-THESIS-01"] == "fail", heading
+        (note,) = found["notes"]
+        assert note["code"] == "section-heading-name", note
+        assert old in note["message"], note
+        line = (folder / "thesis.md").read_text().split("\n").index(heading) + 1
+        assert note["line"] == line, note
+    # Prose that begins with the word, and a heading of another name, are nothing to say.
+    for at, (old, heading) in enumerate(
+        [
+            ("## Claim", "## Claim\nClaims like this one need data."),
+            ("## Argument", "## Argument\n## Our risks"),
+        ]
+    ):
+        folder = session(tmp_path / f"ok{at}", "open", "thesis.md", old, heading)
+        found = detect(folder, "session")
+        assert statuses(found)["BS-THESIS-01"] == "pass", heading
+        assert found["notes"] == [], heading

@@ -200,6 +200,7 @@ def test_thesis_missing_headings_and_an_unparseable_stamp() -> None:
     assert sorted(issues(rec)) == [
         ("thesis.md", 3, "bad-timestamp"),
         ("thesis.md", 4, "nested-field"),
+        ("thesis.md", 6, "section-heading-name"),  # '## Arguments', named where it stands
     ]
     assert snap["thesis_has_claim"] is True
     assert snap["thesis_has_argument"] is False  # '## Arguments' is not '## Argument'

@@ -5,7 +5,14 @@ from __future__ import annotations
 import re
 
 from pipeline.parse.blocks import Block, Heading, Paragraph, parse
-from pipeline.parse.lexical import bare, find_timestamp, stamp, stamp_hint
+from pipeline.parse.lexical import (
+    INVISIBLE,
+    UNICODE_SPACES,
+    bare,
+    find_timestamp,
+    stamp,
+    stamp_hint,
+)
 from pipeline.parse.reading import (
     as_fields,
     fields,
@@ -28,8 +35,22 @@ _STAMP = {"current as of": "stamp"}
 # A table's header `| Current as of | 2026-07-09T10:14Z |` is meant as the stamp.
 _STAMP_TAKEN = {"stamp": lambda value: stamp(value) != (None, False)}
 # What may stand before a section's name in a heading meant as that section (`## 1. Claim`,
-# `## II. Argument`, `## The claim`): a number counting the sections, or an article.
-_BEFORE_NAME_RE = re.compile(r"(?i)(?:[0-9]{1,3}[.)]?|[ivx]{1,4}[.)]|[a-z][.)]|the)[ \t]+")
+# `## II. Argument`, `## The claim`, `## Our main claim`): a number counting the sections,
+# an article, a possessive or a word that ranks it.
+_BEFORE_NAME_RE = re.compile(
+    r"(?i)(?:(?:[0-9]{1,3}[.)]?|[ivx]{1,4}[.)]|[a-z][.)]|the|an?|our|my|main|core|key|central"
+    r"|current|overall|revised|updated)[ \t]++)++"
+)
+# Other forms of a section's name: the plural, and `What has changed` for `What changed`.
+_NAME_FORMS = (
+    (re.compile(r"(?i)what(?:['’]s|[ \t]++ha(?:s|ve))[ \t]++changed"), "what changed"),
+    (re.compile(r"(?i)(claim|argument)s(?![A-Za-z0-9_])"), r"\1"),
+)
+# A line meant as a section heading that CommonMark reads as text: its #s typed fullwidth,
+# with no plain space after them, or behind a character that shows as a space or nothing.
+_NOT_HEADING_RE = re.compile(
+    rf"[{INVISIBLE}{UNICODE_SPACES} \t]*+[#\uff03]{{1,6}}+[{INVISIBLE}{UNICODE_SPACES} \t]*+(.+)"
+)
 
 
 def parse_thesis(lines: list[str], rec: Records) -> None:
@@ -43,7 +64,7 @@ def parse_thesis(lines: list[str], rec: Records) -> None:
     hidden = note_html_fields(rec, FILE, doc, lines, _STAMP, _compose)
     unread = [(value, line, "unread-field") for _, value, line in hidden]
     elsewhere: dict[str, Heading] = {}  # a section's name at another level than 2
-    near: dict[str, Heading] = {}  # a section's name behind a number or an article
+    near: dict[str, tuple[int, str, str]] = {}  # a section's name not written as its heading
     for block in doc.blocks:
         if isinstance(block, Heading):
             if block.level == 1 and "thesis_title" not in snap:
@@ -58,12 +79,15 @@ def parse_thesis(lines: list[str], rec: Records) -> None:
                 continue
             named = _named_late(block.text)
             if named is not None:
-                near.setdefault(named, block)
+                written = f"{'#' * block.level} {block.text}"
+                near.setdefault(named, (block.line, written, _BEGINS))
                 continue
             # A stamp in a heading, or above a `---` (a setext heading), is still the stamp.
             block = as_fields(block, _STAMP)
             if isinstance(block, Heading):
                 block = Paragraph([(block.line, block.text)])
+        if isinstance(block, Paragraph):
+            _not_headings(block, near)
         unread += _noted(rec, block)
         for _, raw, line in fields(block, _STAMP):
             if "thesis_stamp_raw" not in snap:
@@ -76,14 +100,37 @@ def parse_thesis(lines: list[str], rec: Records) -> None:
     _not_sections(rec, elsewhere, near)
 
 
+_BEGINS = "a section heading begins with its name"
+_NO_HEADING = "CommonMark reads the line as text, not as a heading"
+
+
 def _named_late(text: str) -> str | None:
-    """The section a heading names after a number or an article (`1. Claim`, `The claim`);
-    None when it names none so."""
-    m = _BEFORE_NAME_RE.match(bare(text).lstrip(" \t"))
-    return None if m is None else section(bare(text).lstrip(" \t")[m.end() :], _NAMES)
+    """The section a heading names after a number or an article (`1. Claim`, `The claim`),
+    or in another form (`Claims`, `What has changed`); None when it names none so."""
+    seen = bare(text).lstrip(" \t")
+    m = _BEFORE_NAME_RE.match(seen)
+    rest = seen if m is None else seen[m.end() :]
+    for pattern, name in _NAME_FORMS:
+        if pattern.match(rest):
+            return section(pattern.sub(name, rest, count=1), _NAMES)
+    return None if m is None else section(rest, _NAMES)
 
 
-def _not_sections(rec: Records, elsewhere: dict[str, Heading], near: dict[str, Heading]) -> None:
+def _not_headings(block: Paragraph, near: dict[str, tuple[int, str, str]]) -> None:
+    """Each line of a paragraph meant as a section heading but read as text (`＃＃ Claim`,
+    `##Claim`, `\u00a0## Claim`, a bold `**Argument**` alone on its line), into `near`."""
+    for line, text in block.lines:
+        m = _NOT_HEADING_RE.fullmatch(text)
+        name = section(m[1], _NAMES) or _named_late(m[1]) if m else None
+        if m is None and text.lstrip(" \t")[:2] in ("**", "__"):
+            name = next((n for n in _NAMES if bare(text).strip(" \t").lower() == n), None)
+        if name is not None:
+            near.setdefault(name, (line, text.strip(" \t"), _NO_HEADING))
+
+
+def _not_sections(
+    rec: Records, elsewhere: dict[str, Heading], near: dict[str, tuple[int, str, str]]
+) -> None:
     """A note, failing BS-THESIS-01, on a heading meant as a section the file lacks: its
     name at another level than 2, or behind a number or an article (spec §3.1 allows text
     after a section's name, not before it)."""
@@ -96,13 +143,10 @@ def _not_sections(rec: Records, elsewhere: dict[str, Heading], near: dict[str, H
                 f"heading; the section is `## {name.capitalize()}`"
             )
             rec.issue(FILE, heading.line, "section-heading-level", message, "BS-THESIS-01")
-    for name, heading in near.items():
+    for name, (line, written, why) in near.items():
         if not snap[_HEADINGS[name]] and name not in elsewhere:
-            message = (
-                f"'{'#' * heading.level} {heading.text[:60]}' is not the section "
-                f"`## {name.capitalize()}`: a section heading begins with its name"
-            )
-            rec.issue(FILE, heading.line, "section-heading-name", message, "BS-THESIS-01")
+            message = f"'{written[:60]}' is not the section `## {name.capitalize()}`: {why}"
+            rec.issue(FILE, line, "section-heading-name", message, "BS-THESIS-01")
 
 
 def _noted(rec: Records, block: Block) -> list[tuple[str, int, str]]:
