@@ -603,3 +603,25 @@ def test_prose_lines_that_begin_with_a_pipe_are_no_entries(tmp_path: Path) -> No
     rows = "\n| option | cost |\n| wait for compose | 2 s |\n"
     found = detect(session(tmp_path, "converging", "forks.md", lambda t: t + rows), "manifest")
     assert failing(found) == set() and found["notes"] == [], notes(found)
+
+
+# A fork or ledger entry indented four spaces, its fields with it: an indented code block,
+# never an entry (spec §3.1), so it fails nothing; but it vanished with no note, so `clean`
+# hid a line written as an entry (found by a hunt).
+@pytest.mark.parametrize(
+    ("file", "entry"),
+    [
+        ("ledger.md", "## D3 — Another\n" + LEDGER_BODY.replace("F4", "F1")),
+        ("forks.md", "## F5 — Another [open]\n" + BODY),
+    ],
+)
+def test_an_entry_indented_four_spaces_is_code_and_noted(
+    tmp_path: Path, file: str, entry: str
+) -> None:
+    indented = "".join(f"    {line}\n" for line in entry.splitlines())
+    folder = session(tmp_path, "open", file, lambda t: t + "\nProse.\n\n" + indented)
+    found = detect(folder, "session")
+    assert failing(found) == set()
+    line = (folder / file).read_text().splitlines().index(indented.splitlines()[0]) + 1
+    notes = [(n["code"], n["line"]) for n in found["notes"] if n["file"] == file]
+    assert notes == [("entry-in-code", line)]

@@ -269,3 +269,19 @@ def test_a_turn_line_typed_fullwidth_is_meant_as_a_turn(tmp_path: Path) -> None:
     found = detect(folder, "manifest")
     assert statuses(found)["BS-COMPOSE-02"] == "fail"
     assert issues(found) == {("entry-not-heading", line_of(folder, line))}
+
+
+def test_a_turn_heading_indented_four_spaces_is_code_and_noted(tmp_path: Path) -> None:
+    """A heading indented four spaces is an indented code block: never a turn (spec §3.1),
+    and a writer may quote the format so (the generator does), so it fails nothing; but it
+    was no note either, so `clean` hid a line written as a turn (found by a hunt). It is an
+    entry-in-code note. A turn heading quoted in a fence is code written as such: no note."""
+    heading = "    ### T9 · 2026-07-10T16:10Z"
+    folder = session(tmp_path, "talk.\n\n" + heading)
+    found = detect(folder, "manifest")
+    assert statuses(found)["BS-COMPOSE-02"] == "pass"
+    assert issues(found) == {("entry-in-code", line_of(folder, heading))}
+    fenced = session(tmp_path / "fenced", T9 + "\n\n```\n### T10 · 2026-07-10T16:10Z\n```")
+    found = detect(fenced, "manifest")
+    assert statuses(found)["BS-COMPOSE-02"] == "pass"
+    assert issues(found) == set()

@@ -21,6 +21,7 @@ from pipeline.parse.reading import (
     hidden_entries,
     meant_entry,
     not_an_entry_heading,
+    note_coded_entries,
     number,
     row_runs,
     stray_table,
@@ -67,6 +68,7 @@ def _schema_turn(text: str) -> tuple[str, str, datetime] | None:
 def parse_capture(lines: list[str], rec: Records) -> None:
     doc = parse(lines)
     unclosed_block(doc, rec, FILE, RULE)
+    note_coded_entries(doc, lines, rec, FILE, "T")
     if doc.html:
         # Turns in HTML blocks are not read: each is a parse issue.
         hidden_entries(doc, lines, rec, FILE, "T", RULE, _weigh)

@@ -33,6 +33,7 @@ from pipeline.parse.reading import (
     meant_entry,
     near_fields,
     not_an_entry_heading,
+    note_coded_entries,
     note_heading_field,
     note_html_fields,
     note_near,
@@ -75,6 +76,7 @@ def parse_forks(lines: list[str], rec: Records) -> None:
     blocks = split_rows(doc.blocks)
     # Forks in HTML blocks are not read: each is a parse issue and ends the fork above.
     ends = hidden_entries(doc, lines, rec, FILE, "F", RULE, _weigh) if doc.html else []
+    note_coded_entries(doc, lines, rec, FILE, "F")
     note_html_fields(rec, FILE, doc, lines, _FIELDS, _rule_of, ends)
     untaken: list[tuple[int, str]] = []  # table rows that name a fork, maybe meant as one
     linked: list[tuple[int, str]] = []  # table-of-contents lines naming an entry

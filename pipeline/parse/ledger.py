@@ -37,6 +37,7 @@ from pipeline.parse.reading import (
     meant_entry,
     near_fields,
     not_an_entry_heading,
+    note_coded_entries,
     note_heading_field,
     note_html_fields,
     note_near,
@@ -108,6 +109,7 @@ def parse_ledger(lines: list[str], rec: Records) -> None:
     blocks = split_rows(doc.blocks)
     # Entries in HTML blocks are not read: each is a parse issue and ends the entry above.
     ends = hidden_entries(doc, lines, rec, FILE, "D", RULE, _weigh) if doc.html else []
+    note_coded_entries(doc, lines, rec, FILE, "D")
     note_html_fields(rec, FILE, doc, lines, _FIELDS, _rule_of, ends)
     untaken: list[tuple[int, str]] = []  # table rows that name an entry, maybe meant as one
     linked: list[tuple[int, str]] = []  # table-of-contents lines naming an entry

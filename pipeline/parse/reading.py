@@ -22,6 +22,8 @@ from pipeline.parse.blocks import (
     Line,
     Paragraph,
     Table,
+    heading_level,
+    heading_text,
     html_kind,
     html_tail,
     parse,
@@ -1043,6 +1045,37 @@ def hidden_entries(
     for line, text in found:
         not_an_entry_heading(rec, file, line, text, letter, rule, IN_HTML)
     return [line for line, _ in found]
+
+
+def note_coded_entries(
+    doc: Document, lines: list[str], rec: Records, file: str, letter: str
+) -> None:
+    """A note (failing no rule) for each line of an indented code block written as an entry's
+    heading (`    ### T6 · …`): spec §3.1 makes it code, never an entry or a turn, and a
+    writer may quote the format so, but it is shown, so that `clean` never hides it."""
+    if not doc.code:
+        return
+    for line, text in coded_entries(doc, lines, letter):
+        message = (
+            f"'{text[:120]}' is written as {_WHAT[letter]} but indented four spaces or more: "
+            "an indented code block, which is never read as one (indent it three spaces at most)"
+        )
+        rec.issue(file, line, "entry-in-code", message)
+
+
+def coded_entries(doc: Document, lines: list[str], letter: str) -> list[tuple[int, str]]:
+    """(line, text) of each line of an indented code block written as an entry's heading
+    (`    ### T6 · …`); a fenced block is code written as such, and is not looked at."""
+    found = []
+    for first, last in doc.code:
+        if _FENCE_RE.fullmatch(lines[first - 1].strip(" \t")):
+            continue
+        for at in range(first, last + 1):
+            text = lines[at - 1].strip(" \t")
+            level = heading_level(text, 0) if text[:1] == "#" else 0
+            if level and entry_id(heading_text(text, level), letter)[0]:
+                found.append((at, text))
+    return found
 
 
 def stray_table(block: Block) -> Block:
