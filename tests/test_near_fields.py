@@ -162,6 +162,45 @@ def test_a_heading_over_a_field_value_is_noted_and_fails_its_rule(
     assert _status(found, rule) == "fail"
 
 
+# The same in state.md and the manifest: a Status or a Result under a heading of its name,
+# beside the bullet the reader takes (found by a hunt: the contradicting value passed unseen).
+@pytest.mark.parametrize(
+    ("base", "file", "old", "new", "gate", "rule"),
+    [
+        (
+            "open",
+            "state.md",
+            "- Status: open",
+            "- Status: open\n\n## Status\nharvested",
+            "session",
+            "CENSUS-LOC-01",
+        ),
+        (
+            "applied",
+            "ops/manifest.md",
+            "- Result: pass",
+            "- Result: pass\n\n### Result\nfail",
+            "move",
+            "BS-USELESS-01",
+        ),
+    ],
+)
+def test_a_heading_over_a_state_or_manifest_value_is_noted_and_fails(
+    tmp_path: Path, base: str, file: str, old: str, new: str, gate: str, rule: str
+) -> None:
+    repo = copy_tree(FIXTURES / "cases" / "base" / base / "repo", tmp_path / "corpus" / "r")
+    path = repo / SESSION / file
+    text = path.read_text(encoding="utf-8")
+    assert old in text
+    path.write_text(text.replace(old, new), encoding="utf-8")
+    found = detect(str(repo / SESSION), gate)
+    term = new.split("\n")[2]
+    line = next(i for i, t in enumerate(_lines(found, file), 1) if t == term)
+    unread = {(n["file"], n["line"]) for n in found.notes if n["code"] == "unread-field"}
+    assert unread == {(file, line)}
+    assert _status(found, rule) == "fail"
+
+
 def test_a_heading_named_as_a_field_over_prose_is_a_section(tmp_path: Path) -> None:
     new = RAISED + "\n\n### Raised by\nthe support team's complaints, see the basis."
     found = detect(str(_session(tmp_path, "forks.md", RAISED, new)), "session")

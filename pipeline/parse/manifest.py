@@ -14,6 +14,7 @@ from pipeline.parse.lexical import ESCAPED_RE, bare, inline_text, shown, token
 from pipeline.parse.links import back_inside
 from pipeline.parse.reading import (
     as_fields,
+    below_heading,
     fields,
     first_line,
     note_heading_field,
@@ -138,11 +139,11 @@ def parse_manifest(
     # A fence or a comment never closed hides the rest of the file (spec §3.1: fail closed).
     unclosed_block(doc, rec, FILE, "BS-MANIFEST-01")
     in_html = note_html_fields(rec, FILE, doc, lines, _FIELDS, _unread_rule)
-    for block in doc.blocks:
+    for index, block in enumerate(doc.blocks):
         in_html = _unread_html(rec, in_html, first_line(block), current)
         block = as_fields(block, _FIELDS)
         if isinstance(block, Heading):
-            _unread_heading(rec, block, current)
+            _unread_heading(rec, block, current, below_heading(doc.blocks, index, _FIELDS))
             if useless and block.level > useless:
                 continue
             _unread_round(rec, round_heading)
@@ -197,11 +198,12 @@ def _unread(rec: Records, block: Block, current: dict[str, Any]) -> None:
     _not_last(rec, hidden, current)
 
 
-def _unread_heading(rec: Records, block: Heading, current: dict[str, Any]) -> None:
-    """A Status or a uselessness-test field written as a heading is not read: it fails
-    the rule that needs it, and below an applied round the move rule too, as a hidden one
-    does (a Round heading is a `round-heading` of its own)."""
-    found = note_heading_field(rec, FILE, block, _NOT_ROUND, _IN_HEADING, _unread_rule)
+def _unread_heading(rec: Records, block: Heading, current: dict[str, Any], below: str) -> None:
+    """A Status or a uselessness-test field written as a heading (its value in it or on the
+    line `below` it) is not read: it fails the rule that needs it, and below an applied
+    round the move rule too, as a hidden one does (a Round heading is a `round-heading` of
+    its own)."""
+    found = note_heading_field(rec, FILE, block, _NOT_ROUND, _IN_HEADING, _unread_rule, below)
     if found is not None:
         key, value, line = found
         _not_last(rec, [(key, _NAMES[key], value, line, "unread-field")], current)

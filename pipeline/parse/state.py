@@ -20,6 +20,7 @@ from pipeline.parse.lexical import (
 from pipeline.parse.reading import (
     IN_HTML,
     as_fields,
+    below_heading,
     fields,
     html_text,
     note_heading_field,
@@ -79,10 +80,12 @@ def parse_state(lines: list[str], rec: Records) -> None:
     # Each field value noted but not read, whatever its form: (key, value, line, issue code).
     hidden = note_html_fields(rec, FILE, doc, lines, _FIELDS, _needed_by)
     unread = [(key, value, line, "unread-field") for key, value, line in hidden]
-    for block in split_rows(doc.blocks):
+    blocks = split_rows(doc.blocks)
+    for index, block in enumerate(blocks):
         block = as_fields(block, _FIELDS)
         if isinstance(block, Heading):
-            heading = note_heading_field(rec, FILE, block, _FIELDS, _IN_HEADING, _needed_by)
+            below = below_heading(blocks, index, _FIELDS)
+            heading = note_heading_field(rec, FILE, block, _FIELDS, _IN_HEADING, _needed_by, below)
             unread += [(*heading, "unread-field")] if heading else []
             if map_level and block.level > map_level:
                 continue  # a subheading inside the map
