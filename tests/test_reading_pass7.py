@@ -81,13 +81,22 @@ def test_a_ledger_value_shown_blank_fails_ledger_01_in_detect_and_crawl(tmp_path
         ("a <b>bold</b> word", False),
         ("[the page](x.md)", False),
         ("<code>0</code>", False),
+        # Quotes or brackets around nothing show nothing (found by a hunt).
+        ('""', True),
+        ("“ ”", True),
+        ("''", True),
+        ("()", True),
+        ('"0"', False),
+        ("(new page)", False),
     ],
 )
 def test_says_nothing(value: str, empty: bool) -> None:
     assert says_nothing(value) is empty
 
 
-@pytest.mark.parametrize("destination", ["—", "-", "…", "{destination}", "&nbsp;", "<b></b>"])
+@pytest.mark.parametrize(
+    "destination", ["—", "-", "…", "{destination}", "&nbsp;", "<b></b>", '""', "“”", "()"]
+)
 def test_a_parked_destination_that_says_nothing_is_none(tmp_path: Path, destination: str) -> None:
     heading = F4.replace("docs/architecture/open-questions.md", destination)
     folder = session(tmp_path, "open", "forks.md", _replaced(F4, heading))

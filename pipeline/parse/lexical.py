@@ -403,11 +403,11 @@ def decoded_separator(text: str) -> str:
 
 def says_nothing(value: str | None) -> bool:
     """A field value that is empty to a reader: nothing, emphasis marks, a dash or an
-    ellipsis alone (`**`, `—`, `-`, `…`), a hidden comment (`<!-- fill in -->`), what shows
-    as blank (Unicode spaces, characters that show nothing, `&nbsp;`, `<br>`, a lone `\\`),
-    or the schema's placeholder left as it is (`{destination}`). One definition for every
-    value the schema requires non-empty (Closes when; Decision, Why, How to apply; a parked
-    fork's destination)."""
+    ellipsis alone (`**`, `—`, `-`, `…`), quotes or brackets around nothing (`""`, `()`), a
+    hidden comment (`<!-- fill in -->`), what shows as blank (Unicode spaces, characters
+    that show nothing, `&nbsp;`, `<br>`, a lone `\\`), or the schema's placeholder left as
+    it is (`{destination}`). One definition for every value the schema requires non-empty
+    (Closes when; Decision, Why, How to apply; a parked fork's destination)."""
     if value is None:
         return True
     text = BREAK_RE.sub(" ", decoded(shown(value)))
@@ -419,10 +419,10 @@ def says_nothing(value: str | None) -> bool:
     return not text or _PLACEHOLDER_RE.fullmatch(text) is not None
 
 
-# What says_nothing reads as blank: marks, dashes, dots, a backslash, the fillers and the
-# blank Braille pattern that render as nothing; any space or line separator, format or
-# control character.
-_BLANK = frozenset(_MARKS + "—–‐-….\\" + FILLERS)
+# What says_nothing reads as blank: marks, dashes, dots, a backslash, quotes and brackets
+# (around nothing they show nothing: `""`, `()`), the fillers and the blank Braille pattern
+# that render as nothing; any space or line separator, format or control character.
+_BLANK = frozenset(_MARKS + "—–‐-….\\" + "\"'“”‘’„«»()" + FILLERS)
 _UNSEEN = frozenset(("Zs", "Zl", "Zp", "Cf", "Cc"))
 _ANY_TAG_RE = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*+(?:[ \t][^<>]*+)?/?>")
 _EMPTY_LINK_RE = re.compile(r"!?\[[ \t]*+\]\([^()]*+\)")
