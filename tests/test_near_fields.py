@@ -129,6 +129,10 @@ def test_a_field_written_as_a_definition_list_is_noted_and_fails_its_rule(
         "\nRaised by\ntwin (S99)",
         "- Raised by\n  twin (S99)",
         "- Raised by\n  - twin (S99)",
+        # The value in the paragraph after a blank line (found by a hunt).
+        "\nRaised by\n\ntwin (S99)",
+        "\n**Raised by**\n\ntwin (S99)",
+        "- Raised by\n\ntwin (S99)",
     ],
 )
 def test_a_near_field_whose_value_is_on_the_next_line_is_read(tmp_path: Path, new: str) -> None:
@@ -199,6 +203,16 @@ def test_a_heading_over_a_state_or_manifest_value_is_noted_and_fails(
     unread = {(n["file"], n["line"]) for n in found.notes if n["code"] == "unread-field"}
     assert unread == {(file, line)}
     assert _status(found, rule) == "fail"
+
+
+def test_a_name_alone_over_a_blank_line_and_prose_is_no_field(tmp_path: Path) -> None:
+    new = RAISED + "\n\nRaised by\n\nthe support team, see the basis."
+    found = detect(str(_session(tmp_path, "forks.md", RAISED, new)), "session")
+    assert found.notes == []
+    assert _status(found, "BS-SYNC-02") == "pass"
+    resolves = RESOLVES + "\n\n**Resolves**\n\nF1"
+    found = detect(str(_session(tmp_path / "l", "ledger.md", RESOLVES, resolves)), "session")
+    assert _status(found, "BS-FORK-02") == "fail"
 
 
 def test_a_heading_named_as_a_field_over_prose_is_a_section(tmp_path: Path) -> None:

@@ -21,7 +21,6 @@ from pipeline.parse.lexical import (
 from pipeline.parse.reading import (
     ENTRY_SEPARATORS,
     as_fields,
-    below_heading,
     code_value,
     entries_in_tables_only,
     entry_id,
@@ -29,6 +28,7 @@ from pipeline.parse.reading import (
     fields,
     hidden_entries,
     late_entry_id,
+    line_below,
     linked_entries,
     meant_entry,
     near_fields,
@@ -85,7 +85,7 @@ def parse_forks(lines: list[str], rec: Records) -> None:
             fork = None
         block = stray_table(as_fields(block, _FIELDS))
         if isinstance(block, Heading):
-            below = below_heading(blocks, index, _FIELDS)
+            below = line_below(blocks, index, _FIELDS)
             note_heading_field(rec, FILE, block, _FIELDS, _IN_HEADING, _rule_of, below)
             fork = _entry_heading(block, rec, fork)
             continue
@@ -110,7 +110,7 @@ def parse_forks(lines: list[str], rec: Records) -> None:
         if fork is None:
             outside_entry(rec, FILE, fields(block, _FIELDS), "F", _rule_of, above)
             continue
-        for key, value, line in fields(block, _FIELDS) + _near(block, rec):
+        for key, value, line in fields(block, _FIELDS) + _near(block, rec, blocks, index):
             if fork[key] is not None:
                 repeated(rec, FILE, line, *_needs(key, fork[key], value))
             elif key == "raised_by":
@@ -136,12 +136,14 @@ def _raiser(value: str) -> bool:
 _SPACED = {"raised_by": _raiser}
 
 
-def _near(block: Block, rec: Records) -> list[tuple[str, str, int]]:
+def _near(
+    block: Block, rec: Records, blocks: list[Block], index: int
+) -> list[tuple[str, str, int]]:
     """(key, value, line) of each line meant as a field but not written `Name: value`
     (`- Raised by twin (S2)`, `- Closes when — …`): read, and a parse issue that fails the
     rule that reads the field (Raised by: BS-SYNC-02 when the value may be the twin's)."""
     found = []
-    for near in near_fields(block, _FIELDS, _SPACED):
+    for near in near_fields(block, _FIELDS, _SPACED, line_below(blocks, index, _FIELDS)):
         note_near(rec, FILE, near, _rule_of(near.key, near.value))
         found.append((near.key, near.value, near.line))
     return found

@@ -23,7 +23,6 @@ from pipeline.parse.reading import (
     ENTRY_SEPARATORS,
     NearField,
     as_fields,
-    below_heading,
     code_value,
     entries_in_tables_only,
     entry_id,
@@ -33,6 +32,7 @@ from pipeline.parse.reading import (
     hidden_entries,
     html_text,
     late_entry_id,
+    line_below,
     linked_entries,
     meant_entry,
     near_fields,
@@ -131,7 +131,7 @@ def parse_ledger(lines: list[str], rec: Records) -> None:
                 entry = None
             continue
         if isinstance(block, Heading):
-            below = below_heading(blocks, index, _FIELDS)
+            below = line_below(blocks, index, _FIELDS)
             note_heading_field(rec, FILE, block, _NESTED, _IN_HEADING, _rule_of, below)
             meant = _meant(block)
             if meant is not None:
@@ -151,7 +151,7 @@ def parse_ledger(lines: list[str], rec: Records) -> None:
         if entry is None:
             outside_entry(rec, FILE, fields(block, _FIELDS), "D", _rule_of, above)
             continue
-        for key, value, line in _entry_fields(block, rec, doc, lines):
+        for key, value, line in _entry_fields(blocks, index, block, rec, doc, lines):
             _field(entry, key, value, line, rec, resolved)
         # The phrase anywhere in the block too: every annotation counts (a field it repeats
         # adds nothing).
@@ -163,11 +163,12 @@ def parse_ledger(lines: list[str], rec: Records) -> None:
 
 
 def _entry_fields(
-    block: Block, rec: Records, doc: Document, lines: list[str]
+    blocks: list[Block], index: int, block: Block, rec: Records, doc: Document, lines: list[str]
 ) -> list[tuple[str, str, int]]:
-    """(key, value, line) of each field of an entry's block, a text field with nothing after
-    its name taking the code block inside its item (a fence under `- Why:`)."""
-    found = fields(block, _FIELDS) + _near(block, rec)
+    """(key, value, line) of each field of an entry's block (blocks[index], as read), a text
+    field with nothing after its name taking the code block inside its item (a fence under
+    `- Why:`)."""
+    found = fields(block, _FIELDS) + _near(block, rec, line_below(blocks, index, _FIELDS))
     return [
         (key, code_value(doc, lines, block) or value, line)
         if key in _TEXT and says_nothing(value)
@@ -185,13 +186,13 @@ def _ends(
     return None if entry is None else (entry["decision_id"] or "the entry above", meant[0])
 
 
-def _near(block: Block, rec: Records) -> list[tuple[str, str, int]]:
+def _near(block: Block, rec: Records, after: str) -> list[tuple[str, str, int]]:
     """(key, value, line) of each line meant as a field but not written `Name: value`
     (`- Resolves F1`, `- Reverses — D3`, `- Resolved: F2`): read, and a parse issue that
     fails the rule that reads the field."""
     found = []
     misnamed = _misnamed(block)
-    for near in [*near_fields(block, _FIELDS, _SPACED), *misnamed]:
+    for near in [*near_fields(block, _FIELDS, _SPACED, after), *misnamed]:
         if near.key == "reversed_by" and _REVERSED_BY_RE.search(near.text):
             continue  # the phrase `Reversed by D#`, which counts anywhere in an entry
         note_near(rec, FILE, near, _rule_of(near.key, near.value))

@@ -14,9 +14,9 @@ from pipeline.parse.lexical import ESCAPED_RE, bare, inline_text, shown, token
 from pipeline.parse.links import back_inside
 from pipeline.parse.reading import (
     as_fields,
-    below_heading,
     fields,
     first_line,
+    line_below,
     note_heading_field,
     note_html_fields,
     note_unread,
@@ -143,7 +143,7 @@ def parse_manifest(
         in_html = _unread_html(rec, in_html, first_line(block), current)
         block = as_fields(block, _FIELDS)
         if isinstance(block, Heading):
-            _unread_heading(rec, block, current, below_heading(doc.blocks, index, _FIELDS))
+            _unread_heading(rec, block, current, line_below(doc.blocks, index, _FIELDS))
             if useless and block.level > useless:
                 continue
             _unread_round(rec, round_heading)

@@ -404,14 +404,19 @@ def _near_re(known: Mapping[str, str]) -> tuple[re.Pattern[str], frozenset[str]]
 
 
 def near_fields(
-    block: Block, known: Mapping[str, str], spaced: Mapping[str, Callable[[str], object]]
+    block: Block,
+    known: Mapping[str, str],
+    spaced: Mapping[str, Callable[[str], object]],
+    beyond: str = "",
 ) -> list[NearField]:
     """Each line of a block meant as a field of `known` that `fields` does not read (spec
     §3.1: such a line never just disappears): a list item's first line, or a paragraph line
     whose name is capitalised (so that wrapped prose is no field). A space alone separates a
     name from its value only for a key in `spaced` whose test the value passes (`Resolves F1`
     but not `Resolves the question`). A name alone on its line with its value on the next
-    behind a colon (a definition list's term) is such a line too."""
+    behind a colon (a definition list's term) is such a line too. `beyond`: the first line of
+    the block after this one (line_below), where the value of a name that ends the block goes
+    on past a blank line."""
     if isinstance(block, Item):
         if not block.lines:
             return []
@@ -437,7 +442,8 @@ def near_fields(
             continue
         near = _near_field(seen, pattern, known, spaced, capital)
         if near is not None:
-            value = near[1] or _value_below(block, every, index, known)
+            last = isinstance(block, Item) or index + 1 == len(every)
+            value = near[1] or _value_below(block, every, index, known) or (beyond if last else "")
             if near[2] != "alone" or _taken_below(near[0], value, spaced):
                 found.append(NearField(near[0], value, line, text, near[2]))
     return found
@@ -455,7 +461,9 @@ def _value_below(block: Block, every: list[Line], index: int, known: Mapping[str
     (S9)`): the item's other lines and sub-items, or the paragraph's next line unless it is
     a field of its own, as a field's value goes on there."""
     if isinstance(block, Item):
-        return shown(item_value(block, "")).strip(" \t\xa0")
+        return (
+            shown(item_value(block, "")).strip(" \t\xa0") if block.parts or len(every) > 1 else ""
+        )
     if index + 1 >= len(every):
         return ""
     below = every[index + 1][1]
@@ -613,10 +621,10 @@ def note_heading_field(
     return key, value, block.line
 
 
-def below_heading(blocks: list[Block], index: int, known: Mapping[str, str]) -> str:
-    """The first line of the paragraph or list item after the heading blocks[index], as a
-    field's value may stand below a heading of its name; '' when another block follows or
-    the line is a field of `known` of its own."""
+def line_below(blocks: list[Block], index: int, known: Mapping[str, str]) -> str:
+    """The first line of the paragraph or list item after blocks[index], as a field's value
+    may stand below a heading of its name or past a blank line; '' when another block
+    follows or the line is a field of `known` of its own."""
     after = blocks[index + 1] if index + 1 < len(blocks) else None
     if not isinstance(after, Item | Paragraph) or not after.lines:
         return ""

@@ -20,9 +20,9 @@ from pipeline.parse.lexical import (
 from pipeline.parse.reading import (
     IN_HTML,
     as_fields,
-    below_heading,
     fields,
     html_text,
+    line_below,
     note_heading_field,
     note_html_fields,
     note_unread,
@@ -84,7 +84,7 @@ def parse_state(lines: list[str], rec: Records) -> None:
     for index, block in enumerate(blocks):
         block = as_fields(block, _FIELDS)
         if isinstance(block, Heading):
-            below = below_heading(blocks, index, _FIELDS)
+            below = line_below(blocks, index, _FIELDS)
             heading = note_heading_field(rec, FILE, block, _FIELDS, _IN_HEADING, _needed_by, below)
             unread += [(*heading, "unread-field")] if heading else []
             if map_level and block.level > map_level:
