@@ -102,6 +102,14 @@ def test_a_later_annotation_that_names_no_entry_fails_at_its_line(
         "Reversed by Ｄ9",
         "Reversed by Ｄ９",
         "Ｒｅｖｅｒｓｅｄ ｂｙ D9",
+        # The words hyphenated, the ID in parentheses, behind a #, in lower case or with a
+        # hyphen, or a space as a character reference: each was prose (found by a hunt).
+        "Reversed-by D9",
+        "Reversed by (D9)",
+        "Reversed by #D9",
+        "reversed by d9",
+        "Reversed by D-9",
+        "Reversed&nbsp;by D9",
     ],
 )
 def test_the_phrase_as_the_page_shows_it_is_read(tmp_path: Path, phrase: str) -> None:

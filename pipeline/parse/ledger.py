@@ -12,6 +12,7 @@ from pipeline.parse.lexical import (
     BREAK_RE,
     bare,
     canonical_id,
+    decoded,
     decoded_separator,
     ids,
     inline_text,
@@ -84,10 +85,20 @@ _BLANK = blank_row(LEDGER, "file", "line", "position")
 # emphasis around or between the words (`_Reversed by_ D5`, `**Reversed** by D5`), as the
 # page shows them; then every ID listed after the first
 # (`D5, D7`, `D5 and D7`, `[D5](…) and [D7](…)`).
-_ID_AFTER = r"(?:\]\([^()\s]*+\))?+[\s*_`]*+(?:[,;&/]|(?i:and|or)(?![A-Za-z0-9]))?+[\s*_`\[]*+"
+# The words may be hyphenated (`Reversed-by D5`), and the ID in parentheses, behind a `#`,
+# in lower case or with a hyphen (`(D5)`, `#D5`, `d5`, `D-5`): the phrase as written.
+_ID_AFTER = r"(?:\]\([^()\s]*+\))?+[\s*_`)]*+(?:[,;&/]|(?i:and|or)(?![A-Za-z0-9]))?+[\s*_`\[(#]*+"
+_PHRASE_ID = r"[Dd]-?\d+"
 _REVERSED_BY_RE = re.compile(
-    r"(?<![A-Za-z0-9])(?i:reversed)[*_`~]*+\s++[*_`~]*+(?i:by)(?![A-Za-z0-9])[\s:*_`~\[]*+"
-    rf"(D\d+(?:{_ID_AFTER}D\d+(?![A-Za-z0-9]))*+)(?![A-Za-z0-9])"
+    r"(?<![A-Za-z0-9])(?i:reversed)[*_`~]*+(?:\s++|-)[*_`~]*+(?i:by)(?![A-Za-z0-9])"
+    r"[\s:*_`~\[(#]*+"
+    rf"({_PHRASE_ID}(?:{_ID_AFTER}{_PHRASE_ID}(?![A-Za-z0-9]))*+)(?![A-Za-z0-9])"
+)
+_PHRASE_ID_RE = re.compile(r"(?<![A-Za-z0-9])[Dd]-?(\d+)")
+# The phrase as the schema writes it, its words apart and the ID right after: `- Reversed-by:
+# D5` or `- Reversed by — D5` is read as the phrase and is still a malformed field.
+_SPACED_PHRASE_RE = re.compile(
+    r"(?<![A-Za-z0-9])(?i:reversed)[*_`~]*+\s++[*_`~]*+(?i:by)(?![A-Za-z0-9])[\s:*_`~\[]*+D\d"
 )
 # The fields a space alone may separate from their value when the value names an ID
 # (`- Resolves F1`, not `- Resolves the tension in F1`); `Reversed by D5` is the phrase,
@@ -193,7 +204,7 @@ def _near(block: Block, rec: Records, after: str) -> list[tuple[str, str, int]]:
     found = []
     misnamed = _misnamed(block)
     for near in [*near_fields(block, _FIELDS, _SPACED, after), *misnamed]:
-        if near.key == "reversed_by" and _REVERSED_BY_RE.search(near.text):
+        if near.key == "reversed_by" and _SPACED_PHRASE_RE.search(near.text):
             continue  # the phrase `Reversed by D#`, which counts anywhere in an entry
         note_near(rec, FILE, near, _rule_of(near.key, near.value))
         found.append((near.key, near.value, near.line))
@@ -219,7 +230,7 @@ def _misnamed(block: Block) -> list[NearField]:
     m = _MISNAMED_RE.fullmatch(text.strip())
     name = m["name"].lower() if m else ""
     # `Reversed by D5` is the phrase, read wherever it stands; `Reversed: D5` lacks its `by`.
-    if m is None or name in _FIELDS or _REVERSED_BY_RE.match(text.strip(" \t*_`")):
+    if m is None or name in _FIELDS or _SPACED_PHRASE_RE.match(text.strip(" \t*_`")):
         return []
     if not m["sep"] and not _IDS_ONLY_RE.fullmatch(m["value"].strip()):
         return []
@@ -330,6 +341,8 @@ def _phrase(entry: dict[str, Any], lines: list[tuple[int, str]]) -> None:
     if "<" in text:
         # Inline HTML as the page shows it: `Reversed by <a href="#d9">D9</a>`, `<code>D9`.
         text = inline_text(BREAK_RE.sub(" ", text))
+    if "&" in text and (seen := decoded(text)).count("\n") == text.count("\n"):
+        text = seen  # `Reversed&nbsp;by D9`, as the page shows it (lines kept where they are)
     # A zero-width space inside the phrase, or its ID typed fullwidth, shows the phrase.
     text = seen_chars(text)
     if "versed" in text or "VERSED" in text:
@@ -337,7 +350,8 @@ def _phrase(entry: dict[str, Any], lines: list[tuple[int, str]]) -> None:
         for m in _REVERSED_BY_RE.finditer(text):
             row += text.count("\n", counted, m.start())
             counted = m.start()
-            _annotation(entry, "reversed_by", ids(m[1], "D"), lines[row][0])
+            found = ids(_PHRASE_ID_RE.sub(r"D\1", m[1]), "D")
+            _annotation(entry, "reversed_by", found, lines[row][0])
 
 
 class _HtmlPhrases:
