@@ -153,6 +153,11 @@ def test_a_near_field_whose_value_is_on_the_next_line_is_read(tmp_path: Path, ne
         ("forks.md", RAISED, "### **Raised by:**\n- twin (S99)", "BS-SYNC-02"),
         ("ledger.md", RESOLVES, "### Resolves\nF1", "BS-FORK-02"),
         ("ledger.md", RESOLVES, "### Resolves:\n\nF1 and F3", "BS-FORK-02"),
+        # A heading written as a field without its colon (found by a hunt).
+        ("ledger.md", RESOLVES, "### Resolves F1", "BS-FORK-02"),
+        ("ledger.md", RESOLVES, "### **Resolves** [F1](forks.md#f1)", "BS-FORK-02"),
+        ("forks.md", RAISED, "### Raised by — twin (S99)", "BS-SYNC-02"),
+        ("forks.md", RAISED, "### Raised by twin (S99)", "BS-SYNC-02"),
     ],
 )
 def test_a_heading_over_a_field_value_is_noted_and_fails_its_rule(

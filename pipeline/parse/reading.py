@@ -599,16 +599,14 @@ def note_heading_field(
     is a bullet or a line of its own (spec §3.1), so the heading is not read as one, and
     the rule that needs the field fails rather than the field vanishing (a setext heading
     over a field is that field: as_fields). So is a heading of the name alone whose value
-    is `below` it (`#### Raised by` over `twin (S9)`: below_heading). A heading whose text
+    is `below` it (`#### Raised by` over `twin (S9)`: line_below), and one written as a
+    field without its colon (`### Resolves F1`, `### Raised by — twin (S9)`). A heading whose text
     only begins with a field's name (`### Why: background`, `## Status: history of the
     posture`) is a section heading, as §3.1 allows trailing text after a heading's name.
     The field (key, value, line), None for any other block."""
     if not isinstance(block, Heading) or block.underlined is not None:
         return None
-    parsed = field(block.text)
-    if parsed is None:
-        name = " ".join(bare(shown_name(block.text)).lower().split())
-        parsed = (name, "") if name in known else None
+    parsed = field(block.text) or _near_heading(block.text, known)
     if parsed is None or parsed[0] not in known:
         return None
     key, value = known[parsed[0]], parsed[1]
@@ -619,6 +617,20 @@ def note_heading_field(
         return None
     _unread_field(rec, file, block.line, written, IN_HEADING, rule(key, value))
     return key, value, block.line
+
+
+def _near_heading(text: str, known: Mapping[str, str]) -> tuple[str, str] | None:
+    """(name, value) of a heading's text written as a field of `known` without its colon
+    (`Resolves F1`, `Raised by — twin (S9)`), or of the name alone (value ''); None else."""
+    seen = shown_name(text)
+    name = " ".join(bare(seen).lower().split())
+    if name in known:
+        return name, ""
+    m = _near_re(known)[0].match(seen)
+    if m is None:
+        return None
+    name = " ".join(m[2].lower().replace("-", " ").replace("_", " ").split())
+    return name, shown(seen[m.end() :].lstrip("*_").strip(" \t\xa0"))
 
 
 def line_below(blocks: list[Block], index: int, known: Mapping[str, str]) -> str:
