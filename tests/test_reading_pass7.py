@@ -20,12 +20,15 @@ crawls and checks, which must agree.
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from pipeline.parse.lexical import says_nothing
+from pipeline.parse.lexical import _BLANK, _PLACEHOLDER_RE, _UNSEEN, says_nothing
 from tests.conftest import checked_rows
 from tests.test_entry_reading import detect, failing, findings, session
 from tests.test_reading_pass6 import _replaced
@@ -92,6 +95,18 @@ def test_a_ledger_value_shown_blank_fails_ledger_01_in_detect_and_crawl(tmp_path
 )
 def test_says_nothing(value: str, empty: bool) -> None:
     assert says_nothing(value) is empty
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.text(
+        alphabet=st.sampled_from(' \t\xa0*_`—-….\\"“”()\u200b\u2003\u3164\x0c{}ab0Ｆé'), max_size=8
+    )
+)
+def test_says_nothing_decides_plain_text_as_it_decides_every_character(value: str) -> None:
+    """The ASCII fast path drops exactly what the per-character test drops."""
+    shown = "".join(c for c in value if c not in _BLANK and unicodedata.category(c) not in _UNSEEN)
+    assert says_nothing(value) is (not shown or _PLACEHOLDER_RE.fullmatch(shown) is not None)
 
 
 @pytest.mark.parametrize(

@@ -415,7 +415,11 @@ def says_nothing(value: str | None) -> bool:
         # Tags show nothing of their own (`<b></b>`, `<span> </span>`), nor does a link or an
         # image with no text (`[]()`, `![](x.png)`).
         text = _EMPTY_LINK_RE.sub("", _ANY_TAG_RE.sub("", text))
-    text = "".join(c for c in text if c not in _BLANK and unicodedata.category(c) not in _UNSEEN)
+    text = text.translate(_DROP_BLANK_ASCII)
+    if not text.isascii():
+        text = "".join(
+            c for c in text if c not in _BLANK and unicodedata.category(c) not in _UNSEEN
+        )
     return not text or _PLACEHOLDER_RE.fullmatch(text) is not None
 
 
@@ -424,6 +428,13 @@ def says_nothing(value: str | None) -> bool:
 # that render as nothing; any space or line separator, format or control character.
 _BLANK = frozenset(_MARKS + "—–‐-….\\" + "\"'“”‘’„«»()" + FILLERS)
 _UNSEEN = frozenset(("Zs", "Zl", "Zp", "Cf", "Cc"))
+# The ASCII part of that test as one table, so a plain value is decided without a per-character
+# category lookup (under cProfile that lookup was 7% of a crawl).
+_DROP_BLANK_ASCII = {
+    code: None
+    for code in range(128)
+    if chr(code) in _BLANK or unicodedata.category(chr(code)) in _UNSEEN
+}
 _ANY_TAG_RE = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*+(?:[ \t][^<>]*+)?/?>")
 _EMPTY_LINK_RE = re.compile(r"!?\[[ \t]*+\]\([^()]*+\)")
 # (Public: the ledger reads `Reversed by<br>D9` as the page shows it, a break between words.)
