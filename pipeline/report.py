@@ -38,7 +38,7 @@ from pipeline.compare_text import median_text, skipped_text
 from pipeline.engine import connect, fetch_dicts, out_view
 from pipeline.errors import UsageError
 from pipeline.output import written
-from pipeline.resources import queries_dir, reports_dir
+from pipeline.resources import one_statement, queries_dir, reports_dir
 from pipeline.rules import load_rules
 from pipeline.select import Point, all_points, labels_text, previous, resolve
 from pipeline.stats import Lifetime, Stats, compute, keep_session_verdicts, longest_open
@@ -166,7 +166,7 @@ class ReportData:
 
 
 def _query(name: str) -> str:
-    return (queries_dir() / "report" / f"{name}.sql").read_text().strip().rstrip(";")
+    return one_statement((queries_dir() / "report" / f"{name}.sql").read_text())
 
 
 def gather(

@@ -14,6 +14,17 @@ def _find(name: str, installed: str) -> Path:
     return inside if inside.is_dir() else _CHECKOUT / name
 
 
+def one_statement(text: str) -> str:
+    """A query file's text as one statement that other SQL can wrap: trailing comment lines and
+    the final ; dropped, and a newline after a last line that ends in a -- comment, which would
+    otherwise swallow the wrapper's closing parenthesis."""
+    lines = text.strip().splitlines()
+    while lines and lines[-1].lstrip().startswith("--"):
+        lines.pop()
+    body = "\n".join(lines).strip().rstrip(";")
+    return body + "\n" if "--" in body[body.rfind("\n") + 1 :] else body
+
+
 def queries_dir() -> Path:
     return _find("queries", "queries")
 

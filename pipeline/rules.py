@@ -20,7 +20,7 @@ from functools import cache
 from pathlib import Path
 
 from pipeline.errors import RuleFileError
-from pipeline.resources import queries_dir
+from pipeline.resources import one_statement, queries_dir
 from pipeline.vocabulary import GATES, gate_includes, sql_macros
 
 _HEADER_RE = re.compile(r"^--\s*([a-z-]+):\s*(.*?)\s*$")
@@ -64,7 +64,7 @@ def _read(path: Path) -> tuple[dict[str, str], list[tuple[str, str]], str]:
             skips.append((predicate.strip(), reason.strip()))
         else:
             header[key] = value
-    return header, skips, "\n".join(body).strip().rstrip(";")
+    return header, skips, one_statement("\n".join(body))
 
 
 def parse_rule(path: Path) -> Rule:
@@ -74,6 +74,8 @@ def parse_rule(path: Path) -> Rule:
         raise RuleFileError(f"{path}: header needs rule (= file name), gate and description")
     series_path = path.parent.parent / "series" / path.name
     series = _with_includes(series_path) if series_path.is_file() else None
+    for predicate, _ in skips:
+        _parsed(path, f"SELECT CASE WHEN {predicate} THEN 1 END")
     names = (f.strip() for f in header.get("reads", "").split(","))
     reads = tuple(name for name in names if name and name != "none")
     return Rule(
@@ -81,7 +83,7 @@ def parse_rule(path: Path) -> Rule:
         header["gate"],
         header["description"],
         tuple(skips),
-        body,
+        _parsed(path, body),
         path,
         series,
         reads,
@@ -95,7 +97,22 @@ def _with_includes(path: Path) -> str:
             raise RuleFileError(f"{path}: includes {m[1]}, but {shared} is missing")
         return shared.read_text().strip()
 
-    return _INCLUDE_RE.sub(included, _read(path)[2])
+    return _parsed(path, one_statement(_INCLUDE_RE.sub(included, _read(path)[2])))
+
+
+def _parsed(path: Path, query: str) -> str:
+    """`query`, once DuckDB parses it as the subquery the census wraps it in: a file it cannot
+    parse is named, not an internal error in the query of every rule."""
+    import duckdb
+
+    try:
+        duckdb.extract_statements(f"SELECT * FROM (\n{query}\n)")
+    except duckdb.Error as err:
+        first = str(err).splitlines()[0] if str(err) else type(err).__name__
+        raise RuleFileError(
+            f"{path}: DuckDB cannot parse its query ({first}); fix the file"
+        ) from None
+    return query
 
 
 @cache

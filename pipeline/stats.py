@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from pipeline.engine import connect, fetch_dicts, out_view
-from pipeline.resources import queries_dir
+from pipeline.resources import one_statement, queries_dir
 from pipeline.select import Point, all_points, resolve, unchecked_after
 from pipeline.store import Out
 from pipeline.vocabulary import GATES, TAIL95, Z95
@@ -198,7 +198,7 @@ def _plain(value: Any) -> Any:
 
 def query_sql(name: str) -> str:
     """The text of queries/stats/{name}.sql, as one statement (its final ; dropped)."""
-    return (queries_dir() / "stats" / f"{name}.sql").read_text().strip().rstrip(";")
+    return one_statement((queries_dir() / "stats" / f"{name}.sql").read_text())
 
 
 def records(con: Any, cls: type[R], query: str, params: dict[str, Any] | None = None) -> list[R]:

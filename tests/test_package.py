@@ -80,3 +80,58 @@ def test_a_series_include_stands_for_its_shared_file_and_a_missing_one_is_named(
     (tmp_path / "series" / "BS-X-01.sql").write_text("with a as (\n-- include: nowhere\n)\n")
     with pytest.raises(RuleFileError, match=r"includes nowhere, but .*shared/nowhere\.sql"):
         parse_rule(rule)
+
+
+def _census_with_queries(tmp_path: Path) -> tuple[Path, Path]:
+    """A copy of the package beside a copy of queries/ (a checkout's layout), to edit the
+    query files as a maintainer does, and the example corpus crawled into an OUT."""
+    import shutil
+
+    code = tmp_path / "code"
+    shutil.copytree(ROOT / "pipeline", code / "pipeline")
+    shutil.copytree(ROOT / "queries", code / "queries")
+    (code / "reports").symlink_to(ROOT / "reports")
+    out = tmp_path / "out"
+    done = _census(code, "crawl", str(ROOT / "fixtures/example/acme-checkout"), "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    return code, out
+
+
+def _census(code: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    run = "import sys; sys.argv[0] = 'census'; from pipeline.entry import main; main()"
+    return subprocess.run(
+        [sys.executable, "-c", run, *args],
+        capture_output=True,
+        text=True,
+        cwd=code,
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(code), "HOME": str(code)},
+        timeout=120,
+    )
+
+
+def test_a_query_file_may_end_in_a_comment_and_one_duckdb_cannot_parse_is_named(
+    tmp_path: Path,
+) -> None:
+    """A rule, series or stats file whose last line is a `-- comment` is the same query (the
+    census wraps it in SQL of its own, which the comment swallowed: an internal error); a rule
+    file DuckDB cannot parse is one line naming the file, exit 2."""
+    code, out = _census_with_queries(tmp_path)
+    for name in (
+        "rules/BS-ASPECT-01.sql",
+        "series/BS-FORK-01.sql",
+        "stats/longest_open.sql",
+        "report/summary.sql",
+    ):
+        path = code / "queries" / name
+        path.write_text(path.read_text().rstrip().rstrip(";") + ";\n-- a last word\n")
+    rule = code / "queries/rules/BS-STATE-01.sql"
+    rule.write_text(rule.read_text().rstrip() + "  -- the rule ends here\n")
+    for command in (("check",), ("stats",), ("report",)):
+        done = _census(code, *command, "--out", str(out))
+        assert done.returncode == 0, done.stderr
+        assert "internal error" not in done.stderr
+    rule.write_text(rule.read_text().replace("select", "selec", 1))
+    done = _census(code, "check", "--out", str(out), "--recheck")
+    assert done.returncode == 2
+    assert done.stderr.startswith(f"census: {rule}: DuckDB cannot parse its query (")
+    assert len(done.stderr.splitlines()) == 1 and "Traceback" not in done.stderr
