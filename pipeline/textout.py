@@ -2,7 +2,7 @@
 all format a rate, an interval or a duration with these functions.
 
 Never a negative zero (a Wilson bound of -1e-17 is 0%, a difference of -0.0001 is 0.0%), never
-a cut rule ID, and a table as wide as the terminal (or COLUMNS) allows.
+a value shown cut: a table where it fits the terminal (or COLUMNS), else one block per row.
 """
 
 from __future__ import annotations
@@ -128,23 +128,49 @@ def console(file: Any = None) -> Any:
 
 
 def table(title: str, columns: Sequence[str], rows: Sequence[Sequence[str]], keys: int = 1) -> Any:
-    """A rich table; its first `keys` columns (IDs, names) never wrap or shrink."""
-    from rich import box
-    from rich.console import Group
-    from rich.table import Table
-    from rich.text import Text
+    """A rich table whose first `keys` columns (IDs, names) lead each row; where the table is
+    wider than the console, one block per row instead (spec: a value is never shown cut)."""
+    return _Fitted(title, list(columns), [list(map(str, r)) for r in rows], keys)
 
-    out = Table(box=box.SIMPLE_HEAD, pad_edge=False)
-    for i, column in enumerate(columns):
-        longest = max([len(column), *(len(str(r[i])) for r in rows)]) if i < keys else None
-        out.add_column(
-            column,
-            justify="left" if i < keys else "right",
-            no_wrap=True,
-            min_width=longest,
-            overflow="fold",
-        )
-    for row in rows:
-        out.add_row(*row)
-    # The title is a line of its own, wrapped at the console's width, not the table's.
-    return Group(Text(title), out)
+
+class _Fitted:
+    """Decided at printing, when the console's width is known: a table that fits it, else each
+    row as a block of `column  value` lines, so no number is cropped or folded."""
+
+    def __init__(self, title: str, columns: list[str], rows: list[list[str]], keys: int) -> None:
+        self.title, self.columns, self.rows, self.keys = title, columns, rows, keys
+
+    def _table(self) -> Any:
+        from rich import box
+        from rich.table import Table
+
+        out = Table(box=box.SIMPLE_HEAD, pad_edge=False)
+        for i, column in enumerate(self.columns):
+            out.add_column(column, justify="left" if i < self.keys else "right", no_wrap=True)
+        for row in self.rows:
+            out.add_row(*row)
+        return out
+
+    def _blocks(self) -> list[str]:
+        label = max((len(c) for c in self.columns[self.keys :]), default=0)
+        lines = []
+        for row in self.rows:
+            lines += ["", "  ".join(row[: self.keys])]
+            pairs = zip(self.columns[self.keys :], row[self.keys :], strict=True)
+            lines += [f"  {column:<{label}}  {value}" for column, value in pairs if value]
+        return lines
+
+    def __rich_console__(self, console: Any, options: Any) -> Any:
+        from rich.measure import Measurement
+        from rich.text import Text
+
+        # The title is a line of its own, wrapped at the console's width, not the table's.
+        yield Text(self.title)
+        shown = self._table()
+        # Measured as if the console had no edge: rich clamps a measurement to the width.
+        natural = Measurement.get(console, options.update_width(1 << 16), shown).maximum
+        if natural <= options.max_width:
+            yield shown
+        else:
+            # A line wider still (a console of 20 columns) wraps at its spaces: never cropped.
+            yield from (Text(line, overflow="fold") for line in self._blocks())

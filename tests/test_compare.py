@@ -296,6 +296,37 @@ def test_compare_cli_exit_codes_and_json(replay: Path, tmp_path: Path) -> None:
     )
 
 
+ROW_START = re.compile(r"^ ?(BS-|CENSUS-|clean-share|fork-median-hours|all forks|closed: )")
+
+
+@pytest.mark.parametrize("columns", ["60", "80", "120"])
+def test_a_narrow_terminal_shows_every_value_whole(replay: Path, columns: str) -> None:
+    """compare's and stats' tables at a terminal's width: every cell the wide table shows is
+    shown whole (at 80 columns compare cropped '11/245 4.5%' to '11/245 4' and 'regression' to
+    'regres'), and no row is wider than the terminal."""
+    for args in (
+        [
+            "compare",
+            "--out",
+            str(replay),
+            "--baseline",
+            "run=baseline",
+            "--candidate",
+            "run=candidate",
+        ],
+        ["stats", "--out", str(replay), "--label", "run=candidate"],
+    ):
+        wide = runner.invoke(app, args, env={"COLUMNS": "400"}).stdout
+        rows = [line for line in wide.splitlines() if ROW_START.match(line)]
+        cells = {cell for row in rows for cell in re.split(r"\s{2,}", row.strip())}
+        assert len(rows) >= 20 and ("regression" in cells or args[0] == "stats")
+        narrow = runner.invoke(app, args, env={"COLUMNS": columns}).stdout
+        shown = [line for line in narrow.splitlines() if ROW_START.match(line)]
+        assert max(len(line.rstrip()) for line in shown) <= int(columns)
+        cut = [c for c in cells if not re.search(rf"(?<!\S){re.escape(c)}(?!\S)", narrow)]
+        assert cut == [], f"{args[0]} at {columns} columns"
+
+
 def test_a_sarif_that_cannot_be_written_warns_and_keeps_the_regression_exit(
     replay: Path, small_disk: Path
 ) -> None:
