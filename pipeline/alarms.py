@@ -79,6 +79,23 @@ class AlarmReport:
             return None
         return self.comparison.other_measure
 
+    @property
+    def disjoint(self) -> bool:
+        """Whether the point was tested against a previous one that shares no session with it (a
+        root moved, repositories renamed): the test ran, two-sample, on two populations."""
+        return bool(self.watched and self.comparison and self.comparison.disjoint)
+
+    def note_lines(self) -> list[str]:
+        """What the reader of a passing night must know about its test (stderr, not an alarm:
+        spec §9 compares two populations two-sample, and the exit code stays)."""
+        if not self.disjoint or self.baseline is None:
+            return []
+        return [
+            f"note: census point {self.point.name} shares no session with {self.baseline.name} "
+            "(a root moved, or repositories renamed?): its regression test compared two "
+            "populations, two-sample"
+        ]
+
     def untested_line(self) -> str | None:
         """The line on stderr that says the regression test could not be made (exit 2)."""
         if not self.untested:
@@ -145,7 +162,10 @@ class AlarmReport:
                     since = f"since {self.baseline.name}{found}"
                     parts.append(f"rules not tested for regressions {since}: {self.untested}")
                 else:
-                    parts.append(f"regressed since {self.baseline.name}: {names or 'none'}")
+                    apart = (
+                        f" ({self.point.name} shares no session with it)" if self.disjoint else ""
+                    )
+                    parts.append(f"regressed since {self.baseline.name}{apart}: {names or 'none'}")
         if not parts:
             return f"census point {self.point.name}: no alarm asked for"
         verdict = "ALARM" if self.tripped else "UNTESTED" if self.untested else "no alarm"
@@ -175,6 +195,7 @@ class AlarmReport:
             "alarms": self.alarm_lines(),
             "tripped": self.tripped,
             "untested": self.untested,
+            "no_session_in_common": self.disjoint,
         }
 
 

@@ -617,6 +617,8 @@ def _print_checked(
         typer.echo(f"census: {line}", err=True)
     for line in filter(None, (other.untested_line() for other in every)):
         typer.echo(f"census: {line}", err=True)
+    for line in [line for other in every for line in other.note_lines()]:
+        typer.echo(f"census: {line}", err=True)
     raise typer.Exit(exit_code(every))
 
 

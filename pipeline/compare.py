@@ -104,6 +104,8 @@ class Comparison:
     # a replay that lost sessions is compared on the rest, and says so.
     baseline_only: int = 0
     candidate_only: int = 0
+    # Both arms saw sessions and none of them is in the other: every row is two populations'.
+    disjoint: bool = False
     # What the reader should know about how the arms were chosen (printed on stderr).
     notes: list[str] = field(default_factory=list)
     # Why the rule and clean-share rows are not compared (other_measure), when they are not.
@@ -290,6 +292,7 @@ def between(
     result.emptied, result.baseless = (before if not after else 0), (after if not before else 0)
     if not before or not after:
         result.baseline_only = result.candidate_only = 0
+    result.disjoint = bool(before and after and result.baseline_only == before)
     return result
 
 

@@ -423,6 +423,34 @@ def test_fail_on_regression_and_the_trend(replay: Path, tmp_path: Path) -> None:
     assert same.exit_code == 0 and "regressed since" in same.output and same.stderr == ""
 
 
+def test_a_night_sharing_no_session_with_the_last_says_so_and_keeps_its_exit_code(
+    tmp_path: Path,
+) -> None:
+    """Every repository renamed overnight: the regression test compares two populations
+    (two-sample, spec §9, so the exit code stays 0), and the night says so on its closing line,
+    on stderr and in --json, where it said only 'no alarm … regressed since …: none'."""
+    corpus = generate_corpus(tmp_path / "a", 12, 5, 0.1)
+    moved = tmp_path / "b"
+    moved.mkdir()
+    for repo in corpus.glob("repo-*"):
+        shutil.copytree(repo, moved / f"x-{repo.name}")
+    out = tmp_path / "out"
+    crawl([str(corpus)], str(out), point="night-1", workers=1)
+    check(str(out))
+    crawl([str(moved)], str(out), point="night-2", workers=1)
+    args = ["check", "--out", str(out), "--fail-on-regression"]
+    apart = runner.invoke(app, args)
+    assert apart.exit_code == 0, apart.output
+    closing = apart.stdout.strip().splitlines()[-1]
+    wanted = "no alarm at night-2; regressed since night-1 (night-2 shares no session with it)"
+    assert closing == wanted + ": none"
+    assert apart.stderr.startswith("census: note: census point night-2 shares no session with ")
+    assert json.loads(runner.invoke(app, [*args, "--json"]).stdout)["no_session_in_common"]
+    crawl([str(moved)], str(out), point="night-3", workers=1)
+    same = runner.invoke(app, args)
+    assert same.exit_code == 0 and same.stderr == "" and "shares" not in same.stdout
+
+
 def test_generated_replay_flags_the_raised_rule_only(tmp_path: Path) -> None:
     from pipeline.bench import replay_pair
 
