@@ -67,6 +67,7 @@ def run_query(
     if not statements:
         # Blank, or comments only: a script's empty query is a mistake, not an empty answer.
         raise UsageError('the query is empty; give one: census sql "SELECT …"')
+    _one_result(statements)
     con = connect(out, sandbox=True)
     _select_point(con, run, labels or {})
     try:
@@ -79,6 +80,23 @@ def run_query(
         return _emit(con, relation, fmt, output)
     except duckdb.Error as err:
         raise _failure(err, out) from None
+
+
+def _one_result(statements: list[Any]) -> None:
+    """Refuse a query before the last that returns rows: DuckDB hands back the last statement's
+    result alone, so `SELECT …; SELECT …` showed the second and dropped the first without a
+    word. Statements that set up (SET, CREATE TEMP MACRO) may come first."""
+    import duckdb
+
+    rows = (duckdb.StatementType.SELECT, duckdb.StatementType.EXPLAIN, duckdb.StatementType.CALL)
+    for i, statement in enumerate(statements[:-1], start=1):
+        if statement.type in rows:
+            first = " ".join(statement.query.split())[:60]
+            raise UsageError(
+                f"census sql shows one result, the last statement's: statement {i} of "
+                f"{len(statements)} ({first}) returns rows that would not be shown; run each "
+                "query on its own"
+            )
 
 
 def _failure(err: Exception, out: Out) -> CensusError:

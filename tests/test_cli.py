@@ -669,6 +669,18 @@ def test_an_empty_sql_query_is_a_usage_error(crawled: Path, query: str) -> None:
     assert "the query is empty" in result.stderr and len(result.stderr.splitlines()) == 1
 
 
+def test_sql_refuses_two_queries_rather_than_drop_the_first(crawled: Path) -> None:
+    """`SELECT …; SELECT …` showed the second result alone, exit 0: the first was dropped
+    without a word. Statements that set up may still come before the query."""
+    two = runner.invoke(app, ["sql", "SELECT 1 AS a; SELECT 2 AS b", "--out", str(crawled)])
+    assert two.exit_code == 2, two.output
+    assert "statement 1 of 2 (SELECT 1 AS a;) returns rows" in two.stderr
+    assert len(two.stderr.splitlines()) == 1
+    setup = "CREATE TEMP MACRO m() AS 41; SELECT m() + 1 AS x;"
+    ok = runner.invoke(app, ["sql", setup, "--out", str(crawled), "--format", "csv"])
+    assert ok.exit_code == 0 and ok.stdout.splitlines() == ["x", "42"], ok.output
+
+
 def test_sql_help_lists_the_tables_and_views() -> None:
     result = runner.invoke(app, ["sql", "--help"])
     for name in ("snapshots", "rule_results", "rule_rates", "fork_lifetimes", "sync_pairs"):
