@@ -245,10 +245,32 @@ def _utf8(value: Any) -> Any:
     return value
 
 
+def _out_path(value: Any) -> Path:
+    """--out as given: an empty one (an unset $OUT in a script) was Path(''), the current
+    folder, where a crawl wrote OUT's files among the user's; refused, as an empty
+    --fail-on-regression is."""
+    if str(value) == "":
+        raise typer.BadParameter(
+            "is empty (an unset variable?); give a folder, or no --out for ./census-out"
+        )
+    return Path(value)
+
+
+def _roots(value: Any) -> Any:
+    """ROOTs as given: an empty one (an unset $ROOT) crawled the current folder."""
+    if value and "" in value:
+        raise typer.BadParameter("a ROOT is empty (an unset variable?); give a folder or archive")
+    return _utf8(value)
+
+
 OutOption = Annotated[
     Path,
     typer.Option(
-        "--out", "-o", help="Output folder (tables, census.duckdb, report).", callback=_utf8
+        "--out",
+        "-o",
+        help="Output folder (tables, census.duckdb, report).",
+        parser=_out_path,
+        callback=_utf8,
     ),
 ]
 LabelOption = Annotated[
@@ -423,7 +445,7 @@ def _print_crawl(summary: Any) -> None:
 def crawl(
     roots: Annotated[
         list[str],
-        typer.Argument(help="Directories, git repositories or archives.", callback=_utf8),
+        typer.Argument(help="Directories, git repositories or archives.", callback=_roots),
     ],
     out: OutOption = Path(DEFAULT_OUT),
     label: LabelOption = [],  # noqa: B006
@@ -627,7 +649,7 @@ def run(
     roots: Annotated[
         list[str] | None,
         typer.Argument(
-            help="Roots to crawl (default: the shipped example corpus).", callback=_utf8
+            help="Roots to crawl (default: the shipped example corpus).", callback=_roots
         ),
     ] = None,
     out: OutOption = Path(DEFAULT_OUT),

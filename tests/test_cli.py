@@ -1191,3 +1191,30 @@ def test_a_removed_working_folder_is_one_line_exit_2(
         "census: the current folder no longer exists (it was removed or moved); cd to a folder "
         "that exists, and run the command again"
     ]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["crawl", "{corpus}", "--out", ""],
+        ["crawl", "", "--out", "{tmp}/out"],
+        ["run", "", "--out", "{tmp}/out"],
+        ["check", "--out", ""],
+        ["sql", "SELECT 1", "-o", ""],
+    ],
+)
+def test_an_empty_out_or_root_is_a_usage_error_not_the_current_folder(
+    corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str]
+) -> None:
+    """`--out "$OUT"` or a ROOT `"$ROOT"` with the variable unset was the current folder: a
+    crawl wrote census.duckdb, manifest.json, state/ and tables/ among the files it crawled,
+    exit 0. It is refused in one line, exit 2, as an empty --fail-on-regression is."""
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    given = [a.format(corpus=corpus, tmp=tmp_path) for a in args]
+    result = runner.invoke(app, given)
+    assert result.exit_code == 2, result.output
+    assert "is empty (an unset variable?)" in result.stderr
+    assert len(result.stderr.splitlines()) == 1
+    assert list(work.iterdir()) == [] and not (tmp_path / "out").exists()
