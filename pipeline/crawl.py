@@ -199,6 +199,7 @@ def crawl(
     out.require_folder()
     _refuse_foreign_out(out)
     _refuse_hiding_out(trees, out)
+    _refuse_root_out(trees, out)
     out.root.mkdir(parents=True, exist_ok=True)
     plan = _Plan(labels or {}, workers, progress, started, git_history, shard, scheduler, point)
     if shard is None:
@@ -432,6 +433,19 @@ def _refuse_foreign_out(out: Out) -> None:
             "name, which the crawl would write into (and sweep, for staging/); give --out a "
             "folder of its own"
         )
+
+
+def _refuse_root_out(trees: list[Tree], out: Out) -> None:
+    """OUT that is a root itself (`census crawl . --out .`): its files would lie among the ones
+    crawled, walked on every crawl, and an OUT inside a root is left out only below it."""
+    where = os.path.realpath(out.root)
+    for tree in trees:
+        if getattr(tree, "root", None) == where:
+            raise UsageError(
+                f"--out {out.root} is root {tree.label!r} itself, where OUT's files would lie "
+                "among the ones crawled; give --out a folder of its own (the default "
+                "./census-out is one, left out of the crawl)"
+            )
 
 
 def _refuse_hiding_out(trees: list[Tree], out: Out) -> None:

@@ -894,6 +894,22 @@ def test_a_folder_with_a_folder_of_outs_own_name_is_no_new_out(
     assert taken.exit_code == 0, taken.output
 
 
+def test_an_out_that_is_a_root_itself_is_refused(
+    corpus: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`census crawl . --out .` wrote census.duckdb, manifest.json, state/ and tables/ among
+    the crawled repositories, exit 0, and every later crawl walked them: an OUT inside a root
+    is left out only below it. Refused in one line, exit 2; the default OUT still works."""
+    monkeypatch.chdir(corpus)
+    before = sorted(p.name for p in corpus.iterdir())
+    refused = runner.invoke(app, ["crawl", ".", "--out", "."])
+    assert refused.exit_code == 2, refused.output
+    assert "is root '.' itself" in refused.stderr and len(refused.stderr.splitlines()) == 1
+    assert sorted(p.name for p in corpus.iterdir()) == before
+    taken = runner.invoke(app, ["crawl", ".", "--workers", "1"])
+    assert taken.exit_code == 0, taken.output
+
+
 def test_an_out_kept_in_git_inside_the_root_is_taken(corpus: Path) -> None:
     """OUT's own files and a `.git` of its own hide nothing the crawl reads: the nightly
     crawl into such an OUT, run from the repository, keeps working."""
