@@ -182,7 +182,7 @@ def views_stamp(tables: list[str]) -> str:
     import hashlib
 
     h = hashlib.sha256()
-    for statement in [*tables, *derived_views()]:
+    for statement in [*tables, *_database_views()]:
         h.update(statement.encode("utf-8", "surrogateescape"))
     return h.hexdigest()
 
@@ -232,7 +232,7 @@ def write_database(out: Out) -> None:
             if views == _views_hash():
                 statements = [s for s in tables if s not in bound]
             else:
-                statements = tables + derived_views()
+                statements = tables + _database_views()
             for statement in statements:
                 con.execute(statement)
             # Which manifest and SQL the views were made for: a stale file is never used.
@@ -293,7 +293,21 @@ def _made_with(con: Any) -> tuple[str | None, set[str]]:
     return (str(row[0]), set(row[1] or [])) if row else (None, set())
 
 
+# census sql's selected_point() in census.duckdb too, as its default: the latest checked point
+# (the latest point when none is checked). The README's queries then run as written in the
+# DuckDB CLI, where the macro did not exist.
+SELECTED_POINT = (
+    "CREATE OR REPLACE MACRO selected_point() AS coalesce("
+    "(SELECT point FROM points WHERE checked ORDER BY position DESC LIMIT 1), "
+    "(SELECT point FROM points ORDER BY position DESC LIMIT 1))"
+)
+
+
+def _database_views() -> list[str]:
+    return [*derived_views(), SELECTED_POINT]
+
+
 def _views_hash() -> str:
     import hashlib
 
-    return hashlib.sha256("\n".join(derived_views()).encode()).hexdigest()
+    return hashlib.sha256("\n".join(_database_views()).encode()).hexdigest()

@@ -550,6 +550,34 @@ def test_a_moved_out_reads_its_own_files_in_the_duckdb_cli(
     )
 
 
+def test_the_readmes_selected_point_queries_run_in_the_duckdb_cli(
+    nights: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """The README's queries say `WHERE point = selected_point()`; in the DuckDB CLI, which it
+    says holds the same views, they ended in 'Scalar Function with name selected_point does
+    not exist'. census.duckdb has it, as census sql's default: the latest checked point."""
+    _, source = nights
+    out = tmp_path / "out"
+    shutil.copytree(source, out)
+    query = (
+        "SELECT point, rule_id, failed FROM rule_rates WHERE point = selected_point() "
+        "AND failed > 0 ORDER BY rule_id"
+    )
+    ours = runner.invoke(app, ["sql", query, "--out", str(out), "-f", "csv"]).stdout
+    cli = subprocess.run(
+        [str(DUCKDB), "-readonly", "-csv", str(out / "census.duckdb"), "-c", query],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert cli.returncode == 0, cli.stderr
+    assert cli.stdout == ours and "night-4" in ours, ours
+    which = ["sql", "SELECT selected_point() AS p", "--out", str(out), "-f", "csv"]
+    earlier = runner.invoke(app, [*which, "--run", "previous"])
+    assert earlier.stdout == "p\nnight-3\n", "census sql's own choice still wins"
+
+
 def test_an_out_whose_path_holds_a_question_mark_gets_its_census_duckdb(
     nights: tuple[Path, Path], tmp_path: Path
 ) -> None:
