@@ -84,6 +84,9 @@ def locate(folder: str) -> tuple[str, str, str, str, bool]:
 
 
 def detect(path: str, gate: str = "session") -> Detection:
+    if not path:
+        # `census detect "$SESSION"` with the variable unset said ': no such directory'.
+        raise UnusableInput("the session folder given is empty (an unset variable?); give one")
     if not os.path.exists(path):
         raise UnusableInput(f"{path}: no such directory; give a session folder")
     if not os.path.isdir(path):

@@ -456,6 +456,8 @@ def test_detect_unusable_input_exit_2(tmp_path: Path) -> None:
     (tmp_path / "file.md").write_text("x")
     not_dir = runner.invoke(app, ["detect", str(tmp_path / "file.md")])
     assert not_dir.exit_code == 2 and "not a directory" in not_dir.output
+    empty = runner.invoke(app, ["detect", ""])
+    assert empty.exit_code == 2 and "the session folder given is empty" in empty.stderr
 
 
 @pytest.mark.parametrize(
