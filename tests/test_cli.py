@@ -1236,3 +1236,18 @@ def test_an_empty_out_or_root_is_a_usage_error_not_the_current_folder(
     assert "is empty (an unset variable?)" in result.stderr
     assert len(result.stderr.splitlines()) == 1
     assert list(work.iterdir()) == [] and not (tmp_path / "out").exists()
+
+
+def test_a_rerun_says_its_parse_issues_are_those_of_what_it_parsed(tmp_path: Path) -> None:
+    """A rerun over unchanged files with parse issues said '0 new snapshots (0 read, 0
+    parsed), 0 parse issues' beside a night whose sessions hold them all still: the count is
+    said inside the parenthesis of what was parsed."""
+    from tests.conftest import generate_corpus
+
+    corpus = generate_corpus(tmp_path / "corpus", 20, 7, 0.2)
+    out = str(tmp_path / "out")
+    first = runner.invoke(app, ["crawl", str(corpus), "--out", out, "--point", "n1"])
+    found = re.search(r"\(20 read, 20 parsed, (\d+) parse issues\), ", first.stdout)
+    assert found and int(found[1]) > 0, first.stdout
+    again = runner.invoke(app, ["crawl", str(corpus), "--out", out, "--point", "n2"])
+    assert "0 new snapshots (0 read, 0 parsed, 0 parse issues), " in again.stdout, again.stdout
