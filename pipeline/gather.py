@@ -10,8 +10,10 @@ import hashlib
 import os
 import posixpath
 import re
+import unicodedata
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import cache
 from urllib.parse import unquote_to_bytes
 
 from pipeline.discover import (
@@ -23,7 +25,7 @@ from pipeline.discover import (
     sessions_holding,
 )
 from pipeline.parse.lexical import MAX_FILE_BYTES, is_markdown
-from pipeline.parse.links import extract_links, is_inside, resolve
+from pipeline.parse.links import composed, extract_links, is_inside, resolve
 from pipeline.parse.manifest import parse_manifest
 from pipeline.parse.records import Records
 from pipeline.parse.session import EXISTS_FLAGS, RULE_FOLDERS, LinkIn, SessionInput, is_ops
@@ -229,8 +231,9 @@ class RepoContext:
 
     def _scan_links(self) -> dict[str, list[LinkIn]]:
         topics = {s.topic for s in self.repo.sessions.values()}
-        folders = [(t, research_folder(t)) for t in topics] + [
-            (t, history_folder(t)) for t in topics
+        # Composed once here, so that each link is compared with every folder as plain text.
+        folders = [(t, composed(research_folder(t))) for t in topics] + [
+            (t, composed(history_folder(t))) for t in topics
         ]
         found: dict[str, list[LinkIn]] = {}
         for doc in self.repo.documents:
@@ -261,8 +264,9 @@ class RepoContext:
                     assert self.link_cache is not None
                     self.link_cache[key] = links
             for line, kind, target, resolved in links:
+                path = composed(resolved)
                 for topic, folder in folders:
-                    if is_inside(resolved, folder):
+                    if path == folder or path.startswith(folder + "/"):
                         found.setdefault(topic, []).append(
                             LinkIn(doc.path, line, kind, target, resolved)
                         )
@@ -323,13 +327,39 @@ def _may_link_into(document: str, data: bytes, topics: set[str]) -> bool:
         data = data.replace(b"\\", b"")
     in_history = document.startswith(HISTORY_FOLDERS)
     history_ok = b"brainstorms/" in data
+    text: bytes | None = None
+    plain = data.isascii()
     for topic in topics:
-        name = topic.encode("utf-8", "surrogateescape")
+        name, within = topic.encode("utf-8", "surrogateescape"), data
         if name not in data:
-            continue
-        if in_history or name + b"-brainstorm" in data or history_ok:
+            if plain or topic.isascii():
+                continue
+            # A name in another Unicode form than the folder's still leads into it (is_inside):
+            # compared composed, paid only by a non-ASCII name in a non-ASCII document, and
+            # searched again only when the name or the document was not composed already.
+            text = _composed_bytes(data) if text is None else text
+            same = _composed_name(topic)
+            if (text is data and same == name) or same not in text:
+                continue
+            name, within = same, text
+        if in_history or name + b"-brainstorm" in within or history_ok:
             return True
     return False
+
+
+@cache
+def _composed_name(topic: str) -> bytes:
+    """A topic's name as composed UTF-8 bytes, once per topic, not once per document."""
+    return _composed_bytes(topic.encode("utf-8", "surrogateescape"))
+
+
+def _composed_bytes(data: bytes) -> bytes:
+    """UTF-8 text in Unicode's composed form; bytes that are no UTF-8 are kept as they are.
+    Text composed already is returned as the very object given, which callers test for."""
+    text = data.decode("utf-8", "surrogateescape")
+    if unicodedata.is_normalized("NFC", text):
+        return data
+    return composed(text).encode("utf-8", "surrogateescape")
 
 
 # The problem of a file a commit holds as a symbolic link (git stores the target's path).

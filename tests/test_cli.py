@@ -6,6 +6,7 @@ import json
 import os
 import re
 import shutil
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ from pipeline.cli import app
 from pipeline.engine import connect
 from pipeline.store import Out
 from pipeline.textout import pct_above, pct_exact
-from tests.conftest import FIXTURES, copy_tree, fill, git, make_git_repo
+from tests.conftest import FIXTURES, checked_rows, copy_tree, fill, git, make_git_repo
 
 runner = CliRunner()
 BASE = FIXTURES / "cases" / "base"
@@ -1083,6 +1084,38 @@ def test_detect_under_a_linked_docs_folder_reads_the_repositorys_documents(
     result = runner.invoke(app, ["detect", str(folder), "--gate", "move"])
     assert result.exit_code == 1, result.output
     assert "BS-HARVEST-01 fail /README.md:2" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("on_disk", "in_link"),
+    [("NFD", "NFC"), ("NFC", "NFD"), ("NFD", "mixed")],
+)
+def test_a_link_into_a_harvested_folder_is_seen_whatever_its_unicode_form(
+    tmp_path: Path, on_disk: str, in_link: str
+) -> None:
+    """A harvested folder named `café-crème` in one Unicode form and a README linking into it
+    in another (macOS writes names decomposed, an editor types them composed; the disks people
+    share repositories on open either as the other): the link leads into the folder, yet
+    BS-HARVEST-01 passed and detect said `clean` (found by a hunt)."""
+    name = "caf\u00e9-cr\u00e8me"
+    # Mixed: one letter composed, the other not.
+    typed = "caf\u00e9-cre\u0300me" if in_link == "mixed" else unicodedata.normalize(in_link, name)
+    repo = copy_tree(BASE / "harvested" / "repo", tmp_path / "root" / "repo")
+    history = repo / "docs" / "history" / "brainstorms"
+    folder = history / unicodedata.normalize(on_disk, name)
+    (history / "demo").rename(folder)
+    with (repo / "README.md").open("a", encoding="utf-8") as readme:
+        readme.write(f"\nSee [it](docs/history/brainstorms/{typed}/thesis.md).\n")
+    line = len((repo / "README.md").read_text(encoding="utf-8").splitlines())
+    result = runner.invoke(app, ["detect", str(folder), "--gate", "move"])
+    assert result.exit_code == 1, result.output
+    assert f"BS-HARVEST-01 fail /README.md:{line}" in result.stdout
+    rows = checked_rows(
+        tmp_path / "root",
+        tmp_path / "out",
+        "SELECT status FROM statuses WHERE rule_id = 'BS-HARVEST-01'",
+    )
+    assert rows == [("fail",)]
 
 
 def test_an_internal_error_names_the_debug_form_that_works(

@@ -8,6 +8,7 @@ lone CR, BOM, invalid UTF-8, NUL, empty) and the dash, arrow and timestamp spell
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -781,6 +782,21 @@ def test_links_resolve_relative_to_the_document_folder() -> None:
 )
 def test_resolve_cases(document: str, target: str, expected: str | None) -> None:
     assert resolve(document, target) == expected
+
+
+def test_is_inside_and_the_link_prefilter_read_any_unicode_form_alike() -> None:
+    """A research folder named decomposed, a destination linking it composed (found by a
+    hunt): the link leads into the folder on the disks people share repositories on."""
+    from pipeline.gather import _may_link_into
+
+    nfd = unicodedata.normalize("NFD", "docs/research/caf\u00e9-brainstorm")
+    nfc = unicodedata.normalize("NFC", "docs/research/caf\u00e9-brainstorm/forks.md")
+    assert is_inside(nfc, nfd) and is_inside(nfd + "/x.md", unicodedata.normalize("NFC", nfd))
+    assert not is_inside(nfc, nfd + "-v2")
+    topic = unicodedata.normalize("NFD", "caf\u00e9")
+    typed = f"See [it]({nfc}).".encode()
+    assert _may_link_into("docs/guide.md", typed, {topic})
+    assert not _may_link_into("docs/guide.md", "caf\u00e9 au lait".encode(), {topic})
 
 
 def test_is_inside_keeps_to_path_segment_boundaries() -> None:

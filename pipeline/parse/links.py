@@ -10,8 +10,9 @@ from __future__ import annotations
 import html
 import posixpath
 import re
+import unicodedata
 from bisect import bisect_left
-from functools import cache
+from functools import cache, lru_cache
 from itertools import dropwhile
 from typing import Any
 from urllib.parse import unquote
@@ -132,5 +133,19 @@ def back_inside(parts: list[str], root: tuple[str, ...]) -> str | None:
 
 
 def is_inside(path: str, folder: str) -> bool:
-    """Whether path is folder itself or below it, on a path-segment boundary."""
+    """Whether path is folder itself or below it, on a path-segment boundary, whatever the
+    Unicode form of either (a name macOS wrote decomposed, a link typed composed: the disks
+    people share repositories on open one as the other)."""
+    if path == folder or path.startswith(folder + "/"):
+        return True
+    if path.isascii() and folder.isascii():
+        return False
+    path, folder = composed(path), composed(folder)
     return path == folder or path.startswith(folder + "/")
+
+
+@lru_cache(maxsize=1 << 16)
+def composed(text: str) -> str:
+    """The text in Unicode's composed form (NFC), in which two spellings of a name compare.
+    Remembered: a link's path is compared with the folder of every topic of its repository."""
+    return unicodedata.normalize("NFC", text)
