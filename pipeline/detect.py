@@ -23,7 +23,15 @@ from pipeline.parse.session import parse_session
 from pipeline.rules import results_sql, rules_for
 from pipeline.schema import CONTENT_TABLES, SNAPSHOTS
 from pipeline.sources.git import GitRepo, enclosing_repo
-from pipeline.sources.tree import MISNAMED_FOLDER, OUT_OF_ROOT, DirTree, Entry, read_file
+from pipeline.sources.tree import (
+    BAD_NAME,
+    MISNAMED_FOLDER,
+    OUT_OF_ROOT,
+    DirTree,
+    Entry,
+    read_file,
+    storable_name,
+)
 from pipeline.visible import visible
 
 NO_LAYOUT = "no repository layout"
@@ -103,6 +111,10 @@ def detect(path: str, gate: str = "session") -> Detection:
     for where, code, message in walker.issues:
         if where == "." and code == "unreadable-dir":  # the folder itself
             raise UnusableInput(f"{path}: {message}; give a folder the user can read")
+    if not_utf8(os.path.abspath(path)):
+        # A crawl does not enter a folder so named (it could not store the name) and fails
+        # every rule of the session: detect reads it under the same contract.
+        entries, walker.issues = [Entry(".", True, 0, 0, BAD_NAME)], []
     session = SessionRef("", session_path, topic, location, entries)
     repo = RepoRef("", {session_path: session})
     if in_layout and gate == "move":
@@ -135,6 +147,11 @@ def detect(path: str, gate: str = "session") -> Detection:
                 o.status, o.reason, o.findings = "skipped", NO_LAYOUT, []
     root = repo_root if in_layout else None
     return Detection(path, gate, outcomes, location, topic, root, _notes(rec))
+
+
+def not_utf8(path: str) -> bool:
+    """Whether a name on the path is not UTF-8 (held as surrogate escapes)."""
+    return storable_name(path) != path
 
 
 def _git_context(folder: str) -> tuple[GitRepo, str] | None:

@@ -357,10 +357,12 @@ def test_detect_on_a_path_that_is_not_utf8(tmp_path: Path) -> None:
         result = runner.invoke(app, ["detect", str(session), *extra])
         assert result.exit_code in (0, 1), result.output
         assert "internal error" not in result.output
+    # A crawl does not enter such a folder and fails every rule of it: so does detect.
     text = runner.invoke(app, ["detect", str(session)])
-    assert text.exit_code == 0 and text.stdout.splitlines()[-1] == "clean"
+    assert text.exit_code == 1 and text.stdout.splitlines()[-1] == "failing"
+    assert "note . name is not valid UTF-8 (shown with U+FFFD); not read" in text.stdout
     found = json.loads(runner.invoke(app, ["detect", str(session), "--json"]).stdout)
-    assert found["result"] == "clean"
+    assert found["result"] == "failing"
 
 
 def test_sql_csv_writes_lists_and_maps_whole_on_one_line(out: Path) -> None:

@@ -28,6 +28,7 @@ What was tried, by input class (the README's reliability section quotes this):
 from __future__ import annotations
 
 import io
+import json
 import os
 import random
 import resource
@@ -390,6 +391,37 @@ def test_a_folder_whose_name_is_not_utf8_fails_the_rules_reading_it(
     if folder.startswith(b"t"):
         paths[f"docs/research/t{bad}-brainstorm"] = "fail"
     assert dict(found.fetchall()) == paths
+
+
+@pytest.mark.parametrize("gate", ["session", "move"])
+def test_detect_fails_a_session_folder_whose_name_is_not_utf8_as_the_crawl_does(
+    tmp_path: Path, gate: str
+) -> None:
+    """The crawl does not enter a session folder whose name is not UTF-8 and fails every rule
+    of it; detect read the same folder through the path given and said `clean` (found by a
+    hunt). Both now say the same: the folder's note, and the same rules failing."""
+    from tests.conftest import FIXTURES
+
+    repo = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", tmp_path / "root" / "r")
+    research = os.fsencode(repo / "docs" / "research")
+    os.rename(research + b"/demo-brainstorm", research + b"/t\xff-brainstorm")
+    session = os.fsdecode(research + b"/t\xff-brainstorm")
+    detected = CliRunner().invoke(app, ["detect", session, "--gate", gate, "--json"])
+    assert detected.exit_code == 1, detected.output
+    found = json.loads(detected.stdout)
+    assert found["result"] == "failing"
+    assert {"file": ".", "line": None, "code": "unreadable", "message": BAD_NAME} in (
+        found["notes"]
+    )
+    out = tmp_path / "out"
+    crawl([str(tmp_path / "root")], str(out), workers=1)
+    check(str(out))
+    statuses = connect(Out(out)).execute("SELECT rule_id, status FROM statuses").fetchall()
+    crawled = {rule: status for rule, status in statuses}
+    assert "pass" not in crawled.values()
+    assert {r["rule"]: r["status"] for r in found["rules"]} == {
+        r["rule"]: crawled[r["rule"]] for r in found["rules"]
+    }
 
 
 def test_hostile_names_in_a_tar(tmp_path: Path, control_counts: dict[str, int]) -> None:
