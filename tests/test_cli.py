@@ -913,6 +913,18 @@ def test_an_out_that_is_a_root_itself_is_refused(
     assert taken.exit_code == 0, taken.output
 
 
+def test_an_out_holding_a_looping_link_beside_a_session_is_refused(corpus: Path) -> None:
+    """An OUT inside the root holding a session folder and a link that leads to itself: asking
+    the link whether it is a folder raised, and the check for what OUT hides gave up as if OUT
+    held nothing, so the crawl took OUT and left the session in it unread (found by a hunt)."""
+    out = corpus / "team-new" / "docs" / "history" / "brainstorms"
+    copy_tree(HARVESTED_DEMO, out / "hidden")
+    (out / "a-loop").symlink_to("a-loop")
+    result = runner.invoke(app, ["crawl", str(corpus), "--out", str(out), "--workers", "1"])
+    assert result.exit_code == 2 and "'hidden'" in result.output, result.output
+    assert not (out / "manifest.json").exists()
+
+
 def test_an_out_kept_in_git_inside_the_root_is_taken(corpus: Path) -> None:
     """OUT's own files and a `.git` of its own hide nothing the crawl reads: the nightly
     crawl into such an OUT, run from the repository, keeps working."""
