@@ -494,26 +494,35 @@ def _add_destinations(
 
 def _misnamed_destinations(ctx: RepoContext, missing: list[str]) -> list[tuple[str, str, str]]:
     """Destination documents missing under their name but present in another case
-    (`docs/Features/Demo.md` for docs/features/demo.md): on the case-insensitive disk where
-    the harvest was applied that is the document, whose links the rule cannot show were
-    checked, so it fails, as a misnamed session file does (docs/errors.md, `misnamed-file`)."""
-    wanted = {d.casefold(): d for d in missing if is_markdown(d)}
+    (`docs/Features/Demo.md` for docs/features/demo.md) or Unicode form (café typed composed,
+    written decomposed by macOS): on the disk where the harvest was applied that is the
+    document, whose links the rule cannot show were checked, so it fails, as a misnamed
+    session file does (docs/errors.md, `misnamed-file`)."""
+    wanted = {_same_name(d): d for d in missing if is_markdown(d)}
     if not wanted:
         return []
     on_disk: dict[str, str] = {}
     for path in ctx.repo.files:
-        key = path.casefold()
+        key = _same_name(path)
         if key in wanted and (key not in on_disk or path < on_disk[key]):
             on_disk[key] = path
     found = []
     for key, path in sorted(on_disk.items()):
         written = wanted[key]
+        # Two spellings of one name look alike on a terminal: the line says which differs.
+        differs = "its Unicode form" if composed(written) == composed(path) else "its case"
         message = (
-            f"'{written}' does not exist, but '{path}' does: meant as it (a case-insensitive "
-            "disk would write there), but paths are read exactly: write the name as on disk"
+            f"'{written}' does not exist, but '{path}' does ({differs} differs): meant as it "
+            "(a case-insensitive disk, or one blind to Unicode forms, would write there), but "
+            "paths are read exactly: write the name as on disk"
         )
         found.append((written, "misnamed-destination", message))
     return found
+
+
+def _same_name(path: str) -> str:
+    """A path as a disk blind to case and to Unicode forms compares it."""
+    return composed(path).casefold()
 
 
 def _unread_destinations(ctx: RepoContext, inp: SessionInput) -> list[tuple[str, str, str]]:

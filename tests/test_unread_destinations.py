@@ -4,6 +4,7 @@ Such a document may hold a link into the session folder, so `pass` would be a gu
 
 from __future__ import annotations
 
+import unicodedata
 from pathlib import Path
 
 import duckdb
@@ -332,3 +333,32 @@ def test_a_destination_written_in_another_case_than_on_disk_fails_harvest(
     assert ("fail", "/docs/Features/Demo.md") in _checked_status(
         tmp_path / "corpus", tmp_path / "out"
     )
+
+
+@pytest.mark.parametrize("form", ["NFC", "NFD"])
+def test_a_destination_written_in_another_unicode_form_than_on_disk_fails_harvest(
+    tmp_path: Path, form: str
+) -> None:
+    """A Destination `docs/features/café.md` typed in one Unicode form where the repository
+    holds the document in the other (macOS writes names decomposed): on the disk where the
+    harvest was applied that is the document, and it links into the folder, yet it was no
+    destination, so detect said `clean` (found by a hunt). It fails as a name in another case
+    does, naming the file on disk."""
+    repo = copy_tree(FIXTURES / "cases" / "base" / "applied" / "repo", tmp_path / "corpus" / "repo")
+    session = repo / "docs" / "research" / "demo-brainstorm"
+    other = "NFD" if form == "NFC" else "NFC"
+    on_disk = unicodedata.normalize(other, "docs/features/caf\u00e9.md")
+    document = (repo / "docs" / "features" / "demo.md").rename(repo / on_disk)
+    document.write_text(
+        document.read_text() + "\nSee [it](../research/demo-brainstorm/forks.md).\n"
+    )
+    manifest = session / "ops" / "manifest.md"
+    written = unicodedata.normalize(form, "docs/features/caf\u00e9.md")
+    manifest.write_text(manifest.read_text().replace("docs/features/demo.md", written))
+    status, findings = _harvest(session)
+    assert status == "fail"
+    assert any(
+        f.startswith(f"/{written} ") and f"'{on_disk}' does (its Unicode form differs)" in f
+        for f in findings
+    ), findings
+    assert ("fail", f"/{written}") in _checked_status(tmp_path / "corpus", tmp_path / "out")
