@@ -18,6 +18,7 @@ from pipeline.discover import (
 )
 from pipeline.errors import UnusableInput
 from pipeline.gather import RepoContext, folder_names, session_input
+from pipeline.parse.links import composed
 from pipeline.parse.records import Records
 from pipeline.parse.session import parse_session
 from pipeline.rules import results_sql, rules_for
@@ -128,7 +129,10 @@ def detect(path: str, gate: str = "session") -> Detection:
     git = _git_context(repo_root)
     if git is not None:
         ctx.git, ctx.git_prefix = git
-    rec = parse_session(session_input(ctx, session))
+    inp = session_input(ctx, session)
+    if in_layout:
+        inp.twins = _twins(repo_root, topic)
+    rec = parse_session(inp)
     # What the walk could not enter is shown, as crawl shows it (a link out of the folder
     # is a parse issue of the session already).
     for where, code, message in walker.issues:
@@ -147,6 +151,25 @@ def detect(path: str, gate: str = "session") -> Detection:
                 o.status, o.reason, o.findings = "skipped", NO_LAYOUT, []
     root = repo_root if in_layout else None
     return Detection(path, gate, outcomes, location, topic, root, _notes(rec))
+
+
+def _twins(repo_root: str, topic: str) -> list[str]:
+    """The session folders of the repository spelling the topic in another Unicode form, as
+    the crawl finds them among the repository's sessions (gather: RepoContext.twins)."""
+    if topic.isascii():
+        return []
+    found = []
+    for folder, suffix in (("docs/research", "-brainstorm"), ("docs/history/brainstorms", "")):
+        try:
+            names = os.listdir(os.path.join(repo_root, folder))
+        except OSError:
+            continue  # no such folder, or one the walk of the session reports itself
+        for name in names:
+            other = name.removesuffix(suffix) if suffix else name
+            named = not suffix or name.endswith(suffix)
+            if named and other != topic and composed(other) == composed(topic):
+                found.append(f"{folder}/{name}")
+    return sorted(found)
 
 
 def not_utf8(path: str) -> bool:

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 
 from pipeline.parse.lexical import is_markdown
+from pipeline.parse.links import composed
 from pipeline.sources.tree import Entry, is_unlisted
 
 SUFFIX = "-brainstorm"
@@ -178,5 +179,6 @@ def _relative(entry: Entry, path: str) -> Entry:
 
 
 def session_key(repo_identity: str, topic: str) -> str:
-    """Stable across runs and across the move from research to history."""
-    return hashlib.sha256(f"{repo_identity}\x1f{topic}".encode()).hexdigest()[:32]
+    """Stable across runs and across the move from research to history, whatever the Unicode
+    form the topic is spelled in at either end (macOS writes a name it is given decomposed)."""
+    return hashlib.sha256(f"{repo_identity}\x1f{composed(topic)}".encode()).hexdigest()[:32]

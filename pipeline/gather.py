@@ -83,6 +83,20 @@ class RepoContext:
     _nested: dict[str, GitRepo] = field(default_factory=dict)
     # Session folder → session_trees(): asked for its index, its stamps and its history.
     _trees: dict[str, list[tuple[GitRepo, str, str]]] = field(default_factory=dict)
+    _spellings: dict[str, list[SessionRef]] | None = None
+
+    def twins(self, session: SessionRef) -> list[str]:
+        """The other session folders spelling the session's topic in another Unicode form: one
+        session key, one folder on a disk blind to Unicode forms (built once per repository)."""
+        if self._spellings is None:
+            self._spellings = {}
+            for other in self.repo.sessions.values():
+                if not other.topic.isascii():
+                    self._spellings.setdefault(composed(other.topic), []).append(other)
+        if session.topic.isascii():
+            return []
+        alike = self._spellings.get(composed(session.topic), [])
+        return sorted(other.path for other in alike if other.topic != session.topic)
 
     def tracked(self, session: SessionRef) -> list[str] | None:
         """Paths under the session folder (relative to it) that a git index tracks: that of the
@@ -414,6 +428,7 @@ def _nested_ops(
 def session_input(ctx: RepoContext, session: SessionRef) -> SessionInput:
     inp = SessionInput(session.location, session.topic, session.path)
     inp.root_names = ctx.root_names
+    inp.twins = ctx.twins(session)
     if ctx.repo.incomplete:
         # Files of the session may be missing from the listing itself: the whole folder ('.')
         # is in doubt, so its rules fail instead of passing on what happened to be read.

@@ -84,7 +84,7 @@ OBSERVATIONS = _table(
     "observations",
     "One row per session seen per run (per commit with --git-history).",
     _c("run_id", "string", "The run that saw the session."),
-    _c("session_key", "string", "Stable hash of (repository identity, topic)."),
+    _c("session_key", "string", "Stable hash of (repository identity, topic in NFC)."),
     SNAPSHOT_ID,
     _c("root", "string", "The crawl root the session was found under, as an absolute path."),
     _c("repo", "string", "Repository identity: origin URL, else its path under the root."),

@@ -2023,3 +2023,64 @@ def test_a_nested_repository_whose_last_session_was_deleted_still_has_its_histor
         "SELECT point, repo_path FROM statuses WHERE rule_id = 'BS-STATE-01' AND status = 'fail'"
     )
     assert failing.fetchall() == [("night-2", "outer/vendor/inner")]
+
+
+@pytest.mark.parametrize("moved_as", ["NFC", "NFD"])
+def test_a_move_to_history_is_one_session_whatever_the_unicode_form_of_its_name(
+    tmp_path: Path, moved_as: str
+) -> None:
+    """A research session `café-brainstorm` (composed) moved to docs/history/brainstorms/ as
+    `café` written decomposed (macOS): the topic's two spellings gave two session keys, so the
+    move was no step of one session and D1, removed in it, passed BS-LEDGER-01 where the same
+    move spelled alike fails it (found by a hunt)."""
+    import unicodedata
+
+    repo = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", tmp_path / "root" / "repo")
+    research = repo / "docs" / "research" / unicodedata.normalize("NFC", "caf\u00e9-brainstorm")
+    (repo / SESSION).rename(research)
+    git(repo, "init", "-q")
+    commit(repo, "2026-07-08T15:00:00Z", "open the session")
+    _night(repo, tmp_path / "out", 1)
+    history = (
+        repo / "docs" / "history" / "brainstorms" / unicodedata.normalize(moved_as, "caf\u00e9")
+    )
+    history.parent.mkdir(parents=True)
+    research.rename(history)
+    ledger = history / "ledger.md"
+    ledger.write_text(ledger.read_text().split("## D2")[0])
+    commit(repo, "2026-07-09T15:00:00Z", "harvest, dropping D2")
+    _night(repo, tmp_path / "out", 2)
+    keys = connect(Out(tmp_path / "out")).execute(
+        "SELECT count(DISTINCT session_key) FROM point_sessions"
+    )
+    assert keys.fetchall() == [(1,)]
+    found = [m for p, r, m in _series(tmp_path / "out") if r == "BS-LEDGER-01"]
+    assert any(m.startswith("D2 was removed") for m in found), found
+
+
+def test_two_folders_spelling_one_topic_in_two_unicode_forms_fail_the_layout(
+    tmp_path: Path,
+) -> None:
+    """Two research folders `café-brainstorm`, one composed, one decomposed, on a disk that
+    keeps both: one session key, so one stands for the session and the other's open fork with
+    no `Closes when:` would go unseen; on macOS the two are one folder. Both say so, and the
+    standing one fails CENSUS-LOC-01, in detect as in the crawl (found by a hunt)."""
+    import unicodedata
+
+    repo = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", tmp_path / "root" / "repo")
+    research = repo / "docs" / "research"
+    for form in ("NFC", "NFD"):
+        copy_tree(repo / SESSION, research / unicodedata.normalize(form, "caf\u00e9-brainstorm"))
+    hidden = research / unicodedata.normalize("NFC", "caf\u00e9-brainstorm")
+    (hidden / "forks.md").write_text((hidden / "forks.md").read_text() + "\n## F9 — Ok? [open]\n")
+    out = tmp_path / "out"
+    crawl([str(tmp_path / "root")], str(out), workers=1)
+    check(str(out))
+    failed = connect(Out(out)).execute(
+        "SELECT rule_id FROM statuses WHERE own AND status = 'fail' AND topic <> 'demo'"
+    )
+    assert "CENSUS-LOC-01" in {rule for (rule,) in failed.fetchall()}
+    for folder in research.glob("caf*"):
+        result = runner.invoke(app, ["detect", str(folder)])
+        assert result.exit_code == 1, result.output
+        assert "CENSUS-LOC-01 fail" in result.stdout and "another Unicode form" in result.stdout

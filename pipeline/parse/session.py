@@ -105,6 +105,8 @@ class SessionInput:
     # Documents BS-HARVEST-01 reads that could not be read: (repository path, code, message).
     unreadable_documents: list[tuple[str, str, str]] = field(default_factory=list)
     from_commit: bool = False
+    # Other session folders of the repository spelling the topic in another Unicode form.
+    twins: list[str] = field(default_factory=list)
     # Each file's SHA-256, computed once for the snapshot id and reused for the files table.
     _digests: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
 
@@ -134,6 +136,7 @@ class SessionInput:
         parts += ["d", *sorted(self.existing_destinations)]
         for name, code, _ in self.unreadable_documents:
             parts += ["ud", name, code]
+        parts += ["tw", *self.twins]
         h.update("\x1e".join(parts).encode("utf-8", "surrogatepass"))
         return h.hexdigest()[:32]
 
@@ -187,6 +190,7 @@ def parse_session(inp: SessionInput, snapshot_id: str | None = None) -> Records:
     for tracked, commit in inp.tracked_history:
         rec.add("tracked_files", file=tracked, commit=commit)
     _add_links(rec, inp)
+    _twin_folders(rec, inp)
     _unread_documents(rec, inp)
     _contradicted_compose(rec)
     _summarise(rec, inp)
@@ -203,6 +207,18 @@ def _add_links(rec: Records, inp: SessionInput) -> None:
             target=link.target,
             resolved=link.resolved,
         )
+
+
+def _twin_folders(rec: Records, inp: SessionInput) -> None:
+    """Another folder spelling the topic in another Unicode form is the same session (one
+    session key), of which only one stands for it at a point: the other's failures would go
+    unseen, and on a disk blind to Unicode forms the two are one folder, so the layout fails."""
+    for twin in inp.twins:
+        message = (
+            f"/{twin} names the same topic in another Unicode form (one folder on a disk blind "
+            "to Unicode forms, such as macOS): the two are one session; merge them into one"
+        )
+        rec.issue(".", None, "twin-folder", message, "CENSUS-LOC-01")
 
 
 def _suffixed_history(rec: Records, inp: SessionInput) -> None:
