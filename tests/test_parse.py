@@ -799,6 +799,16 @@ def test_is_inside_and_the_link_prefilter_read_any_unicode_form_alike() -> None:
     assert not _may_link_into("docs/guide.md", "caf\u00e9 au lait".encode(), {topic})
 
 
+def test_a_link_climbing_back_in_through_the_roots_name_in_another_unicode_form() -> None:
+    """`../répo/docs/…` from the root of a repository whose folder macOS named decomposed: the
+    disk opens the folder, but the climb back named the root in the other form and the link
+    was read as leading outside, so it passed BS-HARVEST-01 (found by a hunt)."""
+    root = ("home", unicodedata.normalize("NFD", "r\u00e9po"))
+    typed = "../" + unicodedata.normalize("NFC", "r\u00e9po") + "/docs/history/brainstorms/x/a.md"
+    assert resolve("README.md", typed, root) == "docs/history/brainstorms/x/a.md"
+    assert resolve("README.md", "../other/docs/history/brainstorms/x/a.md", root) is None
+
+
 def test_is_inside_keeps_to_path_segment_boundaries() -> None:
     folder = "docs/research/demo-brainstorm"
     assert is_inside(folder, folder)

@@ -127,7 +127,11 @@ def back_inside(parts: list[str], root: tuple[str, ...]) -> str | None:
     root of `repo` is docs/x.md, as the disk opens it); None when it stays outside."""
     climbed = len(parts) - len(list(dropwhile(lambda part: part == "..", parts)))
     back = parts[climbed:]
-    if climbed > len(root) or tuple(back[:climbed]) != root[len(root) - climbed :]:
+    if climbed > len(root):
+        return None
+    # The names climbed back through as the disk compares them: either Unicode form.
+    named = root[len(root) - climbed :]
+    if tuple(map(composed, back[:climbed])) != tuple(map(composed, named)):
         return None
     return "/".join(back[climbed:])
 
