@@ -25,7 +25,7 @@ from pipeline.discover import (
     sessions_holding,
 )
 from pipeline.parse.lexical import MAX_FILE_BYTES, is_markdown
-from pipeline.parse.links import composed, extract_links, is_inside, resolve
+from pipeline.parse.links import composed, extract_links, is_inside, resolve, same_name
 from pipeline.parse.manifest import parse_manifest
 from pipeline.parse.records import Records
 from pipeline.parse.session import EXISTS_FLAGS, RULE_FOLDERS, LinkIn, SessionInput, is_ops
@@ -246,8 +246,8 @@ class RepoContext:
     def _scan_links(self) -> dict[str, list[LinkIn]]:
         topics = {s.topic for s in self.repo.sessions.values()}
         # Composed once here, so that each link is compared with every folder as plain text.
-        folders = [(t, composed(research_folder(t))) for t in topics] + [
-            (t, composed(history_folder(t))) for t in topics
+        folders = [(t, same_name(research_folder(t))) for t in topics] + [
+            (t, same_name(history_folder(t))) for t in topics
         ]
         found: dict[str, list[LinkIn]] = {}
         for doc in self.repo.documents:
@@ -278,7 +278,7 @@ class RepoContext:
                     assert self.link_cache is not None
                     self.link_cache[key] = links
             for line, kind, target, resolved in links:
-                path = composed(resolved)
+                path = same_name(resolved)
                 for topic, folder in folders:
                     if path == folder or path.startswith(folder + "/"):
                         found.setdefault(topic, []).append(
@@ -340,40 +340,41 @@ def _may_link_into(document: str, data: bytes, topics: set[str]) -> bool:
         # A backslash escape is no part of the link's target (`pagination\-brainstorm`).
         data = data.replace(b"\\", b"")
     in_history = document.startswith(HISTORY_FOLDERS)
-    history_ok = b"brainstorms/" in data
-    text: bytes | None = None
+    # Names as the disk compares them: in any case (one copy of the text, lowered in C) and,
+    # for a name that is not ASCII in a document that is not, in either Unicode form.
+    low = data.lower()
+    history_ok = b"brainstorms/" in low
+    folded: bytes | None = None
     plain = data.isascii()
     for topic in topics:
-        name, within = topic.encode("utf-8", "surrogateescape"), data
-        if name not in data:
+        name, within = _folded_name(topic), low
+        if name not in low:
             if plain or topic.isascii():
                 continue
-            # A name in another Unicode form than the folder's still leads into it (is_inside):
-            # compared composed, paid only by a non-ASCII name in a non-ASCII document, and
-            # searched again only when the name or the document was not composed already.
-            text = _composed_bytes(data) if text is None else text
-            same = _composed_name(topic)
-            if (text is data and same == name) or same not in text:
+            if folded is None:
+                folded = _folded_bytes(data)
+                # Nothing but ASCII case to fold: the search of `low` said it already.
+                folded = low if folded == low else folded
+            if folded is low or name not in folded:
                 continue
-            name, within = same, text
+            within = folded
         if in_history or name + b"-brainstorm" in within or history_ok:
             return True
     return False
 
 
 @cache
-def _composed_name(topic: str) -> bytes:
-    """A topic's name as composed UTF-8 bytes, once per topic, not once per document."""
-    return _composed_bytes(topic.encode("utf-8", "surrogateescape"))
+def _folded_name(topic: str) -> bytes:
+    """A topic's name as a disk blind to case and Unicode forms compares it, as UTF-8 bytes:
+    once per topic, not once per document."""
+    return same_name(topic).encode("utf-8", "surrogateescape")
 
 
-def _composed_bytes(data: bytes) -> bytes:
-    """UTF-8 text in Unicode's composed form; bytes that are no UTF-8 are kept as they are.
-    Text composed already is returned as the very object given, which callers test for."""
-    text = data.decode("utf-8", "surrogateescape")
-    if unicodedata.is_normalized("NFC", text):
-        return data
-    return composed(text).encode("utf-8", "surrogateescape")
+def _folded_bytes(data: bytes) -> bytes:
+    """UTF-8 text as a disk blind to case and Unicode forms compares it (as same_name, not
+    remembered: a document is read once); bytes that are no UTF-8 are kept as they are."""
+    text = unicodedata.normalize("NFC", data.decode("utf-8", "surrogateescape"))
+    return unicodedata.normalize("NFC", text.casefold()).encode("utf-8", "surrogateescape")
 
 
 # The problem of a file a commit holds as a symbolic link (git stores the target's path).

@@ -1130,6 +1130,32 @@ def test_a_link_into_a_harvested_folder_is_seen_whatever_its_unicode_form(
     assert rows == [("fail",)]
 
 
+@pytest.mark.parametrize(
+    "typed",
+    ["docs/history/brainstorms/Demo/thesis.md", "DOCS/History/Brainstorms/demo/thesis.md"],
+)
+def test_a_link_into_a_harvested_folder_is_seen_whatever_its_case(
+    tmp_path: Path, typed: str
+) -> None:
+    """A README linking `docs/history/brainstorms/Demo/thesis.md` into the folder `demo`: the
+    disk a harvest is usually written on (macOS, case-insensitive) opens the harvested folder,
+    yet BS-HARVEST-01 passed (found by a hunt); a Destination in another case fails already."""
+    repo = copy_tree(BASE / "harvested" / "repo", tmp_path / "root" / "repo")
+    with (repo / "README.md").open("a", encoding="utf-8") as readme:
+        readme.write(f"\nSee [it]({typed}).\n")
+    line = len((repo / "README.md").read_text(encoding="utf-8").splitlines())
+    folder = repo / "docs" / "history" / "brainstorms" / "demo"
+    result = runner.invoke(app, ["detect", str(folder), "--gate", "move"])
+    assert result.exit_code == 1, result.output
+    assert f"BS-HARVEST-01 fail /README.md:{line}" in result.stdout
+    rows = checked_rows(
+        tmp_path / "root",
+        tmp_path / "out",
+        "SELECT status FROM statuses WHERE rule_id = 'BS-HARVEST-01'",
+    )
+    assert rows == [("fail",)]
+
+
 def test_an_internal_error_names_the_debug_form_that_works(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

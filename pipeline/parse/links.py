@@ -129,22 +129,20 @@ def back_inside(parts: list[str], root: tuple[str, ...]) -> str | None:
     back = parts[climbed:]
     if climbed > len(root):
         return None
-    # The names climbed back through as the disk compares them: either Unicode form.
+    # The names climbed back through as the disk compares them: any case, either form.
     named = root[len(root) - climbed :]
-    if tuple(map(composed, back[:climbed])) != tuple(map(composed, named)):
+    if tuple(map(same_name, back[:climbed])) != tuple(map(same_name, named)):
         return None
     return "/".join(back[climbed:])
 
 
 def is_inside(path: str, folder: str) -> bool:
-    """Whether path is folder itself or below it, on a path-segment boundary, whatever the
-    Unicode form of either (a name macOS wrote decomposed, a link typed composed: the disks
-    people share repositories on open one as the other)."""
+    """Whether path is folder itself or below it, on a path-segment boundary, as the disks
+    people write harvests on compare names: blind to case and to Unicode form (a name macOS
+    wrote decomposed, a link typed composed, `Demo/` for `demo/`)."""
     if path == folder or path.startswith(folder + "/"):
         return True
-    if path.isascii() and folder.isascii():
-        return False
-    path, folder = composed(path), composed(folder)
+    path, folder = same_name(path), same_name(folder)
     return path == folder or path.startswith(folder + "/")
 
 
@@ -153,3 +151,9 @@ def composed(text: str) -> str:
     """The text in Unicode's composed form (NFC), in which two spellings of a name compare.
     Remembered: a link's path is compared with the folder of every topic of its repository."""
     return unicodedata.normalize("NFC", text)
+
+
+@lru_cache(maxsize=1 << 16)
+def same_name(text: str) -> str:
+    """A name as a disk blind to case and to Unicode forms compares it (macOS, Windows)."""
+    return composed(composed(text).casefold())
