@@ -110,6 +110,20 @@ def test_a_later_annotation_that_names_no_entry_fails_at_its_line(
         "reversed by d9",
         "Reversed by D-9",
         "Reversed&nbsp;by D9",
+        # A space or another mark inside the ID, or words between the phrase and its ID:
+        # each was prose with no note, and BS-LEDGER-01 passed (found by a hunt).
+        "Reversed by D 9",
+        "Reversed by D\u20139",
+        "Reversed by D\u20119",
+        "Reversed by D#9",
+        "Reversed by D_9",
+        "Reversed by decision D9",
+        "Reversed by Decision 9",
+        "Reversed by ledger entry D9",
+        "Reversed by [decision D9](ledger.md#d9)",
+        "Reversed by the later D9",
+        "Reversed by \u201cD9\u201d",
+        'Reversed by "D9"',
     ],
 )
 def test_the_phrase_as_the_page_shows_it_is_read(tmp_path: Path, phrase: str) -> None:
@@ -118,6 +132,45 @@ def test_the_phrase_as_the_page_shows_it_is_read(tmp_path: Path, phrase: str) ->
     )
     assert status == "fail"
     assert [n for n, m in findings if "D1 is reversed by D9" in m] == [4], findings
+
+
+# The phrase on a line of its own, as an annotation, that names no entry: the reversal
+# cannot be checked, so BS-LEDGER-01 fails with the line named (until 2026-12-05 it was prose
+# with no note, and the rule passed; found by a hunt).
+@pytest.mark.parametrize(
+    "phrase",
+    [
+        "Reversed by the review",
+        "- Reversed by the review",
+        "_Reversed by_ a later decision",
+        "(Reversed by the review.)",
+        "- Note: Reversed by the review",
+        "Kept as the record (Reversed by the review).",
+    ],
+)
+def test_the_phrase_naming_no_entry_fails(tmp_path: Path, phrase: str) -> None:
+    status, findings = _findings(
+        _session(tmp_path, lambda t: t.replace(D1, f"{D1}\n\n{phrase}\n"), "r")
+    )
+    assert status == "fail"
+    assert [n for n, m in findings if "names no D#" in m] == [5], findings
+
+
+# The words in a sentence are prose: `reversed by the user` says who may undo a setting.
+@pytest.mark.parametrize(
+    "prose",
+    [
+        "- Note: the default is reversed by the user in settings.",
+        "The digest is easily reversed by the user.",
+        "- Note: the old rule was\n  reversed by the team in July.",
+        "The old rule was\nreversed by the team in July.",
+    ],
+)
+def test_the_words_in_prose_are_no_annotation(tmp_path: Path, prose: str) -> None:
+    status, findings = _findings(
+        _session(tmp_path, lambda t: t.replace(D1, f"{D1}\n\n{prose}\n"), "r")
+    )
+    assert (status, findings) == ("pass", [])
 
 
 def test_a_second_annotation_that_names_no_id_still_fails(tmp_path: Path) -> None:

@@ -95,6 +95,26 @@ _REVERSED_BY_RE = re.compile(
     rf"({_PHRASE_ID}(?:{_ID_AFTER}{_PHRASE_ID}(?![A-Za-z0-9]))*+)(?![A-Za-z0-9])"
 )
 _PHRASE_ID_RE = re.compile(r"(?<![A-Za-z0-9])[Dd]-?(\d+)")
+# The phrase's words alone, and what may name its entry in the clause after them when it is
+# not written `D9` right after: a mark or a space inside the ID (`D 9`, `D–9`, `D#9`), or
+# words before it (`decision D9`, `Decision 9`, `the later D9`, `"D9"`).
+_PHRASE_WORDS_RE = re.compile(
+    r"(?<![A-Za-z0-9])(?i:reversed)[*_`~]*+(?:\s++|-)[*_`~]*+(?i:by)(?![A-Za-z0-9])"
+)
+_LOOSE_ID_RE = re.compile(
+    r"(?<![A-Za-z0-9])(?:[Dd][ \t\-\u2010\u2011\u2013_#]?+|(?i:decision|entry)[ \t]++#?+)"
+    r"(\d+)(?![A-Za-z0-9])"
+)
+_CLAUSE_END_RE = re.compile(r"[.;!?](?=\s|$)|[|)]|\n[ \t]*+\n")
+_CLAUSE_CHARS = 200
+# What may stand before the phrase when it begins its line, sentence, clause, bracket or table
+# cell (an annotation, not prose): quote and list marks, emphasis, an opening bracket.
+_LEAD_RE = re.compile(
+    r"(?:^|[.!?|;:][ \t]|\n|[(\[])[\s>*_`~(\[+-]*+(?:\d{1,9}[.)][ \t]++)?+[*_`~(\[]*+$"
+)
+# The phrase written as a field (`Reversed by: …`, `Reversed by — …`, `**Reversed by** …`,
+# a table cell of its own): its field reading notes a value that names no D#.
+_AS_FIELD_RE = re.compile(r"[*_]++(?=\s|$)|[*_`~ \t]*+(?:[:=|\u2014\u2013\u2192]|->|-(?:\s|$))")
 # The phrase as the schema writes it, its words apart and the ID right after: `- Reversed-by:
 # D5` or `- Reversed by — D5` is read as the phrase and is still a malformed field.
 _SPACED_PHRASE_RE = re.compile(
@@ -124,7 +144,7 @@ def parse_ledger(lines: list[str], rec: Records) -> None:
     note_html_fields(rec, FILE, doc, lines, _FIELDS, _rule_of, ends)
     untaken: list[tuple[int, str]] = []  # table rows that name an entry, maybe meant as one
     linked: list[tuple[int, str]] = []  # table-of-contents lines naming an entry
-    shown_html = _HtmlPhrases(doc, lines, ends)
+    shown_html = _HtmlPhrases(doc, lines, ends, rec)
     for index, block in enumerate(blocks):
         shown_html.read(entry, first_line(block))
         if ends and passed(ends, block):
@@ -135,7 +155,7 @@ def parse_ledger(lines: list[str], rec: Records) -> None:
             if entry is not None:
                 # `Reversed by D5` counts anywhere in an entry, a table's cell too.
                 rows = [(block.line, block.header), *block.rows]
-                _phrase(entry, [(line, " | ".join(cells)) for line, cells in rows])
+                _phrase(entry, [(line, " | ".join(cells)) for line, cells in rows], rec)
             if table_rows(
                 block, blocks, index, rec, FILE, "D", RULE, _weigh, _FIELDS, _rule_of, untaken
             ):
@@ -151,7 +171,7 @@ def parse_ledger(lines: list[str], rec: Records) -> None:
             elif block.level <= 2:
                 entry = None  # a section heading ends the entry; a subheading is inside it
             if entry is not None:
-                _phrase(entry, [(block.line, block.text)])
+                _phrase(entry, [(block.line, block.text)], rec)
             continue
         meant_line = entry_line(block, "D")
         linked += linked_entries(block, "D")
@@ -166,7 +186,7 @@ def parse_ledger(lines: list[str], rec: Records) -> None:
             _field(entry, key, value, line, rec, resolved)
         # The phrase anywhere in the block too: every annotation counts (a field it repeats
         # adds nothing).
-        _phrase(entry, _lines(block))
+        _phrase(entry, _lines(block), rec)
     shown_html.read(entry, len(lines) + 1)
     if untaken or linked:
         ids = {row["decision_id"] for row in rec.of("ledger")}
@@ -330,11 +350,11 @@ def _field(
             rec.issue(FILE, line, "no-decision-id", message, "BS-LEDGER-01")
 
 
-def _phrase(entry: dict[str, Any], lines: list[tuple[int, str]]) -> None:
+def _phrase(entry: dict[str, Any], lines: list[tuple[int, str]], rec: Records) -> None:
     """`Reversed by D{n}` anywhere in the entry (a field or prose): every D# each phrase
     lists counts, with the line its phrase begins on. The lines are read as one text, so a
     phrase may wrap onto the next line, and as the page shows them (`~~D5~~` names no
-    entry)."""
+    entry). A phrase that begins its line or sentence and names no D# is a parse issue."""
     if not lines:
         return
     text = shown(lines[0][1]) if len(lines) == 1 else shown("\n".join(t for _, t in lines))
@@ -347,11 +367,41 @@ def _phrase(entry: dict[str, Any], lines: list[tuple[int, str]]) -> None:
     text = seen_chars(text)
     if "versed" in text or "VERSED" in text:
         row, counted = 0, 0  # lines before the match, counted once across all matches
-        for m in _REVERSED_BY_RE.finditer(text):
+        for m in _PHRASE_WORDS_RE.finditer(text):
             row += text.count("\n", counted, m.start())
             counted = m.start()
-            found = ids(_PHRASE_ID_RE.sub(r"D\1", m[1]), "D")
-            _annotation(entry, "reversed_by", found, lines[row][0])
+            found = _phrase_ids(text, m)
+            if found:
+                _annotation(entry, "reversed_by", found, lines[row][0])
+            elif _leads(text, m):
+                name = entry["decision_id"] or "entry"
+                said = text[m.start() :].split("\n", 1)[0][:80]
+                message = f"{name} '{said}' names no D#: a reversal is `Reversed by D#`"
+                rec.issue(FILE, lines[row][0], "no-decision-id", message, RULE)
+
+
+def _leads(text: str, words: re.Match[str]) -> bool:
+    """Whether the phrase is written as an annotation: capitalised at the start of its line,
+    sentence or cell (a wrapped line of prose may begin `reversed by the team`), and not as a
+    field, whose reading notes its value."""
+    return (
+        text[words.start()] == "R"
+        and _LEAD_RE.search(text, 0, words.start()) is not None
+        and not _AS_FIELD_RE.match(text, words.end())
+    )
+
+
+def _phrase_ids(text: str, words: re.Match[str]) -> list[str]:
+    """The D#s the phrase whose words `words` matched names: the IDs right after it, or else
+    those written loosely in the rest of its clause."""
+    strict = _REVERSED_BY_RE.match(text, words.start())
+    if strict is not None:
+        return ids(_PHRASE_ID_RE.sub(r"D\1", strict[1]), "D")
+    start = words.end()
+    clause = text[start : start + _CLAUSE_CHARS]
+    if (end := _CLAUSE_END_RE.search(clause)) is not None:
+        clause = clause[: end.start()]
+    return list(dict.fromkeys(canonical_id("D", d) for d in _LOOSE_ID_RE.findall(clause)))
 
 
 class _HtmlPhrases:
@@ -359,7 +409,8 @@ class _HtmlPhrases:
     the phrase counts anywhere in an entry, so each block's is read into the entry it stands
     in. A block that hides an entry heading is that entry's, which is not read."""
 
-    def __init__(self, doc: Any, lines: list[str], hidden: list[int]) -> None:
+    def __init__(self, doc: Any, lines: list[str], hidden: list[int], rec: Records) -> None:
+        self.rec = rec
         inner = html_text(doc, lines) if doc.html else None
         self.inner = inner or []
         self.blocks = [
@@ -373,7 +424,7 @@ class _HtmlPhrases:
         while self.blocks and self.blocks[0][0] < before:
             first, last = self.blocks.pop(0)
             if entry is not None:
-                _phrase(entry, [(n, self.inner[n - 1]) for n in range(first, last + 1)])
+                _phrase(entry, [(n, self.inner[n - 1]) for n in range(first, last + 1)], self.rec)
 
 
 def _annotation(entry: dict[str, Any], key: str, found: list[str], line: int) -> None:
