@@ -284,3 +284,39 @@ def test_the_crawl_reads_them_as_detect_does(tmp_path: Path) -> None:
     got = {(repo, rule): status for repo, rule, status in rows}
     for name, (_, _, _, rule, status, _) in CASES.items():
         assert got[(name, rule)] == status, name
+
+
+# A fragment's name as people write it: in quotes of any kind, in a code span or emphasis,
+# behind a zero-width space, as a link's text, as its path under fragments/, with a
+# fullwidth colon, a typographic hyphen, or a full stop ending the sentence. Each failed
+# BS-ASPECT-01 though fragments/send-window.md exists (found by a hunt).
+@pytest.mark.parametrize(
+    "ref",
+    [
+        "fragment:\u201csend-window\u201d",
+        'fragment:"send-window"',
+        "fragment:'send-window'",
+        "fragment:\u2018send-window\u2019",
+        "fragment:\u00absend-window\u00bb",
+        "fragment:\u200bsend-window",
+        "fragment:send-window\u200b",
+        "fragment:`send-window`",
+        "fragment:**send-window**",
+        "fragment:[send-window](../demo-brainstorm/fragments/send-window.md)",
+        "fragment:fragments/send-window.md",
+        "fragment\uff1asend-window",
+        "fragment:send\u2011window",
+        "fragment:send-window.",
+    ],
+)
+def test_a_fragment_name_as_people_write_it(ref: str, tmp_path: Path) -> None:
+    found = detect(_session(tmp_path, "r", "state.md", "fragment:send-window", ref), "move")
+    assert _status(found, "BS-ASPECT-01") == "pass", _messages(found, "BS-ASPECT-01")
+
+
+@pytest.mark.parametrize(
+    "ref", ['fragment:"send-windows"', "fragment:\u200bsend", "fragment:[other](x.md)"]
+)
+def test_a_quoted_fragment_that_is_not_there_still_fails(ref: str, tmp_path: Path) -> None:
+    found = detect(_session(tmp_path, "r", "state.md", "fragment:send-window", ref), "move")
+    assert _status(found, "BS-ASPECT-01") == "fail"

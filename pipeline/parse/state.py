@@ -11,6 +11,7 @@ from pipeline.parse.lexical import (
     bare,
     canonical_id,
     decoded,
+    seen_chars,
     shown,
     split_arrow,
     stamp,
@@ -56,8 +57,16 @@ _SITTINGS = ("single", "multi")
 # Searched for alone (the spaces around it are trimmed): `^(.*?)` before DASH's `\s*`
 # is quadratic in a long run of spaces.
 _DASH_AT_RE = re.compile(r"[—–]|(?<=\s)-(?=\s)")
-# A fragment's name ends where emphasis closing it does (`_fragment:x_ (notes)` names x).
-_FRAGMENT_RE = re.compile(r"(?i:fragment):[ \t]*+([^\s,;()\[\]`*]+?)(?=_*+(?:[\s,;()\[\]`*]|$))")
+# A fragment's name ends where emphasis closing it does (`_fragment:x_ (notes)` names x); it
+# may stand in quotes, a code span or emphasis, or be a link's text (`fragment:"x"`,
+# `fragment:[x](fragments/x.md)`), and a full stop may end the sentence after it.
+_QUOTES = "\"'\u201c\u201d\u2018\u2019\u201e\u201a\u00ab\u00bb\u2039\u203a"
+_FRAGMENT_RE = re.compile(
+    r"(?i:fragment):[ \t]*+(?:\[([^\[\]]++)\]\([^()\s]*+\)"
+    rf"|[{_QUOTES}`*]*+([^\s,;()\[\]`*]+?)(?=[{_QUOTES}`*_]*+[.!?:]?+(?:[\s,;()\[\]`*]|$)))"
+)
+_NAME_MARKS = _QUOTES + "`* \t"
+_HYPHENS = str.maketrans("\u2010\u2011", "--")
 # A keyword as a word of its own, or wrapped in underscore emphasis (`_thesis_ (claim)`).
 _ALONE_BEFORE, _ALONE_AFTER = r"(?:(?<![\w-])|(?<=(?<![\w-])_))", r"(?=_?(?![\w-]))"
 _THESIS_RE = re.compile(rf"(?i){_ALONE_BEFORE}thesis{_ALONE_AFTER}")
@@ -346,8 +355,9 @@ def _refs(raw: str) -> list[tuple[str, str, str | None]]:
     that holds none of them is one unknown ref."""
     found: list[tuple[str, str, str | None]] = []
     for part in _ref_parts(raw):
-        # Emphasis around a whole ref is no part of it (`_thesis_`, `*none yet*`).
-        text = bare(part)
+        # Emphasis around a whole ref is no part of it (`_thesis_`, `*none yet*`); the ref is
+        # read as the page shows it (a zero-width space in it, `Ｆ2` typed fullwidth).
+        text = bare(seen_chars(part))
         if not text:
             continue
         simple = _simple_ref(text)
@@ -356,7 +366,7 @@ def _refs(raw: str) -> list[tuple[str, str, str | None]]:
             continue
         hits: list[tuple[int, str, str, str | None]] = []
         for m in _FRAGMENT_RE.finditer(text):
-            hits.append((m.start(), m[0], "fragment", fragment_name(m[1])))
+            hits.append((m.start(), m[0], "fragment", fragment_name(m[1] or m[2])))
         # An ID inside a fragment's name (`fragment:F2-notes`) is part of the name.
         text_ids = _FRAGMENT_RE.sub(lambda m: " " * len(m[0]), text) if hits else text
         seen: set[str] = set()
@@ -396,7 +406,11 @@ def _ref_parts(raw: str) -> list[str]:
 def fragment_name(cited: str) -> str:
     """The fragment a ref names: `fragment:api.md` and `fragment:api` name the same one (spec
     §3.1), whose name is its file name without extension. Any other ending is kept, so
-    `fragment:notes.txt` still resolves to that file."""
+    `fragment:notes.txt` still resolves to that file. Quotes or code marks around it, a
+    typographic hyphen in it and its path under `fragments/` are how it was written."""
+    cited = cited.strip(_NAME_MARKS).translate(_HYPHENS)
+    if cited[:10].lower() == "fragments/" and len(cited) > 10:
+        cited = cited[10:]
     return cited[:-3] if cited.lower().endswith(".md") and len(cited) > 3 else cited
 
 
