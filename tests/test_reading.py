@@ -228,6 +228,35 @@ def test_a_code_block_after_an_item_is_not_its_value() -> None:
     assert got == [("",)]
 
 
+# A field that ends its paragraph or item with the fence right below it at the margin: the
+# fence ends the paragraph (CommonMark), but the page shows the code under the field's name.
+# It read as empty, and BS-LEDGER-01 or BS-FORK-01 failed an entry that has its text (found
+# by a hunt).
+@pytest.mark.parametrize("lead", ["", "- "])
+@pytest.mark.parametrize("field", ["Decision", "Why", "How to apply"])
+def test_a_ledger_field_over_a_fence_at_the_margin_is_not_empty(lead: str, field: str) -> None:
+    body = {"Decision": "d", "Why": "w", "How to apply": "h"}
+    body[field] = "\n```\nthe `urgency` column gates it\n```"
+    lines = [f"{name}: {value}" for name, value in body.items()]
+    text = "## D1 — T\n\n" + "\n\n".join(f"{lead}{line}" for line in lines) + "\n"
+    key = field.lower().replace(" ", "_")
+    assert pick(read("ledger", text).of("ledger"), key) == [("the `urgency` column gates it",)]
+
+
+def test_a_closes_when_over_a_fence_at_the_margin_is_not_empty() -> None:
+    got = forks("## F1 — T [open]\n- Raised by: user\n\nCloses when:\n~~~\nx\n~~~\n", "closes_when")
+    assert got == [("x",)]
+    got = forks("## F1 — T [open]\n- Raised by: user\n- Closes when:\n```\nx\n```\n", "closes_when")
+    assert got == [("x",)]
+
+
+def test_a_fence_under_a_paragraph_that_goes_on_is_not_a_field_value() -> None:
+    got = forks(
+        "## F1 — T [open]\n- Raised by: user\n\nCloses when:\nlater\n```\nx\n```\n", "closes_when"
+    )
+    assert got == [("later",)]
+
+
 def test_a_lazy_line_under_an_item_belongs_to_it_not_a_field_of_its_own() -> None:
     got = forks("## F1 — T [open]\n- Raised by: user\nCloses when: done\n", "closes_when")
     assert got == [(None,)]

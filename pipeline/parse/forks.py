@@ -117,7 +117,7 @@ def parse_forks(lines: list[str], rec: Records) -> None:
                 _raised_by(fork, value, line, rec)
             else:
                 said = "" if says_nothing(value) else value  # `—`, `**`: an empty condition
-                said = said or code_value(doc, lines, block)  # a fence under the item
+                said = said or code_value(doc, lines, block, line)  # a fence below
                 fork["closes_when"], fork["closes_when_line"] = said, line
     if untaken or linked:
         ids = {row["fork_id"] for row in rec.of("forks")}

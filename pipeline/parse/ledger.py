@@ -201,7 +201,7 @@ def _entry_fields(
     `- Why:`)."""
     found = fields(block, _FIELDS) + _near(block, rec, line_below(blocks, index, _FIELDS))
     return [
-        (key, code_value(doc, lines, block) or value, line)
+        (key, code_value(doc, lines, block, line) or value, line)
         if key in _TEXT and says_nothing(value)
         else (key, value, line)
         for key, value, line in found

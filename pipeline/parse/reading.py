@@ -648,18 +648,29 @@ def line_below(blocks: list[Block], index: int, known: Mapping[str, str]) -> str
 _FENCE_RE = re.compile(r"`{3,}+[^`]*+|~{3,}+.*+")
 
 
-def code_value(doc: Document, lines: list[str], block: Block) -> str:
+def code_value(doc: Document, lines: list[str], block: Block, line: int) -> str:
     """The text of the code blocks inside a list item (a fence under `- Closes when:`), its
     fences dropped, as one line: CommonMark makes them part of the item, so they are part of
-    its value as its other lines are (spec §3.1), though never a field or an entry. '' for
-    another block or none."""
-    if not isinstance(block, Item) or not doc.code:
+    its value as its other lines are (spec §3.1), though never a field or an entry. A field
+    on line `line` that ends its item or paragraph takes the fenced block right below it (no
+    blank line between: `Decision:` over a fence at the margin, which ends the paragraph).
+    '' for another block or none."""
+    if not doc.code or not isinstance(block, Item | Paragraph):
         return ""
+    if isinstance(block, Item):
+        inside = [(f, last) for f, last in doc.code if block.line < f <= block.last]
+        if inside or block.last != line:
+            return _code_text(lines, inside)
+    elif block.lines[-1][0] != line:
+        return ""
+    return _code_text(lines, [(f, last) for f, last in doc.code if f == line + 1])
+
+
+def _code_text(lines: list[str], spans: list[tuple[int, int]]) -> str:
     found = []
-    for first, last in doc.code:
-        if block.line < first <= block.last:
-            texts = (lines[at - 1].strip(" \t") for at in range(first, last + 1))
-            found += [text for text in texts if text and not _FENCE_RE.fullmatch(text)]
+    for first, last in spans:
+        texts = (lines[at - 1].strip(" \t") for at in range(first, last + 1))
+        found += [text for text in texts if text and not _FENCE_RE.fullmatch(text)]
     return " ".join(found)
 
 
