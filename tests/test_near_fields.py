@@ -298,3 +298,15 @@ def test_a_raised_by_naming_two_raisers_is_no_raiser(
     found = detect(str(_session(tmp_path, "forks.md", RAISED, f"- Raised by: {value}")), "session")
     assert _status(found, "BS-SYNC-02") == rule_status
     assert [n["code"] for n in found.notes] == ["unknown-raiser"]
+
+
+# The name before a hard line break (a backslash ending the line), its value on the next: the
+# page shows the name on a line of its own. `- Raised by \` passed BS-SYNC-02 for an S# that
+# is no sync, with no note; `- **Raised by**\` took '\' as an unknown raiser, a note that
+# failed nothing (found by a hunt).
+@pytest.mark.parametrize("name", ["- Raised by \\", "- **Raised by**\\", "- Raised by:\\"])
+def test_a_raiser_after_a_hard_line_break_is_read(tmp_path: Path, name: str) -> None:
+    found = detect(_session(tmp_path, "forks.md", RAISED, f"{name}\n  twin (S99)"), "session")
+    assert _status(found, "BS-SYNC-02") == "fail"
+    messages = [f["message"] for o in found.outcomes for f in o.findings]
+    assert any("S99 is not in ops/sync-log.md" in m for m in messages), messages

@@ -257,6 +257,32 @@ def test_a_fence_under_a_paragraph_that_goes_on_is_not_a_field_value() -> None:
     assert got == [("later",)]
 
 
+# A backslash ending a line is a hard line break (CommonMark): the page shows the value on
+# the next line, with no backslash. It was read into the value ('\\ twin (S2)', an unknown
+# raiser; found by a hunt).
+@pytest.mark.parametrize(
+    "raised",
+    [
+        "- Raised by:\\\n  twin (S2)",
+        "- Raised by: twin\\\n  (S2)",
+        "\nRaised by:\\\ntwin (S2)\n",
+        "\n**Raised by:**\\\ntwin (S2)\n",
+        # The name alone before the break, no colon: read as '\\' (an unknown raiser, a note
+        # that failed nothing) or not at all, so BS-SYNC-02 passed an S# that is no sync.
+        "- **Raised by**\\\n  twin (S2)",
+        "- Raised by \\\n  twin (S2)",
+    ],
+)
+def test_a_hard_line_break_after_a_field_is_no_part_of_its_value(raised: str) -> None:
+    got = forks(f"## F1 — T [open]\n- Closes when: x\n{raised}\n", "raised_by", "raised_by_sync")
+    assert got == [("twin (S2)", "S2")]
+
+
+def test_a_backslash_that_breaks_no_line_stays() -> None:
+    got = forks("## F1 — T [open]\n- Raised by: user\n- Closes when: a \\\\\n  b\n", "closes_when")
+    assert got == [("a \\\\ b",)]  # an escaped backslash, then a soft break
+
+
 def test_a_lazy_line_under_an_item_belongs_to_it_not_a_field_of_its_own() -> None:
     got = forks("## F1 — T [open]\n- Raised by: user\nCloses when: done\n", "closes_when")
     assert got == [(None,)]

@@ -208,6 +208,17 @@ def inline_text(text: str) -> str:
     return text.translate(_DROPPED)
 
 
+def unbroken(texts: list[str]) -> list[str]:
+    """A paragraph's lines as the page shows them: a backslash ending a line but the last is
+    a hard line break (CommonMark), shown as a break, not as a backslash."""
+    return [
+        text[:-1].rstrip(" \t")
+        if at < len(texts) - 1 and text.endswith("\\") and (len(text) - len(text.rstrip("\\"))) % 2
+        else text
+        for at, text in enumerate(texts)
+    ]
+
+
 def past_list_marker(text: str) -> str:
     """The text after a list marker it begins with (a line CommonMark took for no item)."""
     marker = LIST_MARKER_RE.match(text)

@@ -46,6 +46,7 @@ from pipeline.parse.lexical import (
     seen_chars,
     shown,
     shown_name,
+    unbroken,
 )
 from pipeline.parse.records import Records
 
@@ -148,7 +149,11 @@ def fields(block: Block, known: Mapping[str, str]) -> list[tuple[str, str, int]]
     key = ""
     values: list[str] = []
     first = 0
-    for index, (line, text) in enumerate(block.lines):
+    every = block.lines
+    shown_lines = unbroken([text for _, text in every]) if len(every) > 1 else None
+    for index, (line, text) in enumerate(every):
+        if shown_lines is not None:
+            text = shown_lines[index]
         parsed = field(text)
         # `\t* Resolves: F1` under prose is more of the paragraph (a nested field), not one.
         if parsed is not None and parsed[0] in known and not (index and LIST_MARKER_RE.match(text)):
@@ -429,7 +434,12 @@ def near_fields(
         return []
     pattern, starts = _near_re(known)
     found: list[NearField] = []
+    # A line that ends in a hard line break (`- **Raised by**\\` over `twin (S9)`) shows no
+    # backslash: its name ends the line.
+    broken = unbroken([text for _, text in every]) if len(every) > 1 else None
     for index, (line, text) in enumerate(lines):
+        if broken is not None:
+            text = broken[index]
         seen = text.lstrip(" \t")
         if seen[:1] not in starts and seen[:1] not in _SHOWN_STARTS:
             continue
@@ -678,9 +688,8 @@ def item_value(item: Item, first: str) -> str:
     """A field item's value: what follows the colon, then everything else the item holds."""
     if len(item.lines) == 1 and not item.parts:
         return first
-    more = [text for _, text in item.lines[1:]]
-    rest = item.rest()
-    return " ".join(filter(None, (first, *more, rest)))
+    paragraph = unbroken([first, *(text for _, text in item.lines[1:])])
+    return " ".join(filter(None, (*paragraph, item.rest())))
 
 
 def repeated(
