@@ -43,6 +43,7 @@ from pipeline.parse.reading import (
     outside_entry,
     passed,
     repeated,
+    seen_heading,
     split_rows,
     stray_table,
     table_rows,
@@ -87,7 +88,7 @@ def parse_forks(lines: list[str], rec: Records) -> None:
         if isinstance(block, Heading):
             below = line_below(blocks, index, _FIELDS)
             note_heading_field(rec, FILE, block, _FIELDS, _IN_HEADING, _rule_of, below)
-            fork = _entry_heading(block, rec, fork)
+            fork = _entry_heading(seen_heading(block), rec, fork)
             continue
         if isinstance(block, Table):
             note_table_fields(rec, FILE, block, _FIELDS, _rule_of, _IN_HEADING)

@@ -48,6 +48,7 @@ from pipeline.parse.reading import (
     outside_entry,
     passed,
     repeated,
+    seen_heading,
     split_rows,
     stray_table,
     table_rows,
@@ -164,7 +165,7 @@ def parse_ledger(lines: list[str], rec: Records) -> None:
         if isinstance(block, Heading):
             below = line_below(blocks, index, _FIELDS)
             note_heading_field(rec, FILE, block, _NESTED, _IN_HEADING, _rule_of, below)
-            meant = _meant(block)
+            meant = _meant(block := seen_heading(block))  # `## Ｄ3 — …` is entry D3
             if meant is not None:
                 position += 1
                 entry, resolved = _heading(block, *meant, position, rec), set()

@@ -9,6 +9,7 @@ Sections and entries are headings; an entry begins with its ID.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from itertools import groupby
 from typing import NamedTuple
@@ -724,6 +725,26 @@ def section(text: str, names: tuple[str, ...]) -> str | None:
             if not (after[:1].isalnum() or after[:1] == "_"):
                 return name
     return None
+
+
+# The start of a heading up to its ID's last digit: emphasis or a bracket, the letter (maybe
+# fullwidth), then digits of any script and characters that show nothing.
+_ID_LEAD_RE = re.compile(
+    rf"[ \t*_`\[{INVISIBLE}]*+[A-Za-z\uff21-\uff3a\uff41-\uff5a][\d{INVISIBLE}]*+"
+)
+
+
+def seen_heading(block: Heading) -> Heading:
+    """A heading with its ID as the page shows it: `## Ｄ3`, `## F１` (typed fullwidth, as a
+    CJK input method types them) and `## D3\u200b — …` are entry D3 or fork F1 (spec §3.1:
+    an entry heading begins with the ID). The rest of the heading is left as written."""
+    if block.text.isascii():
+        return block
+    m = _ID_LEAD_RE.match(block.text)
+    if m is None or m[0].isascii():
+        return block
+    lead = "".join(str(unicodedata.decimal(c)) if c.isdecimal() else c for c in seen_chars(m[0]))
+    return Heading(block.line, block.level, lead + block.text[m.end() :], block.underlined)
 
 
 def entry_id(text: str, letter: str) -> tuple[bool, str | None, str]:
