@@ -9,6 +9,7 @@ Each case edits a copy of a healthy base session (fixtures/cases/base) on disk, 
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import duckdb
@@ -109,7 +110,20 @@ def test_a_crawl_and_check_fail_on_the_second_id(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "line", ["- Resolved: F2", "- Resolves forks: F2", "- Resolve F2", "- **Resolved**: F1, F2"]
+    "line",
+    [
+        "- Resolved: F2",
+        "- Resolves forks: F2",
+        "- Resolve F2",
+        "- **Resolved**: F1, F2",
+        # The noun, and the forms above as a plain line of their own, which §3.1 makes a
+        # field as a bullet is: each vanished with no note (found by a hunt).
+        "- Resolution: F2",
+        "- Resolutions: F1, F2",
+        "\nResolved: F2",
+        "\nResolve F2",
+        "\n**Resolution**: F2",
+    ],
 )
 def test_another_form_of_resolves_is_read_and_noted(tmp_path: Path, line: str) -> None:
     """`Resolved: F2` or `Resolves forks: F2` was no field at all: dropped without a word,
@@ -121,5 +135,32 @@ def test_another_form_of_resolves_is_read_and_noted(tmp_path: Path, line: str) -
     assert outcome.status == "fail", messages
     assert any("is meant as a 'Resolves:' field" in m for m in messages), messages
     assert any("F2 is still listed [open] but D2 resolves it" in m for m in messages), messages
-    prose = detect(str(_session(tmp_path / "p", lambda t: t + "- Resolving F2 needs data\n")))
-    assert next(o for o in prose.outcomes if o.rule == "BS-FORK-02").status == "pass"
+    for n, said in enumerate(["- Resolving F2 needs data", "\nResolving F2 needs data"]):
+        prose = detect(str(_session(tmp_path / f"p{n}", partial(_appended, said))))
+        assert next(o for o in prose.outcomes if o.rule == "BS-FORK-02").status == "pass"
+
+
+def _appended(line: str, text: str) -> str:
+    return text + line + "\n"
+
+
+# Another form of Reverses or Reversed by, as a bullet or a plain line: `Reversed: D9`, the
+# noun `Reversal of: D9`, `Reverts: D9`, `Reverted by: D9`. Each but the first bullet vanished
+# with no note, and BS-LEDGER-01 passed a reversal naming no entry (found by a hunt).
+@pytest.mark.parametrize(
+    ("line", "said"),
+    [
+        ("\nReversed: D9", "D2 is reversed by D9"),
+        ("- Reversal of: D9", "D2 reverses D9"),
+        ("\nReversal of: D9", "D2 reverses D9"),
+        ("- Reverts: D9", "D2 reverses D9"),
+        ("- Reverted by: D9", "D2 is reversed by D9"),
+        ("\nReverted by D9", "D2 is reversed by D9"),
+    ],
+)
+def test_another_form_of_a_reversal_is_read_and_noted(tmp_path: Path, line: str, said: str) -> None:
+    found = detect(str(_session(tmp_path, lambda t: t + line + "\n")), "session")
+    outcome = next(o for o in found.outcomes if o.rule == "BS-LEDGER-01")
+    messages = [f["message"] for f in outcome.findings]
+    assert outcome.status == "fail", messages
+    assert any(m.startswith(said) for m in messages), messages

@@ -232,11 +232,15 @@ def _near(block: Block, rec: Records, after: str) -> list[tuple[str, str, int]]:
     return found
 
 
-# A list item named by another form of Resolves or Reverses (`Resolved: F2`, `Resolves
-# forks: F2`, `Resolve F2`) before the ID that field takes: meant as that field, which a
-# reader would otherwise drop without a word (spec §3.1, fail closed). Without a separator
-# only IDs may follow (`Resolving F2 needs data` is prose).
-_OTHER_NAME = r"(?i:resolv|revers)[A-Za-z]*+(?:[ \t]++(?i:forks?|decisions?|entr(?:y|ies)))?+"
+# A list item or a plain line named by another form of Resolves or Reverses (`Resolved: F2`,
+# `Resolves forks: F2`, `Resolve F2`, `Resolution: F2`, `Reversal of: D1`, `Reverts: D1`,
+# `Reverted by: D9`) before the ID that field takes: meant as that field, which a reader
+# would otherwise drop without a word (spec §3.1, fail closed). Without a separator only IDs
+# may follow (`Resolving F2 needs data` is prose).
+_OTHER_NAME = (
+    r"(?i:resolv|resolu|revers|revert)[A-Za-z]*+"
+    r"(?:[ \t]++(?i:forks?|decisions?|entr(?:y|ies)|of|in|by))?+"
+)
 _MISNAMED_RE = re.compile(
     rf"[*_`]*+(?P<name>{_OTHER_NAME})[*_`]*+[ \t]*+(?P<sep>[:=\u2014\u2013-]?)[ \t]*+"
     r"(?P<value>[*_`\[]*+(?P<letter>[FD])\d+.*)"
@@ -245,22 +249,37 @@ _IDS_ONLY_RE = re.compile(r"(?:[*_`\[\]]*+[FD]\d+[*_`\]]*+(?:[ \t]*+(?:,|&|and)[
 
 
 def _misnamed(block: Block) -> list[NearField]:
-    if not isinstance(block, Item) or not block.lines:
+    """Each line meant as Resolves, Reverses or Reversed by under another form of its name:
+    a list item's first line, or a paragraph's line whose name is capitalised."""
+    if isinstance(block, Item):
+        lines = block.lines[:1]
+    elif isinstance(block, Paragraph):
+        lines = block.lines
+    else:
         return []
-    line, text = block.lines[0]
-    m = _MISNAMED_RE.fullmatch(text.strip())
-    name = m["name"].lower() if m else ""
+    found = []
+    for line, text in lines:
+        m = _MISNAMED_RE.fullmatch(text.strip())
+        if m is None or (isinstance(block, Paragraph) and not m["name"][0].isupper()):
+            continue
+        key = _misnamed_key(m, text)
+        if key is not None:
+            found.append(NearField(key, m["value"], line, text, "mark"))
+    return found
+
+
+def _misnamed_key(m: re.Match[str], text: str) -> str | None:
+    """The field a line _MISNAMED_RE matched is meant as; None when it is none."""
+    name = " ".join(m["name"].lower().split())
     # `Reversed by D5` is the phrase, read wherever it stands; `Reversed: D5` lacks its `by`.
-    if m is None or name in _FIELDS or _SPACED_PHRASE_RE.match(text.strip(" \t*_`")):
-        return []
+    if name in _FIELDS or _SPACED_PHRASE_RE.match(text.strip(" \t*_`")):
+        return None
     if not m["sep"] and not _IDS_ONLY_RE.fullmatch(m["value"].strip()):
-        return []
-    key = "resolves" if name.startswith("resolv") else "reverses"
-    if name.startswith("reversed"):
+        return None
+    key = "resolves" if name.startswith("resol") else "reverses"
+    if name.startswith(("reversed", "reverted")):
         key = "reversed_by"  # `Reversed: D5` says which entry reversed this one
-    if m["letter"] != ("F" if key == "resolves" else "D"):
-        return []
-    return [NearField(key, m["value"], line, text, "mark")]
+    return key if m["letter"] == ("F" if key == "resolves" else "D") else None
 
 
 def _rule_of(key: str, _value: str) -> str:
