@@ -310,3 +310,36 @@ def test_a_raiser_after_a_hard_line_break_is_read(tmp_path: Path, name: str) -> 
     assert _status(found, "BS-SYNC-02") == "fail"
     messages = [f["message"] for o in found.outcomes for f in o.findings]
     assert any("S99 is not in ops/sync-log.md" in m for m in messages), messages
+
+
+# Another form of Raised by's name before a raiser or a sync (`Raised: twin (S99)`, `Raised
+# in: S99`, `Raiser: twin (S99)`), as a bullet or a plain line: it vanished with no note, so
+# BS-SYNC-02 passed a fork raised in a sync that does not exist (found by a hunt).
+@pytest.mark.parametrize(
+    "line",
+    [
+        "- Raised: twin (S99)",
+        "- Raised in: S99",
+        "- Raised at: twin (S99)",
+        "- Raised from: twin (S99)",
+        "- **Raiser**: twin (S99)",
+        "- Raised in S99",
+        "\nRaised: twin (S99)",
+    ],
+)
+def test_another_form_of_raised_by_is_read_and_fails(tmp_path: Path, line: str) -> None:
+    found = detect(_session(tmp_path, "forks.md", RAISED, line), "session")
+    assert _status(found, "BS-SYNC-02") == "fail"
+    assert [f for f, _ in _malformed(found)] == ["forks.md"]
+    messages = [f["message"] for o in found.outcomes for f in o.findings if o.rule == "BS-SYNC-02"]
+    assert any("S99" in m and "could not read" not in m for m in messages) or any(
+        "Raised by 'S99' is not user" in m for m in messages
+    ), messages
+
+
+@pytest.mark.parametrize(
+    "line", ["- Raised twin concerns about the window", "- Raised in the S2 review: timing"]
+)
+def test_prose_that_begins_with_raised_is_no_field(tmp_path: Path, line: str) -> None:
+    found = detect(_session(tmp_path, "forks.md", RAISED, RAISED + "\n" + line), "session")
+    assert (_status(found, "BS-SYNC-02"), _malformed(found)) == ("pass", [])

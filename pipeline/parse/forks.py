@@ -6,7 +6,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from pipeline.parse.blocks import Block, Heading, Table, parse
+from pipeline.parse.blocks import Block, Heading, Item, Paragraph, Table, parse
 from pipeline.parse.lexical import (
     ARROW_RE,
     bare,
@@ -20,6 +20,7 @@ from pipeline.parse.lexical import (
 )
 from pipeline.parse.reading import (
     ENTRY_SEPARATORS,
+    NearField,
     as_fields,
     code_value,
     entries_in_tables_only,
@@ -144,9 +145,45 @@ def _near(
     (`- Raised by twin (S2)`, `- Closes when — …`): read, and a parse issue that fails the
     rule that reads the field (Raised by: BS-SYNC-02 when the value may be the twin's)."""
     found = []
-    for near in near_fields(block, _FIELDS, _SPACED, line_below(blocks, index, _FIELDS)):
+    nears = near_fields(block, _FIELDS, _SPACED, line_below(blocks, index, _FIELDS))
+    for near in [*nears, *_misnamed(block)]:
         note_near(rec, FILE, near, _rule_of(near.key, near.value))
         found.append((near.key, near.value, near.line))
+    return found
+
+
+# A line named by another form of Raised by (`Raised: twin (S2)`, `Raised in: S2`, `Raiser:
+# user`) before a raiser or a sync: meant as the field, which a reader would otherwise drop
+# without a word (spec §3.1, fail closed). Without a separator only a raiser or a sync may
+# follow (`Raised twin concerns` is prose).
+_MISNAMED_RE = re.compile(
+    r"[*_`]*+(?P<name>(?i:raised|raiser)(?:[ \t]++(?i:in|at|from|during|on|via))?+)[*_`]*+"
+    r"[ \t]*+(?P<sep>[:=\u2014\u2013-]?)[ \t]*+(?P<value>.+)"
+)
+_BARE_RAISER_RE = re.compile(
+    rf"[*_`]*+(?:(?i:{'|'.join(_RAISERS)})(?:[ \t]*+\([^()]*+\))?+|S\d+)[*_`]*+"
+)
+
+
+def _misnamed(block: Block) -> list[NearField]:
+    """Each line meant as Raised by under another form of its name: a list item's first
+    line, or a paragraph's line whose name is capitalised."""
+    if isinstance(block, Item):
+        lines = block.lines[:1]
+    elif isinstance(block, Paragraph):
+        lines = block.lines
+    else:
+        return []
+    found = []
+    for line, text in lines:
+        m = _MISNAMED_RE.fullmatch(text.strip())
+        if m is None or " ".join(m["name"].lower().split()) in _FIELDS:
+            continue
+        if isinstance(block, Paragraph) and not m["name"][0].isupper():
+            continue
+        value = m["value"].strip()
+        if _raiser(value) if m["sep"] else _BARE_RAISER_RE.fullmatch(value) is not None:
+            found.append(NearField("raised_by", value, line, text, "mark"))
     return found
 
 
