@@ -216,3 +216,37 @@ def test_a_source_holding_the_word_fragments_routes_them_all_in_any_case(
     text = manifest().replace("| fragment:send-window |", f"| {source} |")
     rules, notes, verdict = detect(tmp_path, text)
     assert status(rules, "BS-MANIFEST-01") == "pass" and verdict == "clean" and notes == [], rules
+
+
+# The routing table's header over a delimiter row of another number of cells, or over no
+# delimiter row at all: GFM reads no table, only a paragraph. Its rows vanished with no note:
+# BS-MANIFEST-01 failed for want of a table, but BS-HARVEST-01 passed though no destination's
+# links were read (found by a hunt).
+@pytest.mark.parametrize(
+    ("header", "delimiter"),
+    [
+        (
+            "| # | What | Source | Destination | Action | Notes |",
+            "|---|------|--------|-------------|--------|",
+        ),
+        (
+            "| What | Source | Destination | Action |",
+            "|---|------|--------|-------------|--------|",
+        ),
+        ("| # | What | Source | Destination | Action |", ""),
+    ],
+)
+def test_a_routing_header_that_makes_no_table_fails_the_harvest_rule(
+    tmp_path: Path, header: str, delimiter: str
+) -> None:
+    table = "\n".join(TABLE.strip("\n").split("\n")[:2]) + "\n"
+    text = manifest().replace(table, header + "\n" + (delimiter + "\n" if delimiter else ""))
+    rules, notes, _ = detect(tmp_path, text)
+    assert status(rules, "BS-HARVEST-01") == "fail", rules
+    assert status(rules, "BS-MANIFEST-01") == "fail", rules
+    assert [n for n in notes if "ops/manifest.md:5 " in n and "routing table's header" in n]
+
+
+def test_a_table_of_something_else_that_makes_no_table_is_left_alone() -> None:
+    text = manifest(tail="\n| Reader | Answered |\n|---|---|---|\n| cold | 5 |\n")
+    assert [i for i in read(text).of("parse_issues") if i["code"] == "unread-table"] == []

@@ -158,6 +158,8 @@ def parse_manifest(
         _unread(rec, block, current)
         if current["has_table"] and isinstance(block, Paragraph):
             _stray_rows(rec, block)
+        elif isinstance(block, Paragraph) and not useless:
+            _no_table(rec, block)
         for key, value, line in _preamble_first(block):
             if key == "round":
                 rounds += 1
@@ -399,8 +401,7 @@ def _unread_table(rec: Records, table: Table) -> None:
     the routes (BS-MANIFEST-01) nor the destinations' links into the folder (BS-HARVEST-01)
     can be shown to hold (§3.1, fail closed). A table of something else is left alone."""
     names = [bare(shown(cell)).lower() for cell in table.header]
-    named = sum(name in names for name in _COLUMNS)
-    if named < 3 and not any("destination" in name for name in names):
+    if not _routing(names):
         return
     missing = ", ".join(f"`{name.capitalize()}`" for name in _COLUMNS if name not in names)
     message = (
@@ -409,6 +410,31 @@ def _unread_table(rec: Records, table: Table) -> None:
     )
     for rule in ("BS-MANIFEST-01", "BS-HARVEST-01"):
         rec.issue(FILE, table.line, "unread-table", message, rule)
+
+
+def _routing(names: list[str]) -> bool:
+    """Whether a header's cells (bare, lower case) are meant as the routing table's."""
+    return sum(name in names for name in _COLUMNS) >= 3 or any("destination" in n for n in names)
+
+
+def _no_table(rec: Records, block: Paragraph) -> None:
+    """The routing table's header in a paragraph: over a delimiter row of another number of
+    cells, or over none, GFM reads no table, so its rows are not read as routes and neither
+    the routes nor the destinations' links into the folder can be shown to hold (§3.1, fail
+    closed)."""
+    for line, text in block.lines:
+        if not text.lstrip(" \t").startswith("|"):
+            continue
+        cells = split_cells(text)
+        if len(cells) >= 3 and _routing([bare(shown(cell)).lower() for cell in cells]):
+            message = (
+                f"'{text.strip()[:80]}' is written as the routing table's header, but GFM reads "
+                "no table here (the line below it must be a delimiter row of as many cells, "
+                "`|---|---|…`), so its rows are not read"
+            )
+            for rule in ("BS-MANIFEST-01", "BS-HARVEST-01"):
+                rec.issue(FILE, line, "unread-table", message, rule)
+            return
 
 
 def _table(
