@@ -77,6 +77,12 @@ def test_the_base_session_passes_with_no_note(tmp_path: Path) -> None:
         ("ledger.md", RESOLVES, "- **Resolves (closes):** F1", "BS-FORK-02"),
         ("ledger.md", RESOLVES, RESOLVES + "\n- Reverses (amends): D99", "BS-LEDGER-01"),
         ("forks.md", RAISED, "- Raised by (source): twin (S99)", "BS-SYNC-02"),
+        # A space or a mark inside the ID: the line was prose, so D1 resolving the open F1
+        # and a Reverses naming no entry were clean (found by a hunt).
+        ("ledger.md", RESOLVES, "- Resolves F 1", "BS-FORK-02"),
+        ("ledger.md", RESOLVES, "- Resolves F-1", "BS-FORK-02"),
+        ("ledger.md", RESOLVES, RESOLVES + "\n- Reverses D 99", "BS-LEDGER-01"),
+        ("ledger.md", RESOLVES, RESOLVES + "\n- Reverses D#99", "BS-LEDGER-01"),
         ("state.md", "- Last compose:", "- Last compose (UTC):", "BS-COMPOSE-01"),
     ],
 )

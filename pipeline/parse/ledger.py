@@ -122,11 +122,12 @@ _SPACED_PHRASE_RE = re.compile(
     r"(?<![A-Za-z0-9])(?i:reversed)[*_`~]*+\s++[*_`~]*+(?i:by)(?![A-Za-z0-9])[\s:*_`~\[]*+D\d"
 )
 # The fields a space alone may separate from their value when the value names an ID
-# (`- Resolves F1`, not `- Resolves the tension in F1`); `Reversed by D5` is the phrase,
-# read wherever it stands.
+# (`- Resolves F1`, not `- Resolves the tension in F1`), a space or a mark inside it too
+# (`- Resolves F 1`, `- Reverses D-9`: meant as the field, whose value then names no ID);
+# `Reversed by D5` is the phrase, read wherever it stands.
 _SPACED = {
-    "resolves": re.compile(r"[*_`\[(]*+F\d+(?![A-Za-z0-9])").match,
-    "reverses": re.compile(r"[*_`\[(]*+D\d+(?![A-Za-z0-9])").match,
+    "resolves": re.compile(r"[*_`\[(]*+F[ \t#-]?+\d+(?![A-Za-z0-9])").match,
+    "reverses": re.compile(r"[*_`\[(]*+D[ \t#-]?+\d+(?![A-Za-z0-9])").match,
 }
 # Resolves values that say, on purpose, that an entry closes no fork.
 _NOTHING = {"", "none", "nothing", "n/a", "-", "—", "–"}
