@@ -60,3 +60,26 @@ def test_a_fork_heading_typed_wide_reads_its_number(tmp_path: Path, written: str
     assert _findings(found, "BS-FORK-01") == ("pass", [])
     assert _findings(found, "BS-ASPECT-01") == ("pass", [])
     assert found.notes == []
+
+
+# A line meant as a fork but no heading, its ID's digit typed fullwidth: it vanished, so an
+# open fork passed BS-FORK-03 at the manifest gate (found by a hunt; `- F5 — … [open]` and
+# `- Ｆ5 — … [open]` were already caught).
+@pytest.mark.parametrize(
+    "line", ["- F５ — New q [open]", "F５ — New q [open]", "**F５ — q [open]**"]
+)
+def test_a_fork_line_typed_wide_fails_the_manifest_gate(tmp_path: Path, line: str) -> None:
+    repo = copy_tree(FIXTURES / "cases" / "base" / "converging" / "repo", tmp_path / "r")
+    path = repo / SESSION / "forks.md"
+    path.write_text(path.read_text(encoding="utf-8") + f"\n{line}\n", encoding="utf-8")
+    found = detect(str(repo / SESSION), "manifest")
+    assert _findings(found, "BS-FORK-03")[0] == "fail"
+    assert [n["line"] for n in found.notes if n["code"] == "entry-not-heading"] == [9]
+
+
+def test_a_note_that_begins_with_a_wide_id_is_no_fork(tmp_path: Path) -> None:
+    repo = copy_tree(FIXTURES / "cases" / "base" / "converging" / "repo", tmp_path / "r")
+    path = repo / SESSION / "forks.md"
+    text = path.read_text(encoding="utf-8") + "\n- F４ — a note on timing\n"
+    path.write_text(text, encoding="utf-8")
+    assert detect(str(repo / SESSION), "manifest").result == "clean"

@@ -740,11 +740,18 @@ def seen_heading(block: Heading) -> Heading:
     an entry heading begins with the ID). The rest of the heading is left as written."""
     if block.text.isascii():
         return block
-    m = _ID_LEAD_RE.match(block.text)
+    text = seen_id(block.text)
+    return block if text is block.text else Heading(block.line, block.level, text, block.underlined)
+
+
+def seen_id(text: str) -> str:
+    """Text with the ID it begins with as the page shows it (`Ｄ3`, `F１`, `D3\u200b` read
+    D3); the text itself when that changes nothing."""
+    m = _ID_LEAD_RE.match(text)
     if m is None or m[0].isascii():
-        return block
+        return text
     lead = "".join(str(unicodedata.decimal(c)) if c.isdecimal() else c for c in seen_chars(m[0]))
-    return Heading(block.line, block.level, lead + block.text[m.end() :], block.underlined)
+    return lead + text[m.end() :]
 
 
 def entry_id(text: str, letter: str) -> tuple[bool, str | None, str]:
@@ -907,12 +914,15 @@ def _meant_lines(
         seen = past_list_marker(text.lstrip(_BLANK_LEAD)) if text[0] in _BLANK_LEAD else text
         if _WIDE[letter] in seen[:2]:
             seen = seen_chars(seen)
+        shaped = seen  # its ID's digits typed fullwidth (`F５ — …`) say nothing of its shape
+        if not seen.isascii():
+            seen = seen_id(seen)
         if text[0] == "[" and _REFERENCE_RE.fullmatch(seen.strip(" \t")):
             continue
         found = meant_entry(seen.rstrip(" \t"), letter)
         if found is not None:
             # Invisible characters first: its shape is a heading's, so it is meant as one.
-            strong = found[2] or seen is not text
+            strong = found[2] or shaped is not text
             yield line, text.rstrip(" \t"), found[1], strong
 
 
