@@ -623,7 +623,7 @@ def note_heading_field(
     key, value = known[parsed[0]], parsed[1]
     written = f"{'#' * block.level} {block.text}"
     if not value.strip(" \t\xa0*_`") and below:
-        key, value, written = key, below, f"{written}' over '{below}"
+        value, written = below, f"{written}' over '{below}"
     if key not in meant or not meant[key](value):
         return None
     _unread_field(rec, file, block.line, written, IN_HEADING, rule(key, value))
