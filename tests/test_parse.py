@@ -11,6 +11,7 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -27,6 +28,7 @@ from pipeline.parse.state import parse_state
 from pipeline.parse.synclog import parse_sync_log
 from pipeline.parse.thesis import parse_thesis
 from tests.conftest import FIXTURES
+from tests.test_entry_reading import detect, failing, findings, session
 
 PARSE = FIXTURES / "parse"
 # 2026-07-08T14:30Z: the instant most fixtures spell in one way or another.
@@ -1008,3 +1010,21 @@ def test_result_line_without_summary_is_a_result() -> None:
 
 def test_scheme_relative_urls_are_not_repository_paths() -> None:
     assert resolve("docs/a.md", "//cdn.example/x.png") is None
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [("*\n!*\n", 2), ("*\n!capture.md\n", 2), ("# ops stays out\n*\n\n!/.gitignore\n", 4)],
+)
+def test_a_negation_after_the_star_line_fails_bs_ops_01(
+    tmp_path: Path, text: str, line: int
+) -> None:
+    """`*` then `!*` (or `!capture.md`): git's last matching pattern wins, so git tracks
+    that part of ops/ again, yet BS-OPS-01 passed on the `*` line alone (found by a hunt).
+    A `!` line before the `*` is overridden by it, and passes."""
+    folder = session(tmp_path, "open", "ops/.gitignore", lambda _: text)
+    found = detect(folder, "session")
+    assert "BS-OPS-01" in failing(found), found
+    assert [(f, n) for f, n, _ in findings(found, "BS-OPS-01")] == [("ops/.gitignore", line)]
+    earlier = session(tmp_path / "before", "open", "ops/.gitignore", lambda _: "!capture.md\n*\n")
+    assert "BS-OPS-01" not in failing(detect(earlier, "session"))

@@ -171,9 +171,7 @@ def parse_session(inp: SessionInput, snapshot_id: str | None = None) -> Records:
         parse_manifest(decoded["ops/manifest.md"], rec, exists, inp.path, inp.root_names)
     gitignore = inp.files.get("ops/.gitignore")
     if gitignore is not None:
-        lines = decode(gitignore, "ops/.gitignore", rec)
-        # Spaces only (§5): git reads `*` and a tab, or a no-break space, as another pattern.
-        snap["gitignore_star"] = any(line.strip(" ") == "*" for line in lines)
+        snap["gitignore_star"] = _ignores_all(decode(gitignore, "ops/.gitignore", rec), rec)
     # '.' (an archive read only in part) and folders not entered (`ops/`) are issues, not files.
     folders = {name for name in unreadable if name == "." or name.endswith("/")}
     for name in sorted(inp.files.keys() | (unreadable - folders)):
@@ -195,6 +193,22 @@ def parse_session(inp: SessionInput, snapshot_id: str | None = None) -> Records:
     _contradicted_compose(rec)
     _summarise(rec, inp)
     return rec
+
+
+def _ignores_all(lines: list[str], rec: Records) -> bool:
+    """Whether ops/.gitignore has its `*` line (spaces only trimmed, §5: git reads `*` and a
+    tab, or a no-break space, as another pattern). A `!` line after the last `*` takes part of
+    ops/ back into git, as git's last matching pattern wins: BS-OPS-01 fails on its line
+    rather than passing on the `*` alone (found by a hunt)."""
+    stars = [at for at, line in enumerate(lines) if line.strip(" ") == "*"]
+    for at in range(stars[-1] + 1 if stars else len(lines), len(lines)):
+        if lines[at].startswith("!"):
+            message = (
+                f"'{lines[at].strip()[:60]}' after the '*' line lets git track that part of "
+                "ops/ again; ops/ never enters git, so remove it"
+            )
+            rec.issue("ops/.gitignore", at + 1, "gitignore-negation", message, "BS-OPS-01")
+    return bool(stars)
 
 
 def _add_links(rec: Records, inp: SessionInput) -> None:
