@@ -504,10 +504,13 @@ def _print_check(summary: Any) -> None:
         typer.echo(f"nothing to check: every census point is checked ({summary.seconds:.2f} s)")
         return
     what = "re-checked" if summary.rechecked else "checked"
+    # With none evaluated, "no parse issues" would read as the night's sessions having none.
     unread = (
         f"{summary.unreadable_snapshots} with parse issues, {summary.parse_issues} lines"
         if summary.parse_issues
         else "no parse issues"
+        if summary.snapshots
+        else "the point's snapshots were evaluated by earlier checks"
     )
     # The last three: an ellipsis before them says the earlier ones are not named.
     names = ("…, " if len(summary.points) > 3 else "") + ", ".join(summary.points[-3:])

@@ -1322,3 +1322,23 @@ def test_a_rerun_says_its_parse_issues_are_those_of_what_it_parsed(tmp_path: Pat
     assert found and int(found[1]) > 0, first.stdout
     again = runner.invoke(app, ["crawl", str(corpus), "--out", out, "--point", "n2"])
     assert "0 new snapshots (0 read, 0 parsed, 0 parse issues), " in again.stdout, again.stdout
+
+
+def test_a_check_that_evaluates_nothing_new_does_not_say_no_parse_issues(tmp_path: Path) -> None:
+    """A check of an unchanged night said '0 snapshots evaluated (no parse issues)' while the
+    night's sessions held unread lines (found by a hunt): with none evaluated, it says the
+    point's snapshots were evaluated by earlier checks."""
+    from tests.conftest import generate_corpus
+
+    corpus = generate_corpus(tmp_path / "corpus", 20, 7, 0.2)
+    out = str(tmp_path / "out")
+    for point in ("n1", "n2"):
+        crawl = runner.invoke(app, ["crawl", str(corpus), "--out", out, "--point", point])
+        assert crawl.exit_code == 0, crawl.output
+        done = runner.invoke(app, ["check", "--out", out])
+        assert done.exit_code == 0, done.output
+        said = done.stdout.splitlines()[0]
+        if point == "n1":
+            assert re.search(r"20 snapshots evaluated \(\d+ with parse issues, \d+ lines\)", said)
+    assert "0 snapshots evaluated (the point's snapshots were evaluated by earlier checks)" in said
+    assert "no parse issues" not in said
