@@ -18,7 +18,7 @@ from typing import Annotated, Any, NoReturn
 import typer
 import typer.core
 
-from pipeline.errors import CensusError
+from pipeline.errors import CensusError, UsageError
 from pipeline.sources.tree import storable_name
 from pipeline.vocabulary import REGRESSION_DEFAULT
 
@@ -776,6 +776,9 @@ def sql(
     output: Annotated[
         Path | None, typer.Option(help="Write to this file instead of standard output.")
     ] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="The same as --format json, as other commands say it.")
+    ] = False,
 ) -> None:
     """Run ad hoc SQL against the census views (sessions, findings, rule_rates, …). The macro
     selected_point() names the census point --run/--label select (the latest by default).
@@ -784,6 +787,10 @@ def sql(
     """
     from pipeline.adhoc import run_query
 
+    if as_json:
+        if format_ not in (Format.table, Format.json):
+            raise UsageError(f"--json and --format {format_.value} ask for two formats; give one")
+        format_ = Format.json
     text = _query_text(query, file)
     _require_file_path(
         output, "--output", f"result.{'txt' if format_ is Format.table else format_}"

@@ -1342,3 +1342,16 @@ def test_a_check_that_evaluates_nothing_new_does_not_say_no_parse_issues(tmp_pat
             assert re.search(r"20 snapshots evaluated \(\d+ with parse issues, \d+ lines\)", said)
     assert "0 snapshots evaluated (the point's snapshots were evaluated by earlier checks)" in said
     assert "no parse issues" not in said
+
+
+def test_sql_takes_json_as_the_other_commands_do(crawled: Path) -> None:
+    """`census sql … --json` ended in Typer's 'unexpected extra argument' (found by a hunt):
+    every other command says --json, so sql takes it as --format json."""
+    query = "SELECT count(*) AS n FROM runs"
+    said = runner.invoke(app, ["sql", query, "--out", str(crawled), "--json"])
+    assert said.exit_code == 0, said.output
+    spelled = runner.invoke(app, ["sql", query, "--out", str(crawled), "--format", "json"])
+    assert said.stdout == spelled.stdout and json.loads(said.stdout) == [{"n": 1}]
+    both = runner.invoke(app, ["sql", query, "--out", str(crawled), "--json", "-f", "csv"])
+    assert both.exit_code == 2 and both.stderr.count("\n") == 1, both.output
+    assert "--json and --format csv ask for two formats" in both.stderr
