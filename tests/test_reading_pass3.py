@@ -28,7 +28,7 @@ from pipeline.crawl import crawl
 from pipeline.engine import connect
 from pipeline.parse.lexical import find_timestamp, parse_timestamp, stamp
 from pipeline.store import Out
-from tests.test_entry_reading import detect, failing, findings, statuses
+from tests.test_entry_reading import detect, failing, findings, session, statuses
 from tests.test_late_ids import appended, notes
 
 GAP = "quotas — per-account limits → none yet"
@@ -165,3 +165,21 @@ def test_crawl_and_check_agree_with_detect(tmp_path: Path) -> None:
         .fetchall()
     )
     assert {rule: status for rule, status in rows if rule in expected} == expected
+
+
+@pytest.mark.parametrize(
+    "heading", ["<h2>Aspect map</h2>", "<h2 id='map'>Aspect map</h2>", "<p><b>Aspect map</b></p>"]
+)
+def test_an_aspect_map_under_an_html_heading_fails_both_aspect_rules(
+    tmp_path: Path, heading: str
+) -> None:
+    """`<h2>Aspect map</h2>` right over the bullets: CommonMark reads them as the heading's
+    HTML block, so no aspect was read, BS-ASPECT-02 failed on no map, and BS-ASPECT-01 passed
+    with no note (found by a hunt). Each bullet is an aspect not read, as in `<details>`."""
+    folder = session(
+        tmp_path, "converging", "state.md", lambda t: t.replace("## Aspect map", heading)
+    )
+    found = detect(folder, "manifest")
+    assert {"BS-ASPECT-01", "BS-ASPECT-02"} <= failing(found), found
+    hidden = [n for n in notes(found) if n[2] == "aspect-in-html"]
+    assert [n[1] for n in hidden] == [9, 10, 11], found["notes"]

@@ -121,7 +121,8 @@ def parse_state(lines: list[str], rec: Records) -> None:
             _field(rec, key, value, line, given, unread)
         if not found and isinstance(block, Item | Paragraph):
             stray += _stray_aspects(block, aspects_named)
-    _hidden_aspects(rec, html_text(doc, lines) if doc.html else None, spans)
+    inner = html_text(doc, lines) if doc.html else None
+    _hidden_aspects(rec, inner, spans + _html_map_spans(doc.html, inner))
     _unread_fields(rec, unread)
     # With no map, aspects under `## Aspects` or `**Aspect map**` would vanish and
     # BS-ASPECT-01 pass on none; beside a map, so would those under a heading that names
@@ -202,6 +203,21 @@ def _unread_aspect(rec: Records, line: int, code: str, message: str) -> None:
     both rules fail on it, never one passing over what the census could not read."""
     for rule in ("BS-ASPECT-01", "BS-ASPECT-02"):
         rec.issue(FILE, line, code, message, rule)
+
+
+def _html_map_spans(html: list[tuple[int, int]], inner: list[str] | None) -> list[list[int]]:
+    """The rest of an HTML block after a line of it naming the aspect map (`<h2>Aspect
+    map</h2>` right over the bullets): CommonMark reads the bullets as that block's HTML, so
+    they are aspects not read, and no map heading is there to make them so (found by a hunt)."""
+    if not inner:
+        return []
+    spans = []
+    for first, last in html:
+        for line in range(first, last + 1):
+            if section(inner[line - 1].strip(), ("aspect map",)):
+                spans.append([line, last + 1])
+                break
+    return spans
 
 
 def _hidden_aspects(rec: Records, inner: list[str] | None, spans: list[list[int]]) -> None:
