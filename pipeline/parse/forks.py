@@ -6,7 +6,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from pipeline.parse.blocks import Block, Heading, Item, Paragraph, Table, parse
+from pipeline.parse.blocks import Block, Heading, Paragraph, Table, parse
 from pipeline.parse.lexical import (
     ARROW_RE,
     bare,
@@ -42,6 +42,7 @@ from pipeline.parse.reading import (
     note_table_fields,
     number,
     outside_entry,
+    own_lines,
     passed,
     repeated,
     seen_heading,
@@ -168,14 +169,8 @@ _BARE_RAISER_RE = re.compile(
 def _misnamed(block: Block) -> list[NearField]:
     """Each line meant as Raised by under another form of its name: a list item's first
     line, or a paragraph's line whose name is capitalised."""
-    if isinstance(block, Item):
-        lines = block.lines[:1]
-    elif isinstance(block, Paragraph):
-        lines = block.lines
-    else:
-        return []
     found = []
-    for line, text in lines:
+    for line, text in own_lines(block):
         m = _MISNAMED_RE.fullmatch(text.strip())
         if m is None or " ".join(m["name"].lower().split()) in _FIELDS:
             continue

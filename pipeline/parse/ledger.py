@@ -46,6 +46,7 @@ from pipeline.parse.reading import (
     note_table_fields,
     number,
     outside_entry,
+    own_lines,
     passed,
     repeated,
     seen_heading,
@@ -252,14 +253,8 @@ _IDS_ONLY_RE = re.compile(r"(?:[*_`\[\]]*+[FD]\d+[*_`\]]*+(?:[ \t]*+(?:,|&|and)[
 def _misnamed(block: Block) -> list[NearField]:
     """Each line meant as Resolves, Reverses or Reversed by under another form of its name:
     a list item's first line, or a paragraph's line whose name is capitalised."""
-    if isinstance(block, Item):
-        lines = block.lines[:1]
-    elif isinstance(block, Paragraph):
-        lines = block.lines
-    else:
-        return []
     found = []
-    for line, text in lines:
+    for line, text in own_lines(block):
         m = _MISNAMED_RE.fullmatch(text.strip())
         if m is None or (isinstance(block, Paragraph) and not m["name"][0].isupper()):
             continue

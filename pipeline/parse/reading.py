@@ -1331,3 +1331,13 @@ def first_line(block: Block) -> int:
     if isinstance(block, Paragraph):
         return block.start + 1 if block.source is not None else block.lines[0][0]
     return block.line
+
+
+def own_lines(block: Block) -> list[tuple[int, str]]:
+    """The lines of a block a field may stand on by itself, as a line meant as one under
+    another form of its name is sought: a list item's first line, a paragraph's every line."""
+    if isinstance(block, Item):
+        return block.lines[:1]
+    if isinstance(block, Paragraph):
+        return block.lines
+    return []
