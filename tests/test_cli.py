@@ -1118,16 +1118,7 @@ def test_a_link_into_a_harvested_folder_is_seen_whatever_its_unicode_form(
     (history / "demo").rename(folder)
     with (repo / "README.md").open("a", encoding="utf-8") as readme:
         readme.write(f"\nSee [it](docs/history/brainstorms/{typed}/thesis.md).\n")
-    line = len((repo / "README.md").read_text(encoding="utf-8").splitlines())
-    result = runner.invoke(app, ["detect", str(folder), "--gate", "move"])
-    assert result.exit_code == 1, result.output
-    assert f"BS-HARVEST-01 fail /README.md:{line}" in result.stdout
-    rows = checked_rows(
-        tmp_path / "root",
-        tmp_path / "out",
-        "SELECT status FROM statuses WHERE rule_id = 'BS-HARVEST-01'",
-    )
-    assert rows == [("fail",)]
+    _harvest_fails_on_the_readme_link(repo, folder, tmp_path)
 
 
 @pytest.mark.parametrize(
@@ -1143,8 +1134,13 @@ def test_a_link_into_a_harvested_folder_is_seen_whatever_its_case(
     repo = copy_tree(BASE / "harvested" / "repo", tmp_path / "root" / "repo")
     with (repo / "README.md").open("a", encoding="utf-8") as readme:
         readme.write(f"\nSee [it]({typed}).\n")
-    line = len((repo / "README.md").read_text(encoding="utf-8").splitlines())
     folder = repo / "docs" / "history" / "brainstorms" / "demo"
+    _harvest_fails_on_the_readme_link(repo, folder, tmp_path)
+
+
+def _harvest_fails_on_the_readme_link(repo: Path, folder: Path, tmp_path: Path) -> None:
+    """BS-HARVEST-01 fails at the README's last line, in detect and in crawl and check."""
+    line = len((repo / "README.md").read_text(encoding="utf-8").splitlines())
     result = runner.invoke(app, ["detect", str(folder), "--gate", "move"])
     assert result.exit_code == 1, result.output
     assert f"BS-HARVEST-01 fail /README.md:{line}" in result.stdout
