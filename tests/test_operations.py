@@ -527,26 +527,25 @@ def test_a_moved_out_reads_its_own_files_in_the_duckdb_cli(
     os.rename(copy, moved)
     query = "SELECT count(*) AS n FROM observations"
     ours = runner.invoke(app, ["sql", query, "--out", str(moved), "-f", "csv"]).stdout
-    cli = subprocess.run(
-        [str(DUCKDB), "-readonly", "-csv", str(moved / "census.duckdb"), "-c", query],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    cli = _duckdb_csv(str(moved / "census.duckdb"), query, tmp_path)
     assert cli.returncode == 0, cli.stderr
     assert cli.stdout == ours == f"n\n{48}\n"
     rates = "SELECT count(*) AS n FROM rule_rates WHERE failed > 0"
-    cli_rates = subprocess.run(
-        [str(DUCKDB), "-readonly", "-csv", "census.duckdb", "-c", rates],
-        cwd=moved,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    cli_rates = _duckdb_csv("census.duckdb", rates, moved)
     assert (
         cli_rates.stdout
         == runner.invoke(app, ["sql", rates, "--out", str(moved), "-f", "csv"]).stdout
+    )
+
+
+def _duckdb_csv(database: Path | str, query: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """The DuckDB CLI answering a query over census.duckdb read-only, as CSV."""
+    return subprocess.run(
+        [str(DUCKDB), "-readonly", "-csv", str(database), "-c", query],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=False,
     )
 
 
@@ -564,13 +563,7 @@ def test_the_readmes_selected_point_queries_run_in_the_duckdb_cli(
         "AND failed > 0 ORDER BY rule_id"
     )
     ours = runner.invoke(app, ["sql", query, "--out", str(out), "-f", "csv"]).stdout
-    cli = subprocess.run(
-        [str(DUCKDB), "-readonly", "-csv", str(out / "census.duckdb"), "-c", query],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    cli = _duckdb_csv(str(out / "census.duckdb"), query, tmp_path)
     assert cli.returncode == 0, cli.stderr
     assert cli.stdout == ours and "night-4" in ours, ours
     which = ["sql", "SELECT selected_point() AS p", "--out", str(out), "-f", "csv"]
