@@ -106,6 +106,12 @@ def _error_line(err: Exception, ctx: Any) -> str:
     damaged = damaged_table(err, out) if out is not None else None
     if damaged is not None:
         return damaged_out(damaged)
+    if type(err).__name__ == "ParserException":
+        from pipeline.rules import unparsable_file
+
+        named = unparsable_file()
+        if named is not None:
+            return str(named)
     first = str(err).splitlines()[0] if str(err) else ""
     # --debug is the group's option: it goes before the command, not after it.
     command = _command(ctx.meta.get("census.args", [])) or ""
