@@ -112,9 +112,10 @@ def detect(path: str, gate: str = "session") -> Detection:
     for where, code, message in walker.issues:
         if where == "." and code == "unreadable-dir":  # the folder itself
             raise UnusableInput(f"{path}: {message}; give a folder the user can read")
-    if not_utf8(os.path.abspath(path)):
+    if not_utf8(session_path):
         # A crawl does not enter a folder so named (it could not store the name) and fails
-        # every rule of the session: detect reads it under the same contract.
+        # every rule of the session: detect reads it under the same contract. Names above the
+        # repository are where the checkout lives, no part of the session (a crawl's ROOT).
         entries, walker.issues = [Entry(".", True, 0, 0, BAD_NAME)], []
     session = SessionRef("", session_path, topic, location, entries)
     repo = RepoRef("", {session_path: session})
