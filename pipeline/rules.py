@@ -50,7 +50,12 @@ class Rule:
 
     @property
     def series_path(self) -> Path:
-        return self.path.parent.parent / "series" / self.path.name
+        return _series_path(self.path)
+
+
+def _series_path(rule_path: Path) -> Path:
+    """queries/series/RULE.sql beside queries/rules/RULE.sql: the rule's query over history."""
+    return rule_path.parent.parent / "series" / rule_path.name
 
 
 def _read(path: Path) -> tuple[dict[str, str], list[tuple[str, str]], str]:
@@ -76,7 +81,7 @@ def parse_rule(path: Path) -> Rule:
     missing = {"rule", "gate", "description"} - set(header)
     if missing or header.get("gate") not in GATES or header.get("rule") != path.stem:
         raise RuleFileError(f"{path}: header needs rule (= file name), gate and description")
-    series_path = path.parent.parent / "series" / path.name
+    series_path = _series_path(path)
     series = _with_includes(series_path) if series_path.is_file() else None
     names = (f.strip() for f in header.get("reads", "").split(","))
     reads = tuple(name for name in names if name and name != "none")

@@ -37,7 +37,7 @@ from pipeline.schema import (
     arrow_schema,
     duckdb_type,
 )
-from pipeline.sources.tree import storable_name
+from pipeline.sources.tree import is_folder_entry, storable_name
 
 # Rows buffered per table before a row group is written: bounds memory, keeps groups large.
 BATCH_ROWS = 65_536
@@ -125,7 +125,7 @@ class Out:
         too, and only OUT's lock files and its own folders are OUT's."""
         try:
             with os.scandir(self.root) as it:
-                names = sorted((e.name, _is_folder(e)) for e in it)
+                names = sorted((e.name, is_folder_entry(e)) for e in it)
         except OSError:
             return None  # no folder yet (or one not listable: the crawl says so itself)
         # Before OUT holds a run, a folder named like one of its own is the user's (a harvested
@@ -212,16 +212,6 @@ class Out:
         for file in self.files("snapshots"):
             ids.update(read_parquet(file, ["snapshot_id"]).column(0).to_pylist())
         return ids
-
-
-def _is_folder(entry: os.DirEntry[str]) -> bool:
-    """Whether an entry is, or links to, a folder; False for a link that loops or leads where
-    it cannot be followed, which holds no folder, so that one such entry does not hide the
-    rest of OUT's."""
-    try:
-        return entry.is_dir()
-    except OSError:
-        return False
 
 
 def _corpus_in(root: Path, name: str, within: tuple[str, ...], by_path: bool) -> str | None:

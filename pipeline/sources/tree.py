@@ -172,7 +172,7 @@ def is_session_path(path: str) -> bool:
     return innermost_session(path.split("/")) is not None
 
 
-def _is_dir(entry: os.DirEntry[str]) -> bool:
+def is_folder_entry(entry: os.DirEntry[str]) -> bool:
     """Whether an entry is a folder, through a link; a link that loops is none (DirEntry
     raises there, and that would end the look at its siblings)."""
     try:
@@ -196,11 +196,11 @@ def is_repo_root(path: str) -> bool:
         if research:
             with os.scandir(research) as it:
                 # A session folder that is a link counts too (the walk follows it).
-                if any(e.name.endswith("-brainstorm") and _is_dir(e) for e in it):
+                if any(e.name.endswith("-brainstorm") and is_folder_entry(e) for e in it):
                     return True
         if history:
             with os.scandir(history) as it:
-                return any(_is_dir(e) for e in it)
+                return any(is_folder_entry(e) for e in it)
     except OSError:
         pass
     return False
