@@ -85,10 +85,18 @@ def difference_interval(
     if lower is None and upper is None and not measured:
         return DASH
 
+    def shown(value: float, digits: int) -> str:
+        return num(value, digits, True, "h") if hours else pct(value, digits, signed=True)
+
     def end(value: float | None, unbounded: str) -> str:
         if value is None:
             return unbounded
-        return num(value, signed=True, unit="h") if hours else pct(value, signed=True)
+        # The verdict reads each end's sign: an end off zero is never shown as zero, so a
+        # regression's interval never reads '0.0% … +70.9%' (the fewest decimals that show it).
+        for digits in range(1, EXACT_DIGITS):
+            if not value or any(c in "123456789" for c in shown(value, digits)):
+                return shown(value, digits)
+        return shown(value, EXACT_DIGITS)
 
     return f"{end(lower, '-∞')} … {end(upper, '+∞')}"
 

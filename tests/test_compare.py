@@ -799,3 +799,45 @@ def test_a_rule_every_session_skipped_shows_its_skipped_counts_and_no_design(
     cells = re.findall(r"<td[^>]*>(.*?)</td>", view.split('data-metric="BS-OPS-02"')[1])[:5]
     assert cells[2] == "–" and "two-sample" not in cells, cells
     assert "300 / 300" in view.split('data-metric="BS-OPS-02"')[1].split("</tr>")[0]
+
+
+def test_an_interval_end_that_excludes_zero_never_reads_as_zero(tmp_path: Path) -> None:
+    """20 sessions, 8 newly failing BS-FORK-01 and none fixed: Newcombe's paired lower end at
+    the family level is +0.0013%, so the verdict is a regression; printed to one decimal it
+    read '0.0% … +70.9%', an interval touching zero beside 'regression' (found by a hunt)."""
+    from tests.conftest import base_corpus
+
+    base_corpus(tmp_path / "baseline", 20)
+    copy_tree(tmp_path / "baseline", tmp_path / "candidate")
+    forks = sorted((tmp_path / "candidate").glob("repo-*/docs/**/forks.md"))
+    broken = [p for p in forks if "Closes when" in p.read_text()][:8]
+    assert len(broken) == 8
+    for path in broken:
+        path.write_text(re.sub(r"(?m)^- Closes when:.*\n", "", path.read_text()))
+    out = tmp_path / "out"
+    crawl([str(tmp_path / "baseline")], str(out), {"run": "baseline"}, workers=1)
+    crawl([str(tmp_path / "candidate")], str(out), {"run": "candidate"}, workers=1)
+    check(str(out))
+    rows = {r.metric: r for r in compare(str(out), BASELINE, CANDIDATE).rows}
+    fork, clean = rows["BS-FORK-01"], rows["clean-share"]
+    assert fork.verdict == clean.verdict == "regression"
+    assert 0 < fork.lower < 0.0005 and -0.0005 < clean.upper < 0  # type: ignore[operator]
+    args = ["compare", "--out", str(out), "--baseline", "run=baseline"]
+    shown = runner.invoke(app, [*args, "--candidate", "run=candidate"]).output
+    fork_line = next(line for line in shown.splitlines() if "BS-FORK-01" in line)
+    clean_line = next(line for line in shown.splitlines() if "clean-share" in line)
+    assert "+0.001% … +70.9%" in fork_line, fork_line
+    assert "-70.9% … -0.001%" in clean_line, clean_line
+    alarm = runner.invoke(app, ["check", "--out", str(out), "--fail-on-regression", "rules"])
+    assert "(+0.001% … +70.9%)" in alarm.output, alarm.output
+
+
+def test_difference_interval_ends_read_apart_from_zero() -> None:
+    from pipeline.textout import difference_interval
+
+    assert difference_interval(1.3e-5, 0.709) == "+0.001% … +70.9%"
+    assert difference_interval(-0.709, -2e-7) == "-70.9% … -0.00002%"
+    assert difference_interval(-1e-5, 0.2) == "-0.001% … +20.0%"
+    assert difference_interval(0.0, 0.2) == "0.0% … +20.0%"
+    assert difference_interval(0.004, 3.0, hours=True) == "+0.004 h … +3.0 h"
+    assert difference_interval(0.25, None, hours=True) == "+0.2 h … +∞"
