@@ -71,6 +71,8 @@ class CheckSummary:
     # failed the rule that needed it (spec §3.1, fail closed).
     parse_issues: int = 0
     unreadable_snapshots: int = 0
+    # Snapshots the decided points observe, evaluated now or before: 0 when they saw no session.
+    observed: int = 0
 
 
 def check(out_path: str, recheck: bool = False) -> CheckSummary:
@@ -130,6 +132,7 @@ def _decide(out: Out, con: Any, points: list[str], current: str, summary: CheckS
     with _beside(con, _freeze_lifetimes, staging, check_id, unfrozen, history) as lifetimes:
         todo = _unevaluated(con, points, current)
         summary.snapshots = len(todo)
+        summary.observed = _observed(con, points)
         summary.parse_issues, summary.unreadable_snapshots = con.execute(
             "SELECT count(*), count(DISTINCT snapshot_id) FROM parse_issues "
             "SEMI JOIN (SELECT unnest($ids) AS snapshot_id) USING (snapshot_id)",
@@ -496,6 +499,16 @@ def _now() -> Any:
     from datetime import UTC, datetime
 
     return datetime.now(UTC)
+
+
+def _observed(con: Any, points: list[str]) -> int:
+    """How many snapshots the points observe (working trees and commits), however evaluated."""
+    row = con.execute(
+        "SELECT count(DISTINCT o.snapshot_id) FROM observations o JOIN run_points r "
+        "USING (run_id) WHERE list_contains($points, r.point)",
+        {"points": points},
+    ).fetchone()
+    return int(row[0]) if row else 0
 
 
 def _unevaluated(con: Any, points: list[str], current: str) -> list[str]:

@@ -517,6 +517,9 @@ def _print_check(summary: Any) -> None:
         else "no parse issues"
         if summary.snapshots
         else "the point's snapshots were evaluated by earlier checks"
+        if summary.observed
+        # A point that saw no session has no snapshot, evaluated before or now.
+        else "no session at the point"
     )
     # The last three: an ellipsis before them says the earlier ones are not named.
     names = ("…, " if len(summary.points) > 3 else "") + ", ".join(summary.points[-3:])

@@ -1351,3 +1351,19 @@ def test_sql_takes_json_as_the_other_commands_do(crawled: Path) -> None:
     both = runner.invoke(app, ["sql", query, "--out", str(crawled), "--json", "-f", "csv"])
     assert both.exit_code == 2 and both.stderr.count("\n") == 1, both.output
     assert "--json and --format csv ask for two formats" in both.stderr
+
+
+def test_a_check_of_a_point_with_no_session_does_not_say_earlier_checks_evaluated_it(
+    tmp_path: Path,
+) -> None:
+    """A point crawled from a folder holding no session said '0 snapshots evaluated (the
+    point's snapshots were evaluated by earlier checks)' on its first check, naming checks
+    and snapshots that never were (found by a hunt)."""
+    (tmp_path / "empty" / "docs" / "research").mkdir(parents=True)
+    out = str(tmp_path / "out")
+    assert runner.invoke(app, ["crawl", str(tmp_path / "empty"), "--out", out]).exit_code == 0
+    done = runner.invoke(app, ["check", "--out", out])
+    assert done.exit_code == 0, done.output
+    said = done.stdout.splitlines()[0]
+    assert "0 snapshots evaluated (no session at the point)" in said, said
+    assert "earlier checks" not in said
