@@ -87,6 +87,12 @@ class Lifetime:
     curve: tuple[CurvePoint, ...] = ()
 
 
+def no_forks(unit: str) -> Lifetime:
+    """A group with no fork: in hours its open_at keeps the three keys (each None), as every
+    other hours group has them, so a reader of --json finds them on an empty census too."""
+    return Lifetime(open_at=dict.fromkeys(OPEN_AT_HOURS) if unit == "hours" else {})
+
+
 @dataclass(frozen=True)
 class Lifetimes:
     unit: str  # hours or syncs
@@ -274,7 +280,7 @@ def lifetimes(
         both = _lifetime_groups(con, runs, list(point.runs))
     for pair, found in by_label.items():
         for unit in UNITS:
-            both[unit]["label:" + pair] = found[unit].get("overall", Lifetime())
+            both[unit]["label:" + pair] = found[unit].get("overall", no_forks(unit))
     return _lifetimes("hours", both["hours"]), _lifetimes("syncs", both["syncs"])
 
 
@@ -289,7 +295,7 @@ def hours_lifetime(con: Any, point: Point, runs: list[str]) -> Lifetime:
     groups = frozen_lifetime_groups(con, point.name)
     if groups is None:
         groups = _lifetime_groups(con, runs, list(point.runs), HOURS_ONLY)
-    return groups["hours"].get("overall", Lifetime())
+    return groups["hours"].get("overall", no_forks("hours"))
 
 
 # What a frozen lifetime row depends on besides the history: the lifetime and Kaplan–Meier
@@ -375,8 +381,8 @@ def _lifetimes(unit: str, groups: dict[str, Lifetime]) -> Lifetimes:
     kinds = part("close_kind:")
     return Lifetimes(
         unit,
-        groups.get("overall", Lifetime()),
-        {k: kinds.get(k, Lifetime()) for k in CLOSE_KINDS},
+        groups.get("overall", no_forks(unit)),
+        {k: kinds.get(k, no_forks(unit)) for k in CLOSE_KINDS},
         part("raised_by:"),
         part("label:"),
     )

@@ -40,6 +40,7 @@ from pipeline.stats import (
     _plain,
     _SummaryRow,
     history_runs,
+    no_forks,
     query_sql,
     records,
 )
@@ -109,7 +110,8 @@ def test_lifetimes_split_groups_by_prefix() -> None:
     }
     result = _lifetimes("hours", groups)
     assert result.unit == "hours" and result.overall is one
-    assert result.by_close_kind == {"resolved": Lifetime(), "parked": two}
+    assert result.by_close_kind == {"resolved": no_forks("hours"), "parked": two}
+    assert no_forks("hours").open_at == {"1d": None, "7d": None, "30d": None}
     assert list(result.by_close_kind) == list(CLOSE_KINDS)
     assert result.by_raised_by == {"twin": three, "user": one}
     assert result.by_label == {"night=2026-11-29T02:00": three, "run=a": two}

@@ -1323,3 +1323,18 @@ def test_a_content_time_from_a_clock_running_ahead_is_never_negative_idle(
     check(str(out))
     idle = compute(str(out)).idle[0]
     assert (idle.measured, idle.idle_p50_hours, idle.idle_max_hours) == (1, 0.0, 0.0)
+
+
+def test_an_empty_group_keeps_the_open_at_keys_in_json(tmp_path: Path) -> None:
+    """A census point with no fork gave `open_at: {}` for all forks and each close kind, where
+    every other hours group has the keys 1d, 7d and 30d (docs/stats.md): a reader of
+    `stats --json` took `open_at["1d"]` and failed on an empty census (found by a hunt)."""
+    (tmp_path / "empty" / "docs" / "research").mkdir(parents=True)
+    out = str(tmp_path / "out")
+    crawl([str(tmp_path / "empty")], out, workers=1)
+    check(out)
+    found = compute(out).as_json()
+    hours, syncs = found["fork_lifetimes"], found["fork_syncs"]
+    for group in (hours["overall"], *hours["by_close_kind"].values()):
+        assert group["open_at"] == {"1d": None, "7d": None, "30d": None}
+    assert syncs["overall"]["open_at"] == {}
