@@ -2,7 +2,8 @@
 all format a rate, an interval or a duration with these functions.
 
 Never a negative zero (a Wilson bound of -1e-17 is 0%, a difference of -0.0001 is 0.0%), never
-a value shown cut: a table where it fits the terminal (or COLUMNS), else one block per row.
+a share strictly between 0 and 1 shown as 0.0% or 100.0% (1 of 3,000 is 0.03%), never a value
+shown cut: a table where it fits the terminal (or COLUMNS), else one block per row.
 """
 
 from __future__ import annotations
@@ -29,7 +30,13 @@ def _unsigned_zero(text: str) -> str:
 def pct(value: float | None, digits: int = 1, signed: bool = False) -> str:
     if value is None:
         return DASH
-    return _unsigned_zero(f"{value:{'+' if signed else ''}.{digits}%}")
+    text = _unsigned_zero(f"{value:{'+' if signed else ''}.{digits}%}")
+    # A share strictly between none and all (1 of 3,000 failing, 2,999 of 3,000) never reads
+    # as 0.0% or 100.0%: it takes the fewest decimals that show it is neither.
+    rounded = not any(c in "123456789" for c in text) or text.startswith("100")
+    if not signed and 0 < value < 1 and rounded and digits < EXACT_DIGITS:
+        return pct(value, digits + 1)
+    return text
 
 
 # The most decimals a threshold, or a rate shown beside it, is given with.

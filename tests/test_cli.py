@@ -193,7 +193,7 @@ def test_a_rate_just_above_the_threshold_reads_above_it(tmp_path: Path) -> None:
     hot = runner.invoke(app, ["check", "--out", out, "--fail-above", "0.9999"])
     assert hot.exit_code == 1
     line = next(x for x in hot.stderr.splitlines() if "BS-USELESS-01" in x)
-    assert line.endswith("is 100.00% (1/1), above 99.99%"), line
+    assert line.endswith("is 100.0% (1/1), above 99.99%"), line
     assert "; above 99.99%: BS-USELESS-01" in hot.stdout.strip().splitlines()[-1]
     assert pct_above(5 / 93, 0.0536) == "5.38%" and pct_exact(0.0536) == "5.36%"
     assert pct_above(0.05004, 0.05) == "5.004%" and pct_exact(0.05) == "5.0%"

@@ -21,7 +21,7 @@ from pipeline.engine import connect
 from pipeline.maintain import COMPACT_AT
 from pipeline.rules import load_rules
 from pipeline.store import Out
-from pipeline.textout import interval, num, pct
+from pipeline.textout import count_rate, interval, num, pct
 from tests.conftest import base_corpus
 from tests.test_nightly import assert_frozen
 
@@ -703,6 +703,17 @@ def test_numbers_never_print_a_negative_zero() -> None:
     assert pct(0.0, signed=True) == "0.0%" and pct(0.012, signed=True) == "+1.2%"
     assert interval(-1e-17, 0.0321) == "0.0% – 3.2%"
     assert num(-0.01, 1, signed=True, unit="h") == "0.0 h"
+
+
+def test_a_share_between_none_and_all_never_reads_as_either() -> None:
+    """2,999 of 3,000 sessions failing read '2999/3000 100.0%', and 1 of 3,000 '0.0%', beside
+    the rate chart's bar, the alarms and the share of forks still open (found by a hunt)."""
+    assert pct(2999 / 3000) == "99.97%" and pct(1 / 3000) == "0.03%"
+    assert count_rate(1, 20000, 1 / 20000) == "1/20000 0.01%"
+    assert pct(0.996, 0) == "99.6%" and pct(0.004, 0) == "0.4%"
+    assert pct(1.0) == "100.0%" and pct(0.0) == "0.0%" and pct(0.9994) == "99.9%"
+    assert interval(0.0, 1 / 3000) == "0.0% – 0.03%"
+    assert pct(-0.00001, signed=True) == "0.0%", "a difference keeps its own rule"
 
 
 def test_every_reporting_command_has_json(nights: tuple[Path, Path], tmp_path: Path) -> None:
