@@ -47,6 +47,10 @@ from pipeline.vocabulary import GATES, Z95
 
 FAMILY_ALPHA = 0.05
 MEDIAN = "fork-median-hours"
+# The median's verdict when an arm has no fork with a lifetime: its sessions may all be there.
+NO_FORKS = "no forks"
+# The verdicts of a row no test was run on.
+UNTESTED = ("no sessions", NO_FORKS)
 CLEAN = "clean-share"
 # The verdict of a rule or clean-share row between points not measured alike (other_measure).
 OTHER_MEASURE = "other measure"
@@ -123,7 +127,7 @@ class Comparison:
         return bool(self.regressions or self.emptied or self.baseless)
 
     def counts(self) -> dict[str, int]:
-        verdicts = ("regression", "improvement", "unchanged", "no sessions")
+        verdicts = ("regression", "improvement", "unchanged", *UNTESTED)
         return {v: sum(r.verdict == v for r in self.rows) for v in verdicts}
 
     def as_json(self) -> dict[str, Any]:
@@ -147,7 +151,14 @@ class Comparison:
 
 
 def ordered(rows: list[Row]) -> list[Row]:
-    rank = {"regression": 0, "improvement": 1, "unchanged": 2, "no sessions": 3, OTHER_MEASURE: 4}
+    rank = {
+        "regression": 0,
+        "improvement": 1,
+        "unchanged": 2,
+        "no sessions": 3,
+        NO_FORKS: 3,
+        OTHER_MEASURE: 4,
+    }
     return sorted(
         rows,
         key=lambda r: (rank[r.verdict], r.metric, GATES.index(r.gate) if r.gate in GATES else 9),
@@ -190,7 +201,7 @@ def verdict(row: Row) -> str:
     """Regression or improvement when the difference's interval excludes zero (a side left
     unbounded, None, excludes nothing); which of the two, by the metric's worse direction."""
     if not row.baseline.evaluated or not row.candidate.evaluated:
-        return "no sessions"
+        return NO_FORKS if row.metric == MEDIAN else "no sessions"
     above = row.lower is not None and row.lower > 0
     below = row.upper is not None and row.upper < 0
     if not above and not below:
@@ -202,7 +213,7 @@ def verdict(row: Row) -> str:
 def untested(row: Row) -> Row:
     """A row no test was run on (an arm evaluated nothing) names no design: 'two-sample'
     there read as a test that found nothing."""
-    if row.verdict == "no sessions":
+    if row.verdict in UNTESTED:
         row.design = None
     return row
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pipeline.compare import MEDIAN, Arm, Comparison, Row, ordered
+from pipeline.compare import MEDIAN, NO_FORKS, UNTESTED, Arm, Comparison, Row, ordered
 from pipeline.textout import (
     DASH,
     count_rate,
@@ -55,7 +55,7 @@ def comparison_table(result: Comparison) -> Any:
                 _arm(r, "candidate"),
                 skipped_text(r),
                 diff,
-                difference_interval(r.lower, r.upper, hours, r.verdict != "no sessions"),
+                difference_interval(r.lower, r.upper, hours, r.verdict not in UNTESTED),
             ]
         )
     title = (
@@ -83,6 +83,7 @@ def summary_line(result: Comparison) -> str:
         f"{plural(counts['regression'], 'regression')} ({names}), "
         f"{plural(counts['improvement'], 'improvement')}, {counts['unchanged']} unchanged"
         + (f", {counts['no sessions']} with no sessions" if counts["no sessions"] else "")
+        + (f", {counts[NO_FORKS]} with no forks" if counts[NO_FORKS] else "")
     )
     if result.emptied:
         line += (

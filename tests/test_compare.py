@@ -841,3 +841,37 @@ def test_difference_interval_ends_read_apart_from_zero() -> None:
     assert difference_interval(0.0, 0.2) == "0.0% … +20.0%"
     assert difference_interval(0.004, 3.0, hours=True) == "+0.004 h … +3.0 h"
     assert difference_interval(0.25, None, hours=True) == "+0.2 h … +∞"
+
+
+def test_a_median_with_no_fork_in_an_arm_says_no_forks_not_no_sessions(tmp_path: Path) -> None:
+    """A candidate of the same sessions with every fork gone (forks.md emptied) showed the
+    median row's verdict as 'no sessions' and the summary '2 with no sessions' (the report:
+    '2 metrics with no sessions in an arm') while both arms held every session; the row now
+    says 'no forks' and is counted so (found by a hunt)."""
+    from tests.conftest import base_corpus
+
+    base_corpus(tmp_path / "baseline", 4)
+    copy_tree(tmp_path / "baseline", tmp_path / "candidate")
+    for path in (tmp_path / "candidate").glob("repo-*/docs/**/forks.md"):
+        path.write_text("# Forks\n")
+    for path in (tmp_path / "candidate").glob("repo-*/docs/**/ledger.md"):
+        path.write_text(re.sub(r"(?m)^- Resolves:.*\n", "", path.read_text()))
+    out = tmp_path / "out"
+    crawl([str(tmp_path / "baseline")], str(out), {"run": "baseline"}, workers=1)
+    crawl([str(tmp_path / "candidate")], str(out), {"run": "candidate"}, workers=1)
+    check(str(out))
+    result = compare(str(out), BASELINE, CANDIDATE)
+    median = next(r for r in result.rows if r.metric == MEDIAN)
+    assert median.baseline.evaluated > 0 and median.candidate.evaluated == 0
+    assert median.verdict == "no forks" and median.design is None
+    sessions = [r for r in result.rows if r.verdict == "no sessions"]
+    assert result.counts()["no sessions"] == len(sessions)
+    assert result.counts()["no forks"] == 1
+    arms = ["--baseline", "run=baseline", "--candidate", "run=candidate"]
+    shown = runner.invoke(app, ["compare", "--out", str(out), *arms]).output
+    assert f"{len(sessions)} with no sessions, 1 with no forks" in shown, shown
+    page = tmp_path / "report.html"
+    runner.invoke(app, ["report", "--out", str(out), *arms, "--html", str(page)])
+    text = " ".join(page.read_text().split())
+    assert f"{len(sessions)} metric{'s' if len(sessions) != 1 else ''} with no sessions" in text
+    assert "1 metric with no fork in an arm" in text

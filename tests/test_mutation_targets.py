@@ -285,6 +285,7 @@ def test_compare_tiny_replay(checked: Path) -> None:
         "improvement": 0,
         "unchanged": sum(r.verdict == "unchanged" for r in result.rows),
         "no sessions": sum(r.verdict == "no sessions" for r in result.rows),
+        "no forks": sum(r.verdict == "no forks" for r in result.rows),
     }
     assert result.regressions == []
     plain = result.as_json()

@@ -205,8 +205,8 @@ def test_median_row_at_its_boundaries() -> None:
     open_base = median_row(lifetime(10.0, 8.0, None), lifetime(20.0, 12.5, 30.0))
     assert open_base.lower is None and open_base.verdict == "unchanged"
     assert open_base.upper == pytest.approx(10 + (10**2 + 2**2) ** 0.5)
-    assert median_row(Lifetime(), base).verdict == "no sessions"
-    assert median_row(base, Lifetime()).verdict == "no sessions"
+    assert median_row(Lifetime(), base).verdict == "no forks"
+    assert median_row(base, Lifetime()).verdict == "no forks"
 
 
 def stored_curve(steps: list[tuple[float, float, float]]) -> tuple[CurvePoint, ...]:
@@ -310,7 +310,13 @@ def test_comparison_as_json_has_stable_keys_and_ordered_rows() -> None:
         "runs": ["r2", "r3"],
     }
     assert (plain["family_size"], plain["confidence"]) == (21, 0.9976)
-    assert plain["counts"] == {"regression": 1, "improvement": 1, "unchanged": 1, "no sessions": 0}
+    assert plain["counts"] == {
+        "regression": 1,
+        "improvement": 1,
+        "unchanged": 1,
+        "no sessions": 0,
+        "no forks": 0,
+    }
     assert [r["metric"] for r in plain["rows"]] == ["B", "A", CLEAN]
     assert plain["rows"][0]["baseline"] == {
         "count": 1,
