@@ -365,7 +365,9 @@ def _summarise(rec: Records, inp: SessionInput) -> None:
         t for t in (snap.get("last_compose"), snap["newest_turn_at"], snap["newest_sync_at"]) if t
     ]
     snap["content_time"] = max(candidates, default=None)
-    snap["forks_open"] = sum(1 for f in forks if f["marker"] == "open")
+    # A marker that could not be read may say open: counted open, as BS-FORK-03 and the
+    # lifetimes take it (fail closed), so open and parked add up to every fork.
+    snap["forks_open"] = sum(1 for f in forks if f["marker"] in ("open", None))
     snap["forks_parked"] = sum(1 for f in forks if f["marker"] == "parked")
     snap["forks_total"] = len(forks)
     snap["ledger_entries"] = len(rec.of("ledger"))
