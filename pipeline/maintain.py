@@ -36,19 +36,25 @@ def _file_count(out: Out) -> int:
     return sum(len(files) for files in out.manifest().values())
 
 
-def _write_table(con: Any, table: Table, where: str, target: Any) -> None:
+def _write_table(con: Any, table: Table, where: str, target: Any, columns: str = "*") -> None:
     """One table's committed rows (those `where` keeps) into one Parquet file."""
     target.parent.mkdir(parents=True, exist_ok=True)
     con.execute(
-        f'COPY (SELECT * FROM "{table.name}" WHERE {where}) TO {quote(target)} '
+        f'COPY (SELECT {columns} FROM "{table.name}" WHERE {where}) TO {quote(target)} '
         "(FORMAT parquet, COMPRESSION zstd)"
     )
 
 
-def rewrite(out: Out, tables: list[Table], where: dict[str, str] | None = None) -> dict[str, int]:
+def rewrite(
+    out: Out,
+    tables: list[Table],
+    where: dict[str, str] | None = None,
+    columns: dict[str, str] | None = None,
+) -> dict[str, int]:
     """Replace each table's committed files with one file of the rows `where` keeps (all rows
-    by default), in one commit; returns the rows each table now holds. Call under a lock that
-    keeps other writers out of these tables (the exclusive lock, or the commit lock)."""
+    by default; `columns` as the table's SELECT list changes them), in one commit; returns the
+    rows each table now holds. Call under a lock that keeps other writers out of these tables
+    (the exclusive lock, or the commit lock)."""
     writer_id = f"compact-{new_run_id()}"
     staging = out.root / "staging" / writer_id
     con = connect(out)
@@ -56,7 +62,8 @@ def rewrite(out: Out, tables: list[Table], where: dict[str, str] | None = None) 
     rows: dict[str, int] = {}
     for table in tables:
         target = staging / table.name / "part-0.parquet"
-        _write_table(con, table, (where or {}).get(table.name, "true"), target)
+        kept = (where or {}).get(table.name, "true")
+        _write_table(con, table, kept, target, (columns or {}).get(table.name, "*"))
         rows[table.name] = int(
             con.execute(f"SELECT count(*) FROM read_parquet({quote(target)})").fetchone()[0]
         )
@@ -124,13 +131,16 @@ def prune(
         summary = MaintenanceSummary(_file_count(out), 0, [p.name for p in dropped])
         if dropped:
             # A checked point's commits were judged there: a later crawl must not read them
-            # as new. A point never checked (a partial night) judged none: they are read again.
+            # as new. A point never checked (a partial night) judged none: they move to the
+            # next night that crawled their root, else they are read again.
             _remember_pruned_commits(out, con, [r for p in dropped if p.checked for r in p.runs])
-            _reread_commits(out, con, [r for p in dropped if not p.checked for r in p.runs])
+            moves = _moved_commits(con, points, dropped)
+            _reread_commits(out, con, [r for p in dropped if not p.checked for r in p.runs], moves)
             kept_runs = [r for p in points if p not in dropped for r in p.runs]
             kept_points = [p.name for p in points if p not in dropped]
             counts = {t: con.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0] for t in TABLES}
-            after = rewrite(out, list(TABLES.values()), _keep(kept_runs, kept_points))
+            keep = _keep(kept_runs, kept_points, moves)
+            after = rewrite(out, list(TABLES.values()), keep, _moving(moves))
             summary.rows = {t: (counts[t], after[t]) for t in after}
             con.close()
             _sweep_after_readers(out)
@@ -186,19 +196,58 @@ def _refuse_losing_history(points: list[Any], dropped: list[Any]) -> None:
             )
 
 
-def _keep(runs: list[str], points: list[str]) -> dict[str, str]:
+def _moved_commits(con: Any, points: list[Any], dropped: list[Any]) -> list[tuple[str, str, str]]:
+    """(dropped run, root, kept run) for each unchecked dropped point's commits: the first run
+    of the next kept point, not checked yet, that crawled the root. Its crawl saw them but did
+    not store them (OUT held them), so they are first seen there: dropped, the point's step
+    back was found a night late, by the crawl after it, and that point was decided clean."""
+    moves: list[tuple[str, str, str]] = []
+    for gone in (p for p in dropped if not p.checked):
+        later = next((p for p in points if p.position > gone.position and p not in dropped), None)
+        if later is None or later.checked:
+            continue
+        moves += con.execute(
+            "SELECT DISTINCT o.run_id, o.root, (SELECT r.run_id FROM runs r "
+            "WHERE list_contains($later, r.run_id) AND list_contains(r.roots, o.root) "
+            "ORDER BY r.started_at, r.run_id LIMIT 1) AS target "
+            'FROM observations o WHERE o."commit" IS NOT NULL AND list_contains($runs, o.run_id) '
+            "AND target IS NOT NULL",
+            {"later": list(later.runs), "runs": list(gone.runs)},
+        ).fetchall()
+    return moves
+
+
+def _moving(moves: list[tuple[str, str, str]]) -> dict[str, str]:
+    """The observations' columns, a moved commit's run replaced by the run it moves to."""
+    return {"observations": f"* REPLACE ({_moved_run(moves)} AS run_id)"}
+
+
+def _moved_run(moves: list[tuple[str, str, str]]) -> str:
+    """An observation's run after the prune: the one its commit moves to, else its own."""
+    cases = " ".join(
+        f"WHEN run_id = {quote(a)} AND root = {quote(root)} THEN {quote(b)}" for a, root, b in moves
+    )
+    return f'CASE WHEN "commit" IS NULL THEN run_id {cases} ELSE run_id END' if moves else "run_id"
+
+
+def _keep(
+    runs: list[str], points: list[str], moves: list[tuple[str, str, str]] | None = None
+) -> dict[str, str]:
     """Per table, the rows a prune keeps: the kept runs' and points', and the snapshots they
-    observe."""
+    observe (a moved commit's among them)."""
     run_list = "[" + ", ".join(quote(r) for r in runs) + "]"
     point_list = "[" + ", ".join(quote(p) for p in points) + "]"
+    moved_run = _moved_run(moves or [])
     observed = (
         f"snapshot_id IN (SELECT snapshot_id FROM observations "
-        f"WHERE list_contains({run_list}, run_id))"
+        f"WHERE list_contains({run_list}, {moved_run}))"
     )
     kept: dict[str, str] = {}
     for table in TABLES.values():
-        if table.name in ("runs", "observations"):
+        if table.name == "runs":
             kept[table.name] = f"list_contains({run_list}, run_id)"
+        elif table.name == "observations":
+            kept[table.name] = f"list_contains({run_list}, {moved_run})"
         elif table.name == "lifetime_forks":
             # Computed over the dropped runs too: the next check must not carry them forward.
             kept[table.name] = "false"
@@ -222,15 +271,17 @@ def _remember_pruned_commits(out: Out, con: Any, runs: list[str]) -> None:
     write_state(out, PRUNED_COMMITS, {"keys": sorted(known | {r[0] for r in rows})})
 
 
-def _reread_commits(out: Out, con: Any, runs: list[str]) -> None:
-    """The repositories of the dropped runs' commit snapshots are read again in full by the
-    next --git-history crawl, which stores those commits (and fails their steps) anew."""
+def _reread_commits(out: Out, con: Any, runs: list[str], moves: list[tuple[str, str, str]]) -> None:
+    """The repositories of the dropped runs' commit snapshots that no later run takes are read
+    again in full by the next --git-history crawl, which stores those commits (and fails their
+    steps) anew."""
     from pipeline.crawl import forget_history
 
     rows = con.execute(
         'SELECT DISTINCT root, repo_path FROM observations WHERE "commit" IS NOT NULL '
-        "AND list_contains($runs, run_id)",
-        {"runs": runs},
+        "AND list_contains($runs, run_id) "
+        "AND NOT list_contains($moved, run_id || chr(31) || root)",
+        {"runs": runs, "moved": [f"{a}\x1f{root}" for a, root, _ in moves]},
     ).fetchall()
     if rows:
         forget_history(out, {(r[0], r[1]) for r in rows})

@@ -1737,8 +1737,10 @@ def test_a_dropped_partial_night_has_its_commits_read_again(tmp_path: Path) -> N
     """Night 2 got only the shard holding the session, and read a step back and forth in two
     commits; night 3 got both shards, so night 2 could only be dropped, as check says. The
     commits were stored at night 2 alone and never judged: the prune made every later crawl
-    skip them, and the step was lost for good. The next night reads them again (its shards'
-    remembered HEADs and unchanged-tree memos forgotten), and fails."""
+    skip them, and the step was lost for good. Night 3, the first kept night whose crawl saw
+    them, now holds them and fails (until stop 54 the next crawl read them again and night 4
+    failed, a night late: night 3 was frozen clean with the step in its HEAD; found by a
+    hunt)."""
     repo = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", tmp_path / "root" / "repo")
     git(repo, "init", "-q")
     edit(repo, "state.md", "Status: open", "Status: stopping")
@@ -1763,13 +1765,13 @@ def test_a_dropped_partial_night_has_its_commits_read_again(tmp_path: Path) -> N
         check(str(out))
     prune(str(out), point="night-2")
     check(str(out))
-    assert _series(out) == []
+    assert [(p, r) for p, r, _ in _series(out)] == [("night-3", "BS-STATE-01")]
     crawl_shards("night-4", [1, 2])
     check(str(out))
     crawl_shards("night-5", [1, 2])
     check(str(out))
     found = _series(out)
-    assert [(p, r) for p, r, _ in found] == [("night-4", "BS-STATE-01")]
+    assert [(p, r) for p, r, _ in found] == [("night-3", "BS-STATE-01")]
     assert "moved backward from stopping" in found[0][2]
 
 
