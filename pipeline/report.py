@@ -40,7 +40,7 @@ from pipeline.errors import UsageError
 from pipeline.output import written
 from pipeline.resources import one_statement, queries_dir, reports_dir
 from pipeline.rules import load_rules
-from pipeline.select import Point, all_points, labels_text, previous, resolve
+from pipeline.select import Point, all_points, labels_text, previous, resolve, unchecked_after
 from pipeline.stats import Lifetime, Stats, compute, keep_session_verdicts, longest_open
 from pipeline.stats_text import censored_text, reach_text
 from pipeline.store import Out
@@ -154,6 +154,8 @@ class ReportData:
     previous_scope: str = ""
     # The alarms of the points the check that decided this one decided with it, oldest first.
     earlier: list[alarms.AlarmReport] = field(default_factory=list)
+    # Points crawled after this one and not checked, when it was shown as the latest checked.
+    unchecked_later: list[str] = field(default_factory=list)
 
     @property
     def alarm_reports(self) -> list[alarms.AlarmReport]:
@@ -219,6 +221,7 @@ def gather(
     data.twins = {r["session_key"] for r in fetch_dicts(con, _query("twins"), at)}
     data.worst_n, data.label_tags = worst_n, tags
     data.previous_scope, data.roots = _scope(selector.labels), _roots(con, point)
+    data.unchecked_later = _unchecked_later(con, point, selector)
     # The page's data is in hand: DuckDB's memory is given back before the charts take theirs.
     con.close()
     # A night whose check did not run alarms here as it did in the check that decided it.
@@ -228,6 +231,14 @@ def gather(
     charts_ready.join()
     data.charts = _charts(stats, since)
     return data
+
+
+def _unchecked_later(con: Any, point: Point, selector: Selector) -> list[str]:
+    """Points crawled after the point and not checked, when it was chosen as the latest
+    (checked): shown as the latest, it would read as tonight's."""
+    if selector.run not in (None, "latest"):
+        return []
+    return unchecked_after(con, point, selector.labels)
 
 
 def _scope(labels: dict[str, str]) -> str:
@@ -515,6 +526,6 @@ def build(
         [line for shown in asked for line in shown.alarm_lines()],
         [line for shown in asked if (line := shown.untested_line())],
         data.point,
-        data.stats.unchecked_later,
+        data.unchecked_later,
         data.comparison.notes if data.comparison else [],
     )

@@ -588,3 +588,18 @@ def test_tiles_change_from_zero_after_a_point_that_saw_no_session(tmp_path: Path
     cards = Page(build(out, str(tmp_path / "r.html")).path.read_text()).sections["run"].cards
     assert "1 sessions +1" in cards and "1 failing a rule +1" in cards, cards
     assert "0.0% clean at their own gate" in cards, "no share at n1: nothing to change from"
+
+
+def test_a_later_point_not_checked_yet_is_named_on_the_page(tmp_path: Path) -> None:
+    """Tonight crawled but not checked: the page shows last night, the latest checked, and
+    said nothing of tonight (only stderr did), so a published page read as tonight's (found by
+    a hunt). It names the point not checked, as the CLI's note does."""
+    out = _two_nights(tmp_path, "\n## F9 — Never closed? [open]\n- Raised by: user\n")
+    root = tmp_path / "corpus"
+    crawl([str(root)], out, workers=1, point="n3")
+    text = " ".join(build(out, str(tmp_path / "r.html")).path.read_text().split())
+    assert "Census point <code><bdi>n3</bdi></code> is not checked yet" in text
+    assert "this page shows <code><bdi>n2</bdi></code>, the latest checked" in text
+    check(out)
+    text = " ".join(build(out, str(tmp_path / "r.html")).path.read_text().split())
+    assert "not checked yet" not in text
