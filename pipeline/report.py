@@ -65,6 +65,8 @@ NEWLY_FAILING = 50
 # leaves out its fork lifetimes by label (census stats has them).
 GROUPING_VALUES = 6
 MOVED = ("regression", "improvement")
+# The longest point name a column header shows in full (a date and time reads in 12).
+HEADER_CHARS = 24
 # Session changes (queries/report/session_changes.sql) in the order the page lists them.
 SESSION_CHANGES = ("newly failing", "newly clean")
 STAGE_FLOWS = ("opened", "advanced", "harvested", "backward", "gone")
@@ -472,6 +474,11 @@ def render(data: ReportData) -> str:
     )
     # A line the CLI prints as it is (`no alarm at …`) begins a sentence on the page.
     env.filters["sentence"] = lambda text: text[:1].upper() + text[1:]
+    # A column header stays on one line: a point named by a long label is cut there (in full in
+    # its title, and in the headings), lest one header widen its table past the page.
+    env.filters["clipped"] = lambda text: (
+        text if len(text) <= HEADER_CHARS else text[: HEADER_CHARS - 1] + "…"
+    )
     descriptions = {r.rule_id: r.description for r in load_rules()}
     return env.get_template("census.html.j2").render(
         d=data,

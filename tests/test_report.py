@@ -520,7 +520,7 @@ def test_lifetimes_in_reconciled_syncs_are_in_the_report(
     syncs = section.split("In reconciled syncs", 1)[1].split("</table>", 1)[0]
     overall = compute(str(out), "night-7").fork_syncs.overall
     assert overall.estimated > 0 and overall.median is not None
-    row = re.search(r"<tr><td>all forks</td>(.*?)</tr>", syncs, re.S)
+    row = re.search(r"<tr><td class=\"wrap\"><bdi>all forks</bdi></td>(.*?)</tr>", syncs, re.S)
     assert row is not None
     cells = re.findall(r'<td class="num">([^<]*)</td>', row[1])
     assert cells[:4] == [
@@ -609,6 +609,34 @@ def test_long_session_text_wraps_within_its_column(session_text: Path, browser: 
     assert leaves >= 15, "the long text is in the lists, entries, tables and parse issues"
     assert spills == [], spills[:5]
     page.screenshot(path=str(session_text.parent / "long-text.png"), full_page=True)
+
+
+def test_a_long_label_value_wraps_in_the_lifetimes_by_label(browser: Any, tmp_path: Path) -> None:
+    """A label value of 300 characters (`--label k=…`, a grouping of three values) made the page
+    3,906 px wide: the heading and sentences naming the point by it did not break it, nor did
+    the rate and stage tables' headers naming the previous point by it, nor the
+    lifetimes-by-label table's group cell, which did not isolate the label either (found by a
+    hunt). It wraps within its block now; a right-to-left override in a label stays in
+    its cell."""
+    from tests.conftest import FIXTURES, copy_tree
+
+    copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", tmp_path / "root" / "repo")
+    out = str(tmp_path / "out")
+    long = "z" * 300
+    # Points of their own: the page names them by their labels.
+    crawl([str(tmp_path / "root")], out, {"k": f"a{RLO}b"}, workers=1)
+    crawl([str(tmp_path / "root")], out, {"k": long}, workers=1)
+    crawl([str(tmp_path / "root")], out, {"k": "last"}, workers=1)
+    check(out)
+    page, errors, _ = open_page(browser, build(out, str(tmp_path / "r.html")).path)
+    assert page.evaluate("document.documentElement.scrollWidth") <= 1280, "folded"
+    page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
+    assert errors == []
+    assert_page_layout(page)
+    cells = page.locator("#forks details td bdi").all_inner_texts()
+    assert f"label k={long}" in cells and f"label k=a{RLO}b" in cells, cells
+    since = page.locator("#rates thead th").all_inner_texts()
+    assert f"since k={'z' * 21}…" in since, since
 
 
 # The text around session text that carries a right-to-left override: every text node (but
