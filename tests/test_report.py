@@ -286,6 +286,34 @@ def test_tables_sort_numerically(
     assert failed() == sorted(failed(), reverse=True)
 
 
+def test_a_table_sorts_from_the_keyboard(report: Path, browser: Any) -> None:
+    """A column header sorted on a click only: it took no focus, so a reader without a mouse
+    could not sort any table, nor hear how one was sorted (found by a hunt). Each header is
+    reached with Tab, sorts on Enter or Space, and says its order (aria-sort)."""
+    page, errors, _ = open_page(browser, report)
+    header = page.locator("#rates table thead th", has_text="failed")
+    column = 1 + page.locator("#rates table thead th").all_inner_texts().index("failed")
+
+    def failed() -> list[int]:
+        cells = page.locator(f"#rates table tbody td:nth-child({column})").all_inner_texts()
+        return [int(c.replace(",", "")) for c in cells]
+
+    assert failed() != sorted(failed()), "the example's rules are not in this order already"
+    for _ in range(200):
+        page.keyboard.press("Tab")
+        if page.evaluate("document.activeElement.textContent") == "failed":
+            break
+    else:
+        raise AssertionError("Tab never reaches the header")
+    page.keyboard.press("Enter")
+    assert failed() == sorted(failed())
+    assert header.get_attribute("aria-sort") == "ascending"
+    page.keyboard.press(" ")
+    assert failed() == sorted(failed(), reverse=True)
+    assert header.get_attribute("aria-sort") == "descending"
+    assert errors == []
+
+
 @pytest.mark.slow
 def test_report_prints(week: tuple[Path, list[Night]], browser: Any, tmp_path: Path) -> None:
     out, _ = week
