@@ -146,11 +146,15 @@ def short_date(text: str) -> str:
 
 def point_labels(points: Sequence[Point]) -> dict[str, str]:
     """Each census point's name on an axis: its labels (a shard's left out, a date shortened),
-    else its start date; the time, then the position, are added where two would read alike."""
+    else the name given with --point (as the page's sentences call it), else its start date;
+    the time, then the position, are added where two would read alike."""
+    from pipeline.store import RUN_ID_RE
+
     labels = {}
     for p in points:
         words = " ".join(short_date(v) for k, v in sorted(p.labels.items()) if k != "shard")
-        labels[p.name] = words or short_date(f"{p.started_at:%Y-%m-%d}")
+        named = short_date(p.name) if not RUN_ID_RE.fullmatch(p.name) else ""
+        labels[p.name] = words or named or short_date(f"{p.started_at:%Y-%m-%d}")
     if len(set(labels.values())) < len(labels):
         labels = {p.name: f"{labels[p.name]} {p.started_at:%H:%M}" for p in points}
     if len(set(labels.values())) < len(labels):

@@ -514,10 +514,32 @@ def test_point_labels_are_short_and_distinct() -> None:
 
     nightly = [point(f"n{d}", d, night=f"2026-11-{d:02d}", shard="1/2") for d in (1, 2)]
     assert charts.point_labels(nightly) == {"n1": "Nov 1", "n2": "Nov 2"}
-    bare = [point("a", 5), point("b", 5, 14), point("c", 6)]
-    assert charts.point_labels(bare) == {"a": "Nov 5 02:00", "b": "Nov 5 14:00", "c": "Nov 6 02:00"}
+    # Points of their own (named by their first run, as crawl names them).
+    a, b, c = (f"20261105T020000.000000Z-aaaaa{x}" for x in "abc")
+    bare = [point(a, 5), point(b, 5, 14), point(c, 6)]
+    assert charts.point_labels(bare) == {a: "Nov 5 02:00", b: "Nov 5 14:00", c: "Nov 6 02:00"}
     same = [point("a", 5, run="baseline"), point("b", 5, run="baseline")]
     assert len(set(charts.point_labels(same).values())) == 2
+
+
+def test_the_trend_names_a_point_as_it_was_named() -> None:
+    """A night crawled after midnight as `--point 2026-11-29` (the README's nightly) with no
+    label was "Nov 30" on the trend's axis, its start date, where every sentence of the page
+    calls it "Nov 29"; points named 10 and 9 were "Dec 5 23:32 #3" and "#4" there, and "10"
+    and "9" above it (found by a hunt). With no label, a point's axis name is its --point name
+    (a date shortened); a point of its own is still named by its date."""
+    from datetime import UTC, datetime
+
+    def point(name: str, day: int, position: int) -> Point:
+        when = datetime(2026, 11, day, 2, tzinfo=UTC)
+        return Point(name, position, when, ("20261130T020000.000000Z-aaaaaa",), {})
+
+    nights = [point("2026-11-28", 29, 1), point("2026-11-29", 30, 2)]
+    assert charts.point_labels(nights) == {"2026-11-28": "Nov 28", "2026-11-29": "Nov 29"}
+    numbered = [point("10", 30, 1), point("9", 30, 2)]
+    assert charts.point_labels(numbered) == {"10": "10", "9": "9"}
+    own = point("20261130T020000.000000Z-aaaaaa", 30, 1)
+    assert charts.point_labels([own]) == {own.name: "Nov 30"}
 
 
 def test_palette_never_repeats() -> None:
