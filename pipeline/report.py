@@ -245,7 +245,7 @@ def _unchecked_later(con: Any, point: Point, selector: Selector) -> list[str]:
 
 def _scope(labels: dict[str, str]) -> str:
     """Which points the previous one was chosen among, as the page says it ("" for all)."""
-    return f" with {labels_text(labels)}" if labels else ""
+    return f" with {visible(labels_text(labels))}" if labels else ""
 
 
 def _roots(con: Any, point: Point) -> list[str]:
@@ -467,7 +467,9 @@ def render(data: ReportData) -> str:
         median_text=median_text,
         skipped_text=skipped_text,
         reach_text=reach_text,
-        point_label=lambda point: phrases.get(point.name) or charts.point_label(point),
+        # A point's name or label may carry a bidi control: shown as an escape, it cannot
+        # reorder the sentence that names the point.
+        point_label=lambda point: visible(phrases.get(point.name) or charts.point_label(point)),
         visible=visible,
         ordered_rows=ordered,
         shell_word=shlex.quote,

@@ -766,7 +766,7 @@ def test_a_series_selected_by_label_is_compared_with_its_own_previous_point(
     )
     assert report.exit_code == 0, report.output
     since = (tmp_path / "a.html").read_text().split('<section id="since">')[1]
-    assert "From <code>night-1</code>" in since.split("</section>")[0]
+    assert "From <code><bdi>night-1</bdi></code>" in since.split("</section>")[0]
 
 
 def test_sql_selects_a_point_not_checked_yet_by_name(

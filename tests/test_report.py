@@ -771,3 +771,27 @@ def test_a_section_reached_from_the_nav_shows_its_heading(report: Path, browser:
         heading = page.locator(f"section#{target} h2").first.bounding_box()
         assert heading["y"] >= nav["y"] + nav["height"] - 0.5, (target, heading, nav)
     page.close()
+
+
+def test_a_bidi_override_in_a_point_name_or_label_leaves_the_pages_words_in_order(
+    browser: Any, tmp_path: Path
+) -> None:
+    """A right-to-left override in a --point name or a --label value reversed the page's own
+    sentences: "What changed" began "From ab%59 ta suoenatlumis ...", the alarm footnote read
+    backwards to its end (found by a hunt). Session text was isolated; point names and labels,
+    and the check's lines quoting them, were not. Names are isolated, and a line the page
+    quotes shows the override as an escape, as the CLI's findings do."""
+    from tests.conftest import FIXTURES, copy_tree
+
+    copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", tmp_path / "root" / "repo")
+    out = str(tmp_path / "out")
+    crawl([str(tmp_path / "root")], out, workers=1, point=f"ab{RLO}cd")
+    crawl([str(tmp_path / "root")], out, {"k": f"x{RLO}y"}, workers=1)
+    check(out)
+    page, errors, _ = open_page(browser, build(out, str(tmp_path / "r.html")).path)
+    page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
+    assert errors == []
+    blocks, checked, reversed = page.evaluate(REORDERED_JS, RLO)
+    assert blocks >= 4, "the header, what changed, the alarms' footnote, the worst sessions"
+    assert any('A rate "moved" when' in text for text in checked), checked
+    assert reversed == [], reversed[:5]

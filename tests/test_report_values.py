@@ -384,7 +384,10 @@ def test_one_newly_failing_session_is_named_in_the_singular(tmp_path: Path) -> N
     out = _two_nights(tmp_path, "\n## F9 — Is this fork ever closed? [open]\n- Raised by: user\n")
     html = build(out, str(tmp_path / "report.html")).path.read_text()
     text = " ".join(html.split())
-    assert "The 1 session that was clean (or not there) at <code>n1</code> and fails now" in text
+    assert (
+        "The 1 session that was clean (or not there) at <code><bdi>n1</bdi></code> and fails now"
+        in text
+    )
 
 
 def test_the_page_points_at_its_own_point_and_says_what_it_was_asked(tmp_path: Path) -> None:
@@ -405,13 +408,13 @@ def test_the_page_points_at_its_own_point_and_says_what_it_was_asked(tmp_path: P
         return " ".join(html.read_text().split())
 
     earlier = page("--run", "n1", "--worst", "0", "--fail-on-regression", "clean-share")
-    assert f"--out {out} --run n1</pre>" in earlier
+    assert f"--out {out} --run <bdi>n1</bdi></pre>" in earlier
     assert "None listed (<code>--worst 0</code>)." in earlier
     assert "No session fails a rule" not in earlier
     assert "census check --fail-on-regression clean-share</code>, watching 1 metric" in earlier
     latest = page("--fail-on-regression", "rules,clean-share")
     assert "census check --fail-on-regression rules,clean-share</code>" in latest
-    assert f"--out {out} --run n2</pre>" in latest
+    assert f"--out {out} --run <bdi>n2</bdi></pre>" in latest
     labelled = page("--label", "night=2")
     assert "this is the first census point with night=2 in OUT" in labelled
 
@@ -495,7 +498,8 @@ def test_a_stage_emptied_keeps_its_row_and_the_printed_query_runs_as_pasted(
     assert '<td>harvested</td><td class="num">0</td><td class="num">1</td>' in text
     printed = re.search(r"<pre>(census sql .*?)</pre>", html, re.S)
     assert printed is not None
-    words = shlex.split(unescape(printed[1]))
+    # As pasted: the text, without the <bdi> that isolates the point's name.
+    words = shlex.split(unescape(re.sub("<[^>]+>", "", printed[1])))
     assert words[words.index("--out") + 1] == out
     census = [sys.executable, "-m", "pipeline.cli", *words[1:]]
     assert subprocess.run(census, capture_output=True, check=False).returncode == 0
@@ -557,9 +561,8 @@ def test_one_repository_under_two_roots_is_two_sessions_needing_attention(tmp_pa
     crawl([str(r) for r in roots], out, workers=1, point="n2")
     check(out)
     html = build(out, str(tmp_path / "report.html")).path.read_text()
-    assert "The 2 sessions that were clean (or not there) at <code>n1</code>" in " ".join(
-        html.split()
-    )
+    text = " ".join(html.split())
+    assert "The 2 sessions that were clean (or not there) at <code><bdi>n1</bdi></code>" in text
     entries = [(a, t) for a, t in Page(html).sections["worst"].items if "data-failing" in a]
     assert len(entries) == 4, "two newly failing, the same two with the most failing rules"
     for _, text in entries:
