@@ -303,10 +303,13 @@ def trend_chart(
         return _note("No rates yet.")
     titles = {t.rule_id: t.rule_id + MARKS.get(moved.get(t.rule_id, ""), "") for t in rated}
     panels = [titles[r] for r in sorted(titles, key=lambda rule: (rule not in moved, rule))]
+    # A night with no rate (no session at the rule's gate) is a null the line and band break
+    # at, not left out: left out, the line ran through its place as if it had a rate.
     rows = [
         {"rule": titles[t.rule_id], "point": labels[t.point], "rate": t.rate}
         | {"lo": t.rate_lo, "hi": t.rate_hi}
-        for t in rated
+        for t in trend
+        if t.rule_id in titles and t.point in labels
     ]
     x = alt.X(
         "point:O",
@@ -318,10 +321,18 @@ def trend_chart(
     color = alt.Color(
         "rule:N", scale=alt.Scale(domain=panels, range=palette(len(panels))), legend=None
     )
-    band = alt.Chart().mark_area(opacity=0.18).encode(x=x, y="lo:Q", y2="hi:Q", color=color)
+    gapped = any(row["rate"] is None for row in rows)
+    band = (
+        alt.Chart()
+        .mark_area(opacity=0.18, invalid="break-paths-filter-domains")
+        .encode(x=x, y="lo:Q", y2="hi:Q", color=color)
+    )
     line = (
         alt.Chart()
-        .mark_line(point=len(order) <= 12, strokeWidth=2)
+        # A night between two gaps is a path of one point: only its mark shows it.
+        .mark_line(
+            point=len(order) <= 12 or gapped, strokeWidth=2, invalid="break-paths-filter-domains"
+        )
         .encode(
             x=x,
             y=alt.Y(

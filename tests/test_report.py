@@ -542,6 +542,39 @@ def test_the_trend_names_a_point_as_it_was_named() -> None:
     assert charts.point_labels([own]) == {own.name: "Nov 30"}
 
 
+def test_the_trend_breaks_where_a_rule_had_no_rate() -> None:
+    """A rule with no session at its gate on the middle night was drawn as a line (and band)
+    straight from the first night to the last, through the middle night's place on the axis,
+    as if it had a rate there (found by a hunt). The line and the band break at a night with
+    no rate; the nights on each side keep their marks."""
+    from datetime import UTC, datetime
+
+    from pipeline.stats import TrendRate
+
+    when = datetime(2026, 11, 1, 2, tzinfo=UTC)
+    names = ["g1", "g2", "g3"]
+    history = [Point(n, i + 1, when, (n,), {}) for i, n in enumerate(names)]
+
+    def rate(point: str, rule: str, evaluated: int) -> TrendRate:
+        value, hi = (0.0, 0.79) if evaluated else (None, None)
+        return TrendRate(rule, "manifest", evaluated, 0, 0, 0, value, value, hi, point=point)
+
+    trend = [rate(n, "BS-FORK-03", 0 if n == "g2" else 1) for n in names]
+    trend += [rate(n, "BS-FORK-01", 1) for n in names]
+    svg = charts.trend_chart(trend, history).svg
+
+    def drawn(rule: str, mark: str) -> list[str]:
+        path = rf'<path aria-label="[^"]*rule: {rule}" [^>]*"{mark}"[^>]* d="([^"]*)"'
+        return re.findall(path, svg)
+
+    assert [d.count("L") for d in drawn("BS-FORK-01", "line mark")] == [2], "g1 to g2 to g3"
+    assert all(d.count("L") == 0 for d in drawn("BS-FORK-03", "line mark")), "no line over g2"
+    # Each piece of the band stands at one night: none spans g1 to g3.
+    pieces = [p for d in drawn("BS-FORK-03", "area mark") for p in d.split("Z") if p]
+    assert pieces and all(len(set(re.findall(r"[ML]([\d.]+),", p))) == 1 for p in pieces)
+    assert svg.count("rule: BS-FORK-03") >= 2, "g1 and g3 keep their marks"
+
+
 def test_palette_never_repeats() -> None:
     for n in (1, 3, 19, 20, 21, 45):
         colours = charts.palette(n)
