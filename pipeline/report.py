@@ -25,6 +25,7 @@ from pipeline import alarms, charts
 from pipeline.compare import (
     CLEAN,
     MEDIAN,
+    OTHER_MEASURE,
     Comparison,
     Row,
     Selector,
@@ -420,6 +421,8 @@ def _tiles(con: Any, at: dict[str, str], since: Since | None) -> list[Tile]:
     moved = Tile("rules moved", f"{worse} worse · {better} better", tone="bad" if worse else "")
     if since.comparison.other_measure:
         moved = Tile("rules moved", "not compared", "other rules or readers", tone="bad")
+        # Verdicts by other rules or readers: the clean share and failing count are not compared.
+        tiles[1:3] = [replace(t, delta="other rules", tone="") for t in tiles[1:3]]
     return [
         *tiles,
         moved,
@@ -490,6 +493,7 @@ def render(data: ReportData) -> str:
         clean_metric=CLEAN,
         median_metric=MEDIAN,
         moved=MOVED,
+        other_measure=OTHER_MEASURE,
         stages=STAGES,
     )
 

@@ -606,3 +606,42 @@ def test_a_later_point_not_checked_yet_is_named_on_the_page(tmp_path: Path) -> N
     check(out)
     text = " ".join(build(out, str(tmp_path / "r.html")).path.read_text().split())
     assert "not checked yet" not in text
+
+
+def test_the_rate_table_does_not_difference_two_measures(tmp_path: Path) -> None:
+    """The previous point checked under another rule set: "What changed" says its rates are
+    not compared, yet the rate table's "since" column showed BS-OPS-01 "-100.0%", the step of
+    the rule's own change read as the rule's rate moving, and the tiles read the clean share
+    "+100.0 pts" and failing sessions "−1", in green (found by a hunt). The column and those
+    tiles say "other rules" there, as the section and the rules-moved tile do."""
+    import os
+    import subprocess
+    import sys
+
+    root = tmp_path / "corpus"
+    shutil.copytree(FIXTURES / "cases" / "base" / "open" / "repo", root / "repo")
+    out = str(tmp_path / "out")
+    crawl([str(root)], out, workers=1, point="n1")
+    # n1 checked by a census whose BS-OPS-01 fails every session it reads.
+    census = tmp_path / "census"
+    for part in ("pipeline", "queries"):
+        shutil.copytree(Path(__file__).resolve().parent.parent / part, census / part)
+    rule = census / "queries" / "rules" / "BS-OPS-01.sql"
+    rule.write_text(rule.read_text().replace("where not coalesce(gitignore_star, false)", ""))
+    subprocess.run(
+        [sys.executable, "-m", "pipeline.cli", "check", "--out", out],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(census)},
+        capture_output=True,
+        check=True,
+    )
+    crawl([str(root)], out, workers=1, point="n2")
+    check(out)
+    page = Page(build(out, str(tmp_path / "r.html")).path.read_text())
+    rates = page.sections["rates"].tables[0]
+    assert rates.row("BS-OPS-01")["since n1"] == "other rules"
+    assert rates.row("BS-FORK-01")["since n1"] == "other rules"
+    cards = page.sections["run"].cards
+    assert "not compared rules moved other rules or readers" in cards, cards
+    assert "100.0% clean at their own gate other rules" in cards, "not +100.0 pts"
+    assert "0 failing a rule other rules" in cards, "not −1"
