@@ -411,7 +411,12 @@ def _tiles(con: Any, at: dict[str, str], since: Since | None) -> list[Tile]:
         Tile(
             "failing a rule",
             f"{now['failing']:,}",
-            *_delta(now["failing"], prior("failing"), worse_up=True),
+            # Sessions that vanished (an empty or missing root) were not fixed: no fall to show.
+            *(
+                ("no session seen", "bad")
+                if before and before["sessions"] and not now["sessions"]
+                else _delta(now["failing"], prior("failing"), worse_up=True)
+            ),
         ),
     ]
     if since is None:

@@ -645,3 +645,23 @@ def test_the_rate_table_does_not_difference_two_measures(tmp_path: Path) -> None
     assert "not compared rules moved other rules or readers" in cards, cards
     assert "100.0% clean at their own gate other rules" in cards, "not +100.0 pts"
     assert "0 failing a rule other rules" in cards, "not −1"
+
+
+def test_a_night_that_saw_no_session_is_no_fix(tmp_path: Path) -> None:
+    """A night whose crawl found no session (an empty or missing root) read "failing a rule 0
+    −1" in green, as if the failing session had been fixed; it vanished (found by a hunt). The
+    tile says no session was seen, as an alarm: the emptied night check alarms on."""
+    empty, root = tmp_path / "empty", tmp_path / "corpus"
+    empty.mkdir()
+    shutil.copytree(FIXTURES / "cases" / "base" / "open" / "repo", root / "repo")
+    (root / "repo" / "docs" / "research" / "demo-brainstorm" / "thesis.md").unlink()
+    out = str(tmp_path / "out")
+    crawl([str(root)], out, workers=1, point="n1")
+    crawl([str(empty)], out, workers=1, point="n2")
+    check(out)
+    html = build(out, str(tmp_path / "r.html")).path.read_text()
+    card = re.search(
+        r"<b>[^<]*</b><span>failing a rule</span><i class=\"([^\"]*)\">([^<]*)</i>", html
+    )
+    assert card is not None, html
+    assert card.groups() == ("delta bad", "no session seen"), card.group(0)
