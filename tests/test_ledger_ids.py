@@ -156,6 +156,20 @@ def _appended(line: str, text: str) -> str:
         ("- Reverts: D9", "D2 reverses D9"),
         ("- Reverted by: D9", "D2 is reversed by D9"),
         ("\nReverted by D9", "D2 is reversed by D9"),
+        # A reversal under a name the schema does not use: read as the field it means, noted,
+        # where BS-LEDGER-01 passed with no word (found by a hunt).
+        ("- Superseded by: D9", "D2 is reversed by D9"),
+        ("\n**Superseded by**: D9", "D2 is reversed by D9"),
+        ("- Undone by: D9", "D2 is reversed by D9"),
+        ("\nUndone by D9", "D2 is reversed by D9"),
+        ("- Overridden by: D9", "D2 is reversed by D9"),
+        ("- Replaced by: D9", "D2 is reversed by D9"),
+        ("- Supersedes: D9", "D2 reverses D9"),
+        ("\nSupersedes: D9", "D2 reverses D9"),
+        ("- **Replaces**: D9", "D2 reverses D9"),
+        ("\nReplaces D9", "D2 reverses D9"),
+        ("- Overrides: D9", "D2 reverses D9"),
+        ("- Undoes: D9", "D2 reverses D9"),
     ],
 )
 def test_another_form_of_a_reversal_is_read_and_noted(tmp_path: Path, line: str, said: str) -> None:
@@ -164,3 +178,20 @@ def test_another_form_of_a_reversal_is_read_and_noted(tmp_path: Path, line: str,
     messages = [f["message"] for f in outcome.findings]
     assert outcome.status == "fail", messages
     assert any(m.startswith(said) for m in messages), messages
+    assert any("is meant as a" in m for m in messages), messages
+
+
+# Prose that begins with such a word and goes on is no field: the base session still passes.
+@pytest.mark.parametrize(
+    "line",
+    [
+        "\nReplaces the old flow that D1 described.",
+        "- Overrides in D1 stay as they are",
+        "\nSupersedes nothing.",
+        "- Undone by hand when support asks",
+    ],
+)
+def test_prose_that_begins_with_a_reversal_word_passes(tmp_path: Path, line: str) -> None:
+    found = detect(str(_session(tmp_path, lambda t: t + line + "\n")), "session")
+    status, messages = _ledger_01(found)
+    assert status == "pass", messages

@@ -236,12 +236,20 @@ def _near(block: Block, rec: Records, after: str) -> list[tuple[str, str, int]]:
 
 # A list item or a plain line named by another form of Resolves or Reverses (`Resolved: F2`,
 # `Resolves forks: F2`, `Resolve F2`, `Resolution: F2`, `Reversal of: D1`, `Reverts: D1`,
-# `Reverted by: D9`) before the ID that field takes: meant as that field, which a reader
-# would otherwise drop without a word (spec §3.1, fail closed). Without a separator only IDs
-# may follow (`Resolving F2 needs data` is prose).
+# `Reverted by: D9`), or by a word the schema does not use for a reversal (`Supersedes: D9`,
+# `Replaces: D9`, `Overrides: D9`, `Superseded by: D9`, `Undone by: D9`) before the ID that
+# field takes: meant as that field, which a reader would otherwise drop without a word (spec
+# §3.1, fail closed). Without a separator only IDs may follow (`Resolving F2 needs data` is
+# prose).
+_RESOLVE_WORDS = ("resol",)
 _OTHER_NAME = (
-    r"(?i:resolv|resolu|revers|revert)[A-Za-z]*+"
-    r"(?:[ \t]++(?i:forks?|decisions?|entr(?:y|ies)|of|in|by))?+"
+    r"(?i:resolv|resolu|revers|revert|supersed|replac|overr[io]d|undo|undid)"
+    r"[A-Za-z]*+(?:[ \t]++(?i:forks?|decisions?|entr(?:y|ies)|of|in|by))?+"
+)
+# The names among them that say which entry reversed this one (`Reversed: D5`, `Undone by:
+# D9`): the `Reversed by` annotation; the others say which entry this one reverses.
+_REVERSED_BY_NAME_RE = re.compile(
+    r"(?:reversed|reverted|superseded|replaced|overridden|undone)(?: by)?|.* by"
 )
 _MISNAMED_RE = re.compile(
     rf"[*_`]*+(?P<name>{_OTHER_NAME})[*_`]*+[ \t]*+(?P<sep>[:=\u2014\u2013-]?)[ \t]*+"
@@ -272,8 +280,8 @@ def _misnamed_key(m: re.Match[str], text: str) -> str | None:
         return None
     if not m["sep"] and not _IDS_ONLY_RE.fullmatch(m["value"].strip()):
         return None
-    key = "resolves" if name.startswith("resol") else "reverses"
-    if name.startswith(("reversed", "reverted")):
+    key = "resolves" if name.startswith(_RESOLVE_WORDS) else "reverses"
+    if key == "reverses" and _REVERSED_BY_NAME_RE.fullmatch(name):
         key = "reversed_by"  # `Reversed: D5` says which entry reversed this one
     return key if m["letter"] == ("F" if key == "resolves" else "D") else None
 
