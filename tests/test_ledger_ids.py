@@ -123,6 +123,15 @@ def test_a_crawl_and_check_fail_on_the_second_id(tmp_path: Path) -> None:
         "\nResolved: F2",
         "\nResolve F2",
         "\n**Resolution**: F2",
+        # A fork closed under a name the schema does not use: it vanished with no note, and
+        # BS-FORK-02 passed with F2 still open (found by a hunt).
+        "- Closes: F2",
+        "\nCloses: F2",
+        "- Fixes: F2",
+        "- **Settles**: F2",
+        "\nSettles F2",
+        "- Answers: F2",
+        "- Closed: F1, F2",
     ],
 )
 def test_another_form_of_resolves_is_read_and_noted(tmp_path: Path, line: str) -> None:
@@ -138,6 +147,18 @@ def test_another_form_of_resolves_is_read_and_noted(tmp_path: Path, line: str) -
     for n, said in enumerate(["- Resolving F2 needs data", "\nResolving F2 needs data"]):
         prose = detect(str(_session(tmp_path / f"p{n}", partial(_appended, said))))
         assert next(o for o in prose.outcomes if o.rule == "BS-FORK-02").status == "pass"
+
+
+# A pointer to a fork is no closing of it: these stay prose, with no note.
+@pytest.mark.parametrize(
+    "line",
+    ["- See also: F2", "\nRelated: F2", "- Context: F2", "- Closes when F2 is settled, D2 holds"],
+)
+def test_a_pointer_to_a_fork_stays_prose(tmp_path: Path, line: str) -> None:
+    found = detect(str(_session(tmp_path, lambda t: t + line + "\n")), "session")
+    outcome = next(o for o in found.outcomes if o.rule == "BS-FORK-02")
+    assert outcome.status == "pass", [f["message"] for f in outcome.findings]
+    assert not [n for n in found.notes if n["code"] == "malformed-field"], found.notes
 
 
 def _appended(line: str, text: str) -> str:

@@ -236,14 +236,15 @@ def _near(block: Block, rec: Records, after: str) -> list[tuple[str, str, int]]:
 
 # A list item or a plain line named by another form of Resolves or Reverses (`Resolved: F2`,
 # `Resolves forks: F2`, `Resolve F2`, `Resolution: F2`, `Reversal of: D1`, `Reverts: D1`,
-# `Reverted by: D9`), or by a word the schema does not use for a reversal (`Supersedes: D9`,
-# `Replaces: D9`, `Overrides: D9`, `Superseded by: D9`, `Undone by: D9`) before the ID that
-# field takes: meant as that field, which a reader would otherwise drop without a word (spec
-# §3.1, fail closed). Without a separator only IDs may follow (`Resolving F2 needs data` is
-# prose).
-_RESOLVE_WORDS = ("resol",)
+# `Reverted by: D9`), or by a word the schema does not use for them (`Closes: F1`, `Fixes:
+# F1`, `Settles: F1`, `Answers: F1`; `Supersedes: D9`, `Replaces: D9`, `Overrides: D9`,
+# `Superseded by: D9`, `Undone by: D9`) before the ID that field takes: meant as that field,
+# which a reader would otherwise drop without a word (spec §3.1, fail closed). Without a
+# separator only IDs may follow (`Resolving F2 needs data` is prose); a pointer (`See also:
+# F1`, `Related: F1`) is no such word.
+_RESOLVE_WORDS = ("resol", "clos", "fix", "settl", "answer")
 _OTHER_NAME = (
-    r"(?i:resolv|resolu|revers|revert|supersed|replac|overr[io]d|undo|undid)"
+    r"(?i:resolv|resolu|revers|revert|clos|fix|settl|answer|supersed|replac|overr[io]d|undo|undid)"
     r"[A-Za-z]*+(?:[ \t]++(?i:forks?|decisions?|entr(?:y|ies)|of|in|by))?+"
 )
 # The names among them that say which entry reversed this one (`Reversed: D5`, `Undone by:
