@@ -156,6 +156,31 @@ def test_a_status_just_above_a_later_round_line_is_that_rounds() -> None:
     assert (row["round"], row["status"], row["status_line"]) == (2, "proposed", 16)
 
 
+# The newest round written first, as a log written newest-on-top: read in file order, Round 1
+# (applied) was the current state and the move rule passed though Round 2 was only proposed
+# (found by a hunt). A round that does not come after the one above it fails the rules that
+# read the current round.
+@pytest.mark.parametrize(
+    "head",
+    [
+        "# Harvest manifest — demo\nRound: 2\nStatus: proposed\n\n" + HEAD.split("\n", 1)[1],
+        "# Harvest manifest — demo\nRound: 1\nStatus: proposed\n\n" + HEAD.split("\n", 1)[1],
+    ],
+    ids=["descending", "repeated"],
+)
+def test_a_round_that_does_not_follow_the_one_above_fails(tmp_path: Path, head: str) -> None:
+    rules, notes, verdict = detect(tmp_path, manifest(head=head))
+    assert verdict == "failing", rules
+    for rule in ("BS-MANIFEST-01", "CENSUS-MOVE-01", "BS-USELESS-01"):
+        assert status(rules, rule) == "fail", rules
+    assert any("does not come after Round" in note for note in notes), notes
+
+
+def test_rounds_that_ascend_are_no_issue() -> None:
+    rec = read(manifest(tail="\nRound: 2\nStatus: proposed\n\nRound: 3\nStatus: applied\n"))
+    assert rec.of("parse_issues") == []
+
+
 def test_a_long_destination_cell_reads_in_linear_time(tmp_path: Path) -> None:
     """About 400 KB of `[a](` on one line: the old pattern rescanned the rest of the cell
     from every `[`, minutes of work; a linear reading takes well under a second."""

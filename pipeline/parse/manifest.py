@@ -163,7 +163,8 @@ def parse_manifest(
         for key, value, line in _preamble_first(block):
             if key == "round":
                 rounds += 1
-                current = _next_round(current, rows, _round(value, line, rec), line, rounds)
+                num = _after(rec, current["round"] if rounds > 1 else None, value, line)
+                current = _next_round(current, rows, num, line, rounds)
                 useless, round_heading = 0, None
             elif key == "status" or useless:
                 _field(rec, current, key, value, line)
@@ -314,6 +315,25 @@ def _unread_round(rec: Records, heading: Heading | None) -> None:
     if heading is not None:
         message = f"heading '{heading.text[:80]}' is no 'Round:' line, so it starts no round"
         rec.issue(FILE, heading.line, "round-heading", message, "BS-MANIFEST-01")
+
+
+# The rules that read the manifest's current round, which a round out of order leaves unknown.
+_CURRENT_ROUND_RULES = ("BS-MANIFEST-01", "CENSUS-MOVE-01", "BS-USELESS-01")
+
+
+def _after(rec: Records, above: int | None, value: str, line: int) -> int | None:
+    """The number of a `Round:` line; one not greater than the round above it (`Round: 2`
+    written above `Round: 1`, newest first) leaves the current round unknown, since the last
+    in file order is read as it: each rule that reads it fails (spec §3.1, fail closed)."""
+    num = _round(value, line, rec)
+    if num is not None and above is not None and num <= above:
+        message = (
+            f"Round {num} does not come after Round {above} above it; the last round in the "
+            "file is read as the manifest's current state, so write rounds oldest first"
+        )
+        for rule in _CURRENT_ROUND_RULES:
+            rec.issue(FILE, line, "round-order", message, rule)
+    return num
 
 
 def _round(value: str, line: int, rec: Records) -> int | None:
