@@ -300,6 +300,11 @@ def test_a_sub_bullet_under_a_sync_item_is_part_of_its_line() -> None:
         # A dispatch written as a table row with no table (found by a hunt).
         "| S3 | on-demand | 2026-07-08T14:40Z | full |",
         "| **S3** | on-demand | 2026-07-08T14:40Z | full |",
+        # A result written in words, the S# and its outcome near the line's start: it was
+        # read as the wrapped end of S2's summary (found by a hunt).
+        "Result S3: reconciled (2026-07-08T14:41Z)",
+        "(S3 reconciled at 14:41)",
+        "Sync S3 failed: timed out",
     ],
 )
 def test_a_sync_line_misspelt_right_under_another_is_an_issue_never_its_wrapped_end(

@@ -54,12 +54,14 @@ _OUTCOMES = ("reconciled", "failed")
 # A line that begins like a sync line (`S3 | …`, `**S3** → …`).
 _SYNC_START_RE = re.compile(r"[ \t*_`]*+S\d")
 # A line meant as a sync line of its own though it does not begin like one (`s3 | gate: …`,
-# `S 3 → failed …`, a table row with no table `| S3 | on-demand | …`): never the wrapped end
-# of the line above, where it would vanish.
+# `S 3 → failed …`, a table row with no table `| S3 | on-demand | …`, a result in words near
+# the line's start, `Result S3: reconciled …`): never the wrapped end of the line above,
+# where it would vanish.
 _MEANT_AS_SYNC_RE = re.compile(
     r"(?i)^[ \t*_`]*+s[ \t]*+\d|^[ \t]*+\|[ \t*_`]*+s[ \t]*+\d++[ \t*_`]*+\|"
     r"|\|[ \t*_`]*+(?:gate|dispatched|scope)[ \t*_`]*+:"
     r"|(?:→|->|&rarr;)[ \t*_`]*+(?:reconciled|failed)\b"
+    r"|^[^|]{0,30}?(?<![A-Za-z0-9])S\d++(?![A-Za-z0-9])[^|]{0,12}?\b(?:reconciled|failed)\b"
 )
 # Indentation, quote markers and list markers before a line's text inside a block.
 # Fence lines (of the block or of one nested in it) and breaks or setext underlines.
