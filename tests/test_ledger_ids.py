@@ -132,6 +132,12 @@ def test_a_crawl_and_check_fail_on_the_second_id(tmp_path: Path) -> None:
         "\nSettles F2",
         "- Answers: F2",
         "- Closed: F1, F2",
+        # The ID behind a mark or a word, as the Resolves field itself reads it: the line
+        # vanished with no note (found by a hunt).
+        "- Resolved: #F2",
+        "- Resolved: (F2)",
+        "- Closes: fork F2",
+        "\nResolved #F2",
     ],
 )
 def test_another_form_of_resolves_is_read_and_noted(tmp_path: Path, line: str) -> None:
@@ -191,6 +197,8 @@ def _appended(line: str, text: str) -> str:
         ("\nReplaces D9", "D2 reverses D9"),
         ("- Overrides: D9", "D2 reverses D9"),
         ("- Undoes: D9", "D2 reverses D9"),
+        ("- Reverts: #D9", "D2 reverses D9"),
+        ("- Superseded by: (D9)", "D2 is reversed by D9"),
     ],
 )
 def test_another_form_of_a_reversal_is_read_and_noted(tmp_path: Path, line: str, said: str) -> None:

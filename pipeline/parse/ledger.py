@@ -252,11 +252,17 @@ _OTHER_NAME = (
 _REVERSED_BY_NAME_RE = re.compile(
     r"(?:reversed|reverted|superseded|replaced|overridden|undone)(?: by)?|.* by"
 )
+# The ID may stand behind a mark or a word, as the field's own value is read (`#F2`, `(F2)`,
+# `"F2"`, `fork F2`).
 _MISNAMED_RE = re.compile(
     rf"[*_`]*+(?P<name>{_OTHER_NAME})[*_`]*+[ \t]*+(?P<sep>[:=\u2014\u2013-]?)[ \t]*+"
-    r"(?P<value>[*_`\[]*+(?P<letter>[FD])\d+.*)"
+    r"(?P<value>[*_`\[(#\"'\u201c\u2018]*+(?:(?i:forks?|decisions?)[ \t]++)?+"
+    r"(?P<letter>[FD])\d+.*)"
 )
-_IDS_ONLY_RE = re.compile(r"(?:[*_`\[\]]*+[FD]\d+[*_`\]]*+(?:[ \t]*+(?:,|&|and)[ \t]*+)?)++")
+_IDS_ONLY_RE = re.compile(
+    r"(?:[*_`\[\](#\"'\u201c\u2018]*+[FD]\d+[*_`\])\"'\u201d\u2019]*+"
+    r"(?:[ \t]*+(?:,|&|and)[ \t]*+)?)++"
+)
 
 
 def _misnamed(block: Block) -> list[NearField]:
