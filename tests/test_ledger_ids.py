@@ -158,7 +158,13 @@ def test_another_form_of_resolves_is_read_and_noted(tmp_path: Path, line: str) -
 # A pointer to a fork is no closing of it: these stay prose, with no note.
 @pytest.mark.parametrize(
     "line",
-    ["- See also: F2", "\nRelated: F2", "- Context: F2", "- Closes when F2 is settled, D2 holds"],
+    [
+        "- See also: F2",
+        "\nRelated: F2",
+        "- Context: F2",
+        "- Closes when F2 is settled, D2 holds",
+        "- Fixtures: F2 samples",
+    ],
 )
 def test_a_pointer_to_a_fork_stays_prose(tmp_path: Path, line: str) -> None:
     found = detect(str(_session(tmp_path, lambda t: t + line + "\n")), "session")
@@ -218,6 +224,8 @@ def test_another_form_of_a_reversal_is_read_and_noted(tmp_path: Path, line: str,
         "- Overrides in D1 stay as they are",
         "\nSupersedes nothing.",
         "- Undone by hand when support asks",
+        # A word that only begins like one of them is another word.
+        "- Undocumented: D1 in the runbook",
     ],
 )
 def test_prose_that_begins_with_a_reversal_word_passes(tmp_path: Path, line: str) -> None:

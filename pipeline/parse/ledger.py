@@ -244,8 +244,11 @@ def _near(block: Block, rec: Records, after: str) -> list[tuple[str, str, int]]:
 # F1`, `Related: F1`) is no such word.
 _RESOLVE_WORDS = ("resol", "clos", "fix", "settl", "answer")
 _OTHER_NAME = (
-    r"(?i:resolv|resolu|revers|revert|clos|fix|settl|answer|supersed|replac|overr[io]d|undo|undid)"
-    r"[A-Za-z]*+(?:[ \t]++(?i:forks?|decisions?|entr(?:y|ies)|of|in|by))?+"
+    r"(?:(?i:resolv|resolu|revers|revert)[A-Za-z]*+"
+    # The words the schema does not use, whole (`Undocumented` is not `Undo`).
+    r"|(?i:close[sd]?|closing|fix(?:e[sd])?|settle[sd]?|answer(?:s|ed)?|supersede[sd]?"
+    r"|replace[sd]?|overrid(?:e[sn]?|den)|overrode|undo(?:es|ne)?|undid)(?![A-Za-z]))"
+    r"(?:[ \t]++(?i:forks?|decisions?|entr(?:y|ies)|of|in|by))?+"
 )
 # The names among them that say which entry reversed this one (`Reversed: D5`, `Undone by:
 # D9`): the `Reversed by` annotation; the others say which entry this one reverses.
