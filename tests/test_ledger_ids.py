@@ -138,6 +138,9 @@ def test_a_crawl_and_check_fail_on_the_second_id(tmp_path: Path) -> None:
         "- Resolved: (F2)",
         "- Closes: fork F2",
         "\nResolved #F2",
+        # The colon inside the emphasis, as §3.1 writes `**Status:**` (found by a hunt).
+        "- **Resolved:** F2",
+        "- **Closes:** F2",
     ],
 )
 def test_another_form_of_resolves_is_read_and_noted(tmp_path: Path, line: str) -> None:
@@ -205,6 +208,8 @@ def _appended(line: str, text: str) -> str:
         ("- Undoes: D9", "D2 reverses D9"),
         ("- Reverts: #D9", "D2 reverses D9"),
         ("- Superseded by: (D9)", "D2 is reversed by D9"),
+        ("- **Superseded by:** D9", "D2 is reversed by D9"),
+        ("\n**Reverts:** D9", "D2 reverses D9"),
     ],
 )
 def test_another_form_of_a_reversal_is_read_and_noted(tmp_path: Path, line: str, said: str) -> None:

@@ -256,9 +256,9 @@ _REVERSED_BY_NAME_RE = re.compile(
     r"(?:reversed|reverted|superseded|replaced|overridden|undone)(?: by)?|.* by"
 )
 # The ID may stand behind a mark or a word, as the field's own value is read (`#F2`, `(F2)`,
-# `"F2"`, `fork F2`).
+# `"F2"`, `fork F2`); the separator inside the name's emphasis too (`**Resolved:** F2`).
 _MISNAMED_RE = re.compile(
-    rf"[*_`]*+(?P<name>{_OTHER_NAME})[*_`]*+[ \t]*+(?P<sep>[:=\u2014\u2013-]?)[ \t]*+"
+    rf"[*_`]*+(?P<name>{_OTHER_NAME})[*_`]*+[ \t]*+(?P<sep>[:=\u2014\u2013-]?)[*_`]*+[ \t]*+"
     r"(?P<value>[*_`\[(#\"'\u201c\u2018]*+(?:(?i:forks?|decisions?)[ \t]++)?+"
     r"(?P<letter>[FD])\d+.*)"
 )
