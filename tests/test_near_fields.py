@@ -331,6 +331,10 @@ def test_a_raiser_after_a_hard_line_break_is_read(tmp_path: Path, name: str) -> 
         "- **Raiser**: twin (S99)",
         "- Raised in S99",
         "\nRaised: twin (S99)",
+        # The colon inside the name's emphasis, as §3.1 writes `**Status:**`: the line
+        # vanished when a sync came first (found by a hunt).
+        "- **Raised in:** S99",
+        "- **Raised:** S99",
     ],
 )
 def test_another_form_of_raised_by_is_read_and_fails(tmp_path: Path, line: str) -> None:
