@@ -141,6 +141,10 @@ def test_a_crawl_and_check_fail_on_the_second_id(tmp_path: Path) -> None:
         # The colon inside the emphasis, as §3.1 writes `**Status:**` (found by a hunt).
         "- **Resolved:** F2",
         "- **Closes:** F2",
+        # As the page shows it: a struck ID names nothing, a `<br>` breaks the line (found by
+        # a hunt: both vanished).
+        "- Closes: ~~F4~~ F2",
+        "- Resolved:<br>F2",
     ],
 )
 def test_another_form_of_resolves_is_read_and_noted(tmp_path: Path, line: str) -> None:

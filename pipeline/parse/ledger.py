@@ -273,7 +273,9 @@ def _misnamed(block: Block) -> list[NearField]:
     a list item's first line, or a paragraph's line whose name is capitalised."""
     found = []
     for line, text in own_lines(block):
-        m = _MISNAMED_RE.fullmatch(text.strip())
+        # As the page shows it: `~~F4~~ F2` names F2, `Resolved:<br>F2` breaks before it.
+        seen = BREAK_RE.sub(" ", shown(text)) if "~" in text or "<" in text else text
+        m = _MISNAMED_RE.fullmatch(seen.strip())
         if m is None or (isinstance(block, Paragraph) and not m["name"][0].isupper()):
             continue
         key = _misnamed_key(m, text)
