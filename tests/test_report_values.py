@@ -576,18 +576,26 @@ def test_one_repository_under_two_roots_is_two_sessions_needing_attention(tmp_pa
     assert sorted(links) == sorted(ids), "each newly failing session links to its own entry"
 
 
-def test_tiles_change_from_zero_after_a_point_that_saw_no_session(tmp_path: Path) -> None:
-    """A point that saw no session has no row in the summary query, and the tiles read it as
-    no previous point: after an empty night, "sessions" and "failing a rule" showed no change
-    at all, where the reverse showed "−1" (found by a hunt). It counts as zeros: "+1"."""
+def _empty_and_failing_nights(tmp_path: Path, empty_first: bool) -> str:
+    """OUT with two checked nights, n1 and n2: one that saw no session (an empty root), and one
+    that saw a session failing BS-THESIS-01, in the order asked."""
     empty, root = tmp_path / "empty", tmp_path / "corpus"
     empty.mkdir()
     shutil.copytree(FIXTURES / "cases" / "base" / "open" / "repo", root / "repo")
     (root / "repo" / "docs" / "research" / "demo-brainstorm" / "thesis.md").unlink()
     out = str(tmp_path / "out")
-    crawl([str(empty)], out, workers=1, point="n1")
-    crawl([str(root)], out, workers=1, point="n2")
+    nights = [empty, root] if empty_first else [root, empty]
+    for n, night in enumerate(nights, 1):
+        crawl([str(night)], out, workers=1, point=f"n{n}")
     check(out)
+    return out
+
+
+def test_tiles_change_from_zero_after_a_point_that_saw_no_session(tmp_path: Path) -> None:
+    """A point that saw no session has no row in the summary query, and the tiles read it as
+    no previous point: after an empty night, "sessions" and "failing a rule" showed no change
+    at all, where the reverse showed "−1" (found by a hunt). It counts as zeros: "+1"."""
+    out = _empty_and_failing_nights(tmp_path, empty_first=True)
     cards = Page(build(out, str(tmp_path / "r.html")).path.read_text()).sections["run"].cards
     assert "1 sessions +1" in cards and "1 failing a rule +1" in cards, cards
     assert "0.0% clean at their own gate" in cards, "no share at n1: nothing to change from"
@@ -651,14 +659,7 @@ def test_a_night_that_saw_no_session_is_no_fix(tmp_path: Path) -> None:
     """A night whose crawl found no session (an empty or missing root) read "failing a rule 0
     −1" in green, as if the failing session had been fixed; it vanished (found by a hunt). The
     tile says no session was seen, as an alarm: the emptied night check alarms on."""
-    empty, root = tmp_path / "empty", tmp_path / "corpus"
-    empty.mkdir()
-    shutil.copytree(FIXTURES / "cases" / "base" / "open" / "repo", root / "repo")
-    (root / "repo" / "docs" / "research" / "demo-brainstorm" / "thesis.md").unlink()
-    out = str(tmp_path / "out")
-    crawl([str(root)], out, workers=1, point="n1")
-    crawl([str(empty)], out, workers=1, point="n2")
-    check(out)
+    out = _empty_and_failing_nights(tmp_path, empty_first=False)
     html = build(out, str(tmp_path / "r.html")).path.read_text()
     card = re.search(
         r"<b>[^<]*</b><span>failing a rule</span><i class=\"([^\"]*)\">([^<]*)</i>", html
