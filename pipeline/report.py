@@ -45,7 +45,15 @@ from pipeline.select import Point, all_points, labels_text, previous, resolve, u
 from pipeline.stats import Lifetime, Stats, compute, keep_session_verdicts, longest_open
 from pipeline.stats_text import censored_text, reach_text
 from pipeline.store import Out
-from pipeline.textout import count_rate, difference_interval, interval, num, pct, plural
+from pipeline.textout import (
+    count_rate,
+    difference_interval,
+    interval,
+    num,
+    pct,
+    plural,
+    reads_zero,
+)
 from pipeline.visible import visible
 from pipeline.vocabulary import REGRESSION_DEFAULT, STAGES
 
@@ -376,7 +384,7 @@ def _delta(
         return "", ""
     change = now - before
     text = num(change, digits, signed=True, unit=unit)
-    if not any(c in "123456789" for c in text):
+    if reads_zero(text):
         return "no change", ""
     tone = "" if worse_up is None else "bad" if (change > 0) == worse_up else "good"
     return text.replace("-", "−", 1), tone

@@ -20,9 +20,14 @@ DASH = "–"
 PIPE_WIDTH = 160
 
 
+def reads_zero(text: str) -> bool:
+    """Whether a formatted value shows as zero ('0.0%', '-0.00 h'): no digit but 0 in it."""
+    return not any(c in "123456789" for c in text)
+
+
 def _unsigned_zero(text: str) -> str:
     """'-0.0%' → '0.0%', '+0.0 h' → '0.0 h': a value that rounds to zero has no sign."""
-    if text[:1] in "+-" and not any(c in "123456789" for c in text):
+    if text[:1] in "+-" and reads_zero(text):
         return text[1:]
     return text
 
@@ -33,7 +38,7 @@ def pct(value: float | None, digits: int = 1, signed: bool = False) -> str:
     text = _unsigned_zero(f"{value:{'+' if signed else ''}.{digits}%}")
     # A share strictly between none and all (1 of 3,000 failing, 2,999 of 3,000) never reads
     # as 0.0% or 100.0%: it takes the fewest decimals that show it is neither.
-    rounded = not any(c in "123456789" for c in text) or text.startswith("100")
+    rounded = reads_zero(text) or text.startswith("100")
     if not signed and 0 < value < 1 and rounded and digits < EXACT_DIGITS:
         return pct(value, digits + 1)
     return text
@@ -101,7 +106,7 @@ def difference_interval(
         # The verdict reads each end's sign: an end off zero is never shown as zero, so a
         # regression's interval never reads '0.0% … +70.9%' (the fewest decimals that show it).
         for digits in range(1, EXACT_DIGITS):
-            if not value or any(c in "123456789" for c in shown(value, digits)):
+            if not value or not reads_zero(shown(value, digits)):
                 return shown(value, digits)
         return shown(value, EXACT_DIGITS)
 
