@@ -806,8 +806,12 @@ def sql(
     )
     _repair(out)
     result = run_query(str(out), text, format_.value, output, run, _labels(label))
-    if result is not None:
-        typer.echo(result, nl=False)
+    if result is not None and sys.stdout.isatty():
+        typer.echo(result, nl=False)  # strips escape sequences: a value may be hostile text
+    elif result is not None:
+        # Into a pipe or a file the result is data: every character of a value, as written.
+        sys.stdout.write(result)
+        sys.stdout.flush()
 
 
 @app.command()

@@ -658,6 +658,16 @@ def test_sql_csv_spells_a_fixed_size_array_as_duckdb_does(crawled: Path) -> None
     assert csv.output.splitlines() == ["a", "\"['2026-01-01 00:00:00+00', NULL]\""], csv.output
 
 
+def test_sql_csv_into_a_pipe_keeps_every_character_of_a_value(crawled: Path) -> None:
+    """CSV written to a pipe or a file is data: an escape sequence in a value (a hostile fork
+    title `Evil\\x1b[2J title`) came out `Evil title`, silently changed, while JSON kept
+    `\\u001b` (found by a hunt). Only a terminal is spared raw control characters."""
+    query = "SELECT 'Evil' || chr(27) || '[2J title' AS t"
+    csv = runner.invoke(app, ["sql", query, "--out", str(crawled), "--format", "csv"])
+    assert csv.exit_code == 0, csv.output
+    assert csv.output.splitlines() == ["t", "Evil\x1b[2J title"], csv.output
+
+
 def test_sql_error_is_one_line_exit_2(crawled: Path) -> None:
     result = runner.invoke(app, ["sql", "SELECT nope FROM snapshots", "--out", str(crawled)])
     assert result.exit_code == 2
