@@ -260,6 +260,35 @@ def test_working_tree_fails_ops_02_for_an_ops_file_any_commit_tracked(
     assert rows[0][1].startswith(f"ops/capture.md is tracked by git (commit {shas['ops']})")
 
 
+def test_a_commit_snapshot_without_ops_skips_each_manifest_rule_for_that_reason(
+    tmp_path: Path,
+) -> None:
+    """A commit keeps no ops/ (it is ignored), so the manifest is not there to read: every rule
+    that reads it is skipped because ops/ is not kept in git, BS-HARVEST-01 included — never
+    `no manifest`, which would say the session had none (the working tree has one)."""
+    repo = copy_tree(FIXTURES / "cases" / "base" / "applied" / "repo", tmp_path / "root" / "repo")
+    git(repo, "init", "-q")
+    commit(repo, "2026-07-10T17:00:00Z", "apply the harvest")
+    out = Out(tmp_path / "out")
+    crawl([str(repo.parent)], str(out.root), workers=1, git_history=True)
+    check(str(out.root))
+    rows = dict(
+        connect(out)
+        .execute(
+            """
+            SELECT r.rule_id, r.message FROM observations o JOIN rule_results r USING (snapshot_id)
+            WHERE o."commit" IS NOT NULL AND r.gate = 'move' AND r.status = 'skipped'
+            """
+        )
+        .fetchall()
+    )
+    ops_rules = {"BS-OPS-01", "BS-COMPOSE-02", "BS-SYNC-01", "BS-SYNC-02", "BS-MANIFEST-01"}
+    manifest_rules = {"BS-USELESS-01", "CENSUS-MOVE-01", "BS-HARVEST-01"}
+    assert rows == dict.fromkeys(
+        ops_rules | manifest_rules, "ops/ is not kept in git (a commit snapshot)"
+    )
+
+
 def _working_tree_ops_02(root: Path, out_path: Path) -> list[tuple[str, str]]:
     """BS-OPS-02's status and message on each working tree of a --git-history crawl of root."""
     out = Out(out_path)

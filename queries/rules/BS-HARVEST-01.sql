@@ -2,6 +2,7 @@
 -- gate: move
 -- description: No destination document links into the session folder (research: every existing path a Destination cell names, in every round; history: every Markdown document outside docs/research/ and docs/history/).
 -- reads: ops/manifest.md
+-- skip: location = 'research' and commit_snapshot and not ops_exists => ops/ is not kept in git (a commit snapshot)
 -- skip: location = 'research' and not manifest_exists => no manifest
 select l.snapshot_id, '/' || l.file as file, l.line,
     '/' || l.file || ' links into the session folder (' || l.target || '); point it at the harvested document instead' as message
