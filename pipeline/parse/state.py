@@ -97,6 +97,7 @@ def parse_state(lines: list[str], rec: Records) -> None:
             heading = note_heading_field(rec, FILE, block, _FIELDS, _IN_HEADING, _needed_by, below)
             unread += [(*heading, "unread-field")] if heading else []
             if map_level and block.level > map_level:
+                _heading_in_map(block, rec)
                 continue  # a subheading inside the map
             if map_level:
                 spans[-1][1] = block.line
@@ -196,6 +197,18 @@ def _not_bullets(block: Block, rec: Records) -> None:
     for line, text in lines:
         message = f"{how}: not read as an aspect ('{text[:80]}'); write `- name — … → refs`"
         _unread_aspect(rec, line, "aspect-not-bullet", message)
+
+
+def _heading_in_map(block: Heading, rec: Records) -> None:
+    """A subheading of the map groups its bullets (`### Delivery`); one written as an aspect
+    (`### quiet hours — … → none yet`) is meant as one but is no bullet, so it is not read and
+    fails both aspect rules, as a plain line there does (§3.1, fail closed)."""
+    if _meant_as_aspect(block.text):
+        message = (
+            f"an aspect written as a heading, not a bullet: not read as an aspect "
+            f"('{block.text[:80]}'); write `- name — … → refs`"
+        )
+        _unread_aspect(rec, block.line, "aspect-not-bullet", message)
 
 
 def _unread_aspect(rec: Records, line: int, code: str, message: str) -> None:
