@@ -9,10 +9,21 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote
 
-from pipeline.parse.blocks import Block, Heading, Paragraph, Table, parse, split_cells
+from pipeline.parse.blocks import (
+    PREFIX_RE,
+    Block,
+    Document,
+    Heading,
+    Paragraph,
+    Table,
+    html_kind,
+    parse,
+    split_cells,
+)
 from pipeline.parse.lexical import ESCAPED_RE, bare, inline_text, shown, token
 from pipeline.parse.links import back_inside
 from pipeline.parse.reading import (
+    HIDDEN_HTML,
     as_fields,
     fields,
     first_line,
@@ -25,6 +36,7 @@ from pipeline.parse.reading import (
     section,
     table_fields,
     unclosed_block,
+    untagged,
 )
 from pipeline.parse.records import Records
 
@@ -170,7 +182,39 @@ def parse_manifest(
                 _field(rec, current, key, value, line)
     _unread_html(rec, in_html, len(lines) + 1, current)
     _unread_round(rec, round_heading)
+    _html_tables(rec, doc, lines)
     _write(rec, current, rounds, rows, exists)
+
+
+# An HTML table's first row and its cells (`<tr><th>#</th><th>What</th>…</tr>`).
+_HTML_ROW_RE = re.compile(r"(?is)<tr\b.*?</tr\s*>")
+_HTML_CELL_RE = re.compile(r"(?is)<t[hd]\b[^>]*>(.*?)</t[hd]\s*>")
+
+
+def _html_tables(rec: Records, doc: Document, lines: list[str]) -> None:
+    """A routing table written in HTML (`<table>` whose first row names the columns): the page
+    shows its rows, but CommonMark reads no Markdown table in an HTML block and the census
+    reads no HTML table, so neither the routes (BS-MANIFEST-01) nor the destinations' links
+    into the folder (BS-HARVEST-01) can be shown to hold (§3.1, fail closed). One inside a
+    comment is hidden on the page, meant as nothing."""
+    for first, last in doc.html:
+        opening = lines[first - 1]
+        if html_kind(opening, PREFIX_RE.match(opening).end()) in HIDDEN_HTML:  # type: ignore[union-attr]
+            continue
+        text = "\n".join(lines[first - 1 : last])
+        row = _HTML_ROW_RE.search(text)
+        if row is None:
+            continue
+        names = [bare(shown(untagged(cell))).lower() for cell in _HTML_CELL_RE.findall(row[0])]
+        if len(names) >= 3 and _routing(names):
+            line = first + text.count("\n", 0, row.start())
+            message = (
+                "a routing table written in HTML is not read (CommonMark reads no Markdown "
+                "table in an HTML block), so its rows are not routes; write it as "
+                "`| # | What | Source | Destination | Action |`"
+            )
+            for rule in ("BS-MANIFEST-01", "BS-HARVEST-01"):
+                rec.issue(FILE, line, "unread-table", message, rule)
 
 
 def _stray_rows(rec: Records, block: Paragraph) -> None:
