@@ -190,7 +190,7 @@ def _not_bullets(block: Block, rec: Records) -> None:
         lines = [(line, " | ".join(cells)) for line, cells in block.rows]
         how = "a table row in the aspect map"
     elif isinstance(block, Paragraph):
-        lines = [(line, text) for line, text in block.lines if _meant_as_aspect(text)]
+        lines = [(n, text) for n, text in block.lines if _meant_as_aspect(text) or _cites(text)]
         how = "an aspect written as a plain line, not a bullet"
     else:
         return
@@ -305,6 +305,17 @@ def _unread_fields(rec: Records, unread: list[tuple[str, str, int, str]]) -> Non
         elif key == "last_compose_raw":
             compose = (line, value, stamp(value)[0], code)
             snap.setdefault("other_last_compose", []).append(compose)
+
+
+def _cites(text: str) -> bool:
+    """Refs after an arrow (`which notifications fold → F1, D9`, under a `### batching`
+    subheading of the map): an aspect's refs on a line of their own, meant as one."""
+    arrow = split_arrow(decoded(shown(text)))
+    if arrow is None:
+        return False
+    refs = arrow[1]
+    found = (_REF_ID_RE, _THESIS_RE, _NONE_YET_RE, _FRAGMENT_RE)
+    return any(pattern.search(refs) is not None for pattern in found)
 
 
 def _meant_as_aspect(text: str) -> bool:
