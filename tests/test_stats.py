@@ -511,6 +511,37 @@ def test_vanished_reopened_and_still_listed_forks(tmp_path: Path) -> None:
     assert tuple(rows["F4"][f] for f in fields) == (False, False, "resolved", a, 6.0)
 
 
+def test_a_forks_raiser_and_its_raise_time_come_from_one_listing(tmp_path: Path) -> None:
+    """F1 is listed `Raised by: user` first and `twin (S2)` later; F2 the other way round.
+    The split by Raised by reads the first listing, so the raise time reads it too: F1 raised
+    by the user is raised when first seen open, not at S2's dispatch."""
+    session = Session(tmp_path / "corpus")
+    out = str(tmp_path / "out")
+    session.write(
+        "2026-07-10T10:00Z",
+        TURNS[:1],
+        S1[:2],
+        [(1, "open", "user"), (2, "open", "twin (S2)")],
+        {1: []},
+    )
+    crawl([str(tmp_path / "corpus")], out, workers=1)
+    session.write(
+        "2026-07-10T16:00Z",
+        TURNS[:2],
+        S1,
+        [(1, "open", "twin (S2)"), (2, "open", "user")],
+        {1: [1]},
+    )
+    crawl([str(tmp_path / "corpus")], out, workers=1)
+    con = connect(Out(out))
+    rows = {r["fork_id"]: r for r in _dicts(con, "SELECT * FROM fork_lifetimes")}
+    fields = ("raised_by", "raised_at", "close_kind", "hours")
+    # Snapshot A's content time is its Last compose (10:00); S2 was dispatched at 09:00.
+    a, b, s2 = ts("2026-07-10T10:00Z"), ts("2026-07-10T16:00Z"), ts("2026-07-10T09:00Z")
+    assert tuple(rows["F1"][f] for f in fields) == ("user", a, "resolved", (b - a).seconds / 3600)
+    assert tuple(rows["F2"][f] for f in fields) == ("twin", s2, None, (b - s2).seconds / 3600)
+
+
 def test_an_open_fork_first_committed_without_a_content_time_stays_censored(
     tmp_path: Path,
 ) -> None:

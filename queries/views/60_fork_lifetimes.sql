@@ -21,6 +21,7 @@
 -- later than the end of the first crawl that read it (a clock running ahead), nor is a sync's
 -- dispatch or result time than the end of the first crawl that read a line of that sync.
 --
+--   raised_by  the Raised by of the first snapshot listing it (its kind and S#, one listing's);
 --   raised_at  the dispatch time of S# for `Raised by: twin (S#)` when a dispatch line of S#
 --              is in the session's sync log in any of its snapshots; else the content_time
 --              of the first snapshot in which the fork is open (if that is before its close);
@@ -73,7 +74,8 @@ SELECT snapshot_id, fork_id,
         ELSE 'parked'
     END AS state,
     arg_min(raised_by_kind, line) FILTER (WHERE raised_by_kind IS NOT NULL) AS raised_by,
-    arg_min(raised_by_sync, line) FILTER (WHERE raised_by_kind IS NOT NULL) AS raised_by_sync,
+    -- From the same listing as raised_by (arg_min would skip its null and take another's S#).
+    arg_min_null(raised_by_sync, line) FILTER (WHERE raised_by_kind IS NOT NULL) AS raised_by_sync,
     arg_min(title, line) FILTER (WHERE NOT resolved) AS title
 FROM asked
 GROUP BY snapshot_id, fork_id;
@@ -211,7 +213,9 @@ per_fork AS (
         arg_min(state, seq) FILTER (WHERE state IN ('resolved', 'parked')) AS first_close_kind,
         bool_or(state = 'open' AND seq = snapshots) AS open_latest,
         arg_min(raised_by, seq) FILTER (WHERE raised_by IS NOT NULL) AS raised_by,
-        arg_min(raised_by_sync, seq) FILTER (WHERE raised_by IS NOT NULL) AS raised_by_sync,
+        -- The first listing's S#, as raised_by is the first listing's raiser: a fork listed
+        -- `user` and later `twin (S2)` is the user's, raised when first seen open.
+        arg_min_null(raised_by_sync, seq) FILTER (WHERE raised_by IS NOT NULL) AS raised_by_sync,
         arg_max(title, seq) FILTER (WHERE title IS NOT NULL) AS title
     FROM timeline
     GROUP BY session_key, root, fork_id
