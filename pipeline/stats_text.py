@@ -157,6 +157,9 @@ def _idle(stats: Stats) -> Any:
 
 def _trend(stats: Stats) -> Any:
     titles = {p.name: p.title for p in stats.history}
+    if len(set(titles.values())) < len(titles):
+        # Two points with one label in one minute read alike: their position tells them apart.
+        titles = {p.name: f"{p.title} #{p.position}" for p in stats.history}
     points = list(dict.fromkeys(t.point for t in stats.trend))[-TEXT_POINTS:]
     if len(points) < 2:
         return None

@@ -899,6 +899,23 @@ def test_a_point_with_no_session_keeps_its_stage_row(tmp_path: Path) -> None:
     ]
 
 
+def test_the_trend_names_two_points_alike_apart(tmp_path: Path) -> None:
+    """Two runs with one label in one minute were two trend columns with the same header
+    ("phase=a (… 10:00Z)" twice), so the text did not say which rate was the later one."""
+    session = Session(tmp_path / "corpus")
+    session.write("2026-07-06T14:00Z", TURNS[:1], [], [(1, "open", "user")], {1: []})
+    out = str(tmp_path / "out")
+    for _ in range(2):
+        crawl([str(tmp_path / "corpus")], out, workers=1, labels={"phase": "a"})
+    check(out)
+    result = compute(out)
+    assert result.history[0].title == result.history[1].title  # the case: alike by title
+    trend = format_text(result).split("Failure-rate trend, oldest first")[1]
+    header = next(ln for ln in trend.splitlines() if ln.strip().startswith("rule"))
+    assert "#1" in header and "#2" in header
+    assert header.index("#1") < header.index("#2")
+
+
 def test_compute_end_to_end(history: Path) -> None:
     result = compute(str(history))
     assert list(result.as_json()) == [
