@@ -145,7 +145,7 @@ def _lag(stats: Stats) -> Any:
 
 
 def _idle(stats: Stats) -> Any:
-    columns = ["stage", "sessions", "measured", "p50", "p90", "max", "over 7 days", "over 30"]
+    columns = ["stage", "sessions", "measured", "p50", "p90", "max", "over 7 days", "over 30 days"]
     rows = [
         [i.stage, str(i.sessions), str(i.measured)]
         + [num(v) for v in (i.idle_p50_hours, i.idle_p90_hours, i.idle_max_hours)]

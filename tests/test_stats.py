@@ -989,6 +989,14 @@ def test_a_median_not_reached_prints_so(tmp_path: Path) -> None:
     assert NOT_REACHED in text
 
 
+def test_the_idle_table_says_days_in_both_counts(history: Path) -> None:
+    """The idle table's last header read "over 30", beside "over 7 days", in a table of
+    hours: 30 what was left to guess."""
+    idle = format_text(compute(str(history))).split("Idle in hours")[1]
+    header = next(ln for ln in idle.splitlines() if ln.strip().startswith("stage"))
+    assert "over 7 days" in header and "over 30 days" in header
+
+
 def test_compute_selects_points_by_label_and_run(history: Path) -> None:
     early = compute(str(history), labels={"phase": "early"})
     assert early.point.labels == {"phase": "early"}
