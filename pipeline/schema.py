@@ -1022,7 +1022,11 @@ VIEWS: dict[str, tuple[str, list[tuple[str, str]]]] = {
                 "or censoring, from that snapshot's sync log or (a commit: git never holds "
                 "ops/) the first later one's; null when hours is, or no such log exists.",
             ),
-            ("raised_by_sync", "S# named by 'twin (S#)'."),
+            (
+                "raised_by_sync",
+                "S# named by 'twin (S#)': of several, the one whose dispatch raised it "
+                "(the earliest dispatched).",
+            ),
             ("raise_source", "sync (a logged dispatch), first_open, or null (unknown)."),
             ("censored_at", "content_time at which a censored fork is censored."),
             (

@@ -542,6 +542,34 @@ def test_a_forks_raiser_and_its_raise_time_come_from_one_listing(tmp_path: Path)
     assert tuple(rows["F2"][f] for f in fields) == ("twin", s2, None, (b - s2).seconds / 3600)
 
 
+def test_a_fork_naming_several_syncs_is_raised_at_the_first_dispatched(tmp_path: Path) -> None:
+    """Every S# of a Raised by counts (spec §3.1: `twin (S9, T14)`), and §7 raises a fork at
+    the dispatch of a sync it names that the log shows dispatched. `twin (S7, S2)` with S7
+    never dispatched was timed from its first listing instead, as if it named none."""
+    session = Session(tmp_path / "corpus")
+    out = str(tmp_path / "out")
+    forks = [(1, "open", "twin (S7, S2)"), (2, "open", "twin (S2, S1)"), (3, "open", "twin (S7)")]
+    session.write("2026-07-10T12:00Z", TURNS[:1], S1, forks, {1: []})
+    crawl([str(tmp_path / "corpus")], out, workers=1)
+    session.write("2026-07-11T12:00Z", TURNS[:1], S1, [], {1: [1, 2, 3]})
+    crawl([str(tmp_path / "corpus")], out, workers=1)
+    con = connect(Out(out))
+    rows = {r["fork_id"]: r for r in _dicts(con, "SELECT * FROM fork_lifetimes")}
+    closed = ts("2026-07-11T12:00Z")
+    # The dispatch times as S1 (the log above) writes them; S7 is in no log, so F3 is raised
+    # when first seen open, at its snapshot's Last compose (the latest time it holds).
+    expected = {
+        "F1": ("S2", ts("2026-07-10T09:00Z")),
+        "F2": ("S1", ts("2026-07-10T08:10Z")),  # of two dispatched, the earlier
+        "F3": ("S7", ts("2026-07-10T12:00Z")),
+    }
+    for fork, (sync, raised) in expected.items():
+        row = rows[fork]
+        assert (row["raised_by_sync"], row["raised_at"]) == (sync, raised), fork
+        assert row["hours"] == (closed - raised).total_seconds() / 3600
+    assert rows["F3"]["raise_source"] == "first_open"
+
+
 def test_an_open_fork_first_committed_without_a_content_time_stays_censored(
     tmp_path: Path,
 ) -> None:

@@ -23,7 +23,8 @@
 --
 --   raised_by  the Raised by of the first snapshot listing it (its kind and S#, one listing's);
 --   raised_at  the dispatch time of S# for `Raised by: twin (S#)` when a dispatch line of S#
---              is in the session's sync log in any of its snapshots; else the content_time
+--              is in the session's sync log in any of its snapshots (of several S# named,
+--              the earliest such dispatch, raised_by_sync then naming it); else the content_time
 --              of the first snapshot in which the fork is open (if that is before its close);
 --              else unknown.
 --   closed_at  the content_time of the first snapshot in which it is resolved or parked,
@@ -49,20 +50,21 @@ CREATE OR REPLACE MACRO fork_states_in(snapshot_ids) AS TABLE
 WITH asked AS (
     -- Two branches, as in sync_pairs_of: a list filters the rows before they are grouped.
     SELECT snapshot_id, fork_id, line, title, marker, raised_by_kind, raised_by_sync,
-        false AS resolved
+        raised_by_syncs, false AS resolved
     FROM forks
     WHERE fork_id IS NOT NULL AND snapshot_ids IS NULL
     UNION ALL
-    SELECT snapshot_id, fork_id, line, title, marker, raised_by_kind, raised_by_sync, false
+    SELECT snapshot_id, fork_id, line, title, marker, raised_by_kind, raised_by_sync,
+        raised_by_syncs, false
     FROM forks
     SEMI JOIN (SELECT unnest(snapshot_ids) AS snapshot_id) USING (snapshot_id)
     WHERE fork_id IS NOT NULL
     UNION ALL
-    SELECT snapshot_id, fork_id, NULL, NULL, NULL, NULL, NULL, true
+    SELECT snapshot_id, fork_id, NULL, NULL, NULL, NULL, NULL, NULL, true
     FROM ledger_resolves
     WHERE regexp_full_match(fork_id, 'F[0-9]+') AND snapshot_ids IS NULL
     UNION ALL
-    SELECT snapshot_id, fork_id, NULL, NULL, NULL, NULL, NULL, true
+    SELECT snapshot_id, fork_id, NULL, NULL, NULL, NULL, NULL, NULL, true
     FROM ledger_resolves
     SEMI JOIN (SELECT unnest(snapshot_ids) AS snapshot_id) USING (snapshot_id)
     WHERE regexp_full_match(fork_id, 'F[0-9]+')
@@ -76,7 +78,9 @@ SELECT snapshot_id, fork_id,
     arg_min(raised_by_kind, line) FILTER (WHERE raised_by_kind IS NOT NULL) AS raised_by,
     -- From the same listing as raised_by (arg_min would skip its null and take another's S#).
     arg_min_null(raised_by_sync, line) FILTER (WHERE raised_by_kind IS NOT NULL) AS raised_by_sync,
-    arg_min(title, line) FILTER (WHERE NOT resolved) AS title
+    arg_min(title, line) FILTER (WHERE NOT resolved) AS title,
+    arg_min_null(raised_by_syncs, line) FILTER (WHERE raised_by_kind IS NOT NULL)
+        AS raised_by_syncs
 FROM asked
 GROUP BY snapshot_id, fork_id;
 
@@ -216,6 +220,8 @@ per_fork AS (
         -- The first listing's S#, as raised_by is the first listing's raiser: a fork listed
         -- `user` and later `twin (S2)` is the user's, raised when first seen open.
         arg_min_null(raised_by_sync, seq) FILTER (WHERE raised_by IS NOT NULL) AS raised_by_sync,
+        arg_min_null(raised_by_syncs, seq) FILTER (WHERE raised_by IS NOT NULL)
+            AS raised_by_syncs,
         arg_max(title, seq) FILTER (WHERE title IS NOT NULL) AS title
     FROM timeline
     GROUP BY session_key, root, fork_id
@@ -243,8 +249,21 @@ dispatched AS (
     WHERE dispatch_line IS NOT NULL AND dispatched_at IS NOT NULL
     GROUP BY session_key, root, sync_id
 ),
+raise_syncs AS (
+    -- Every S# a Raised by names counts (spec §3.1): the fork is raised at the earliest
+    -- dispatch among them that a log shows, not only at the first one's (`twin (S7, S2)`
+    -- with S7 never dispatched was timed as if it named no sync).
+    SELECT f.session_key, f.root, f.fork_id,
+        arg_min(d.sync_id, d.dispatched_at) AS sync_id, min(d.dispatched_at) AS dispatched_at
+    FROM (
+        SELECT session_key, root, fork_id, unnest(raised_by_syncs) AS sync_id FROM per_fork
+    ) f
+    JOIN dispatched d USING (session_key, root, sync_id)
+    GROUP BY f.session_key, f.root, f.fork_id
+),
 fates AS (
-    SELECT f.*,
+    SELECT f.* EXCLUDE (raised_by_sync),
+        coalesce(d.sync_id, f.raised_by_sync) AS raised_by_sync,
         CASE WHEN NOT f.open_latest THEN f.first_close_kind END AS close_kind,
         CASE
             WHEN f.open_latest THEN f.snapshots
@@ -253,8 +272,7 @@ fates AS (
         END AS end_seq,
         d.dispatched_at AS sync_raised_at
     FROM per_fork f
-    LEFT JOIN dispatched d
-        ON d.session_key = f.session_key AND d.root = f.root AND d.sync_id = f.raised_by_sync
+    LEFT JOIN raise_syncs d USING (session_key, root, fork_id)
 ),
 timed AS (
     SELECT f.*,
