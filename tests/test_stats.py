@@ -602,6 +602,33 @@ def test_an_open_fork_first_committed_without_a_content_time_stays_censored(
     assert found[True] and all(hours is not None for *_, hours in found[True])
 
 
+def test_an_open_fork_whose_latest_snapshot_has_no_content_time_stays_censored(
+    tmp_path: Path,
+) -> None:
+    """Every open fork enters the estimate censored (spec §7). F1 is open in a snapshot
+    composed at 12:00 and still open in the latest one, whose `Last compose: never` with no
+    turn and no sync line gives no content time: it had no lifetime at all (unknown). It is
+    censored at the last content time the series holds, where it was known still open, as F2
+    (gone from forks.md there) is censored where last listed. F3, first seen there, has no
+    raise time and stays unknown."""
+    session = Session(tmp_path / "corpus")
+    out = str(tmp_path / "out")
+    forks = [(1, "open", "user"), (2, "open", "user")]
+    session.write("2026-07-10T10:00Z", [], [], forks, {1: []})
+    crawl([str(tmp_path / "corpus")], out, workers=1)
+    session.write("2026-07-10T12:00Z", [], [], forks, {1: []})
+    crawl([str(tmp_path / "corpus")], out, workers=1)
+    session.write("never", [], [], [(1, "open", "user"), (3, "open", "user")], {1: []})
+    crawl([str(tmp_path / "corpus")], out, workers=1)
+    con = connect(Out(out))
+    rows = {r["fork_id"]: r for r in _dicts(con, "SELECT * FROM fork_lifetimes")}
+    fields = ("censored", "censored_at", "hours")
+    noon = ts("2026-07-10T12:00Z")
+    assert tuple(rows["F1"][f] for f in fields) == (True, noon, 2.0)
+    assert tuple(rows["F2"][f] for f in fields) == (True, noon, 2.0)
+    assert tuple(rows["F3"][f] for f in ("censored", "hours")) == (True, None)
+
+
 def test_an_unchanged_night_repeats_the_figures_of_the_night_before(tmp_path: Path) -> None:
     """Nothing changed between nights 2 and 3: check gives night 3 night 2's lifetimes, counts
     and verdicts (copied, not estimated again), and each equals what is counted live."""

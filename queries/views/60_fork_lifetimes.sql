@@ -32,7 +32,8 @@
 --              always makes it censored, never closed.
 --   censored   open in the session's latest snapshot: censored at that content_time. A fork
 --              that vanishes from forks.md without a resolving ledger entry (`vanished`) is
---              censored at the content_time of the last snapshot that lists it.
+--              censored at the content_time of the last snapshot that lists it. Where that
+--              snapshot has none, at the last earlier one since the fork was first seen that has.
 --   hours      raise to close (or to censoring); null when either time is unknown or the
 --              close precedes the raise.
 --   syncs      reconciled syncs (no failed result: sync health's count) dispatched after
@@ -277,7 +278,14 @@ fates AS (
 timed AS (
     SELECT f.*,
         o.content_time AS open_at,
-        e.content_time AS end_at,
+        CASE WHEN e.content_time IS NULL AND f.close_kind IS NULL THEN (
+            -- Censored where its last snapshot has no content time (`Last compose: never`,
+            -- no turn, no sync line): at the last one since it was first seen that has one,
+            -- where it was still not closed; every open fork enters the estimate (§7).
+            SELECT arg_max(g.content_time, g.seq) FROM seq g
+            WHERE g.session_key = f.session_key AND g.root = f.root AND g.seq < f.end_seq
+                AND g.seq >= f.first_seq AND g.content_time IS NOT NULL
+        ) ELSE e.content_time END AS end_at,
         (
             SELECT arg_min(g.snapshot_id, g.seq) FROM seq g
             WHERE g.session_key = f.session_key AND g.root = f.root AND g.seq >= f.end_seq
