@@ -426,6 +426,10 @@ def _nested_ops(
     return ops
 
 
+# The code and message of a file where a rule folder should be.
+NOT_A_FOLDER = ("not-a-folder", "a file, not a folder")
+
+
 def session_input(ctx: RepoContext, session: SessionRef) -> SessionInput:
     inp = SessionInput(session.location, session.topic, session.path)
     inp.root_names = ctx.root_names
@@ -436,8 +440,10 @@ def session_input(ctx: RepoContext, session: SessionRef) -> SessionInput:
         inp.unreadable.append((".", "archive-incomplete", ctx.repo.incomplete))
     for entry in session.entries:
         if entry.path in RULE_FOLDERS and not entry.is_dir:
-            # A file named ops where the folder should be: every rule reading ops/ fails.
-            inp.unreadable.append((entry.path + "/", "not-a-folder", "a file, not a folder"))
+            # A file named ops where the folder should be: every rule reading ops/ fails. A link
+            # not followed (out of the root, to nothing) is no file: its own problem says why.
+            why = ("unreadable", entry.problem) if entry.problem else NOT_A_FOLDER
+            inp.unreadable.append((entry.path + "/", *why))
             continue
         # A history folder keeping `Ops/` still has its ops layer (CENSUS-LOC-01).
         top, _, below = entry.path.partition("/")

@@ -117,6 +117,36 @@ def test_a_file_where_a_folder_should_be_fails_its_readers(folder: str, tmp_path
     assert [(n["file"], n["code"]) for n in found.notes] == [(f"{folder}/", "not-a-folder")]
 
 
+@pytest.mark.parametrize("folder", ["ops", "fragments"])
+@pytest.mark.parametrize("target", ["outside", "nowhere"])
+def test_a_rule_folder_linked_out_of_the_root_says_so(
+    folder: str, target: str, tmp_path: Path
+) -> None:
+    """fragments/ (or ops/) as a link out of the root, or to nothing, was noted "a file, not a
+    folder" (found by a hunt): the note says why it was not read, and its readers still fail."""
+    import shutil
+
+    repo = copy_tree(FIXTURES / "cases" / "base" / "applied" / "repo", tmp_path / "corpus" / "r")
+    session = repo / SESSION
+    elsewhere = tmp_path / "elsewhere"
+    shutil.copytree(session / folder, elsewhere)
+    shutil.rmtree(session / folder)
+    (session / folder).symlink_to(elsewhere if target == "outside" else tmp_path / "gone")
+    crawl([str(tmp_path / "corpus")], str(tmp_path / "out"), workers=1)
+    check(str(tmp_path / "out"))
+    with duckdb.connect(str(tmp_path / "out" / "census.duckdb"), read_only=True) as con:
+        con.execute(f"SET file_search_path = '{tmp_path / 'out'}'")
+        notes = con.execute(
+            "SELECT file, code, message FROM parse_issues WHERE snapshot_id IS NOT NULL"
+        ).fetchall()
+        rows = con.execute("SELECT rule_id FROM statuses WHERE status = 'fail'").fetchall()
+    failed = {rule for (rule,) in rows}
+    assert [(file, code) for file, code, _ in notes] == [(f"{folder}/", "unreadable")]
+    assert "symbolic link" in notes[0][2], notes
+    readers = {r.rule_id for r in load_rules() if any(n.startswith(folder) for n in r.reads)}
+    assert readers <= failed
+
+
 def test_an_ops_gitignore_that_is_a_symbolic_link_fails_bs_ops_01(tmp_path: Path) -> None:
     """ops/.gitignore as a link to a shared ignore file holding `*` (found by a hunt): the census
     followed the link, read `*` and passed BS-OPS-01, but git does not read a .gitignore that is
