@@ -323,9 +323,12 @@ def test_a_session_folder_link_does_not_hide_the_members_under_its_name(tmp_path
     assert issues == [(f"{archive}:repo/{SESSION}", "unreadable")]
 
 
-def _crawl_with_forks_member(tmp_path: Path, kind: str, name: str) -> Any:
+def _crawl_with_forks_member(
+    tmp_path: Path, kind: str, name: str, extra: dict[str, bytes] | None = None
+) -> Any:
     """A crawl of an archive of the control repository whose forks.md (an open fork with no
-    `Closes when:`) is the member `name`: the crawl's connection to OUT."""
+    `Closes when:`) is the member `name`, and `extra` members after it: the crawl's
+    connection to OUT."""
     holder = tmp_path / "in"
     holder.mkdir()
     archive = holder / f"corpus.{kind}"
@@ -335,6 +338,7 @@ def _crawl_with_forks_member(tmp_path: Path, kind: str, name: str) -> Any:
         if p.is_file() and p.name != "forks.md"
     }
     members[name] = b"# Forks\n\n## F1 - key? [open]\n"
+    members.update(extra or {})
     if kind == "zip":
         with zipfile.ZipFile(archive, "w") as zf:
             for member, data in members.items():
@@ -424,3 +428,25 @@ def test_a_zip_made_on_windows_keeps_its_empty_folders(tmp_path: Path) -> None:
             "SELECT status FROM statuses WHERE rule_id = 'BS-ASPECT-01' AND path = ?", [SESSION]
         ).fetchone()
     assert aspect_01 == ("pass",)
+
+
+@pytest.mark.parametrize("kind", ["tar.gz", "zip"])
+@pytest.mark.parametrize("below", ["notes.md", "old/notes.md"])
+def test_a_member_that_is_a_file_and_a_folder_is_not_read(
+    tmp_path: Path, kind: str, below: str
+) -> None:
+    """An archive holding `…/forks.md` and `…/forks.md/notes.md`: GNU tar extracts forks.md as
+    the file, bsdtar as a folder. The census read the file and said nothing (found by a hunt);
+    now the name is refused, and the rules reading forks.md fail."""
+    name = f"control/{SESSION}/forks.md"
+    con = _crawl_with_forks_member(tmp_path, kind, name, {f"{name}/{below}": b"# Notes\n"})
+    assert con.execute(
+        "SELECT file, code FROM parse_issues WHERE snapshot_id IS NOT NULL"
+    ).fetchall() == [("forks.md", "unreadable")]
+    archive = tmp_path / "in" / f"corpus.{kind}"
+    assert con.execute(
+        "SELECT file, code FROM parse_issues WHERE snapshot_id IS NULL"
+    ).fetchall() == [(f"{archive}:{name}", "duplicate-member")]
+    assert con.execute("SELECT count(*) FROM forks").fetchone() == (0,)
+    con.close()
+    _assert_fork_01_fails(tmp_path / "out")

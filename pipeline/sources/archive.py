@@ -69,6 +69,11 @@ ALIAS_LIMIT = "links in this archive already stand for more entries than it list
 LINK_LEADS_NOWHERE = (
     "no session it leads to is read (members the archive holds under its name are read as they are)"
 )
+# A file member whose name other members hold as their folder.
+FILE_AND_FOLDER = (
+    "archive holds this name as a file and as the folder of other members; not read "
+    "(extraction tools disagree on which it is)"
+)
 # Folders between a repository and its session folders.
 _ABOVE_SESSIONS = ("docs/research", "docs/history", "docs/history/brainstorms")
 CUT_SHORT = "cut short"
@@ -188,6 +193,7 @@ class ArchiveTree(Tree):
             cut = isinstance(err, EOFError) or "unexpected end" in str(err)
             self._fault(CUT_SHORT if cut else CORRUPT, str(err))
         self._resolve_links()
+        self._file_and_folder()
         self._fill_parents()
         for path, entry in self._refused.items():
             if path not in self._entries:
@@ -208,6 +214,23 @@ class ArchiveTree(Tree):
             )
             block.insert(0, Entry("", True, 0, 0, message))
         yield block
+
+    def _file_and_folder(self) -> None:
+        """A file member whose name is also the folder of other members (`state.md` and
+        `state.md/x.md`) is not read: extraction tools disagree on which it becomes (GNU tar
+        keeps the file, bsdtar replaces it with the folder)."""
+        folders: set[str] = set()
+        for path in self._entries:
+            parts = path.split("/")
+            folders.update("/".join(parts[:n]) for n in range(1, len(parts)))
+        for path in sorted(folders):
+            entry = self._entries.get(path)
+            # A link member with members under its name is the links' own case (_note_link).
+            if entry is None or entry.is_dir or path in self._links:
+                continue
+            self._entries[path] = Entry(path, False, entry.size, entry.mtime_ns, FILE_AND_FOLDER)
+            self._data.pop(path, None)
+            self.issues.append((path, "duplicate-member", FILE_AND_FOLDER))
 
     def _fill_parents(self) -> None:
         """Parent folders of members are entries too, so empty session folders still show."""
