@@ -18,7 +18,7 @@ from typing import Annotated, Any, NoReturn
 import typer
 import typer.core
 
-from pipeline.errors import CensusError, UsageError
+from pipeline.errors import CensusError, UsageError, one_line
 from pipeline.sources.tree import storable_name
 from pipeline.vocabulary import REGRESSION_DEFAULT
 
@@ -64,7 +64,7 @@ class _CensusGroup(typer.core.TyperGroup):
             if _state["debug"]:
                 # The traceback is added; the exit code still says "unusable input" (2).
                 traceback.print_exc()
-            typer.echo(f"census: {_error_line(err, ctx)}", err=True)
+            typer.echo(f"census: {one_line(_error_line(err, ctx))}", err=True)
             ctx.exit(2)
 
     def main(self, *args: Any, **kwargs: Any) -> Any:
@@ -202,7 +202,7 @@ def _usage_line(err: Any, args: list[str] | None = None) -> NoReturn:
     named = next((a for a in args or [] if not a.startswith("-")), None)
     command = err.ctx.command_path if getattr(err, "ctx", None) else f"census {named or ''}"
     command = command.strip()
-    typer.echo(f"census: {message} (see '{command} --help')", err=True)
+    typer.echo(f"census: {one_line(message)} (see '{command} --help')", err=True)
     raise SystemExit(2)
 
 
@@ -315,7 +315,7 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON object.
 
 
 def fail(message: str, code: int = 2) -> NoReturn:
-    typer.echo(f"census: {message}", err=True)
+    typer.echo(f"census: {one_line(message)}", err=True)
     raise typer.Exit(code)
 
 
@@ -372,7 +372,7 @@ def _require_rate(fail_above: float | None) -> None:
 def _warn(lines: list[str]) -> None:
     """Warnings (a step after a commit that failed) on stderr; the exit code stays as it is."""
     for line in lines:
-        typer.echo(f"census: {line}", err=True)
+        typer.echo(f"census: {one_line(line)}", err=True)
 
 
 def _repair(out: Path) -> None:

@@ -9,6 +9,18 @@ import errno
 from typing import NamedTuple
 
 
+def one_line(text: str) -> str:
+    """`text` with its line breaks and other control characters escaped (`\\n`): an error is
+    one line on stderr even when it names a path or a label holding one."""
+    import unicodedata
+
+    def shown(char: str) -> str:
+        breaks = char != "\t" and unicodedata.category(char) in ("Cc", "Zl", "Zp")
+        return char.encode("unicode_escape").decode("ascii") if breaks else char
+
+    return "".join(map(shown, text))
+
+
 class CensusError(Exception):
     """Something the user can fix: the message says what, where, and what to do."""
 

@@ -864,6 +864,24 @@ def test_cli_error_is_one_line_exit_2(crawled: Path, case: str) -> None:
     assert tree_state(crawled / "out") == before
 
 
+# Paths holding a line break (found by a hunt): the error printed them raw, over two lines.
+BROKEN_PATHS: dict[str, list[str]] = {
+    "detect missing": ["detect", "{base}/no\nsuch"],
+    "detect a file": ["detect", "{base}/line\nbreak/plain.txt"],
+    "check never crawled": ["check", "--out", "{base}/no\rsuch"],
+    "crawl into a file": ["crawl", "{base}/root", "--out", "{base}/line\nbreak/plain.txt"],
+    "label": ["crawl", "{base}/root", "--out", "{base}/new", "--label", "a\u2028b"],
+}
+
+
+@pytest.mark.parametrize("case", sorted(BROKEN_PATHS))
+def test_an_error_naming_a_path_with_a_line_break_is_one_line(crawled: Path, case: str) -> None:
+    (crawled / "line\nbreak").mkdir(exist_ok=True)
+    (crawled / "line\nbreak" / "plain.txt").write_text("not an archive\n")
+    line = one_line_error(BROKEN_PATHS[case], crawled)
+    assert "\\n" in line or "\\r" in line or "\\u2028" in line, line
+
+
 @pytest.mark.parametrize("args", LOCKED, ids=[" ".join(a[:1] + a[4:]) for a in LOCKED])
 def test_second_writer_on_a_locked_out(crawled: Path, args: list[str]) -> None:
     out = crawled / "out"
