@@ -232,3 +232,27 @@ def test_encrypted_zip_is_unread_and_other_roots_are_read(
     assert all("encrypted" in row[4] for row in faults)
     unread = {row[1]: row[3] for row in issue_rows(con, "unreadable") if row[0]}
     assert unread["forks.md"] == "BS-FORK-01" and unread["ledger.md"] == "BS-LEDGER-01"
+
+
+@pytest.mark.parametrize(
+    ("name", "keep"),
+    [("empty.tar.gz", 0), ("head.tar.gz", 10), ("head.tar", 300), ("head.tar.xz", 20)],
+)
+def test_an_archive_cut_before_its_first_member_says_so(
+    tmp_path: Path, control_counts: dict[str, int], name: str, keep: int
+) -> None:
+    """A download stopped in its first bytes: the issue said "corrupt at its start (empty
+    file): members after it are lost; the members read before it are kept" (found by a hunt),
+    of an archive that is cut short and of which no member was read."""
+    import bz2
+    import lzma
+
+    data, _ = tar_bytes()
+    packed = {".gz": gzip_cut, ".xz": lzma.compress, ".bz2": bz2.compress}
+    whole = packed.get(Path(name).suffix, lambda raw: raw)(data)
+    con, archive = crawl_beside_good(tmp_path, name, whole[:keep])
+    assert_control_read(con, control_counts, repo="good")
+    [(_, file, _, _, message)] = issue_rows(con, "bad-archive")
+    assert file == f"{archive}:{archive.name}"
+    assert "cut short at its start" in message, message
+    assert "no member could be read" in message and "before it" not in message, message

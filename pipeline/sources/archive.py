@@ -79,6 +79,7 @@ _ABOVE_SESSIONS = ("docs/research", "docs/history", "docs/history/brainstorms")
 CUT_SHORT = "cut short"
 CORRUPT = "corrupt"
 SIZE_LIMIT = "stopped at the size limit"
+_ENDS_BEFORE_A_HEADER = ("empty file", "truncated header")
 _HEADER_FAULTS = {
     "EmptyHeaderError": CUT_SHORT,
     "TruncatedHeaderError": CUT_SHORT,
@@ -191,6 +192,8 @@ class ArchiveTree(Tree):
                 self._load_tar()
         except FAULTS as err:
             cut = isinstance(err, EOFError) or "unexpected end" in str(err)
+            # tarfile's words for a stream that ends before its first header is whole.
+            cut = cut or (self._last is None and str(err) in _ENDS_BEFORE_A_HEADER)
             self._fault(CUT_SHORT if cut else CORRUPT, str(err))
         self._resolve_links()
         self._file_and_folder()
@@ -244,13 +247,11 @@ class ArchiveTree(Tree):
         """The archive could not be read to its end: one issue for it, and it is incomplete."""
         self.incomplete = why
         where = f"after member {storable_name(self._last)!r}" if self._last else "at its start"
+        lost = "members after it are lost; the members read before it are kept"
+        if self._last is None:
+            lost = "no member could be read"
         self.issues.append(
-            (
-                self.archive_name,
-                "bad-archive",
-                f"archive is {why} {where} ({detail}): members after it are lost; "
-                "the members read before it are kept",
-            )
+            (self.archive_name, "bad-archive", f"archive is {why} {where} ({detail}): {lost}")
         )
 
     def _note_link(self, name: str, target: str | None) -> None:
