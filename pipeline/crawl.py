@@ -417,9 +417,10 @@ def _refuse_overlapping(roots: list[str]) -> None:
             # An archive inside a directory root is not read by its walk: no overlap.
             nested = os.path.isdir(inner) and inner.startswith(outer.rstrip(os.sep) + os.sep)
             if inner == outer or nested:
-                where = "is the same folder as" if inner == outer else "lies inside"
+                kind = "folder" if os.path.isdir(inner) else "file"  # an archive is a file
+                where = f"is the same {kind} as" if inner == outer else "lies inside"
                 raise UsageError(
-                    f"root {inner_name!r} {where} root {outer_name!r}; give each folder once"
+                    f"root {inner_name!r} {where} root {outer_name!r}; give each root once"
                 )
 
 

@@ -717,8 +717,23 @@ def test_overlapping_roots_are_a_usage_error(corpus: Path, tmp_path: Path, secon
     """A session seen under two roots would count twice in the run's rates."""
     other = {"same": corpus, "inside": corpus / "team-open", "outside": corpus.parent}[second]
     result = runner.invoke(app, ["crawl", str(other), str(corpus), "--out", str(tmp_path / "o")])
-    assert result.exit_code == 2 and "give each folder once" in result.output, result.output
+    assert result.exit_code == 2 and "give each root once" in result.output, result.output
     assert len(result.output.strip().splitlines()) == 1 and not (tmp_path / "o").exists()
+
+
+def test_an_archive_given_twice_is_named_a_file(tmp_path: Path) -> None:
+    """The same archive twice (once through a link) was "the same folder as" itself (found by
+    a hunt): an archive root is a file."""
+    import tarfile
+
+    archive = tmp_path / "corpus.tar"
+    with tarfile.open(archive, "w"):
+        pass
+    (tmp_path / "again.tar").symlink_to(archive)
+    args = ["crawl", str(archive), str(tmp_path / "again.tar"), "--out", str(tmp_path / "o")]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2, result.output
+    assert "is the same file as" in result.output and "give each root once" in result.output
 
 
 @pytest.mark.parametrize("second", ["inside", "outside"])
