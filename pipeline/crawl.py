@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from multiprocessing import get_context
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pipeline import __version__, memo
@@ -438,7 +439,8 @@ def _refuse_foreign_out(out: Out) -> None:
 
 def _refuse_root_out(trees: list[Tree], out: Out) -> None:
     """OUT that is a root itself (`census crawl . --out .`): its files would lie among the ones
-    crawled, walked on every crawl, and an OUT inside a root is left out only below it."""
+    crawled, walked on every crawl, and an OUT inside a root is left out only below it. A root
+    inside OUT's own files would be written in."""
     where = os.path.realpath(out.root)
     for tree in trees:
         if getattr(tree, "root", None) == where:
@@ -446,6 +448,14 @@ def _refuse_root_out(trees: list[Tree], out: Out) -> None:
                 f"--out {out.root} is root {tree.label!r} itself, where OUT's files would lie "
                 "among the ones crawled; give --out a folder of its own (the default "
                 "./census-out is one, left out of the crawl)"
+            )
+        # A root in OUT's own folders (OUT/tables) would be written in: the census never
+        # writes in a root. A corpus beside them in OUT's folder is the user's, never written.
+        place = str(getattr(tree, "root", "") or getattr(tree, "path", "") or tree.label)
+        if out.owns(Path(place)):
+            raise UsageError(
+                f"root {tree.label!r} lies inside --out {out.root}, in the files the crawl "
+                "writes; give a root outside OUT, or another --out"
             )
 
 

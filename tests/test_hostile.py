@@ -757,6 +757,28 @@ def test_roots_are_never_written(tmp_path: Path) -> None:
     assert con.execute("select count(*) from tracked_files").fetchone()[0] > 0
 
 
+@pytest.mark.parametrize("inside", ["tables", "state", "staging/old"])
+def test_a_root_inside_out_is_refused(tmp_path: Path, inside: str) -> None:
+    """`census crawl OUT/tables --out OUT` wrote the run's Parquet files into the root it
+    crawled (found by a hunt), against spec §12 (the census never writes in a root). A root
+    inside OUT is refused, as OUT that is a root itself is, and nothing is written."""
+    out = tmp_path / "out"
+    copy_tree(CONTROL, tmp_path / "corpus" / "control")
+    runner = CliRunner()
+    assert runner.invoke(app, ["crawl", str(tmp_path / "corpus"), "--out", str(out)]).exit_code == 0
+    root = out / inside
+    root.mkdir(parents=True, exist_ok=True)
+    before = tree_state(out)
+    line = one_line_error(["crawl", str(root), "--out", str(out)], tmp_path)
+    assert "lies inside --out" in line and str(root) in line, line
+    assert tree_state(out) == before
+    # A corpus beside OUT's own files, in its folder, is the user's: crawled, never written.
+    corpus = tmp_path / "corpus"
+    corpus.rename(out / "corpus")
+    result = runner.invoke(app, ["crawl", str(out / "corpus"), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+
+
 # ───────────────────────────── 8. CLI errors ─────────────────────────────
 
 
