@@ -256,3 +256,31 @@ def test_an_archive_cut_before_its_first_member_says_so(
     assert file == f"{archive}:{archive.name}"
     assert "cut short at its start" in message, message
     assert "no member could be read" in message and "before it" not in message, message
+
+
+@pytest.mark.parametrize(
+    ("kind", "name"),
+    [("zip", "mislabelled.tar.gz"), ("tar.gz", "other.zip"), ("tar", "PK.tar")],
+)
+def test_an_archive_named_as_another_kind_is_read_as_what_it_holds(
+    tmp_path: Path, control_counts: dict[str, int], kind: str, name: str
+) -> None:
+    """A zip renamed .tar.gz (or a .tar.gz renamed .zip) was "corrupt at its start" and none of
+    its sessions was read (found by a hunt): it is read by its first bytes, as `file` says."""
+    holder = tmp_path / "made"
+    holder.mkdir()
+    made = holder / f"corpus.{kind}"
+    if kind == "zip":
+        with zipfile.ZipFile(made, "w", zipfile.ZIP_DEFLATED) as zf:
+            zip_control(zf, "first")
+    else:
+        with tarfile.open(made, "w:gz" if kind == "tar.gz" else "w") as tar:
+            if kind == "tar":
+                # A tar whose first member is named like a zip's first bytes is still a tar.
+                info = tarfile.TarInfo("PK\x03\x04")
+                tar.addfile(info, io.BytesIO(b""))
+            add_control(tar, "first")
+    con, _ = crawl_beside_good(tmp_path, name, made.read_bytes())
+    assert issue_rows(con, "bad-archive") == []
+    assert_control_read(con, control_counts, repo=f"{name}:first")
+    assert_control_read(con, control_counts, repo="good")

@@ -92,6 +92,13 @@ def _wanted(path: str) -> bool:
     return is_markdown(path) or "/docs/" in f"/{path}"
 
 
+# The first bytes of a zip (a member, or an empty zip's directory end) and of the streams a
+# tar is read from (gzip, bzip2, xz): an archive is read as what it holds, whatever its name.
+_ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")
+_TAR_MAGIC = (b"\x1f\x8b", b"BZh", b"\xfd7zXZ\x00")
+_MAGIC_BYTES = 512
+
+
 # A member named with `..` inside it that stays inside the archive: extraction tools disagree
 # on where it lands (GNU tar strips up to the `..`, bsdtar refuses it, Python keeps it in place).
 INNER_DOT_DOT = (
@@ -186,7 +193,7 @@ class ArchiveTree(Tree):
 
     def blocks(self) -> Iterator[list[Entry]]:
         try:
-            if self.path.lower().endswith(".zip"):
+            if self.is_zip:
                 self._load_zip()
             else:
                 self._load_tar()
@@ -370,7 +377,7 @@ class ArchiveTree(Tree):
         pass to the end would decompress what the first pass stopped at, a bomb included."""
         if not needed:
             return
-        if self.path.lower().endswith(".zip"):
+        if self.is_zip:
             with zipfile.ZipFile(self.path) as archive:
                 for info in archive.infolist():
                     name = _safe_name(storable_name(_zip_name(info).rstrip("/\\")))
@@ -543,6 +550,29 @@ class ArchiveTree(Tree):
             return
         if len(data) <= MAX_FILE_BYTES:
             self._data[name] = data
+
+    @property
+    def is_zip(self) -> bool:
+        """Whether the archive is read as a zip: by its first bytes where they say, as `file`
+        does (a zip renamed .tar.gz, a .tar.gz renamed .zip), else by its name (a zip may
+        begin with a program, a self-extracting one)."""
+        try:
+            # Not blocking: a FIFO swapped in for the archive must not hang the crawl here.
+            fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+            try:
+                head = os.read(fd, _MAGIC_BYTES)
+            finally:
+                os.close(fd)
+        except OSError:
+            head = b""
+        # A tar header first: its first bytes are a member's name, which may be anything.
+        if head[257:262] == b"ustar":
+            return False
+        if head.startswith(_ZIP_MAGIC):
+            return True
+        if head.startswith(_TAR_MAGIC):
+            return False
+        return self.path.lower().endswith(".zip")
 
     @property
     def limit(self) -> int:
