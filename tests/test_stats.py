@@ -862,6 +862,13 @@ def test_a_result_timestamped_before_its_dispatch_has_no_latency(tmp_path: Path)
     health = compute(out).sync_health[0]
     assert (health.syncs, health.reconciled, health.misfiled) == (3, 3, 1)
     assert (health.latency_n, health.latency_p50_s, health.latency_max_s) == (2, 900.0, 1800.0)
+    # BS-SYNC-01 fails the same pair, on its result line: one reading of "no reply".
+    failing = con.execute(
+        "SELECT line, message FROM findings WHERE rule_id = 'BS-SYNC-01' ORDER BY line"
+    ).fetchall()
+    assert failing == [
+        (2, "S1's result at 2026-07-06T09:00Z is before its dispatch at 2026-07-06T10:00Z")
+    ]
 
 
 def test_a_sync_health_counts_failed_is_no_reconciled_sync_of_a_lifetime(

@@ -436,3 +436,28 @@ def test_a_sync_line_whose_time_cannot_be_read_fails_sync_01(
     assert issues(read(log)) == [(line, "bad-timestamp", "BS-SYNC-01")]
     (found,) = status(detect(tmp_path, log), "BS-SYNC-01")
     assert found.startswith(f"BS-SYNC-01 fail ops/sync-log.md:{line} could not read: S2 ")
+
+
+@pytest.mark.parametrize(
+    ("result", "fails"),
+    [
+        (S2_DONE.replace("14:30Z", "14:00Z"), True),
+        (S2_DONE.replace("2026-07-08T14:30Z", "2026-07-08T16:00+02:00"), True),
+        (S2_DONE.replace("14:30Z", "14:24Z"), False),
+        (S2_DONE.replace("2026-07-08T14:30Z", "2026-07-08T16:25+02:00"), False),
+    ],
+)
+def test_a_result_timestamped_before_its_dispatch_fails_sync_01(
+    tmp_path: Path, result: str, fails: bool
+) -> None:
+    """S2 dispatched at 14:24 and its result, below it, saying 14:00: the pairing is by file
+    order, so BS-SYNC-01 passed on a copying error that shows in time only (found by a
+    hunt). Its result line fails, naming both times as written; an equal instant passes."""
+    log = "\n".join([S1, S1_DONE, S2, result]) + "\n"
+    (found,) = status(detect(tmp_path, log), "BS-SYNC-01")
+    when = result.split(" | ")[1]
+    expected = (
+        f"BS-SYNC-01 fail ops/sync-log.md:4 S2's result at {when} is before its dispatch "
+        "at 2026-07-08T14:24Z"
+    )
+    assert found == (expected if fails else "BS-SYNC-01 pass")

@@ -11,7 +11,11 @@ with per_sync as (
         min(line) filter (where kind = 'dispatch') as dispatch_line,
         max(line) filter (where kind = 'dispatch') as last_dispatch_line,
         min(line) filter (where kind = 'result') as result_line,
-        max(line) filter (where kind = 'result') as last_result_line
+        max(line) filter (where kind = 'result') as last_result_line,
+        arg_min("at", line) filter (where kind = 'dispatch') as dispatched_at,
+        arg_min(at_raw, line) filter (where kind = 'dispatch') as dispatched_raw,
+        arg_min("at", line) filter (where kind = 'result') as result_at,
+        arg_min(at_raw, line) filter (where kind = 'result') as result_raw
     from sync_events
     group by all
 ),
@@ -32,6 +36,8 @@ select p.snapshot_id, p.file,
         when results > 1 then sync_id || ' has ' || results || ' result lines; a dispatch gets one'
         when dispatches = 0 then sync_id || ' has a result line but no dispatch'
         when results = 1 and result_line < dispatch_line then sync_id || '''s result comes before its dispatch'
+        when results = 1 then sync_id || '''s result at ' || result_raw || ' is before its dispatch at '
+            || dispatched_raw
         else sync_id || ' has no result, and only the newest dispatch (' || n.newest || ') may be in flight'
     end as message
 from per_sync p
@@ -40,4 +46,7 @@ where dispatches > 1
     or results > 1
     or dispatches = 0
     or (results = 1 and result_line < dispatch_line)
+    -- A result timestamped before its own dispatch answers no dispatch of it: a copying error
+    -- that shows in time only (found by a hunt).
+    or (dispatches = 1 and results = 1 and result_at < dispatched_at)
     or (results = 0 and sync_id <> n.newest)
