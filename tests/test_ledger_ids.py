@@ -241,3 +241,57 @@ def test_prose_that_begins_with_a_reversal_word_passes(tmp_path: Path, line: str
     found = detect(str(_session(tmp_path, lambda t: t + line + "\n")), "session")
     status, messages = _ledger_01(found)
     assert status == "pass", messages
+
+
+D2 = "## D2 — Turning digests off falls back to immediate sends"
+
+
+# A reversal under another word written as prose or in the heading, the ID right after `by`:
+# no field, so it vanished with no note and BS-LEDGER-01 passed (found by a hunt). It is read
+# as `Reversed by D9` (which counts anywhere in an entry, its heading included) and noted.
+@pytest.mark.parametrize(
+    ("edit", "line"),
+    [
+        (partial(_appended, "\nSuperseded by D9."), 14),
+        (partial(_appended, "\nIt was replaced by D9 after the review."), 14),
+        (partial(_appended, "\nThe toggle (overridden by D9) stays."), 14),
+        (partial(_appended, "- Note: undone by **D9** in July"), 13),
+        (partial(_appended, "\nThis was reverted by D9, then kept."), 14),
+        (lambda t: t.replace(D2, D2 + " (superseded by D9)"), 9),
+        (lambda t: t.replace(D2, D2 + " — replaced by [D9](#d9)"), 9),
+    ],
+)
+def test_a_reversal_under_another_word_in_prose_is_read_and_noted(
+    tmp_path: Path, edit: Callable[[str], str], line: int
+) -> None:
+    found = detect(str(_session(tmp_path, edit)), "session")
+    status, messages = _ledger_01(found)
+    assert status == "fail", messages
+    assert "D2 is reversed by D9, which is not a ledger entry" in messages, messages
+    (note,) = [n for n in found.notes if n["code"] == "malformed-field"]
+    assert note["line"] == line and "is meant as a 'Reversed by' annotation" in note["message"]
+
+
+def test_a_reversal_under_another_word_naming_an_entry_still_fails(tmp_path: Path) -> None:
+    """D1 exists, but `Superseded by D1.` is not how the schema writes it: noted, and the
+    rule fails on that note alone."""
+    found = detect(str(_session(tmp_path, partial(_appended, "\nSuperseded by D1."))))
+    status, messages = _ledger_01(found)
+    assert status == "fail" and len(messages) == 1, messages
+    assert "'Superseded by D1' is meant as a 'Reversed by' annotation" in messages[0]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "\nThis supersedes D1 in part.",
+        "\nIt replaces D1's wording.",
+        "\nReplaced by hand when D1 was written.",
+        "- Overridden by the user per account; see D1",
+    ],
+)
+def test_a_reversal_word_not_followed_by_an_id_stays_prose(tmp_path: Path, line: str) -> None:
+    found = detect(str(_session(tmp_path, partial(_appended, line))), "session")
+    status, messages = _ledger_01(found)
+    assert status == "pass", messages
+    assert not [n for n in found.notes if n["code"] == "malformed-field"], found.notes

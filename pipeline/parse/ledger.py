@@ -97,6 +97,14 @@ _REVERSED_BY_RE = re.compile(
     rf"({_PHRASE_ID}(?:{_ID_AFTER}{_PHRASE_ID}(?![A-Za-z0-9]))*+)(?![A-Za-z0-9])"
 )
 _PHRASE_ID_RE = re.compile(r"(?<![A-Za-z0-9])[Dd]-?(\d+)")
+# The phrase under a word the schema does not use, as prose or in the heading (`Superseded
+# by D9.`, `… was replaced by D9 …`, `(overridden by D9)`): meant as the annotation, so read
+# as it and noted. Only with the ID right after `by` (`supersedes D3` stays prose).
+_OTHER_PHRASE_RE = re.compile(
+    r"(?<![A-Za-z0-9])(?i:superseded|replaced|overrid+en|undone|reverted)[*_`~]*+(?:\s++|-)"
+    r"[*_`~]*+(?i:by)(?![A-Za-z0-9])[\s:*_`~\[(#]*+"
+    rf"({_PHRASE_ID}(?:{_ID_AFTER}{_PHRASE_ID}(?![A-Za-z0-9]))*+)(?![A-Za-z0-9])"
+)
 # The phrase's words alone, and what may name its entry in the clause after them when it is
 # not written `D9` right after: a mark or a space inside the ID (`D 9`, `D–9`, `D#9`), or
 # words before it (`decision D9`, `Decision 9`, `the later D9`, `"D9"`).
@@ -401,6 +409,8 @@ def _phrase(entry: dict[str, Any], lines: list[tuple[int, str]], rec: Records) -
         text = seen  # `Reversed&nbsp;by D9`, as the page shows it (lines kept where they are)
     # A zero-width space inside the phrase, or its ID typed fullwidth, shows the phrase.
     text = seen_chars(text)
+    if " by" in text or " BY" in text or " By" in text or "-by" in text or "-By" in text:
+        _other_phrases(entry, lines, text, rec)
     if "versed" in text or "VERSED" in text:
         row, counted = 0, 0  # lines before the match, counted once across all matches
         for m in _PHRASE_WORDS_RE.finditer(text):
@@ -414,6 +424,27 @@ def _phrase(entry: dict[str, Any], lines: list[tuple[int, str]], rec: Records) -
                 said = text[m.start() :].split("\n", 1)[0][:80]
                 message = f"{name} '{said}' names no D#: a reversal is `Reversed by D#`"
                 rec.issue(FILE, lines[row][0], "no-decision-id", message, RULE)
+
+
+def _other_phrases(
+    entry: dict[str, Any], lines: list[tuple[int, str]], text: str, rec: Records
+) -> None:
+    """The phrase under another word (`Superseded by D9`) in `text`, the lines' text as the
+    page shows it: read as `Reversed by`, with a malformed-field note on the line it begins
+    on, unless that line's field reading already noted it (`- Superseded by: D9`)."""
+    for m in _OTHER_PHRASE_RE.finditer(text):
+        line = lines[text.count("\n", 0, m.start())][0]
+        found = ids(_PHRASE_ID_RE.sub(r"D\1", m[1]), "D")
+        _annotation(entry, "reversed_by", found, line)
+        noted = rec.of("parse_issues")
+        if any(i["line"] == line and i["file"] == FILE for i in noted[-8:]):
+            continue
+        said = m[0][:80]
+        message = (
+            f"'{said}' is meant as a 'Reversed by' annotation but is not written "
+            f"'Reversed by D#' (taken as '{', '.join(found)}')"
+        )
+        rec.issue(FILE, line, "malformed-field", message, RULE)
 
 
 def _leads(text: str, words: re.Match[str]) -> bool:
