@@ -271,6 +271,34 @@ def test_a_status_written_as_a_heading_is_named(tmp_path: Path) -> None:
     assert "'## Status: stopping' is meant as a field but is not read as one" in lines[2], found
 
 
+@pytest.mark.parametrize(
+    ("old", "new", "rule", "line"),
+    [
+        ("- Status: stopping", "Status: stopping\n---", "BS-STATE-01", 2),
+        ("- Status: stopping", "Status: stopping\n===", "BS-STATE-01", 2),
+        ("- Status: stopping", "**Status:** stopping\n---", "BS-STATE-01", 2),
+        (
+            "- Last compose: 2026-07-10T16:05Z",
+            "\nLast compose: 2026-07-10T16:05Z\n===",
+            "BS-COMPOSE-01",
+            7,
+        ),
+    ],
+)
+def test_a_field_written_as_a_setext_heading_is_read_as_an_atx_one(
+    tmp_path: Path, old: str, new: str, rule: str, line: int
+) -> None:
+    """`Status: stopping` over `---` or `===` was read as the Status field, while `## Status:
+    stopping` is a heading the rule fails on: two readings of one heading (found by a hunt).
+    Both now are a heading, noted at the field's line, and the rule fails."""
+    folder = session(tmp_path, "applied", "state.md", _replaced(old, new))
+    found = detect(folder, "session")
+    noted = [n for n in found["notes"] if n["code"] == "unread-field"]
+    assert noted and noted[0]["line"] == line, found["notes"]
+    assert "over '" in noted[0]["message"], noted
+    assert rule in failing(found), found
+
+
 def test_a_status_heading_below_an_applied_round_fails_the_move(tmp_path: Path) -> None:
     """A Status heading below the applied round may be a later one: the move rule fails too,
     as for a Status hidden in a table or an HTML block."""
