@@ -147,3 +147,46 @@ def test_a_section_heading_not_written_as_one_is_noted(tmp_path: Path) -> None:
         found = detect(folder, "session")
         assert statuses(found)["BS-THESIS-01"] == "pass", heading
         assert found["notes"] == [], heading
+
+
+# Forms the page shows as the name, which failed as no section or no stamp (found by a
+# hunt): a heading that is a link, an emoji or a symbol before the name, and inline HTML
+# that only styles a field.
+def test_a_section_heading_that_is_a_link_or_behind_an_emoji_is_that_section(
+    tmp_path: Path,
+) -> None:
+    cases = [
+        ("thesis.md", "## Claim", "## [Claim](#claim)", "BS-THESIS-01"),
+        ("thesis.md", "## Claim", "## [Claim][claim] (one sentence)", "BS-THESIS-01"),
+        ("thesis.md", "## Argument", "## ✅ Argument", "BS-THESIS-01"),
+        ("state.md", "## Aspect map", "## 🗺 Aspect map", "BS-ASPECT-02"),
+        ("state.md", "## Aspect map", "## 🗺️ Aspect map", "BS-ASPECT-02"),
+        ("state.md", "## Aspect map", "## 👩\u200d💻  Aspect map", "BS-ASPECT-02"),
+        ("ops/manifest.md", "## Uselessness test", "## 🧪 Uselessness test", "BS-USELESS-01"),
+    ]
+    for at, (file, old, new, rule) in enumerate(cases):
+        folder = session(tmp_path / str(at), "applied", file, old, new)
+        found = detect(folder, "move")
+        assert statuses(found)[rule] == "pass", (new, found)
+        assert found["notes"] == [], (new, found["notes"])
+    # A symbol before another word, or a soft hyphen inside the name, names no section.
+    for at, heading in enumerate(("## 🗺 Claimant", "## Clai\u00adm", "## [Claims](#c)")):
+        folder = session(tmp_path / f"no{at}", "applied", "thesis.md", "## Claim", heading)
+        assert statuses(detect(folder, "move"))["BS-THESIS-01"] == "fail", heading
+
+
+def test_a_stamp_in_inline_html_that_only_styles_it_is_read(tmp_path: Path) -> None:
+    stamp = "Current as of: 2026-07-10T16:05Z"
+    for at, line in enumerate(
+        (
+            f"<sub>{stamp}</sub>",
+            f"<small>{stamp}</small>",
+            f"<sup>{stamp}</sup>",
+            "<sub>Current as of:</sub> 2026-07-10T16:05Z",
+        )
+    ):
+        folder = session(tmp_path / str(at), "applied", "thesis.md", stamp, line)
+        found = detect(folder, "move")
+        assert statuses(found)["BS-THESIS-01"] == "pass", (line, found)
+        assert statuses(found)["BS-COMPOSE-01"] == "pass", (line, found)
+        assert found["notes"] == [], (line, found["notes"])

@@ -100,8 +100,10 @@ _SPACES_RE = re.compile(f"[{UNICODE_SPACES}]")
 # What may make a field name differ from the text a page shows for it; a first look.
 _ODD_NAME_RE = re.compile(f"[{INVISIBLE}{UNICODE_SPACES}\uff1a<&\\\\]")
 # Inline HTML a name may be wrapped in, shown as its text: emphasis, and the tags that only
-# style it (`<u>`, `<mark>`, `<span class=…>`, `<code>`, `<kbd>`).
-_INLINE_TAGS = r"(?i:b|strong|em|i|u|mark|span|ins|kbd|code|small|cite|var|samp|abbr)"
+# style it (`<u>`, `<mark>`, `<span class=…>`, `<code>`, `<kbd>`, `<sub>`, `<small>`).
+_INLINE_TAGS = (
+    r"(?i:b|strong|em|i|u|mark|span|ins|kbd|code|small|cite|var|samp|abbr|sub|sup|big|tt|font)"
+)
 # A name, its colon (fullwidth as a CJK input method types it, or `\\:`, an escaped one the
 # page shows as a colon), and an inline tag closing right after it (`<b>Name:</b>`).
 _SHOWN_NAME_RE = re.compile(

@@ -708,10 +708,35 @@ def repeated(
     rec.issue(file, line, "duplicate-field", message, rule)
 
 
+# A heading that is a link (`[Claim](#claim)`, `[Claim][c]`): the page shows its text.
+_LINKED_NAME_RE = re.compile(r"[ \t]*+\[([^\[\]]++)\](?:\([^()]*+\)|\[[^\[\]]*+\])")
+# What an emoji or a symbol before a name is made of (`🗺️`, `✅`, `👩‍💻`): symbols, the
+# variation selectors and joiners inside one, and the spaces after it.
+_SYMBOL_CATEGORIES = ("So", "Sk", "Sm", "Cf", "Mn", "Me")
+
+
+def _heading_shown(text: str) -> str:
+    """A heading's text with its name as the page shows it: a link's text (`[Claim](#claim)`
+    is the Claim section), and no emoji or symbol before it (`🗺 Aspect map` is the map;
+    until stop 55 both failed as no section, found by a hunt)."""
+    if "[" in text[:4] and (m := _LINKED_NAME_RE.match(text)) is not None:
+        text = m[1] + text[m.end() :]
+    end, symbols = 0, 0
+    while end < len(text) and (text[end] in " \t" or not text[end].isascii()):
+        if text[end] not in UNICODE_SPACES and text[end] not in " \t":
+            if unicodedata.category(text[end]) not in _SYMBOL_CATEGORIES:
+                break
+            symbols += 1
+        end += 1
+    return text[end:] if symbols else text
+
+
 def section(text: str, names: tuple[str, ...]) -> str | None:
     """Which of the section names a heading's text begins with (any case, emphasis
     dropped, trailing text after the name allowed: `Aspect map (derived from basis)`,
     `_Claim_ (one sentence)`); a name that goes on as a word (`Claimant`) is none."""
+    if not text.isascii() or "[" in text[:4]:
+        text = _heading_shown(text)
     lowered = bare(text).lower()
     if "  " in lowered or "\t" in lowered:
         lowered = " ".join(lowered.split())  # `Aspect  map` is the name too
