@@ -299,6 +299,30 @@ def test_a_field_written_as_a_setext_heading_is_read_as_an_atx_one(
     assert rule in failing(found), found
 
 
+@pytest.mark.parametrize(
+    ("new", "fails"),
+    [
+        ("- Current status: stopping", True),
+        ("- Session status: stopping", True),
+        ("Stage: converging", True),
+        ("- **State:** stopping", True),
+        # Beside the Status bullet: a note, failing the rule only when it says otherwise.
+        ("- Status: stopping\n- Current status: stopping", False),
+        ("- Status: stopping\n- Stage: open", True),
+    ],
+)
+def test_a_status_under_another_name_is_named(tmp_path: Path, new: str, fails: bool) -> None:
+    """`Current status: stopping` failed BS-STATE-01 with "no 'Status:' bullet" and no line,
+    so the reader could not see which line was meant (found by a hunt): a malformed-field
+    note now names it."""
+    folder = session(tmp_path, "applied", "state.md", _replaced("- Status: stopping", new))
+    found = detect(folder, "session")
+    line = 2 + new.count("\n")
+    assert ("state.md", line, "malformed-field") in notes(found), found["notes"]
+    named = [n for _, n, _ in findings(found, "BS-STATE-01")]
+    assert (line in named) == fails, found
+
+
 def test_a_status_heading_below_an_applied_round_fails_the_move(tmp_path: Path) -> None:
     """A Status heading below the applied round may be a later one: the move rule fails too,
     as for a Status hidden in a table or an HTML block."""

@@ -47,6 +47,14 @@ _FIELDS = {
 # The rule that cannot be shown to hold when a field is given twice, differently.
 _NEEDED_BY = {"status": "BS-STATE-01", "last_compose_raw": "BS-COMPOSE-01"}
 _STATUSES = ("open", "stopping", "harvested")
+# Other names a line meant as Status is written under (`Current status: stopping`, `Stage:
+# converging`): not read, but named, where the rule failed with no line (found by a hunt).
+_OTHER_STATUS = {
+    "current status": "Current status",
+    "session status": "Session status",
+    "stage": "Stage",
+    "state": "State",
+}
 # A heading that gives one of these fields a value it takes is meant as the field
 # (`## Status: stopping`); any other is a section heading (reading.note_heading_field).
 _IN_HEADING: dict[str, Callable[[str], bool]] = {
@@ -177,9 +185,13 @@ def _setext_fields(rec: Records, block: Block) -> list[tuple[str, str, int, str]
 
 
 def _noted(rec: Records, block: Block) -> list[tuple[str, str, int, str]]:
-    """The fields a block holds that are noted but not read: (key, value, line, issue code)."""
+    """The fields a block holds that are noted but not read: (key, value, line, issue code),
+    and the lines meant as Status under another name (noted once the Status read is known)."""
     found = note_unread(rec, FILE, block, _FIELDS, _needed_by, _IN_HEADING)
-    return [(key, value, line, code) for key, _, value, line, code in found]
+    other = [
+        (key, value, line, "malformed-field") for key, value, line in fields(block, _OTHER_STATUS)
+    ]
+    return [(key, value, line, code) for key, _, value, line, code in found] + other
 
 
 def _in_map(rec: Records, block: Block) -> list[tuple[str, str, int, str]]:
@@ -326,6 +338,21 @@ def _unread_fields(rec: Records, unread: list[tuple[str, str, int, str]]) -> Non
         elif key == "last_compose_raw":
             compose = (line, value, stamp(value)[0], code)
             snap.setdefault("other_last_compose", []).append(compose)
+        elif key in _OTHER_STATUS.values():
+            _other_status(rec, key, value, line, read)
+
+
+def _other_status(rec: Records, name: str, value: str, line: int, read: str | None) -> None:
+    """A line meant as Status under another name (`Current status: stopping`): not read, and
+    noted. It fails BS-STATE-01 when no Status is read (the issue names the line the rule
+    lacks) or when it gives another status than the one read; else it is a note."""
+    said = token(value, _STATUSES)
+    fails = read is None or (said is not None and said != read)
+    message = (
+        f"'{name}: {value[:60]}' is meant as the 'Status:' field but is not written "
+        "'Status: value', so it is not read"
+    )
+    rec.issue(FILE, line, "malformed-field", message, "BS-STATE-01" if fails else None)
 
 
 def _cites(text: str) -> bool:
