@@ -777,8 +777,15 @@ def test_a_misspelt_turn_heading_fails_compose_freshness(heading: str) -> None:
 def test_words_and_sections_stay_sections_beside_misspelt_ids() -> None:
     text = "## Forks still open\n## F-layer\n## Fortnight 2 review\n## FAQ\n"
     assert forks(text, "fork_id") == []
-    rec = read("capture", "### Today 5 things\n### Topics 2026-07-10T17:00Z\n")
+    rec = read("capture", "### Today 5 things\n#### Topics 2026-07-10T17:00Z\n")
     assert rec.of("turns") == [] and issues(rec) == []
+    # At level 3, the turn's level, a heading with a timestamp is a turn without its ID (the
+    # lead's decision at stop 55): noted, its time counted, no turn row.
+    rec = read("capture", "### Topics 2026-07-10T17:00Z\n")
+    assert rec.of("turns") == [] and issues(rec) == [(1, "bad-turn-heading", None)]
+    assert [t.isoformat() for t in rec.snapshot["unnumbered_turns"]] == [
+        "2026-07-10T17:00:00+00:00"
+    ]
 
 
 def test_a_number_too_large_for_the_tables_is_an_issue_not_a_silent_null() -> None:

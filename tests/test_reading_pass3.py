@@ -67,6 +67,7 @@ def test_html_outside_the_aspect_map_holds_no_aspect(tmp_path: Path) -> None:
 
 
 CAPTURE_AT = "2026-07-11T09:00Z"  # later than the base's Last compose (2026-07-10T16:05Z)
+EARLY_AT = "2026-07-10T15:55Z"  # earlier than it, later than the newest turn (T9, 15:52Z)
 
 
 @pytest.mark.parametrize(
@@ -92,7 +93,49 @@ def test_a_turn_heading_without_its_id_fails_compose_freshness(
 
 
 @pytest.mark.parametrize(
-    "heading", ["### Notes from 2026-07-11T09:00Z", "### Follow-ups", "### 7 things to check"]
+    "heading",
+    [
+        f"### user · {EARLY_AT}",
+        f"### 7 · {EARLY_AT}",
+        f"### {EARLY_AT}",
+        f"### Late note · {EARLY_AT}",
+        f"## 7 · {EARLY_AT}",
+    ],
+)
+def test_a_turn_heading_without_its_id_counts_as_the_turn_its_timestamp_says(
+    tmp_path: Path, heading: str
+) -> None:
+    """A turn heading with no T# is noted, and its timestamp counts as a turn's: one earlier
+    than Last compose leaves the compose fresh (the lead's decision at stop 55, which made
+    `### user · …` and `### Late note · …` agree); a later one fails (above)."""
+    text = f"---\n{heading}\nuser: one more thing\n"
+    found = detect(appended(tmp_path, "converging", "ops/capture.md", text), "manifest")
+    assert statuses(found)["BS-COMPOSE-02"] == "pass", heading
+    assert notes(found) == [("ops/capture.md", 34, "bad-turn-heading")], found["notes"]
+
+
+@pytest.mark.parametrize(
+    "heading",
+    [
+        f"### Late note · {CAPTURE_AT}",
+        f"### Notes from {CAPTURE_AT}",
+        f"### Draft T9x from {CAPTURE_AT}",
+    ],
+)
+def test_a_level_3_capture_heading_with_a_later_timestamp_makes_the_compose_stale(
+    tmp_path: Path, heading: str
+) -> None:
+    """`### Late note · …` (a label that is no T#, number or speaker) was a section title:
+    no note, and BS-COMPOSE-02 passed over a turn later than Last compose (found by a hunt).
+    A level-3 heading, the turn's level, with a timestamp is a turn without its ID."""
+    text = f"---\n{heading}\nuser: one more thing\n"
+    found = detect(appended(tmp_path, "converging", "ops/capture.md", text), "manifest")
+    assert statuses(found)["BS-COMPOSE-02"] == "fail", heading
+    assert notes(found) == [("ops/capture.md", 34, "bad-turn-heading")], found["notes"]
+
+
+@pytest.mark.parametrize(
+    "heading", ["#### Notes from 2026-07-11T09:00Z", "### Follow-ups", "### 7 things to check"]
 )
 def test_section_headings_in_capture_stay_clean(tmp_path: Path, heading: str) -> None:
     text = f"---\n{heading}\nuser: one more thing\n"

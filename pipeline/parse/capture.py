@@ -154,8 +154,7 @@ def _bare_turn(block: Heading, rec: Records) -> None:
         return
     after = text[text.find(raw) + len(raw) :].strip(_AROUND_STAMP + "()[].")
     if _no_id(text, raw) and (not after or _SPEAKER_RE.fullmatch(after) is not None):
-        message = f"turn heading has no T# number: {text[:120]}"
-        rec.issue(FILE, block.line, "bad-turn-heading", message, RULE)
+        _unnumbered(rec, block.line, text, raw)
 
 
 def _stamp_first(block: Block) -> tuple[int, str, str, bool] | None:
@@ -216,9 +215,15 @@ def _late_turn(block: Heading, rec: Records) -> None:
         return
     ids = _LATE_ID_RE.findall(text)
     if not ids:
-        if _no_id(text, raw) or _LATE_MEANT_RE.search(text) is not None:
+        if _LATE_MEANT_RE.search(text) is not None:
+            # An ID misspelt (`t9`, `Turn 9`) is meant but not readable, as `### t9 · …` is.
             message = f"turn heading has no T# number: {text[:120]}"
             rec.issue(FILE, line, "bad-turn-heading", message, RULE)
+        elif block.level == 3 or _no_id(text, raw):
+            # A level-3 heading, the schema's turn level, with a timestamp is a turn whatever
+            # its label (`### Late note · 2026-…`); so is one of another level labelled only
+            # by a number or who spoke (`## user · 2026-…`).
+            _unnumbered(rec, line, text, raw)
         return
     if len(ids) > 1 or find_timestamp(text[text.find(raw) + len(raw) :]) is not None:
         message = f"more than one turn ID or timestamp, no turn read: {text[:120]}"
@@ -227,6 +232,22 @@ def _late_turn(block: Heading, rec: Records) -> None:
     message = f"turn T{ids[0]} heading does not begin with its ID (`### T# · timestamp`)"
     rec.issue(FILE, line, "turn-id-not-first", message)
     _turn_row(line, text, ids[0], text, rec)
+
+
+def _unnumbered(rec: Records, line: int, text: str, raw: str) -> None:
+    """A turn heading with no T# (`### user · 2026-…`, `### Late note · 2026-…`): noted, and
+    its timestamp counts among the turns' for BS-COMPOSE-02, which needs no more of it, so a
+    turn later than Last compose fails the rule (until stop 55 `### Late note · …` was a
+    section title and the rule passed, found by a hunt). A timestamp that does not parse
+    leaves freshness unshown: the rule fails."""
+    at = parse_timestamp(raw)
+    if at is None:
+        message = f"turn heading has no T# number and its timestamp '{raw[:60]}' is not ISO 8601"
+        rec.issue(FILE, line, "bad-turn-heading", message, RULE)
+        return
+    message = f"turn heading has no T# number (counted as a turn at {raw[:60]}): {text[:120]}"
+    rec.issue(FILE, line, "bad-turn-heading", message)
+    rec.snapshot.setdefault("unnumbered_turns", []).append(at)
 
 
 def _no_id(text: str, raw: str) -> bool:

@@ -258,6 +258,7 @@ def _contradicted_compose(rec: Records) -> None:
     the newest capture turn and the unread one is not, freshness cannot be shown either, so
     BS-COMPOSE-02 fails too (spec §3.1, fail closed)."""
     turns = [t["at"] for t in rec.of("turns") if t["at"] is not None]
+    turns += rec.snapshot.get("unnumbered_turns", [])  # turn headings with no T# count too
     first = rec.snapshot.get("last_compose")
     if not turns or first is None or first <= max(turns):
         return  # no turns to be fresh against, or the rule fails on the read one already
@@ -358,6 +359,7 @@ def _summarise(rec: Records, inp: SessionInput) -> None:
     snap = rec.snapshot
     forks = rec.of("forks")
     turns = [t["at"] for t in rec.of("turns") if t["at"] is not None]
+    turns += snap.get("unnumbered_turns", [])  # turn headings with no T#: their times count
     syncs = [s["at"] for s in rec.of("sync_events") if s["at"] is not None]
     snap["newest_turn_at"] = max(turns, default=None)
     snap["newest_sync_at"] = max(syncs, default=None)
