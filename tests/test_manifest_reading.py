@@ -275,3 +275,43 @@ def test_a_routing_header_that_makes_no_table_fails_the_harvest_rule(
 def test_a_table_of_something_else_that_makes_no_table_is_left_alone() -> None:
     text = manifest(tail="\n| Reader | Answered |\n|---|---|---|\n| cold | 5 |\n")
     assert [i for i in read(text).of("parse_issues") if i["code"] == "unread-table"] == []
+
+
+HTML_TABLE = """
+<table>
+<tr><th>#</th><th>What</th><th>Source</th><th>Destination</th><th>Action</th></tr>
+<tr><td>1</td><td>consolidated</td><td>thesis + ledger</td>
+<td>docs/features/demo.md</td><td>create</td></tr>
+</table>
+"""
+
+
+@pytest.mark.parametrize(
+    "table",
+    [
+        HTML_TABLE,
+        "\n<details>" + TABLE.format(cell=CELL) + "</details>\n",
+        TABLE.format(cell=CELL) + HTML_TABLE,
+    ],
+)
+def test_a_routing_table_inside_html_fails_the_harvest_check(tmp_path: Path, table: str) -> None:
+    """A routing table written as `<table>`, or GFM rows an HTML block swallows: CommonMark
+    reads no table there, so its destinations were never read and BS-HARVEST-01 passed over
+    one linking into the session folder (found by a hunt). Both rules that need the rows
+    fail, on the line that holds the table's header."""
+    repo = tmp_path / "repo"
+    shutil.copytree(REPO, repo)
+    (repo / SESSION / "ops" / "manifest.md").write_text(
+        HEAD + table + USELESS.format(result="pass"), encoding="utf-8"
+    )
+    demo = repo / "docs" / "features" / "demo.md"
+    demo.write_text(
+        demo.read_text(encoding="utf-8") + "\nSee [it](../research/demo-brainstorm/thesis.md).\n",
+        encoding="utf-8",
+    )
+    result = CliRunner().invoke(app, ["detect", str(repo / SESSION), "--gate", "move"])
+    lines = result.stdout.splitlines()
+    harvest = [line for line in lines if line.startswith("BS-HARVEST-01 ")]
+    assert harvest and harvest[0].startswith("BS-HARVEST-01 fail ops/manifest.md:"), lines
+    assert any("written inside an HTML block" in line for line in harvest), lines
+    assert any(line.startswith("note ops/manifest.md:") for line in lines), lines

@@ -151,6 +151,7 @@ def parse_manifest(
     # A fence or a comment never closed hides the rest of the file (spec §3.1: fail closed).
     unclosed_block(doc, rec, FILE, "BS-MANIFEST-01")
     in_html = note_html_fields(rec, FILE, doc, lines, _FIELDS, _unread_rule)
+    _html_tables(rec, doc.html, lines)
     for index, block in enumerate(doc.blocks):
         in_html = _unread_html(rec, in_html, first_line(block), current)
         block = as_fields(block, _FIELDS)
@@ -474,6 +475,36 @@ def _unread_table(rec: Records, table: Table) -> None:
     )
     for rule in ("BS-MANIFEST-01", "BS-HARVEST-01"):
         rec.issue(FILE, table.line, "unread-table", message, rule)
+
+
+# A row of an HTML table, and the text of each of its cells (a closing tag may be left out).
+_HTML_ROW_RE = re.compile(r"<tr\b[^>]*+>(.*?)(?=<tr\b|</table|\Z)", re.I | re.S)
+_HTML_CELL_RE = re.compile(r"<t[hd]\b[^>]*+>([^<]*+)", re.I)
+
+
+def _html_tables(rec: Records, html: list[tuple[int, int]], lines: list[str]) -> None:
+    """The routing table inside an HTML block: written as `<table>` (`<tr><th>#</th>…`) or as
+    GFM rows an HTML block swallows (`<details>` right over `| # | What | …`). CommonMark
+    reads no table there, so its rows are not read as routes, and neither the routes nor the
+    destinations' links into the folder can be shown to hold (§3.1, fail closed; until stop
+    55 BS-HARVEST-01 passed over a destination linking back, found by a hunt)."""
+    for first, last in html:
+        block = lines[first - 1 : last]
+        text = "\n".join(block)
+        rows = [
+            (text.count("\n", 0, m.start()), _HTML_CELL_RE.findall(m[1]))
+            for m in _HTML_ROW_RE.finditer(text)
+        ]
+        rows += [(n, split_cells(t)) for n, t in enumerate(block) if t.lstrip(" \t")[:1] == "|"]
+        for at, cells in rows:
+            if len(cells) >= 3 and _routing([bare(shown(cell)).strip().lower() for cell in cells]):
+                message = (
+                    "the routing table is written inside an HTML block, where CommonMark reads "
+                    "no table, so its rows are not read; write it as a GFM table outside HTML"
+                )
+                for rule in ("BS-MANIFEST-01", "BS-HARVEST-01"):
+                    rec.issue(FILE, first + at, "unread-table", message, rule)
+                break
 
 
 def _routing(names: list[str]) -> bool:
