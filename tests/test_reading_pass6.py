@@ -323,6 +323,28 @@ def test_a_status_under_another_name_is_named(tmp_path: Path, new: str, fails: b
     assert (line in named) == fails, found
 
 
+@pytest.mark.parametrize(
+    ("new", "fails"),
+    [
+        ("Updated: 2026-07-10T16:05Z", True),
+        ("*Last updated:* 2026-07-10T16:05Z", True),
+        ("- As of: 2026-07-10T16:05Z", True),
+        ("Current as of: 2026-07-10T16:05Z\n\nUpdated: 2026-07-10T16:05Z", False),
+    ],
+)
+def test_a_thesis_stamp_under_another_name_is_named(tmp_path: Path, new: str, fails: bool) -> None:
+    """`Updated: 2026-…` failed BS-THESIS-01 and BS-COMPOSE-01 with "no 'Current as of:'
+    stamp" and no line (found by a hunt): a malformed-field note names it, failing both
+    only when no stamp is read."""
+    stamp = "Current as of: 2026-07-10T16:05Z"
+    folder = session(tmp_path, "applied", "thesis.md", _replaced(stamp, new))
+    found = detect(folder, "session")
+    line = 2 + new.count("\n")
+    assert ("thesis.md", line, "malformed-field") in notes(found), found["notes"]
+    for rule in ("BS-THESIS-01", "BS-COMPOSE-01"):
+        assert (line in [n for _, n, _ in findings(found, rule)]) == fails, found
+
+
 def test_a_status_heading_below_an_applied_round_fails_the_move(tmp_path: Path) -> None:
     """A Status heading below the applied round may be a later one: the move rule fails too,
     as for a Status hidden in a table or an HTML block."""

@@ -32,6 +32,9 @@ _HEADINGS = {
 }
 _NAMES = tuple(_HEADINGS)
 _STAMP = {"current as of": "stamp"}
+# Other names a line meant as the stamp is written under (`Updated: 2026-…`): not read, but
+# named, where the rules failed with no line (found by a hunt).
+_OTHER_STAMP = {name: name.capitalize() for name in ("updated", "last updated", "as of")}
 # A table's header `| Current as of | 2026-07-09T10:14Z |` is meant as the stamp.
 _STAMP_TAKEN = {"stamp": lambda value: stamp(value) != (None, False)}
 # What may stand before a section's name in a heading meant as that section (`## 1. Claim`,
@@ -65,6 +68,7 @@ def parse_thesis(lines: list[str], rec: Records) -> None:
     unread = [(value, line, "unread-field") for _, value, line in hidden]
     elsewhere: dict[str, Heading] = {}  # a section's name at another level than 2
     near: dict[str, tuple[int, str, str]] = {}  # a section's name not written as its heading
+    others: list[tuple[str, str, int]] = []  # the stamp under another name
     for block in doc.blocks:
         if isinstance(block, Heading):
             if block.level == 1 and "thesis_title" not in snap:
@@ -89,6 +93,7 @@ def parse_thesis(lines: list[str], rec: Records) -> None:
         if isinstance(block, Paragraph):
             _not_headings(block, near)
         unread += _noted(rec, block)
+        others += fields(block, _OTHER_STAMP)
         for _, raw, line in fields(block, _STAMP):
             if "thesis_stamp_raw" not in snap:
                 _stamp(rec, raw, line)
@@ -97,6 +102,7 @@ def parse_thesis(lines: list[str], rec: Records) -> None:
                 repeated(rec, FILE, line, "Current as of", first, raw, "BS-COMPOSE-01")
                 unread += [(raw, line, "duplicate-field")]
     _unread_stamps(rec, unread)
+    _other_stamps(rec, others)
     _not_sections(rec, elsewhere, near)
 
 
@@ -171,6 +177,22 @@ def _unread_stamps(rec: Records, unread: list[tuple[str, int, str]]) -> None:
                 f"{value[:60]}', which is not read and is not a timestamp"
             )
             rec.issue(FILE, line, code, message, "BS-THESIS-01")
+
+
+def _other_stamps(rec: Records, others: list[tuple[str, str, int]]) -> None:
+    """Each line meant as the stamp under another name (`Updated: 2026-…`) whose value is a
+    timestamp: not read, and noted; with no stamp read it fails the rules that need one,
+    naming the line they lacked (else it is a note)."""
+    read = "thesis_stamp_raw" in rec.snapshot
+    for name, value, line in others:
+        if stamp(value) == (None, False):
+            continue
+        message = (
+            f"'{name}: {value[:60]}' is meant as the 'Current as of:' stamp but is not written "
+            "'Current as of: value', so it is not read"
+        )
+        for rule in (None,) if read else ("BS-THESIS-01", "BS-COMPOSE-01"):
+            rec.issue(FILE, line, "malformed-field", message, rule)
 
 
 def _compose(_key: str, _value: str) -> str:
