@@ -151,7 +151,6 @@ def parse_manifest(
     # A fence or a comment never closed hides the rest of the file (spec §3.1: fail closed).
     unclosed_block(doc, rec, FILE, "BS-MANIFEST-01")
     in_html = note_html_fields(rec, FILE, doc, lines, _FIELDS, _unread_rule)
-    _html_tables(rec, doc.html, lines)
     for index, block in enumerate(doc.blocks):
         in_html = _unread_html(rec, in_html, first_line(block), current)
         block = as_fields(block, _FIELDS)
@@ -187,35 +186,39 @@ def parse_manifest(
     _write(rec, current, rounds, rows, exists)
 
 
-# An HTML table's first row and its cells (`<tr><th>#</th><th>What</th>…</tr>`).
-_HTML_ROW_RE = re.compile(r"(?is)<tr\b.*?</tr\s*>")
-_HTML_CELL_RE = re.compile(r"(?is)<t[hd]\b[^>]*>(.*?)</t[hd]\s*>")
+# A row of an HTML table, and the text of each of its cells (a closing tag may be left out).
+_HTML_ROW_RE = re.compile(r"<tr\b[^>]*+>(.*?)(?=<tr\b|</table|\Z)", re.I | re.S)
+_HTML_CELL_RE = re.compile(r"<t[hd]\b[^>]*+>(.*?)(?=<t[hd]\b|</t[hd]\s*>|</tr|\Z)", re.I | re.S)
 
 
 def _html_tables(rec: Records, doc: Document, lines: list[str]) -> None:
-    """A routing table written in HTML (`<table>` whose first row names the columns): the page
-    shows its rows, but CommonMark reads no Markdown table in an HTML block and the census
-    reads no HTML table, so neither the routes (BS-MANIFEST-01) nor the destinations' links
-    into the folder (BS-HARVEST-01) can be shown to hold (§3.1, fail closed). One inside a
-    comment is hidden on the page, meant as nothing."""
+    """The routing table inside an HTML block: written as `<table>` (`<tr><th>#</th>…`) or as
+    GFM rows an HTML block swallows (`<details>` right over `| # | What | …`). The page shows
+    its rows, but CommonMark reads no table there, so neither the routes (BS-MANIFEST-01) nor
+    the destinations' links into the folder (BS-HARVEST-01) can be shown to hold (§3.1, fail
+    closed; until stop 55 BS-HARVEST-01 passed over a destination linking back, found by two
+    hunts). One inside a comment is hidden on the page, meant as nothing."""
     for first, last in doc.html:
         opening = lines[first - 1]
         if html_kind(opening, PREFIX_RE.match(opening).end()) in HIDDEN_HTML:  # type: ignore[union-attr]
             continue
-        text = "\n".join(lines[first - 1 : last])
-        row = _HTML_ROW_RE.search(text)
-        if row is None:
-            continue
-        names = [bare(shown(untagged(cell))).lower() for cell in _HTML_CELL_RE.findall(row[0])]
-        if len(names) >= 3 and _routing(names):
-            line = first + text.count("\n", 0, row.start())
-            message = (
-                "a routing table written in HTML is not read (CommonMark reads no Markdown "
-                "table in an HTML block), so its rows are not routes; write it as "
-                "`| # | What | Source | Destination | Action |`"
-            )
-            for rule in ("BS-MANIFEST-01", "BS-HARVEST-01"):
-                rec.issue(FILE, line, "unread-table", message, rule)
+        block = lines[first - 1 : last]
+        text = "\n".join(block)
+        rows = [
+            (text.count("\n", 0, m.start()), _HTML_CELL_RE.findall(m[1]))
+            for m in _HTML_ROW_RE.finditer(text)
+        ]
+        rows += [(n, split_cells(t)) for n, t in enumerate(block) if t.lstrip(" \t")[:1] == "|"]
+        for at, cells in sorted(rows, key=lambda row: row[0]):
+            names = [bare(shown(untagged(cell))).strip().lower() for cell in cells]
+            if len(names) >= 3 and _routing(names):
+                message = (
+                    "the routing table is written inside an HTML block, where CommonMark reads "
+                    "no table, so its rows are not routes; write it as a GFM table outside HTML"
+                )
+                for rule in ("BS-MANIFEST-01", "BS-HARVEST-01"):
+                    rec.issue(FILE, first + at, "unread-table", message, rule)
+                break
 
 
 def _stray_rows(rec: Records, block: Paragraph) -> None:
@@ -475,36 +478,6 @@ def _unread_table(rec: Records, table: Table) -> None:
     )
     for rule in ("BS-MANIFEST-01", "BS-HARVEST-01"):
         rec.issue(FILE, table.line, "unread-table", message, rule)
-
-
-# A row of an HTML table, and the text of each of its cells (a closing tag may be left out).
-_HTML_ROW_RE = re.compile(r"<tr\b[^>]*+>(.*?)(?=<tr\b|</table|\Z)", re.I | re.S)
-_HTML_CELL_RE = re.compile(r"<t[hd]\b[^>]*+>([^<]*+)", re.I)
-
-
-def _html_tables(rec: Records, html: list[tuple[int, int]], lines: list[str]) -> None:
-    """The routing table inside an HTML block: written as `<table>` (`<tr><th>#</th>…`) or as
-    GFM rows an HTML block swallows (`<details>` right over `| # | What | …`). CommonMark
-    reads no table there, so its rows are not read as routes, and neither the routes nor the
-    destinations' links into the folder can be shown to hold (§3.1, fail closed; until stop
-    55 BS-HARVEST-01 passed over a destination linking back, found by a hunt)."""
-    for first, last in html:
-        block = lines[first - 1 : last]
-        text = "\n".join(block)
-        rows = [
-            (text.count("\n", 0, m.start()), _HTML_CELL_RE.findall(m[1]))
-            for m in _HTML_ROW_RE.finditer(text)
-        ]
-        rows += [(n, split_cells(t)) for n, t in enumerate(block) if t.lstrip(" \t")[:1] == "|"]
-        for at, cells in rows:
-            if len(cells) >= 3 and _routing([bare(shown(cell)).strip().lower() for cell in cells]):
-                message = (
-                    "the routing table is written inside an HTML block, where CommonMark reads "
-                    "no table, so its rows are not read; write it as a GFM table outside HTML"
-                )
-                for rule in ("BS-MANIFEST-01", "BS-HARVEST-01"):
-                    rec.issue(FILE, first + at, "unread-table", message, rule)
-                break
 
 
 def _routing(names: list[str]) -> bool:
