@@ -102,15 +102,15 @@ def test_a_turn_heading_without_its_id_fails_compose_freshness(
         f"## 7 · {EARLY_AT}",
     ],
 )
-def test_a_turn_heading_without_its_id_counts_as_the_turn_its_timestamp_says(
+def test_a_turn_heading_without_its_id_fails_even_before_the_compose(
     tmp_path: Path, heading: str
 ) -> None:
-    """A turn heading with no T# is noted, and its timestamp counts as a turn's: one earlier
-    than Last compose leaves the compose fresh (the lead's decision at stop 55, which made
-    `### user · …` and `### Late note · …` agree); a later one fails (above)."""
+    """A turn heading with no T# is a turn that cannot be fully read: it fails BS-COMPOSE-02
+    with its note even when its time is before Last compose (the lead's decision at stop 55:
+    `### user · …` and `### Late note · …` agree, and both fail closed)."""
     text = f"---\n{heading}\nuser: one more thing\n"
     found = detect(appended(tmp_path, "converging", "ops/capture.md", text), "manifest")
-    assert statuses(found)["BS-COMPOSE-02"] == "pass", heading
+    assert statuses(found)["BS-COMPOSE-02"] == "fail", heading
     assert notes(found) == [("ops/capture.md", 34, "bad-turn-heading")], found["notes"]
 
 

@@ -235,18 +235,17 @@ def _late_turn(block: Heading, rec: Records) -> None:
 
 
 def _unnumbered(rec: Records, line: int, text: str, raw: str) -> None:
-    """A turn heading with no T# (`### user · 2026-…`, `### Late note · 2026-…`): noted, and
-    its timestamp counts among the turns' for BS-COMPOSE-02, which needs no more of it, so a
-    turn later than Last compose fails the rule (until stop 55 `### Late note · …` was a
-    section title and the rule passed, found by a hunt). A timestamp that does not parse
-    leaves freshness unshown: the rule fails."""
+    """A turn heading with no T# (`### user · 2026-…`, `### Late note · 2026-…`): a turn that
+    cannot be fully read, so it fails BS-COMPOSE-02 whatever its time (§3.1, fail closed;
+    until stop 55 `### Late note · …` was a section title and the rule passed, found by a
+    hunt). Its timestamp still counts among the turns' (content_time, compose lag)."""
     at = parse_timestamp(raw)
     if at is None:
         message = f"turn heading has no T# number and its timestamp '{raw[:60]}' is not ISO 8601"
         rec.issue(FILE, line, "bad-turn-heading", message, RULE)
         return
     message = f"turn heading has no T# number (counted as a turn at {raw[:60]}): {text[:120]}"
-    rec.issue(FILE, line, "bad-turn-heading", message)
+    rec.issue(FILE, line, "bad-turn-heading", message, RULE)
     rec.snapshot.setdefault("unnumbered_turns", []).append(at)
 
 
