@@ -135,11 +135,15 @@ def parse_state(lines: list[str], rec: Records) -> None:
     inner = html_text(doc, lines) if doc.html else None
     _hidden_aspects(rec, inner, spans + _html_map_spans(doc.html, inner))
     _unread_fields(rec, unread)
-    # With no map, aspects under `## Aspects` or `**Aspect map**` would vanish and
-    # BS-ASPECT-01 pass on none; beside a map, so would those under a heading that names
-    # aspects (`## Aspects added at stop`): fail closed (§3.1). Under `## Notes` beside a
-    # map, a bullet of that shape is a note.
-    mapped = "aspect_map_line" in snap
+    _stray_aspects_noted(rec, stray)
+
+
+def _stray_aspects_noted(rec: Records, stray: list[tuple[int, bool]]) -> None:
+    """With no map, aspects under `## Aspects` or `**Aspect map**` would vanish and
+    BS-ASPECT-01 pass on none; beside a map, so would those under a heading that names
+    aspects (`## Aspects added at stop`): fail closed (§3.1). Under `## Notes` beside a
+    map, a bullet of that shape is a note."""
+    mapped = "aspect_map_line" in rec.snapshot
     where = "outside the aspect map" if mapped else "with no '## Aspect map' heading"
     for line, named in stray:
         if named or not mapped:
