@@ -474,30 +474,34 @@ def test_fork_lifetimes_for_a_subset_of_runs(history: Path) -> None:
     assert rows["F1"]["close_kind"] == "resolved" and rows["F1"]["hours"] == 24.0
 
 
+# A session's forks (number, marker, raised by) and its ledger's Resolves (D# → F#s).
+Listing = tuple[list[tuple[int, str, str]], dict[int, list[int]]]
+
+
+def _lifetimes_after_two_crawls(
+    tmp_path: Path, first: Listing, second: Listing
+) -> dict[str, dict[str, Any]]:
+    """fork_lifetimes by fork ID after two crawls of one session: its forks and ledger as
+    `first` says at 10:00 (one turn, S1's first two lines), then as `second` says at 16:00."""
+    session = Session(tmp_path / "corpus")
+    out = str(tmp_path / "out")
+    session.write("2026-07-10T10:00Z", TURNS[:1], S1[:2], *first)
+    crawl([str(tmp_path / "corpus")], out, workers=1)
+    session.write("2026-07-10T16:00Z", TURNS[:2], S1, *second)
+    crawl([str(tmp_path / "corpus")], out, workers=1)
+    con = connect(Out(out))
+    return {r["fork_id"]: r for r in _dicts(con, "SELECT * FROM fork_lifetimes")}
+
+
 def test_vanished_reopened_and_still_listed_forks(tmp_path: Path) -> None:
     """F1 vanishes without a resolving entry; F3 is parked, then open again in the latest
     snapshot; F4 is resolved by the ledger while forks.md still lists it open."""
-    session = Session(tmp_path / "corpus")
-    out = str(tmp_path / "out")
     parked = "parked → docs/architecture/open-questions.md"
-    session.write(
-        "2026-07-10T10:00Z",
-        TURNS[:1],
-        S1[:2],
-        [(1, "open", "user"), (3, parked, "probe"), (4, "open", "user")],
-        {1: []},
+    rows = _lifetimes_after_two_crawls(
+        tmp_path,
+        ([(1, "open", "user"), (3, parked, "probe"), (4, "open", "user")], {1: []}),
+        ([(2, "open", "user"), (3, "open", "probe"), (4, "open", "user")], {1: [], 2: [4]}),
     )
-    crawl([str(tmp_path / "corpus")], out, workers=1)
-    session.write(
-        "2026-07-10T16:00Z",
-        TURNS[:2],
-        S1,
-        [(2, "open", "user"), (3, "open", "probe"), (4, "open", "user")],
-        {1: [], 2: [4]},
-    )
-    crawl([str(tmp_path / "corpus")], out, workers=1)
-    con = connect(Out(out))
-    rows = {r["fork_id"]: r for r in _dicts(con, "SELECT * FROM fork_lifetimes")}
     fields = ("vanished", "censored", "close_kind", "raised_at", "hours")
     a, b = ts("2026-07-10T10:00Z"), ts("2026-07-10T16:00Z")
     # Vanished: censored where last listed (A), never closed.
@@ -515,26 +519,11 @@ def test_a_forks_raiser_and_its_raise_time_come_from_one_listing(tmp_path: Path)
     """F1 is listed `Raised by: user` first and `twin (S2)` later; F2 the other way round.
     The split by Raised by reads the first listing, so the raise time reads it too: F1 raised
     by the user is raised when first seen open, not at S2's dispatch."""
-    session = Session(tmp_path / "corpus")
-    out = str(tmp_path / "out")
-    session.write(
-        "2026-07-10T10:00Z",
-        TURNS[:1],
-        S1[:2],
-        [(1, "open", "user"), (2, "open", "twin (S2)")],
-        {1: []},
+    rows = _lifetimes_after_two_crawls(
+        tmp_path,
+        ([(1, "open", "user"), (2, "open", "twin (S2)")], {1: []}),
+        ([(1, "open", "twin (S2)"), (2, "open", "user")], {1: [1]}),
     )
-    crawl([str(tmp_path / "corpus")], out, workers=1)
-    session.write(
-        "2026-07-10T16:00Z",
-        TURNS[:2],
-        S1,
-        [(1, "open", "twin (S2)"), (2, "open", "user")],
-        {1: [1]},
-    )
-    crawl([str(tmp_path / "corpus")], out, workers=1)
-    con = connect(Out(out))
-    rows = {r["fork_id"]: r for r in _dicts(con, "SELECT * FROM fork_lifetimes")}
     fields = ("raised_by", "raised_at", "close_kind", "hours")
     # Snapshot A's content time is its Last compose (10:00); S2 was dispatched at 09:00.
     a, b, s2 = ts("2026-07-10T10:00Z"), ts("2026-07-10T16:00Z"), ts("2026-07-10T09:00Z")
