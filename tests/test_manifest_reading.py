@@ -272,6 +272,30 @@ def test_a_routing_header_that_makes_no_table_fails_the_harvest_rule(
     assert [n for n in notes if "ops/manifest.md:5 " in n and "routing table's header" in n]
 
 
+@pytest.mark.parametrize(
+    "header",
+    [
+        "| # | Item | From | To | Action |",
+        "| No. | Thing | Origin | Target | Op |",
+        "| Item | From | To |",
+    ],
+)
+def test_a_routing_table_under_other_column_names_fails_the_harvest_rule(
+    tmp_path: Path, header: str
+) -> None:
+    """A routing table whose columns are named in other words (`Item`, `From`, `To`) was no
+    routing table at all: BS-MANIFEST-01 failed for want of one, but BS-HARVEST-01 passed
+    on no destinations, its rows never read (found by a hunt). It is the routing table not
+    read: both rules fail on its header line."""
+    cells = header.strip("|").count("|") + 1
+    table = "\n".join(TABLE.strip("\n").split("\n")[:2]) + "\n"
+    text = manifest().replace(table, header + "\n" + "|---" * cells + "|\n")
+    rules, notes, _ = detect(tmp_path, text)
+    assert status(rules, "BS-HARVEST-01") == "fail", rules
+    assert status(rules, "BS-MANIFEST-01") == "fail", rules
+    assert [n for n in notes if "is not read as the routing table" in n], notes
+
+
 def test_a_table_of_something_else_that_makes_no_table_is_left_alone() -> None:
     text = manifest(tail="\n| Reader | Answered |\n|---|---|---|\n| cold | 5 |\n")
     assert [i for i in read(text).of("parse_issues") if i["code"] == "unread-table"] == []

@@ -480,9 +480,24 @@ def _unread_table(rec: Records, table: Table) -> None:
         rec.issue(FILE, table.line, "unread-table", message, rule)
 
 
+# Other words people name the routing table's columns with: such a table is meant as the
+# routing table (and so is not read, and noted), never a table of something else.
+_COLUMN_WORDS = {
+    "#": ("#", "no", "no.", "nr", "n", "num", "number", "id", "row"),
+    "what": ("what", "item", "items", "thing", "content", "artifact", "artefact", "piece"),
+    "source": ("source", "sources", "from", "origin", "src"),
+    "destination": ("destination", "destinations", "to", "target", "dest", "where", "goes to"),
+    "action": ("action", "op", "operation", "verb", "how"),
+}
+
+
 def _routing(names: list[str]) -> bool:
-    """Whether a header's cells (bare, lower case) are meant as the routing table's."""
-    return sum(name in names for name in _COLUMNS) >= 3 or any("destination" in n for n in names)
+    """Whether a header's cells (bare, lower case) are meant as the routing table's: three of
+    its columns by their names or other words for them (`| Item | From | To |`; until stop
+    55 such a table was no routing table and BS-HARVEST-01 passed on no destinations, found
+    by a hunt), or any column naming destinations."""
+    named = sum(any(word in names for word in words) for words in _COLUMN_WORDS.values())
+    return named >= 3 or any("destination" in n for n in names)
 
 
 def _no_table(rec: Records, block: Paragraph) -> None:
