@@ -780,9 +780,10 @@ def test_words_and_sections_stay_sections_beside_misspelt_ids() -> None:
     rec = read("capture", "### Today 5 things\n#### Topics 2026-07-10T17:00Z\n")
     assert rec.of("turns") == [] and issues(rec) == []
     # At level 3, the turn's level, a heading with a timestamp is a turn without its ID (the
-    # lead's decision at stop 55): noted, its time counted, no turn row.
+    # lead's decision at stop 55): it fails BS-COMPOSE-02 (not fully read), its time counted,
+    # no turn row.
     rec = read("capture", "### Topics 2026-07-10T17:00Z\n")
-    assert rec.of("turns") == [] and issues(rec) == [(1, "bad-turn-heading", None)]
+    assert rec.of("turns") == [] and issues(rec) == [(1, "bad-turn-heading", "BS-COMPOSE-02")]
     assert [t.isoformat() for t in rec.snapshot["unnumbered_turns"]] == [
         "2026-07-10T17:00:00+00:00"
     ]
