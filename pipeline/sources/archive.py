@@ -17,6 +17,7 @@ import zipfile
 import zlib
 from bisect import bisect_left
 from collections.abc import Iterator
+from functools import cached_property
 from typing import Self
 
 from pipeline.parse.lexical import MAX_FILE_BYTES, is_markdown
@@ -551,7 +552,7 @@ class ArchiveTree(Tree):
         if len(data) <= MAX_FILE_BYTES:
             self._data[name] = data
 
-    @property
+    @cached_property  # its first bytes are read once, not on each pass over the archive
     def is_zip(self) -> bool:
         """Whether the archive is read as a zip: by its first bytes where they say, as `file`
         does (a zip renamed .tar.gz, a .tar.gz renamed .zip), else by its name (a zip may
