@@ -157,10 +157,13 @@ def _stray_aspects(block: Item | Paragraph, named: bool) -> list[tuple[int, bool
     line that names the map (`- Aspect map:`, `- ## Aspect map`, `Aspect map:`), which no
     reader of the page takes for anything but the map."""
     if isinstance(block, Item):
-        if _meant_as_aspect(block.text):
+        text = block.text
+        if _meant_as_aspect(text):
             return [(block.line, named)]
+        if not block.parts:
+            return []
         # An item whose first line is a heading (`- ## Aspect map`) shows no text of its own.
-        named = named or not block.text or _ASPECTS_RE.search(block.text) is not None
+        named = named or not text or _ASPECTS_RE.search(text) is not None
         subs = [p for p in block.parts if isinstance(p, Item)]
         return [(p.line, named) for p in subs if _meant_as_aspect(p.text)]
     lines = block.lines
