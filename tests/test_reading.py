@@ -778,7 +778,9 @@ def test_words_and_sections_stay_sections_beside_misspelt_ids() -> None:
     text = "## Forks still open\n## F-layer\n## Fortnight 2 review\n## FAQ\n"
     assert forks(text, "fork_id") == []
     rec = read("capture", "### Today 5 things\n#### Topics 2026-07-10T17:00Z\n")
-    assert rec.of("turns") == [] and issues(rec) == []
+    # At level 4 a heading with a date and time is a section, no turn: its time counts, with
+    # a note (stop 56).
+    assert rec.of("turns") == [] and issues(rec) == [(2, "stamped-section", None)]
     # At level 3, the turn's level, a heading with a timestamp is a turn without its ID (the
     # lead's decision at stop 55): it fails BS-COMPOSE-02 (not fully read), its time counted,
     # no turn row.

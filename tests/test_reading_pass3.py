@@ -135,7 +135,33 @@ def test_a_level_3_capture_heading_with_a_later_timestamp_makes_the_compose_stal
 
 
 @pytest.mark.parametrize(
-    "heading", ["#### Notes from 2026-07-11T09:00Z", "### Follow-ups", "### 7 things to check"]
+    "heading", [f"## Late note · {CAPTURE_AT}", f"#### Notes from {CAPTURE_AT}"]
+)
+def test_a_section_heading_with_a_later_timestamp_makes_the_compose_stale(
+    tmp_path: Path, heading: str
+) -> None:
+    """At a level other than a turn's, a heading with a date and time and section words is
+    no turn, but the capture holds something at that time: until stop 56 the time was
+    dropped and BS-COMPOSE-02 passed over a section written after the compose."""
+    text = f"---\n{heading}\nuser: one more thing\n"
+    found = detect(appended(tmp_path, "converging", "ops/capture.md", text), "manifest")
+    assert statuses(found)["BS-COMPOSE-02"] == "fail", heading
+    assert notes(found) == [("ops/capture.md", 34, "stamped-section")], found["notes"]
+
+
+@pytest.mark.parametrize("heading", [f"## Late note · {EARLY_AT}", f"#### Notes from {EARLY_AT}"])
+def test_a_section_heading_with_an_earlier_timestamp_is_only_noted(
+    tmp_path: Path, heading: str
+) -> None:
+    """Guard: such a section before Last compose leaves the compose fresh; its note stays."""
+    text = f"---\n{heading}\nuser: one more thing\n"
+    found = detect(appended(tmp_path, "converging", "ops/capture.md", text), "manifest")
+    assert failing(found) == set(), heading
+    assert notes(found) == [("ops/capture.md", 34, "stamped-section")], found["notes"]
+
+
+@pytest.mark.parametrize(
+    "heading", ["## Day 2 — 2026-07-11", "### Follow-ups", "### 7 things to check"]
 )
 def test_section_headings_in_capture_stay_clean(tmp_path: Path, heading: str) -> None:
     text = f"---\n{heading}\nuser: one more thing\n"

@@ -105,7 +105,7 @@ def test_two_ids_or_timestamps_fail_rather_than_guess_and_no_id_is_no_turn(tmp_p
 
     # A date in a level-3 heading, the turn's level, with no T# (or one only inside a word)
     # is a turn without its ID: noted, and its time counts (test_reading_pass3); at another
-    # level it is a section heading, no turn and no issue.
+    # level it is a section heading, no turn, whose time counts with a note (stop 56).
     for name, heading in (
         ("none", "### Notes from 2026-07-10T16:10Z"),
         ("word", "### Draft T9x from 2026-07-10T16:10Z"),
@@ -114,9 +114,11 @@ def test_two_ids_or_timestamps_fail_rather_than_guess_and_no_id_is_no_turn(tmp_p
         found = detect(folder, "manifest")
         assert statuses(found)["BS-COMPOSE-02"] == "fail", heading
         assert issues(found) == {("bad-turn-heading", line_of(folder, heading))}, heading
-    found = detect(session(tmp_path / "level4", "#### Notes from 2026-07-10T16:10Z"), "manifest")
-    assert statuses(found)["BS-COMPOSE-02"] == "pass"
-    assert issues(found) == set()
+    heading = "#### Notes from 2026-07-10T16:10Z"  # after Last compose (16:05Z)
+    folder = session(tmp_path / "level4", heading)
+    found = detect(folder, "manifest")
+    assert statuses(found)["BS-COMPOSE-02"] == "fail"
+    assert issues(found) == {("stamped-section", line_of(folder, heading))}
 
 
 def test_a_turn_written_timestamp_first_as_a_line_or_with_no_id_fails(tmp_path: Path) -> None:

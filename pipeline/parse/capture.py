@@ -224,6 +224,8 @@ def _late_turn(block: Heading, rec: Records) -> None:
             # its label (`### Late note · 2026-…`); so is one of another level labelled only
             # by a number or who spoke (`## user · 2026-…`).
             _unnumbered(rec, line, text, raw)
+        else:
+            _stamped_section(rec, line, text, raw)
         return
     if len(ids) > 1 or find_timestamp(text[text.find(raw) + len(raw) :]) is not None:
         message = f"more than one turn ID or timestamp, no turn read: {text[:120]}"
@@ -246,6 +248,23 @@ def _unnumbered(rec: Records, line: int, text: str, raw: str) -> None:
         return
     message = f"turn heading has no T# number (counted as a turn at {raw[:60]}): {text[:120]}"
     rec.issue(FILE, line, "bad-turn-heading", message, RULE)
+    rec.snapshot.setdefault("unnumbered_turns", []).append(at)
+
+
+def _stamped_section(rec: Records, line: int, text: str, raw: str) -> None:
+    """A section heading of another level than a turn's with a date and time in it (`## Late
+    note · 2026-…`, `#### Notes from 2026-…`): no turn, yet the capture holds something at
+    that time, so its time counts as a turn's for BS-COMPOSE-02 (a compose before it is
+    stale) and for content_time; a note says so. Until stop 56 the time was dropped and the
+    rule passed over a section written after the compose (§3.1, fail closed)."""
+    at = parse_timestamp(raw)
+    if at is None:
+        return
+    message = (
+        f"a section heading with a timestamp and no T# ('{text[:80]}'): no turn, but its time "
+        f"({raw[:60]}) counts as the capture's, which Last compose must be later than"
+    )
+    rec.issue(FILE, line, "stamped-section", message)
     rec.snapshot.setdefault("unnumbered_turns", []).append(at)
 
 
