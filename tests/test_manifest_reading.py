@@ -339,3 +339,35 @@ def test_a_routing_table_inside_html_fails_the_harvest_check(tmp_path: Path, tab
     assert harvest and harvest[0].startswith("BS-HARVEST-01 fail ops/manifest.md:"), lines
     assert any("written inside an HTML block" in line for line in harvest), lines
     assert any(line.startswith("note ops/manifest.md:") for line in lines), lines
+
+
+LISTED = """
+## Routing
+- 1. consolidated source of truth: thesis + ledger → docs/features/demo.md (create)
+- 2. send window section: fragment:send-window → [demo](../../../features/demo.md) (append)
+- 3. parked fork F4: forks.md → `docs/architecture/open-questions.md` (append)
+"""
+
+
+def test_routes_written_as_a_list_fail_the_harvest_rule(tmp_path: Path) -> None:
+    """Routes written as a list, not as the routing table, were never read: BS-MANIFEST-01
+    failed for want of a table, but BS-HARVEST-01 passed on no destinations (left open at
+    stop 55). Each listed route is noted and fails both rules."""
+    text = manifest().replace(TABLE.format(cell=CELL), LISTED)
+    rules, notes, _ = detect(tmp_path, text)
+    assert status(rules, "BS-HARVEST-01") == "fail", rules
+    assert status(rules, "BS-MANIFEST-01") == "fail", rules
+    listed = [n for n in notes if "routes are read only from the routing table" in n]
+    assert [n.split()[1] for n in listed] == [f"ops/manifest.md:{n}" for n in (6, 7, 8)], notes
+
+
+def test_list_lines_beside_a_routing_table_or_naming_no_document_are_left_alone() -> None:
+    """Guard: a note naming a document under a read routing table, a list naming only
+    session files, and the uselessness test's allowed paths are no routes."""
+    beside = manifest(tail="\n## Notes\n- see also docs/features/other.md\n")
+    plain = (
+        HEAD + "\n## Notes\n- forks.md and ledger.md were read\n" + USELESS.format(result="pass")
+    )
+    for text in (beside, plain):
+        codes = [i["code"] for i in read(text).of("parse_issues")]
+        assert "unread-routes" not in codes, text

@@ -14,6 +14,7 @@ from pipeline.parse.blocks import (
     Block,
     Document,
     Heading,
+    Item,
     Paragraph,
     Table,
     html_kind,
@@ -147,6 +148,8 @@ def parse_manifest(
     useless = 0  # the uselessness test section's heading level; 0 outside it
     round_heading: Heading | None = None  # a `## Round N` heading no `Round:` line followed
     rows: list[dict[str, Any]] = []
+    listed: list[tuple[int, str]] = []  # list lines naming a document: routes, if no table is
+    tables = 0  # routing tables read
     doc = parse(lines)
     # A fence or a comment never closed hides the rest of the file (spec §3.1: fail closed).
     unclosed_block(doc, rec, FILE, "BS-MANIFEST-01")
@@ -164,10 +167,14 @@ def parse_manifest(
             continue
         if isinstance(block, Table):
             _unread(rec, block, current)
-            if not _table(block, current, rows, links) and not useless:
+            if _table(block, current, rows, links):
+                tables += 1
+            elif not useless:
                 _unread_table(rec, block)
             continue
         _unread(rec, block, current)
+        if isinstance(block, Item) and not useless and not fields(block, _FIELDS):
+            listed += [(n, text) for n, text in block.all_lines() if _names_document(text)]
         if current["has_table"] and isinstance(block, Paragraph):
             _stray_rows(rec, block)
         elif isinstance(block, Paragraph) and not useless:
@@ -183,7 +190,33 @@ def parse_manifest(
     _unread_html(rec, in_html, len(lines) + 1, current)
     _unread_round(rec, round_heading)
     _html_tables(rec, doc, lines)
+    if not tables:
+        _listed_routes(rec, listed)
     _write(rec, current, rounds, rows, exists)
+
+
+def _names_document(text: str) -> bool:
+    """Whether a line names a document in a folder (`docs/features/x.md`, or a link to one),
+    as a route's destination does; a session file (`forks.md`) names none."""
+    if ".md" not in text.lower():
+        return False
+    targets = [m[1] for m in _LINK_RE.finditer(text)] if "](" in text else []
+    words = [word.strip("`*_()[]<>\"'.,;:") for word in text.split()]
+    return any("/" in w and w.lower().endswith(".md") for w in [*targets, *words])
+
+
+def _listed_routes(rec: Records, listed: list[tuple[int, str]]) -> None:
+    """Routes written as a list (`- parked fork F7 → docs/open-questions.md (append)`) in a
+    manifest with no routing table: they are not read as rows, so neither the routes
+    (BS-MANIFEST-01) nor the destinations' links into the folder (BS-HARVEST-01) can be
+    shown to hold (§3.1, fail closed; until stop 56 BS-HARVEST-01 passed on no destinations)."""
+    for line, text in listed:
+        message = (
+            f"'{text.strip()[:80]}' names a document as a route would, but routes are read "
+            "only from the routing table (`| # | What | Source | Destination | Action |`)"
+        )
+        for rule in ("BS-MANIFEST-01", "BS-HARVEST-01"):
+            rec.issue(FILE, line, "unread-routes", message, rule)
 
 
 # A row of an HTML table, and the text of each of its cells (a closing tag may be left out).
