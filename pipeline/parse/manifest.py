@@ -190,8 +190,7 @@ def parse_manifest(
     _unread_html(rec, in_html, len(lines) + 1, current)
     _unread_round(rec, round_heading)
     _html_tables(rec, doc, lines)
-    if not tables:
-        _listed_routes(rec, listed)
+    _listed_routes(rec, listed, tables)
     _write(rec, current, rounds, rows, exists)
 
 
@@ -205,12 +204,13 @@ def _names_document(text: str) -> bool:
     return any("/" in w and w.lower().endswith(".md") for w in [*targets, *words])
 
 
-def _listed_routes(rec: Records, listed: list[tuple[int, str]]) -> None:
+def _listed_routes(rec: Records, listed: list[tuple[int, str]], tables: int) -> None:
     """Routes written as a list (`- parked fork F7 → docs/open-questions.md (append)`) in a
     manifest with no routing table: they are not read as rows, so neither the routes
     (BS-MANIFEST-01) nor the destinations' links into the folder (BS-HARVEST-01) can be
-    shown to hold (§3.1, fail closed; until stop 56 BS-HARVEST-01 passed on no destinations)."""
-    for line, text in listed:
+    shown to hold (§3.1, fail closed; until stop 56 BS-HARVEST-01 passed on no destinations).
+    `tables`: the routing tables read; beside one, a list line naming a document is a note."""
+    for line, text in [] if tables else listed:
         message = (
             f"'{text.strip()[:80]}' names a document as a route would, but routes are read "
             "only from the routing table (`| # | What | Source | Destination | Action |`)"
