@@ -92,6 +92,7 @@ def parse_state(lines: list[str], rec: Records) -> None:
     # Bullets written as aspects outside the map: (line, whether their heading names aspects).
     stray: list[tuple[int, bool]] = []
     aspects_named = False  # whether the current heading names aspects
+    ended = False  # whether the map was just ended by a heading (one written as an aspect?)
     doc = parse(lines)
     # A fence never closed hides the rest of the file (spec §3.1: fail closed).
     unclosed_block(doc, rec, FILE, "BS-STATE-01")
@@ -109,6 +110,10 @@ def parse_state(lines: list[str], rec: Records) -> None:
             if map_level and block.level > map_level:
                 _heading_in_map(block, rec)
                 continue  # a subheading inside the map
+            # Aspects written as headings at the map's own level end it, one after another.
+            ended = bool(map_level or ended) and _meant_as_aspect(block.text)
+            if ended:
+                _heading_in_map(block, rec)
             if map_level:
                 spans[-1][1] = block.line
             map_level = 0
@@ -241,8 +246,9 @@ def _not_bullets(block: Block, rec: Records) -> None:
 
 def _heading_in_map(block: Heading, rec: Records) -> None:
     """A subheading of the map groups its bullets (`### Delivery`); one written as an aspect
-    (`### quiet hours — … → none yet`) is meant as one but is no bullet, so it is not read and
-    fails both aspect rules, as a plain line there does (§3.1, fail closed)."""
+    (`### quiet hours — … → none yet`, or at the map's own level right after it, which ends
+    the map) is meant as one but is no bullet, so it is not read and fails both aspect rules,
+    as a plain line there does (§3.1, fail closed)."""
     if _meant_as_aspect(block.text):
         message = (
             f"an aspect written as a heading, not a bullet: not read as an aspect "
