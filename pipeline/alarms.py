@@ -65,6 +65,8 @@ class AlarmReport:
     # Sessions at the baseline, when the point saw none of them (a checkout gone, a wrong
     # root): every rate is then "no sessions", which no regression test can flag.
     emptied: int = 0
+    # The points between the baseline and this one that saw no session (alarm_baseline).
+    passed_over: list[str] = field(default_factory=list)
 
     @property
     def tripped(self) -> bool:
@@ -165,11 +167,18 @@ class AlarmReport:
                     apart = (
                         f" ({self.point.name} shares no session with it)" if self.disjoint else ""
                     )
+                    apart += self._passed_over_text()
                     parts.append(f"regressed since {self.baseline.name}{apart}: {names or 'none'}")
         if not parts:
             return f"census point {self.point.name}: no alarm asked for"
         verdict = "ALARM" if self.tripped else "UNTESTED" if self.untested else "no alarm"
         return f"{verdict} at {self.point.name}; " + "; ".join(parts)
+
+    def _passed_over_text(self) -> str:
+        if not self.passed_over:
+            return ""
+        saw = "saw" if len(self.passed_over) == 1 else "each saw"
+        return f" ({', '.join(self.passed_over)} {saw} no session)"
 
     def findings(self) -> list[dict[str, Any]]:
         """The point's findings for SARIF: at each session's own gate, or, with a gate, those
@@ -196,6 +205,7 @@ class AlarmReport:
             "tripped": self.tripped,
             "untested": self.untested,
             "no_session_in_common": self.disjoint,
+            "passed_over": self.passed_over,
         }
 
 
@@ -239,13 +249,38 @@ def evaluate(
     if threshold is not None:
         report.above = [r for r in rates if r.rate is not None and r.rate > threshold]
     if metrics:
-        report.baseline = previous(con, point, labels)
+        report.baseline, report.passed_over = alarm_baseline(con, point, labels)
         if report.baseline is not None:
-            report.comparison = comparison or between(con, report.baseline, point)
+            if comparison is None or comparison.baseline.name != report.baseline.name:
+                comparison = between(con, report.baseline, point)
+            report.comparison = comparison
             wanted = set(metrics)
             report.regressions = [r for r in report.comparison.regressions if r.metric in wanted]
             report.emptied = report.comparison.emptied
     return report
+
+
+def alarm_baseline(
+    con: Any, point: Point, labels: dict[str, str]
+) -> tuple[Point | None, list[str]]:
+    """The point a night's regressions are tested against: the one before it, or, past the
+    points that saw no session (a checkout gone, whose own alarm tripped), the last that saw
+    one, with the names of those passed over. A night tested against an empty one alone was
+    never worse than it, so a regression across the outage never alarmed."""
+    before = previous(con, point, labels)
+    passed: list[str] = []
+    earlier = before
+    while earlier is not None and not _saw_a_session(con, earlier):
+        passed.append(earlier.name)
+        earlier = previous(con, earlier, labels)
+    if earlier is None:  # no earlier point saw a session: the one before, as it is
+        return before, []
+    return earlier, passed
+
+
+def _saw_a_session(con: Any, point: Point) -> bool:
+    query = "SELECT count(*) > 0 FROM point_sessions WHERE point = $point"
+    return bool(con.execute(query, {"point": point.name}).fetchone()[0])
 
 
 def evaluate_checked_with(

@@ -127,6 +127,34 @@ def test_a_night_that_saw_no_session_trips_the_regression_alarm(
     assert unwatched.exit_code == 0
 
 
+def test_the_night_after_a_night_that_saw_no_session_is_tested_against_the_last_that_did(
+    tmp_path: Path,
+) -> None:
+    """Night 2's checkout was gone (no session: its alarm tripped), and night 3 came back with
+    10 of 12 sessions breaking BS-FORK-01. Night 3 was tested against empty night 2 alone, which
+    nothing can be worse than: "no alarm at night-3; regressed since night-2: none", exit 0, and
+    the regression since night 1 was never alarmed (found by a hunt)."""
+    corpus = base_corpus(tmp_path / "corpus", 12)
+    out = tmp_path / "out"
+    crawl([str(corpus)], str(out), workers=1, point="night-1")
+    check(str(out))
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    crawl([str(empty)], str(out), workers=1, point="night-2")
+    gone = runner.invoke(app, ["check", "--out", str(out), "--fail-on-regression"])
+    assert gone.exit_code == 1 and "night-2 saw no session" in gone.stderr, gone.output
+    _break_closes_when(corpus, 10)
+    crawl([str(corpus)], str(out), workers=1, point="night-3")
+    back = runner.invoke(app, ["check", "--out", str(out), "--fail-on-regression"])
+    assert back.exit_code == 1, back.output
+    closing = back.stdout.strip().splitlines()[-1]
+    assert closing.startswith("ALARM at night-3; regressed since night-1"), closing
+    assert "night-2 saw no session" in closing and "BS-FORK-01" in closing, closing
+    assert "census: BS-FORK-01 regressed from 0.0% at night-1" in back.stderr, back.stderr
+    shown = json.loads(runner.invoke(app, ["check", "--out", str(out), "--json"]).stdout)
+    assert shown["baseline"] is None  # no regression test asked for, none named
+
+
 def test_a_regression_on_a_night_checked_with_a_later_one_still_alarms(tmp_path: Path) -> None:
     """A scheduled check that missed a night decides two points at once. Night 2 broke
     BS-FORK-01 and night 3 repeated it: the alarm compared night 3 with night 2 only, exited 0,
