@@ -44,27 +44,32 @@ def pct(value: float | None, digits: int = 1, signed: bool = False) -> str:
     return text
 
 
-# The most decimals a threshold, or a rate shown beside it, is given with.
+# The most decimals a rate is given with to show it is neither 0% nor 100%, or an interval's
+# end to show its sign.
 EXACT_DIGITS = 6
+# The most decimals a threshold, or a rate shown beside it, is given with: as many as a float
+# holds, so a threshold written with more than six never reads as a rate above itself.
+THRESHOLD_DIGITS = 17
 
 
 def pct_exact(value: float) -> str:
     """A rate the user gave (a --fail-above threshold) with the fewest decimals, from one, that
     read back as it: 0.0536 is '5.36%', not the '5.4%' a rate above it may round to."""
-    for digits in range(1, EXACT_DIGITS):
+    for digits in range(1, THRESHOLD_DIGITS):
         text = pct(value, digits)
-        if abs(float(text[:-1]) / 100 - value) < 1e-12:
+        # Relative, so that a threshold of 1e-9 never reads back from '0.000000%'.
+        if abs(float(text[:-1]) / 100 - value) <= 1e-12 * value:
             return text
-    return pct(value, EXACT_DIGITS)
+    return pct(value, THRESHOLD_DIGITS)
 
 
 def pct_above(value: float, bound: float) -> str:
     """A rate above `bound` with the fewest decimals, from one, at which it reads apart from
     it: 5.004% above 5% is '5.004%', never '5.0%' beside '5.0%'."""
-    for digits in range(1, EXACT_DIGITS):
+    for digits in range(1, THRESHOLD_DIGITS):
         if pct(value, digits) != pct(bound, digits):
             return pct(value, digits)
-    return pct(value, EXACT_DIGITS)
+    return pct(value, THRESHOLD_DIGITS)
 
 
 def num(value: float | None, digits: int = 1, signed: bool = False, unit: str = "") -> str:

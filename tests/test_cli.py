@@ -199,6 +199,24 @@ def test_a_rate_just_above_the_threshold_reads_above_it(tmp_path: Path) -> None:
     assert pct_above(0.05004, 0.05) == "5.004%" and pct_exact(0.05) == "5.0%"
 
 
+def test_a_threshold_with_many_decimals_reads_as_given_and_the_rate_above_it(
+    tmp_path: Path,
+) -> None:
+    """The threshold was shown with at most six decimals: BS-USELESS-01's 1/1 above
+    --fail-above 0.999999999 read '100.0% (1/1), above 100.000000%', a rate above itself, and
+    --fail-above 1e-9 read 'above 0.000000%', a threshold of zero (found by a hunt)."""
+    out = str(tmp_path / "out")
+    roots = sorted(str(p) for p in (FIXTURES / "example").iterdir() if p.name != "README.md")
+    assert runner.invoke(app, ["crawl", *roots, "--out", out]).exit_code == 0
+    hot = runner.invoke(app, ["check", "--out", out, "--fail-above", "0.999999999"])
+    assert hot.exit_code == 1
+    line = next(x for x in hot.stderr.splitlines() if "BS-USELESS-01" in x)
+    assert line.endswith("is 100.0% (1/1), above 99.9999999%"), line
+    assert pct_exact(1e-9) == "0.0000001%"
+    assert pct_above(20 / 164, 0.1219512195) == "12.195121951%"
+    assert pct_exact(0.1219512195) == "12.19512195%"
+
+
 def test_check_without_a_crawl_is_exit_2(tmp_path: Path) -> None:
     result = runner.invoke(app, ["check", "--out", str(tmp_path / "empty")])
     assert result.exit_code == 2
