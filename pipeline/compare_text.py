@@ -76,6 +76,13 @@ def comparison_table(result: Comparison) -> Any:
     return table(title, columns, rows)
 
 
+def _count_in(one: bool, arm: str) -> str:
+    """Where sessions of one arm alone count, said of one session or of several."""
+    if one:
+        return f"it counts in the {arm}'s rates, and the rows it enters are two-sample"
+    return f"they count in the {arm}'s rates, and the rows they enter are two-sample"
+
+
 def summary_line(result: Comparison) -> str:
     counts = result.counts()
     names = ", ".join(r.metric for r in result.regressions) or "none"
@@ -91,20 +98,21 @@ def summary_line(result: Comparison) -> str:
             f"{result.baseline.name} saw {result.emptied}"
         )
     if result.baseline_only:
+        one = result.baseline_only == 1
         line += (
             f"; {plural(result.baseline_only, 'session')} of the baseline "
-            f"{result.baseline.name} {'is' if result.baseline_only == 1 else 'are'} not in the "
-            f"candidate {result.candidate.name}: they count in the baseline's rates, and the "
-            "rows they enter are two-sample (the lost ones may be the ones it broke)"
+            f"{result.baseline.name} {'is' if one else 'are'} not in the candidate "
+            f"{result.candidate.name}: {_count_in(one, 'baseline')} "
+            f"({'the lost one may be one' if one else 'the lost ones may be the ones'} it broke)"
         )
     if result.candidate_only:
         # Sessions the baseline never saw make the rates two-sample as lost ones do: a
         # replay run on other sessions than the baseline's is not the same population.
+        one = result.candidate_only == 1
         line += (
             f"; {plural(result.candidate_only, 'session')} of the candidate "
-            f"{result.candidate.name} {'is' if result.candidate_only == 1 else 'are'} not in "
-            f"the baseline {result.baseline.name}: they count in the candidate's rates, and "
-            "the rows they enter are two-sample"
+            f"{result.candidate.name} {'is' if one else 'are'} not in the baseline "
+            f"{result.baseline.name}: {_count_in(one, 'candidate')}"
         )
     if result.baseless:
         line += (

@@ -543,6 +543,10 @@ def test_a_candidate_that_lost_sessions_says_how_many_it_holds_not(tmp_path: Pat
     lost = "2 sessions of the baseline are not in the candidate: they count in the baseline's"
     assert lost in page and "not compared" not in page
     assert "not compared" not in text and "count in the baseline's rates" in text
+    # The one session of the candidate alone is one: "they count … the rows they enter" was
+    # said of it (found by a hunt).
+    one = "it counts in the candidate's rates, and the rows it enters are two-sample"
+    assert one in " ".join(text.split()) and one in page, text
     same = _baseline_against_itself(tmp_path / "out")
     assert same.baseline_only == same.candidate_only == 0
 
