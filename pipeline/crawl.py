@@ -239,6 +239,7 @@ def _crawl_locked(out: Out, trees: list[Tree], plan: _Plan) -> CrawlSummary:
     if plan.point:  # a new run id names a new point, which nothing can have checked
         _refuse_closed_point(out, point, plan.shard, plan.labels, trees)
     now = datetime.now(UTC)
+    _refuse_clock_behind(out, point, now)
     made = memo.context(READER_VERSION, plan.git_history, plan.shard_name)
     memos, vouched_by = memo.load(_memo_file(out, plan), made)
     staging = out.root / "staging" / run_id
@@ -626,6 +627,32 @@ def _refuse_closed_point(
             f"--shard K/{written[0].rpartition('-of-')[2]}"
         )
     _refuse_nested_in_point(out, point, trees)
+
+
+def _refuse_clock_behind(out: Out, point: str, now: datetime) -> None:
+    """Points are ordered by their first run's start: a run started no later than another
+    point (a host whose clock stepped back) would be ordered before a night already crawled,
+    its steps compared with nothing and that night's trend rewritten."""
+    from pipeline.engine import parquet_scan
+
+    runs = out.files(RUNS.name)
+    if not runs:
+        return
+    rows = _query(
+        "SELECT coalesce(point, run_id) AS p, min(started_at) AS s "
+        f"FROM {parquet_scan(runs)} GROUP BY 1 HAVING p <> ? AND s >= ? "
+        "ORDER BY s DESC LIMIT 1",
+        [point, now],
+    )
+    if rows:
+        other, started = rows[0]
+        raise OutError(
+            f"this host's clock reads {now:%Y-%m-%dT%H:%M:%S}Z, not later than census point "
+            f"{other!r} started ({started.astimezone(UTC):%Y-%m-%dT%H:%M:%S}Z): a crawl now "
+            "would be ordered before it, and compared with nothing; set the clock right, "
+            f"then crawl (if it is right, {other!r} was crawled by a clock running ahead: drop "
+            f"it with census prune --point {other})"
+        )
 
 
 def _refuse_nested_in_point(out: Out, point: str, trees: list[Tree]) -> None:

@@ -8,10 +8,15 @@ into the baseline's point made one point of both arms, compared with itself."""
 
 from __future__ import annotations
 
+import re
+from datetime import datetime, timedelta, tzinfo
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
+import pipeline.crawl
+import pipeline.store
 from pipeline.cli import app
 from tests.conftest import FIXTURES, copy_tree
 
@@ -135,3 +140,43 @@ def test_a_crawl_without_shard_into_a_sharded_point_is_refused(tmp_path: Path) -
         assert (refused.exit_code, refused.stderr) == (2, remedy), command
     assert _crawl(root, out, "A", "--shard", "2/2")[0] == 0
     assert runner.invoke(app, ["check", "--out", str(out)]).exit_code == 0
+
+
+def test_a_crawl_whose_clock_is_behind_the_latest_point_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A host whose clock stepped back an hour crawled the next night as a point ordered
+    before the night already checked: its step back (stopping, then open) was compared with
+    nothing and the night read clean, `latest` still chose the older night, and that checked
+    night's stats gained a point before it (found by a hunt)."""
+    root, out = _corpus(tmp_path), tmp_path / "out"
+    state = root / STATE
+    state.write_text(state.read_text().replace("Status: open", "Status: stopping"))
+    assert _crawl(root, out, "n1")[0] == 0
+    assert runner.invoke(app, ["check", "--out", str(out)]).exit_code == 0
+    state.write_text(state.read_text().replace("Status: stopping", "Status: open"))
+    manifest = (out / "manifest.json").read_bytes()
+
+    class Behind(datetime):
+        @classmethod
+        def now(cls, tz: tzinfo | None = None) -> Behind:
+            moment = datetime.now(tz) - timedelta(hours=1)
+            return cls.fromtimestamp(moment.timestamp(), tz)
+
+    with monkeypatch.context() as clock:
+        clock.setattr(pipeline.crawl, "datetime", Behind)
+        clock.setattr(pipeline.store, "datetime", Behind)
+        for more in (["--point", "n2"], []):
+            result = runner.invoke(app, ["crawl", str(root), "--out", str(out), *more])
+            assert result.exit_code == 2, result.output
+            assert re.fullmatch(
+                r"census: this host's clock reads \S+Z, not later than census point 'n1' "
+                r"started \(\S+Z\): a crawl now would be ordered before it, and compared "
+                r"with nothing; set the clock right, then crawl \(if it is right, 'n1' was "
+                r"crawled by a clock running ahead: drop it with census prune --point n1\)\n",
+                result.stderr,
+            ), result.stderr
+        assert (out / "manifest.json").read_bytes() == manifest, "OUT is as it was"
+    assert _crawl(root, out, "n2")[0] == 0
+    checked = runner.invoke(app, ["check", "--out", str(out)])
+    assert checked.exit_code == 0 and "1 finding along history" in checked.stdout, checked.stdout
