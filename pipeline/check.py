@@ -14,13 +14,14 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
+from datetime import datetime
 from itertools import pairwise
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from pipeline import __version__
 from pipeline.engine import connect, out_view, parquet_scan, sibling, table_scan
-from pipeline.errors import UsageError
+from pipeline.errors import OutError, UsageError
 from pipeline.rules import results_sql, ruleset, series_sql
 from pipeline.schema import (
     CHECKS,
@@ -116,8 +117,31 @@ def _points(con: Any) -> list[tuple[str, bool]]:
     return [(r[0], bool(r[1])) for r in rows]
 
 
+def _refuse_clock_behind(con: Any, points: list[str], check_id: str) -> None:
+    """A point's results are its latest check's, the greatest id, which starts with its start
+    time: a re-check on a host whose clock stepped back would sort before the check it
+    follows, and that check's results would stand (a --recheck would change nothing)."""
+    last, point = con.execute(
+        "SELECT max(check_id), arg_max(point, check_id) FROM checks WHERE list_contains($p, point)",
+        {"p": points},
+    ).fetchone()
+    if last is not None and last >= check_id:
+        raise OutError(
+            f"this host's clock reads {_when(check_id)}, not later than the last check of "
+            f"census point {point!r} ({_when(last)}): its results would sort before that "
+            "check's, which would stand; set the clock right, then check"
+        )
+
+
+def _when(writer_id: str) -> str:
+    """A check's start, from its id, as the messages spell a time."""
+    moment = datetime.strptime(writer_id[:15], "%Y%m%dT%H%M%S")
+    return f"{moment:%Y-%m-%dT%H:%M:%S}Z"
+
+
 def _decide(out: Out, con: Any, points: list[str], current: str, summary: CheckSummary) -> None:
     check_id = new_run_id()
+    _refuse_clock_behind(con, points, check_id)
     staging = out.root / "staging" / f"check-{check_id}"
     writer = QueryWriter(con, staging, [RULE_RESULTS, SERIES_FINDINGS, CHECKS])
     from pipeline.select import all_points

@@ -24,6 +24,24 @@ runner = CliRunner()
 STATE = "repo/docs/research/demo-brainstorm/state.md"
 
 
+class _Behind(datetime):
+    """The clock of a host that stepped back an hour (the machine's own cannot be set)."""
+
+    @classmethod
+    def now(cls, tz: tzinfo | None = None) -> _Behind:
+        moment = datetime.now(tz) - timedelta(hours=1)
+        return cls.fromtimestamp(moment.timestamp(), tz)
+
+
+class _Ahead(datetime):
+    """The clock of a host running an hour ahead."""
+
+    @classmethod
+    def now(cls, tz: tzinfo | None = None) -> _Ahead:
+        moment = datetime.now(tz) + timedelta(hours=1)
+        return cls.fromtimestamp(moment.timestamp(), tz)
+
+
 def _crawl(root: Path, out: Path, point: str, *more: str) -> tuple[int, str]:
     result = runner.invoke(app, ["crawl", str(root), "--out", str(out), "--point", point, *more])
     return result.exit_code, result.stderr
@@ -157,15 +175,9 @@ def test_a_crawl_whose_clock_is_behind_the_latest_point_is_refused(
     state.write_text(state.read_text().replace("Status: stopping", "Status: open"))
     manifest = (out / "manifest.json").read_bytes()
 
-    class Behind(datetime):
-        @classmethod
-        def now(cls, tz: tzinfo | None = None) -> Behind:
-            moment = datetime.now(tz) - timedelta(hours=1)
-            return cls.fromtimestamp(moment.timestamp(), tz)
-
     with monkeypatch.context() as clock:
-        clock.setattr(pipeline.crawl, "datetime", Behind)
-        clock.setattr(pipeline.store, "datetime", Behind)
+        clock.setattr(pipeline.crawl, "datetime", _Behind)
+        clock.setattr(pipeline.store, "datetime", _Behind)
         for more in (["--point", "n2"], []):
             result = runner.invoke(app, ["crawl", str(root), "--out", str(out), *more])
             assert result.exit_code == 2, result.output
@@ -180,3 +192,34 @@ def test_a_crawl_whose_clock_is_behind_the_latest_point_is_refused(
     assert _crawl(root, out, "n2")[0] == 0
     checked = runner.invoke(app, ["check", "--out", str(out)])
     assert checked.exit_code == 0 and "1 finding along history" in checked.stdout, checked.stdout
+
+
+def test_a_check_whose_clock_is_behind_the_last_check_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A point's results are its latest check's, the one with the greatest id, which starts
+    with its start time: a `--recheck` on a host whose clock had stepped back wrote results
+    that sorted before the ones it re-checked, so the point kept the old rules' results
+    while check said it had re-checked it (found by a hunt)."""
+    root, out = _corpus(tmp_path), tmp_path / "out"
+    assert _crawl(root, out, "n1")[0] == 0
+    assert runner.invoke(app, ["check", "--out", str(out)]).exit_code == 0
+    manifest = (out / "manifest.json").read_bytes()
+    with monkeypatch.context() as clock:
+        clock.setattr(pipeline.store, "datetime", _Behind)
+        result = runner.invoke(app, ["check", "--out", str(out), "--recheck"])
+        assert result.exit_code == 2, result.output
+        assert re.fullmatch(
+            r"census: this host's clock reads \S+Z, not later than the last check of census "
+            r"point 'n1' \(\S+Z\): its results would sort before that check's, which would "
+            r"stand; set the clock right, then check\n",
+            result.stderr,
+        ), result.stderr
+    assert (out / "manifest.json").read_bytes() == manifest, "OUT is as it was"
+    with monkeypatch.context() as clock:
+        clock.setattr(pipeline.store, "datetime", _Ahead)
+        assert runner.invoke(app, ["check", "--out", str(out), "--recheck"]).exit_code == 0
+    # A new point is decided by its own check alone: one made after n1's, re-checked by a
+    # clock an hour ahead, is no re-check and sorts after nothing of its own.
+    assert _crawl(root, out, "n2")[0] == 0
+    assert runner.invoke(app, ["check", "--out", str(out)]).exit_code == 0
