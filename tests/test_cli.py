@@ -8,6 +8,7 @@ import re
 import shutil
 import unicodedata
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -183,16 +184,22 @@ def test_check_fail_above_exits_1_and_names_the_rule(tmp_path: Path) -> None:
         assert wrong.exit_code == 2 and "between 0 and 1" in wrong.output
 
 
+def _checked_above(tmp_path: Path, threshold: str) -> tuple[Any, str]:
+    """`census check --fail-above THRESHOLD` on the example corpus, which trips it on
+    BS-USELESS-01 (1/1): the result and BS-USELESS-01's line of it."""
+    out = str(tmp_path / "out")
+    roots = sorted(str(p) for p in (FIXTURES / "example").iterdir() if p.name != "README.md")
+    assert runner.invoke(app, ["crawl", *roots, "--out", out]).exit_code == 0
+    hot = runner.invoke(app, ["check", "--out", out, "--fail-above", threshold])
+    assert hot.exit_code == 1
+    return hot, next(x for x in hot.stderr.splitlines() if "BS-USELESS-01" in x)
+
+
 def test_a_rate_just_above_the_threshold_reads_above_it(tmp_path: Path) -> None:
     """The alarm gave the rate and the threshold at one decimal: BS-USELESS-01's 1/1 above
     --fail-above 0.9999 read '100.0% (1/1), above 100.0%', and a 5.38% above 0.0536 read
     '5.4%, above 5.4%'. The threshold is shown as given, the rate where it reads above it."""
-    out = str(tmp_path / "out")
-    roots = sorted(str(p) for p in (FIXTURES / "example").iterdir() if p.name != "README.md")
-    assert runner.invoke(app, ["crawl", *roots, "--out", out]).exit_code == 0
-    hot = runner.invoke(app, ["check", "--out", out, "--fail-above", "0.9999"])
-    assert hot.exit_code == 1
-    line = next(x for x in hot.stderr.splitlines() if "BS-USELESS-01" in x)
+    hot, line = _checked_above(tmp_path, "0.9999")
     assert line.endswith("is 100.0% (1/1), above 99.99%"), line
     assert "; above 99.99%: BS-USELESS-01" in hot.stdout.strip().splitlines()[-1]
     assert pct_above(5 / 93, 0.0536) == "5.38%" and pct_exact(0.0536) == "5.36%"
@@ -205,12 +212,7 @@ def test_a_threshold_with_many_decimals_reads_as_given_and_the_rate_above_it(
     """The threshold was shown with at most six decimals: BS-USELESS-01's 1/1 above
     --fail-above 0.999999999 read '100.0% (1/1), above 100.000000%', a rate above itself, and
     --fail-above 1e-9 read 'above 0.000000%', a threshold of zero (found by a hunt)."""
-    out = str(tmp_path / "out")
-    roots = sorted(str(p) for p in (FIXTURES / "example").iterdir() if p.name != "README.md")
-    assert runner.invoke(app, ["crawl", *roots, "--out", out]).exit_code == 0
-    hot = runner.invoke(app, ["check", "--out", out, "--fail-above", "0.999999999"])
-    assert hot.exit_code == 1
-    line = next(x for x in hot.stderr.splitlines() if "BS-USELESS-01" in x)
+    _, line = _checked_above(tmp_path, "0.999999999")
     assert line.endswith("is 100.0% (1/1), above 99.9999999%"), line
     assert pct_exact(1e-9) == "0.0000001%"
     assert pct_above(20 / 164, 0.1219512195) == "12.195121951%"

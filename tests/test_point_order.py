@@ -85,15 +85,22 @@ def test_a_late_crawl_into_an_earlier_point_is_refused(tmp_path: Path) -> None:
     assert "checked 2 census point(s) (B, C)" in checked.stdout
 
 
-def test_a_prune_never_drops_what_an_unchecked_point_compares_with(tmp_path: Path) -> None:
-    """n2 (Status back to open) is crawled, not checked; dropping n1 first would lose its
-    backward step. The prune is refused until n2 is checked."""
+def _checked_then_stepped_back(tmp_path: Path) -> tuple[Path, Path]:
+    """n1 crawled and checked with Status stopping, then the working tree set back to open,
+    not yet crawled: (root, OUT)."""
     root, out = _corpus(tmp_path), tmp_path / "out"
     state = root / STATE
     state.write_text(state.read_text().replace("Status: open", "Status: stopping"))
     assert _crawl(root, out, "n1")[0] == 0
     assert runner.invoke(app, ["check", "--out", str(out)]).exit_code == 0
     state.write_text(state.read_text().replace("Status: stopping", "Status: open"))
+    return root, out
+
+
+def test_a_prune_never_drops_what_an_unchecked_point_compares_with(tmp_path: Path) -> None:
+    """n2 (Status back to open) is crawled, not checked; dropping n1 first would lose its
+    backward step. The prune is refused until n2 is checked."""
+    root, out = _checked_then_stepped_back(tmp_path)
     assert _crawl(root, out, "n2")[0] == 0
     refused = runner.invoke(app, ["prune", "--out", str(out), "--keep-last", "1"])
     assert refused.exit_code == 2
@@ -167,12 +174,7 @@ def test_a_crawl_whose_clock_is_behind_the_latest_point_is_refused(
     before the night already checked: its step back (stopping, then open) was compared with
     nothing and the night read clean, `latest` still chose the older night, and that checked
     night's stats gained a point before it (found by a hunt)."""
-    root, out = _corpus(tmp_path), tmp_path / "out"
-    state = root / STATE
-    state.write_text(state.read_text().replace("Status: open", "Status: stopping"))
-    assert _crawl(root, out, "n1")[0] == 0
-    assert runner.invoke(app, ["check", "--out", str(out)]).exit_code == 0
-    state.write_text(state.read_text().replace("Status: stopping", "Status: open"))
+    root, out = _checked_then_stepped_back(tmp_path)
     manifest = (out / "manifest.json").read_bytes()
 
     with monkeypatch.context() as clock:
