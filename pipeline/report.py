@@ -41,7 +41,7 @@ from pipeline.errors import UsageError
 from pipeline.output import written
 from pipeline.resources import one_statement, queries_dir, reports_dir
 from pipeline.rules import load_rules
-from pipeline.select import Point, all_points, labels_text, previous, resolve, unchecked_after
+from pipeline.select import Point, all_points, labels_text, resolve, unchecked_after
 from pipeline.stats import Lifetime, Stats, compute, keep_session_verdicts, longest_open
 from pipeline.stats_text import censored_text, reach_text
 from pipeline.store import Out
@@ -163,6 +163,8 @@ class ReportData:
     worst_n: int = 25  # how many of the worst sessions were asked for
     # Which points the previous one was chosen among (" with k=v", when labels selected them).
     previous_scope: str = ""
+    # The points between the previous one and this one that saw no session (passed over).
+    passed_over: list[str] = field(default_factory=list)
     # The alarms of the points the check that decided this one decided with it, oldest first.
     earlier: list[alarms.AlarmReport] = field(default_factory=list)
     # Points crawled after this one and not checked, when it was shown as the latest checked.
@@ -196,7 +198,8 @@ def gather(
     out.require()
     con = connect(out)
     point = resolve(con, selector.run, selector.labels, checked=True)
-    before = previous(con, point, selector.labels)
+    # Compared with the point the alarms test it against: past nights that saw no session.
+    before, passed_over = alarms.alarm_baseline(con, point, selector.labels)
     history = [p for p in all_points(con) if p.position <= point.position]
     grouping, tags = _label_keys(history)
     stats, open_forks, lifetimes = _histories(out, point, before, grouping)
@@ -232,6 +235,7 @@ def gather(
     data.twins = {r["session_key"] for r in fetch_dicts(con, _query("twins"), at)}
     data.worst_n, data.label_tags = worst_n, tags
     data.previous_scope, data.roots = _scope(selector.labels), _roots(con, point)
+    data.passed_over = passed_over
     data.unchecked_later = _unchecked_later(con, point, selector)
     # The page's data is in hand: DuckDB's memory is given back before the charts take theirs.
     con.close()

@@ -127,13 +127,9 @@ def test_a_night_that_saw_no_session_trips_the_regression_alarm(
     assert unwatched.exit_code == 0
 
 
-def test_the_night_after_a_night_that_saw_no_session_is_tested_against_the_last_that_did(
-    tmp_path: Path,
-) -> None:
-    """Night 2's checkout was gone (no session: its alarm tripped), and night 3 came back with
-    10 of 12 sessions breaking BS-FORK-01. Night 3 was tested against empty night 2 alone, which
-    nothing can be worse than: "no alarm at night-3; regressed since night-2: none", exit 0, and
-    the regression since night 1 was never alarmed (found by a hunt)."""
+def _outage_week(tmp_path: Path) -> Path:
+    """Night 1 crawls 12 healthy sessions, night 2 a root with none (the checkout was gone),
+    night 3 the sessions again, 10 of them now breaking BS-FORK-01; nights 1 and 2 checked."""
     corpus = base_corpus(tmp_path / "corpus", 12)
     out = tmp_path / "out"
     crawl([str(corpus)], str(out), workers=1, point="night-1")
@@ -145,6 +141,16 @@ def test_the_night_after_a_night_that_saw_no_session_is_tested_against_the_last_
     assert gone.exit_code == 1 and "night-2 saw no session" in gone.stderr, gone.output
     _break_closes_when(corpus, 10)
     crawl([str(corpus)], str(out), workers=1, point="night-3")
+    return out
+
+
+def test_the_night_after_a_night_that_saw_no_session_is_tested_against_the_last_that_did(
+    tmp_path: Path,
+) -> None:
+    """Night 3 was tested against empty night 2 alone, which nothing can be worse than: "no
+    alarm at night-3; regressed since night-2: none", exit 0, and the regression since night 1
+    was never alarmed (found by a hunt)."""
+    out = _outage_week(tmp_path)
     back = runner.invoke(app, ["check", "--out", str(out), "--fail-on-regression"])
     assert back.exit_code == 1, back.output
     closing = back.stdout.strip().splitlines()[-1]
@@ -153,6 +159,26 @@ def test_the_night_after_a_night_that_saw_no_session_is_tested_against_the_last_
     assert "census: BS-FORK-01 regressed from 0.0% at night-1" in back.stderr, back.stderr
     shown = json.loads(runner.invoke(app, ["check", "--out", str(out), "--json"]).stdout)
     assert shown["baseline"] is None  # no regression test asked for, none named
+
+
+def test_the_report_after_a_night_that_saw_no_session_compares_with_the_alarms_baseline(
+    tmp_path: Path,
+) -> None:
+    """The report's "what changed" compared night 3 with empty night 2, the point before it:
+    every session "new", every failing one "newly failing", beside an alarm box tested against
+    night 1. Both now compare with night 1 and name the night passed over."""
+    out = _outage_week(tmp_path)
+    check(str(out))
+    page = tmp_path / "r.html"
+    made = runner.invoke(app, ["report", "--out", str(out), "--html", str(page)])
+    assert made.exit_code == 0, made.output
+    text = re.sub(r"<[^>]+>", "", page.read_text())
+    passed = "(night-2 saw no session)"
+    assert f"compared with night-1 {passed}" in text
+    assert "What changed since night-1?" in text
+    assert re.search(rf"From night-1 \(\S+ \S+ UTC\) to night-3 {re.escape(passed)}\.", text)
+    assert "Newly failing since night-1" in text
+    assert "ALARM at night-3; regressed since night-1 (night-2 saw no session)" in text
 
 
 def test_a_regression_on_a_night_checked_with_a_later_one_still_alarms(tmp_path: Path) -> None:
