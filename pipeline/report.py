@@ -198,8 +198,7 @@ def gather(
     out.require()
     con = connect(out)
     point = resolve(con, selector.run, selector.labels, checked=True)
-    # Compared with the point the alarms test it against: past nights that saw no session.
-    before, passed_over = alarms.alarm_baseline(con, point, selector.labels)
+    before, passed_over = alarms.alarm_baseline(con, point, selector.labels)  # as alarms do
     history = [p for p in all_points(con) if p.position <= point.position]
     grouping, tags = _label_keys(history)
     stats, open_forks, lifetimes = _histories(out, point, before, grouping)
@@ -234,9 +233,8 @@ def gather(
     data.measured_otherwise = [p for p in history if p.checked and other_measure(p, point)]
     data.twins = {r["session_key"] for r in fetch_dicts(con, _query("twins"), at)}
     data.worst_n, data.label_tags = worst_n, tags
-    data.previous_scope, data.roots = _scope(selector.labels), _roots(con, point)
-    data.passed_over = passed_over
-    data.unchecked_later = _unchecked_later(con, point, selector)
+    data.previous_scope, data.passed_over = _scope(selector.labels), passed_over
+    data.roots, data.unchecked_later = _roots(con, point), _unchecked_later(con, point, selector)
     # The page's data is in hand: DuckDB's memory is given back before the charts take theirs.
     con.close()
     # A night whose check did not run alarms here as it did in the check that decided it.
