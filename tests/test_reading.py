@@ -786,7 +786,7 @@ def test_words_and_sections_stay_sections_beside_misspelt_ids() -> None:
     # no turn row.
     rec = read("capture", "### Topics 2026-07-10T17:00Z\n")
     assert rec.of("turns") == [] and issues(rec) == [(1, "bad-turn-heading", "BS-COMPOSE-02")]
-    assert [t.isoformat() for t in rec.snapshot["unnumbered_turns"]] == [
+    assert [t.isoformat() for t in rec.snapshot["stamped_times"]] == [
         "2026-07-10T17:00:00+00:00"
     ]
 

@@ -248,7 +248,7 @@ def _unnumbered(rec: Records, line: int, text: str, raw: str) -> None:
         return
     message = f"turn heading has no T# number (counted as a turn at {raw[:60]}): {text[:120]}"
     rec.issue(FILE, line, "bad-turn-heading", message, RULE)
-    rec.snapshot.setdefault("unnumbered_turns", []).append(at)
+    rec.snapshot.setdefault("stamped_times", []).append(at)
 
 
 def _stamped_section(rec: Records, line: int, text: str, raw: str) -> None:
@@ -265,7 +265,7 @@ def _stamped_section(rec: Records, line: int, text: str, raw: str) -> None:
         f"({raw[:60]}) counts as the capture's, which Last compose must be later than"
     )
     rec.issue(FILE, line, "stamped-section", message)
-    rec.snapshot.setdefault("unnumbered_turns", []).append(at)
+    rec.snapshot.setdefault("stamped_times", []).append(at)
 
 
 def _no_id(text: str, raw: str) -> bool:

@@ -209,8 +209,10 @@ def _listed_routes(rec: Records, listed: list[tuple[int, str]], tables: int) -> 
     manifest with no routing table: they are not read as rows, so neither the routes
     (BS-MANIFEST-01) nor the destinations' links into the folder (BS-HARVEST-01) can be
     shown to hold (§3.1, fail closed; until stop 56 BS-HARVEST-01 passed on no destinations).
-    `tables`: the routing tables read; beside one, a list line naming a document is a note."""
-    for line, text in [] if tables else listed:
+    `tables`: the routing tables read."""
+    if tables:
+        return  # beside a routing table that is read, such a line is prose about the routes
+    for line, text in listed:
         message = (
             f"'{text.strip()[:80]}' names a document as a route would, but routes are read "
             "only from the routing table (`| # | What | Source | Destination | Action |`)"

@@ -12,7 +12,7 @@ import re
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from itertools import groupby
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar, cast
 
 from pipeline.parse.blocks import (
     PREFIX_RE,
@@ -387,24 +387,39 @@ _NEAR_SEPARATOR = r"(:|=|—|–|->|→|-(?=[ \t]|$))?"
 # write, so the line is meant as that field (never a field of another name, nor prose).
 _NEAR_REMARK = r"(?:\([^()\n]*+\)[ \t\xa0]*+(?=[:=—–→]|->|-(?:[ \t]|$)))?+"
 _NEAR_RES: dict[tuple[str, ...], tuple[re.Pattern[str], frozenset[str]]] = {}
-# The lookups by the mapping's identity; an entry keeps its mapping alive, so an id is never
-# reused while it is here (bounded: readers pass a handful of module-level mappings).
-_NEAR_BY_MAPPING: dict[int, tuple[Mapping[str, str], tuple[re.Pattern[str], frozenset[str]]]] = {}
-_NAMES_BY_MAPPING: dict[int, tuple[Mapping[str, str], dict[str, str]]] = {}
 # What else a line meant as a field may begin with that the page does not show as written:
 # an invisible character, an HTML emphasis tag, a character reference (lexical.shown_name).
 _SHOWN_STARTS = frozenset(INVISIBLE + "<&")
+# What is derived from a mapping of field names, looked up by the mapping's identity: readers
+# pass the same module-level mapping for every block, and deriving it again per block cost a
+# tenth of a reader's time. An entry keeps its mapping alive, so an id is never reused while
+# it is here (bounded: readers pass a handful of module-level mappings).
+_BY_MAPPING: dict[tuple[str, int], tuple[Mapping[str, str], object]] = {}
+_Derived = TypeVar("_Derived")
+
+
+def _by_mapping(
+    known: Mapping[str, str], derive: Callable[[Mapping[str, str]], _Derived]
+) -> _Derived:
+    """`derive(known)`, computed once per mapping."""
+    key = (derive.__name__, id(known))
+    mine = _BY_MAPPING.get(key)
+    if mine is not None and mine[0] is known:
+        return cast(_Derived, mine[1])
+    value = derive(known)
+    if len(_BY_MAPPING) < 128:
+        _BY_MAPPING[key] = (known, value)
+    return value
 
 
 def _near_re(known: Mapping[str, str]) -> tuple[re.Pattern[str], frozenset[str]]:
     """The pattern of a line that begins with one of `known`'s names, its words joined by
     spaces, hyphens or underscores, with emphasis around it, then a separator or a space;
     and the characters such a line begins with (a first look that costs nothing)."""
-    # Readers pass the same module-level mapping for every block: look it up by identity
-    # first, as sorting its names per block cost a tenth of a reader's time.
-    mine = _NEAR_BY_MAPPING.get(id(known))
-    if mine is not None and mine[0] is known:
-        return mine[1]
+    return _by_mapping(known, _near_pattern)
+
+
+def _near_pattern(known: Mapping[str, str]) -> tuple[re.Pattern[str], frozenset[str]]:
     names = tuple(sorted(known, key=len, reverse=True))
     found = _NEAR_RES.get(names)
     if found is None:
@@ -415,20 +430,16 @@ def _near_re(known: Mapping[str, str]) -> tuple[re.Pattern[str], frozenset[str]]
         )
         starts = "*_`" + "".join(n[:1] + n[:1].upper() for n in names)
         found = _NEAR_RES[names] = (pattern, frozenset(starts))
-    if len(_NEAR_BY_MAPPING) < 64:
-        _NEAR_BY_MAPPING[id(known)] = (known, found)
     return found
 
 
 def _names_of(known: Mapping[str, str]) -> dict[str, str]:
     """Each key of `known` → the first name that gives it (for messages)."""
-    mine = _NAMES_BY_MAPPING.get(id(known))
-    if mine is not None and mine[0] is known:
-        return mine[1]
-    names = {key: name for name, key in reversed(list(known.items()))}
-    if len(_NAMES_BY_MAPPING) < 64:
-        _NAMES_BY_MAPPING[id(known)] = (known, names)
-    return names
+    return _by_mapping(known, _first_names)
+
+
+def _first_names(known: Mapping[str, str]) -> dict[str, str]:
+    return {key: name for name, key in reversed(list(known.items()))}
 
 
 def near_fields(

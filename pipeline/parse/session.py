@@ -252,13 +252,19 @@ def _suffixed_history(rec: Records, inp: SessionInput) -> None:
         rec.issue(".", None, "misnamed-folder", message)
 
 
+def _capture_times(rec: Records) -> list[datetime]:
+    """The times the capture holds something at: its turns', and those of the headings with a
+    timestamp and no T# (capture.py puts them in the snapshot's `stamped_times`)."""
+    turns: list[datetime] = [t["at"] for t in rec.of("turns") if t["at"] is not None]
+    return turns + list(rec.snapshot.get("stamped_times", []))
+
+
 def _contradicted_compose(rec: Records) -> None:
     """A `Last compose:` that was not read (a second one that says otherwise, a heading, a
     table row, a sub-item, …: BS-COMPOSE-01 fails on it); when the one read is later than
     the newest capture turn and the unread one is not, freshness cannot be shown either, so
     BS-COMPOSE-02 fails too (spec §3.1, fail closed)."""
-    turns = [t["at"] for t in rec.of("turns") if t["at"] is not None]
-    turns += rec.snapshot.get("unnumbered_turns", [])  # turn headings with no T# count too
+    turns = _capture_times(rec)
     first = rec.snapshot.get("last_compose")
     if not turns or first is None or first <= max(turns):
         return  # no turns to be fresh against, or the rule fails on the read one already
@@ -358,8 +364,7 @@ def _unread_documents(rec: Records, inp: SessionInput) -> None:
 def _summarise(rec: Records, inp: SessionInput) -> None:
     snap = rec.snapshot
     forks = rec.of("forks")
-    turns = [t["at"] for t in rec.of("turns") if t["at"] is not None]
-    turns += snap.get("unnumbered_turns", [])  # turn headings with no T#: their times count
+    turns = _capture_times(rec)
     syncs = [s["at"] for s in rec.of("sync_events") if s["at"] is not None]
     snap["newest_turn_at"] = max(turns, default=None)
     snap["newest_sync_at"] = max(syncs, default=None)
