@@ -21,7 +21,7 @@ from pipeline.rules import load_rules
 from pipeline.select import Point, previous, resolve
 from pipeline.stats import RuleRate, keep_rule_rates, records, rule_rates
 from pipeline.store import Out
-from pipeline.textout import difference_interval, pct, pct_above, pct_exact, reached
+from pipeline.textout import difference_interval, pct, pct_above, pct_exact, plural, reached
 
 
 def parse_metrics(values: list[str]) -> list[str]:
@@ -67,10 +67,13 @@ class AlarmReport:
     emptied: int = 0
     # The points between the baseline and this one that saw no session (alarm_baseline).
     passed_over: list[str] = field(default_factory=list)
+    # Watched rules the baseline measured and this point skipped on every session (a
+    # checkout that lost its .git): nothing shows they hold (compare.SKIPPED_EVERYWHERE).
+    skipped: list[Row] = field(default_factory=list)
 
     @property
     def tripped(self) -> bool:
-        return bool(self.above or self.regressions or self.emptied)
+        return bool(self.above or self.regressions or self.skipped or self.emptied)
 
     @property
     def untested(self) -> str | None:
@@ -114,6 +117,7 @@ class AlarmReport:
             if r.rate is not None and self.threshold is not None
         ]
         lines += [self._regression_line(r) for r in self.regressions]
+        lines += [self._skipped_line(r) for r in self.skipped]
         if self.emptied:
             assert self.baseline is not None
             lines.append(
@@ -131,6 +135,14 @@ class AlarmReport:
         return (
             f"{row.metric} regressed from {value(row.baseline.value)} at {self.baseline.name} "
             f"to {value(row.candidate.value)} at {self.point.name}{span}"
+        )
+
+    def _skipped_line(self, row: Row) -> str:
+        assert self.baseline is not None
+        return (
+            f"{row.metric} was measured on {plural(row.baseline.evaluated, 'session')} at "
+            f"{self.baseline.name} and skipped on every session at {self.point.name} "
+            f"({row.candidate.skipped:,} skipped)"
         )
 
     def check_flags(self) -> str:
@@ -158,7 +170,8 @@ class AlarmReport:
                 parts.append("regressions: no previous census point to compare with")
             else:
                 gone = ["every session"] if self.emptied else []
-                names = ", ".join([*gone, *(r.metric for r in self.regressions)])
+                worse = [*self.regressions, *self.skipped]
+                names = ", ".join([*gone, *(r.metric for r in worse)])
                 if self.untested:
                     found = f" ({names} regressed)" if names else ""
                     since = f"since {self.baseline.name}{found}"
@@ -201,6 +214,7 @@ class AlarmReport:
             "threshold": self.threshold,
             "baseline": self.baseline.name if self.baseline else None,
             "regressions": [asdict(r) for r in self.regressions],
+            "skipped_everywhere": [r.metric for r in self.skipped],
             "alarms": self.alarm_lines(),
             "tripped": self.tripped,
             "untested": self.untested,
@@ -256,6 +270,8 @@ def evaluate(
             report.comparison = comparison
             wanted = set(metrics)
             report.regressions = [r for r in report.comparison.regressions if r.metric in wanted]
+            skipped = report.comparison.skipped_everywhere
+            report.skipped = [r for r in skipped if r.metric in wanted]
             report.emptied = report.comparison.emptied
     return report
 

@@ -49,8 +49,11 @@ FAMILY_ALPHA = 0.05
 MEDIAN = "fork-median-hours"
 # The median's verdict when an arm has no fork with a lifetime: its sessions may all be there.
 NO_FORKS = "no forks"
+# The verdict of a metric the baseline measured and the candidate skipped on every session
+# it holds (BS-OPS-02 with no git context): nothing shows it holds, which fails closed.
+SKIPPED_EVERYWHERE = "skipped everywhere"
 # The verdicts of a row no test was run on.
-UNTESTED = ("no sessions", NO_FORKS)
+UNTESTED = ("no sessions", NO_FORKS, SKIPPED_EVERYWHERE)
 CLEAN = "clean-share"
 # The verdict of a rule or clean-share row between points not measured alike (other_measure).
 OTHER_MEASURE = "other measure"
@@ -87,7 +90,8 @@ class Row:
     lower: float | None = None
     upper: float | None = None
     p_value: float | None = None
-    verdict: str = "unchanged"  # regression, improvement, unchanged, no sessions, other measure
+    # regression, improvement, unchanged, no sessions, skipped everywhere, other measure
+    verdict: str = "unchanged"
     worse_when: str = "higher"
 
 
@@ -120,11 +124,16 @@ class Comparison:
         return [r for r in self.rows if r.verdict == "regression"]
 
     @property
+    def skipped_everywhere(self) -> list[Row]:
+        return [r for r in self.rows if r.verdict == SKIPPED_EVERYWHERE]
+
+    @property
     def tripped(self) -> bool:
-        """Whether the candidate is worse: a regression, or no session where the baseline
-        had some (`compare` exits 1, as `check --fail-on-regression` does); or nothing could
-        be compared, the baseline having no session."""
-        return bool(self.regressions or self.emptied or self.baseless)
+        """Whether the candidate is worse: a regression, a metric it skipped on every session
+        where the baseline measured it, or no session where the baseline had some (`compare`
+        exits 1, as `check --fail-on-regression` does); or nothing could be compared, the
+        baseline having no session."""
+        return bool(self.regressions or self.skipped_everywhere or self.emptied or self.baseless)
 
     def counts(self) -> dict[str, int]:
         verdicts = ("regression", "improvement", "unchanged", *UNTESTED)
@@ -153,11 +162,12 @@ class Comparison:
 def ordered(rows: list[Row]) -> list[Row]:
     rank = {
         "regression": 0,
-        "improvement": 1,
-        "unchanged": 2,
-        "no sessions": 3,
-        NO_FORKS: 3,
-        OTHER_MEASURE: 4,
+        SKIPPED_EVERYWHERE: 1,
+        "improvement": 2,
+        "unchanged": 3,
+        "no sessions": 4,
+        NO_FORKS: 4,
+        OTHER_MEASURE: 5,
     }
     return sorted(
         rows,
@@ -200,6 +210,8 @@ def other_measure(base: Point, cand: Point, roles: tuple[str, str] = ("", "")) -
 def verdict(row: Row) -> str:
     """Regression or improvement when the difference's interval excludes zero (a side left
     unbounded, None, excludes nothing); which of the two, by the metric's worse direction."""
+    if row.baseline.evaluated and not row.candidate.evaluated and row.candidate.skipped:
+        return SKIPPED_EVERYWHERE
     if not row.baseline.evaluated or not row.candidate.evaluated:
         return NO_FORKS if row.metric == MEDIAN else "no sessions"
     above = row.lower is not None and row.lower > 0
@@ -297,6 +309,7 @@ def between(
         # Fork lifetimes read crawled history alone: only the median row survives other rules.
         row.verdict = OTHER_MEASURE if result.other_measure else verdict(row)
         result.rows.append(untested(row))
+    _doubt_clean_improvement(result)
     base_life, cand_life = (known.get(p.name) or point_lifetime(con, p) for p in (base, cand))
     result.rows.append(untested(median_row(base_life, cand_life, z)))
     before, after, result.baseline_only, result.candidate_only = _matched(con, base, cand)
@@ -305,6 +318,17 @@ def between(
         result.baseline_only = result.candidate_only = 0
     result.disjoint = bool(before and after and result.baseline_only == before)
     return result
+
+
+def _doubt_clean_improvement(result: Comparison) -> None:
+    """A clean share that improved while the candidate skipped a rule on every session is not
+    one measure with the baseline's: the skipped rule's failures no longer count. Its
+    verdict is 'other measure' (a regression stands: skipping never makes a session fail)."""
+    if not result.skipped_everywhere:
+        return
+    for row in result.rows:
+        if row.metric == CLEAN and row.verdict == "improvement":
+            row.verdict = OTHER_MEASURE
 
 
 def _matched(con: Any, baseline: Point, candidate: Point) -> tuple[int, int, int, int]:

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from pipeline.compare import MEDIAN, NO_FORKS, UNTESTED, Arm, Comparison, Row, ordered
+from pipeline.compare import (
+    MEDIAN,
+    NO_FORKS,
+    UNTESTED,
+    Arm,
+    Comparison,
+    Row,
+    ordered,
+)
 from pipeline.textout import (
     DASH,
     count_rate,
@@ -92,6 +100,14 @@ def summary_line(result: Comparison) -> str:
         + (f", {counts['no sessions']} with no sessions" if counts["no sessions"] else "")
         + (f", {counts[NO_FORKS]} with no forks" if counts[NO_FORKS] else "")
     )
+    if result.skipped_everywhere:
+        rows = result.skipped_everywhere
+        line += (
+            f"; {plural(len(rows), 'rule')} the baseline {result.baseline.name} measured "
+            f"{'was' if len(rows) == 1 else 'were'} skipped on every session of the candidate "
+            f"{result.candidate.name} ({', '.join(r.metric for r in rows)}): nothing shows "
+            f"{'it holds' if len(rows) == 1 else 'they hold'}"
+        )
     if result.emptied:
         line += (
             f"; the candidate {result.candidate.name} saw no session, where the baseline "

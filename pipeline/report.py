@@ -543,7 +543,9 @@ def build(
     # The page watches regressions by default; the exit code reads only the alarms asked for,
     # as check's does (`--fail-above` alone never fails on a regression).
     asked = [
-        shown if metrics is not None else replace(shown, regressions=[], emptied=0, watched=[])
+        shown
+        if metrics is not None
+        else replace(shown, regressions=[], skipped=[], emptied=0, watched=[])
         for shown in data.alarm_reports
     ]
     return ReportSummary(

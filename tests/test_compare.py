@@ -879,3 +879,81 @@ def test_a_median_with_no_fork_in_an_arm_says_no_forks_not_no_sessions(tmp_path:
     text = " ".join(page.read_text().split())
     assert f"{len(sessions)} metric{'s' if len(sessions) != 1 else ''} with no sessions" in text
     assert "1 metric with no fork in an arm" in text
+
+
+def _tracked_ops_replay(tmp_path: Path) -> tuple[Path, Path]:
+    """Baseline: three git repositories whose sessions' ops/capture.md is committed, so
+    BS-OPS-02 fails on each; candidate: the same folders without .git, where BS-OPS-02 is
+    skipped on every session (no git context). Both crawled into one OUT and checked."""
+    import subprocess
+
+    base = generate_corpus(tmp_path / "base", 12, 5, 0.0, "--jobs", "1")
+    for extra in base.glob("truth*"):
+        extra.unlink()
+    cand = tmp_path / "cand"
+    shutil.copytree(base, cand)
+    git = ["git", "-c", "user.email=a@b", "-c", "user.name=a"]
+    for repo in sorted(base.glob("repo-*"))[:3]:
+        subprocess.run([*git, "init", "-q"], cwd=repo, check=True)
+        subprocess.run([*git, "add", "-A"], cwd=repo, check=True)
+        subprocess.run([*git, "add", "-f", *map(str, repo.glob("docs/research/*/ops"))], cwd=repo)
+        subprocess.run([*git, "commit", "-qm", "x"], cwd=repo, check=True)
+    out = tmp_path / "out"
+    crawl([str(base)], str(out), {"run": "baseline"}, workers=1, point="baseline")
+    crawl([str(cand)], str(out), {"run": "candidate"}, workers=1, point="candidate")
+    check(str(out))
+    return out, cand
+
+
+def test_a_rule_the_candidate_skipped_on_every_session_fails_closed(tmp_path: Path) -> None:
+    """BS-OPS-02 failed on the baseline's sessions and was skipped on every candidate session
+    (its copy had no .git): the row read "no sessions", the clean share an improvement (the
+    failing rule no longer counted), and compare exited 0 (found by a hunt)."""
+    out, _ = _tracked_ops_replay(tmp_path)
+    args = [
+        "compare",
+        "--out",
+        str(out),
+        "--baseline",
+        "run=baseline",
+        "--candidate",
+        "run=candidate",
+    ]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 1, result.output
+    assert re.search(
+        r"1 rule the baseline baseline measured was skipped on every session of the "
+        r"candidate candidate \(BS-OPS-02\): nothing shows it holds",
+        result.output,
+    ), result.output
+    doc = json.loads(CliRunner().invoke(app, [*args, "--json"]).output)
+    rows = {r["metric"]: r for r in doc["rows"]}
+    assert rows["BS-OPS-02"]["verdict"] == "skipped everywhere" and doc["counts"]["regression"] == 0
+    assert rows["BS-OPS-02"]["baseline"]["count"] > 0 and rows["BS-OPS-02"]["design"] is None
+    assert rows["clean-share"]["verdict"] == "other measure", rows["clean-share"]
+    # The nightly alarm is the same test: the candidate as tonight, the baseline as last night.
+    night = CliRunner().invoke(app, ["check", "--out", str(out), "--fail-on-regression"])
+    assert night.exit_code == 1, night.output
+    assert re.search(
+        r"BS-OPS-02 was measured on \d+ sessions at baseline and skipped on every session at "
+        r"candidate \(\d+ skipped\)",
+        night.stderr,
+    ), night.stderr
+    # The report shows the same alarm, and exits 1 on it only when asked to, as check does.
+    page = ["report", "--out", str(out), "--html", str(tmp_path / "r.html")]
+    assert CliRunner().invoke(app, page).exit_code == 0
+    asked = CliRunner().invoke(app, [*page, "--fail-on-regression"])
+    assert asked.exit_code == 1 and "BS-OPS-02 was measured on" in asked.stderr, asked.output
+    assert "skipped on every session at candidate" in (tmp_path / "r.html").read_text()
+    # The other way round, the candidate measures what the baseline skipped: no alarm for that.
+    swapped = [
+        "compare",
+        "--out",
+        str(out),
+        "--baseline",
+        "run=candidate",
+        "--candidate",
+        "run=baseline",
+    ]
+    doc = json.loads(CliRunner().invoke(app, [*swapped, "--json"]).output)
+    assert {r["metric"]: r["verdict"] for r in doc["rows"]}["BS-OPS-02"] == "no sessions"
