@@ -36,7 +36,7 @@ from pipeline.schema import (
     TABLES,
 )
 from pipeline.sources import open_root
-from pipeline.sources.git import GitRepo
+from pipeline.sources.git import GitRepo, same_remote
 from pipeline.sources.tree import OUT_OF_ROOT, DirTree, Entry, Tree
 from pipeline.store import (
     RUN_ID_RE,
@@ -1249,7 +1249,8 @@ def _crawl_repo(batch: _JobBatch, job: Job, repo: RepoRef, tree: Tree | None) ->
 
     ctx = batch.ctx
     repo_ctx = _repo_context(job, repo, tree)
-    identity = _identity(job, repo, repo_ctx)
+    known = ctx.heads.get(f"{job.root_abs}\x1f{repo.path}")
+    identity = _kept_identity(known, _identity(job, repo, repo_ctx), repo_ctx.git_prefix)
     mine = {
         folder: s
         for folder, s in repo.sessions.items()
@@ -1459,6 +1460,25 @@ def _git_top(root_abs: str, repo_path: str) -> str | None:
         if os.path.lexists(os.path.join(root_abs, candidate, ".git")):
             return candidate
     return None
+
+
+def _kept_identity(known: dict[str, Any] | None, identity: str, prefix: str | None) -> str:
+    """The identity this checkout had when last crawled with history, if its origin names the
+    same remote however respelt (https → ssh, `.git` dropped): a new spelling would start new
+    series and read their whole history again under new keys, so every step along it failed
+    a second night (found by a hunt)."""
+    before = known.get("identity") if known else None
+    if not isinstance(before, str) or before == identity:
+        return identity
+    suffix = f":{prefix}" if prefix else ""
+    if not (before.endswith(suffix) and identity.endswith(suffix)):
+        return identity
+    urls = [i.removesuffix(suffix) if suffix else i for i in (before, identity)]
+    remotes = [same_remote(u) for u in urls]
+    # A path under the root is no URL: an origin added to such a repository starts new series.
+    if remotes[0] == urls[0] or remotes[1] == urls[1]:
+        return identity
+    return before if remotes[0] == remotes[1] else identity
 
 
 def _identity(job: Job, repo: RepoRef, ctx: RepoContext) -> str:

@@ -1762,6 +1762,36 @@ def test_an_origin_added_reads_the_history_again_for_the_new_series(tmp_path: Pa
     assert nodes.fetchall() == [("night-1", 3), ("night-2", 3), ("night-3", 1)]
 
 
+def test_an_origin_respelt_keeps_its_series_and_another_remote_starts_new_ones(
+    tmp_path: Path,
+) -> None:
+    """The origin respelt between nights (https → scp-like ssh, `.git` dropped) names the same
+    remote: the sessions keep their keys and their first spelling, and night 1's step back is
+    not found again. It was: the new spelling started new series and read their history
+    again, so night 2 failed BS-STATE-01 for the same two commits (found by a hunt)."""
+    repo = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", tmp_path / "root" / "repo")
+    git(repo, "init", "-q")
+    git(repo, "remote", "add", "origin", "https://example.invalid/team/repo.git")
+    edit(repo, "state.md", "Status: open", "Status: stopping")
+    commit(repo, "2026-07-01T10:00:00Z", "stopping")
+    edit(repo, "state.md", "Status: stopping", "Status: open")
+    commit(repo, "2026-07-02T10:00:00Z", "back to open")
+    out = tmp_path / "out"
+    _night(repo, out, 1)
+    git(repo, "remote", "set-url", "origin", "git@Example.invalid:team/repo")
+    _night(repo, out, 2)
+    assert [(p, r) for p, r, _ in _series(out)] == [("night-1", "BS-STATE-01")]
+    seen = connect(Out(out)).execute("SELECT DISTINCT session_key, repo FROM observations")
+    assert [r[1] for r in seen.fetchall()] == ["https://example.invalid/team/repo.git"]
+    # Another remote is another repository: new series, whose history is read and fails.
+    git(repo, "remote", "set-url", "origin", "https://example.invalid/team/fork.git")
+    _night(repo, out, 3)
+    assert [(p, r) for p, r, _ in _series(out)] == [
+        ("night-1", "BS-STATE-01"),
+        ("night-3", "BS-STATE-01"),
+    ]
+
+
 def test_a_dropped_partial_night_has_its_commits_read_again(tmp_path: Path) -> None:
     """Night 2 got only the shard holding the session, and read a step back and forth in two
     commits; night 3 got both shards, so night 2 could only be dropped, as check says. The

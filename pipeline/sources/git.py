@@ -12,6 +12,7 @@ from __future__ import annotations
 import bisect
 import contextlib
 import os
+import re
 import subprocess
 from dataclasses import dataclass
 from functools import cached_property
@@ -371,6 +372,23 @@ class GitHistory:
             self._batch.stdout.close()
             self._batch.wait(timeout=30)
             self._batch = None
+
+
+# A URL with a scheme (`https://host/path`, `ssh://user@host:22/path`), and git's scp-like
+# form (`user@host:path`, no `//` after the colon): what names the remote is host and path.
+_SCHEME_URL_RE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://(?:[^@/]*@)?([^/:]+)(?::\d*)?(/.*)?")
+_SCP_URL_RE = re.compile(r"(?:[^@/:]+@)?([^/:]{2,}):(?!//)(.+)")
+
+
+def same_remote(url: str) -> str:
+    """What an origin URL names, whatever the way it is written: `https://github.com/a/b.git`,
+    `git@github.com:a/b.git` and `ssh://git@github.com/a/b` are all `github.com/a/b` (host in
+    lower case; no scheme, user, port, trailing `/` or `.git`). A local path is itself."""
+    found = _SCHEME_URL_RE.fullmatch(url) or _SCP_URL_RE.fullmatch(url)
+    if found is None or url.startswith("file:"):
+        return url
+    path = (found[2] or "").strip("/")
+    return f"{found[1].lower()}/{path.removesuffix('.git')}"
 
 
 def without_credentials(url: str) -> str:
