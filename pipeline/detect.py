@@ -54,6 +54,10 @@ class Detection:
     location: str
     topic: str
     repo_root: str | None
+    # Where the findings' files are: the session folder as its path names it, relative to
+    # `base` (the repository root, or the folder's parent out of the layout), for SARIF.
+    session_path: str
+    base: str
     # Every parse issue of the folder ({file, line, code, message}), so that `clean`
     # never hides a line that could not be read.
     notes: list[dict[str, Any]] = field(default_factory=list)
@@ -151,7 +155,8 @@ def detect(path: str, gate: str = "session") -> Detection:
             if o.rule == "BS-HARVEST-01":
                 o.status, o.reason, o.findings = "skipped", NO_LAYOUT, []
     root = repo_root if in_layout else None
-    return Detection(path, gate, outcomes, location, topic, root, _notes(rec))
+    notes = _notes(rec)
+    return Detection(path, gate, outcomes, location, topic, root, session_path, repo_root, notes)
 
 
 def _twins(repo_root: str, topic: str) -> list[str]:

@@ -121,16 +121,14 @@ def sarif_log(findings: Iterable[dict[str, Any]], notes: Iterable[str] = ()) -> 
 
 def detection_findings(detection: Any) -> list[dict[str, Any]]:
     """A `census detect` result as findings rows: files relative to the repository root the
-    folder's path shows (or to the folder's parent, for a folder outside the layout)."""
-    from pipeline.detect import locate
-
-    _, _, repo_root, session_path, _ = locate(os.path.realpath(detection.path))
+    folder's path shows (or to the folder's parent, for a folder outside the layout), as
+    detect read it: a session folder that is a link is named by its path, as check names it."""
     return [
         {
-            "root": repo_root,
+            "root": detection.base,
             "repo_path": "",
-            "repo": repo_root,
-            "path": session_path,
+            "repo": detection.base,
+            "path": detection.session_path,
             "session_key": None,
             "gate": detection.gate,
             "rule_id": o.rule,

@@ -143,6 +143,29 @@ def test_detect_sarif_is_relative_to_the_repository_root(
     shutil.rmtree(parent)
 
 
+def test_detect_sarif_names_a_linked_session_by_its_path_as_check_does(
+    validator: Draft4Validator, tmp_path: Path
+) -> None:
+    """A session folder that is a link inside the repository (docs/research/x-brainstorm ->
+    ../../shared/x) is read as the session its path names, so its SARIF places the findings
+    there too, as check's SARIF does: not under the link's target as if that were the
+    repository (shared/ as the root, `x/forks.md`, a file code scanning cannot find)."""
+    repo = copy_tree(FIXTURES / "example" / "acme-checkout", tmp_path / "acme")
+    session = repo / "docs" / "research" / "split-payments-brainstorm"
+    (repo / "shared").mkdir()
+    session.rename(repo / "shared" / "split-payments")
+    session.symlink_to("../../shared/split-payments")
+    sarif = tmp_path / "detect.sarif"
+    result = runner.invoke(app, ["detect", str(session), "--sarif", str(sarif)])
+    assert result.exit_code == 1, result.output
+    run = valid(validator, sarif)["runs"][0]
+    assert run["originalUriBaseIds"]["%SRCROOT%"]["uri"] == repo.as_uri() + "/"
+    uris = {
+        r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in run["results"]
+    }
+    assert uris == {"docs/research/split-payments-brainstorm/forks.md"}
+
+
 def test_a_clean_detect_still_names_the_tool(validator: Draft4Validator, tmp_path: Path) -> None:
     """No findings: one run with the tool and no results, so code scanning closes old alerts."""
     repo = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", tmp_path / "repo")
