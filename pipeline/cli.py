@@ -712,8 +712,10 @@ def detect(
     Example: census detect docs/research/sync-brainstorm --gate manifest
     """
     from pipeline.detect import detect as run_detect
-    from pipeline.detect import format_lines
+    from pipeline.detect import format_lines, require_folder
 
+    # The folder first: an empty or missing one would make any --sarif look "inside" it.
+    require_folder(session_dir)
     _require_file_path(sarif, "--sarif", "census.sarif")
     if sarif is not None and sarif.resolve().is_relative_to(Path(session_dir).resolve()):
         # The census never writes in what it reads: the next crawl would read it as the

@@ -96,7 +96,8 @@ def locate(folder: str) -> tuple[str, str, str, str, bool]:
     return "research", topic, os.path.dirname(folder), name, False
 
 
-def detect(path: str, gate: str = "session") -> Detection:
+def require_folder(path: str) -> None:
+    """Refuse a path that names no folder (exit 2), before anything else is judged by it."""
     if not path:
         # `census detect "$SESSION"` with the variable unset said ': no such directory'.
         raise UnusableInput("the session folder given is empty (an unset variable?); give one")
@@ -104,6 +105,10 @@ def detect(path: str, gate: str = "session") -> Detection:
         raise UnusableInput(f"{path}: no such directory; give a session folder")
     if not os.path.isdir(path):
         raise UnusableInput(f"{path}: not a directory; give a session folder")
+
+
+def detect(path: str, gate: str = "session") -> Detection:
+    require_folder(path)
     folder = os.path.realpath(path)
     # The location comes from the path given (spec §8), also when it is a link to a folder
     # elsewhere (the crawl reads such a session folder as it is named); else from where it is.

@@ -481,6 +481,24 @@ def test_detect_unusable_input_exit_2(tmp_path: Path) -> None:
     assert empty.exit_code == 2 and "the session folder given is empty" in empty.stderr
 
 
+def test_detect_names_an_unusable_folder_before_judging_its_sarif_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With --sarif the folder's own fault was hidden: an empty SESSION_DIR (an unset
+    variable) read as the current folder and a file as a folder, so any --sarif was said to
+    lie "inside the session folder" (found by a hunt)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "file.md").write_text("x")
+    for folder, sarif, line in (
+        ("", "r.sarif", "the session folder given is empty"),
+        ("file.md", "file.md", "file.md: not a directory"),
+        ("missing", "missing/r.sarif", "missing: no such directory"),
+    ):
+        result = runner.invoke(app, ["detect", folder, "--sarif", sarif])
+        assert result.exit_code == 2 and line in result.stderr, (folder, result.stderr)
+    assert (tmp_path / "file.md").read_text() == "x"
+
+
 @pytest.mark.parametrize(
     "argv",
     [["detect", "missing"], ["crawl", "missing", "--out", "out"], ["check", "--out", "out"]],
