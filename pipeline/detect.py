@@ -76,7 +76,9 @@ class Detection:
                 item["findings"] = o.findings
             rules.append(item)
         return {
-            "path": self.path,
+            # Bytes of the path that are not UTF-8 show as U+FFFD, as in every row: a lone
+            # surrogate escape is JSON that strict readers refuse.
+            "path": _utf8(self.path),
             "gate": self.gate,
             "result": self.result,
             "rules": rules,

@@ -363,6 +363,12 @@ def test_detect_on_a_path_that_is_not_utf8(tmp_path: Path) -> None:
     assert "note . name is not valid UTF-8 (shown with U+FFFD); not read" in text.stdout
     found = json.loads(runner.invoke(app, ["detect", str(session), "--json"]).stdout)
     assert found["result"] == "failing"
+    # The path too: a lone surrogate escape (\udcff) is JSON that strict readers refuse
+    # (serde_json, for one), and the rows already show such bytes as U+FFFD (found by a hunt).
+    assert found["path"] == str(session).encode("utf-8", "surrogateescape").decode(
+        "utf-8", "replace"
+    )
+    assert not any(0xD800 <= ord(c) <= 0xDFFF for c in json.dumps(found, ensure_ascii=False))
 
 
 def test_sql_csv_writes_lists_and_maps_whole_on_one_line(out: Path) -> None:
