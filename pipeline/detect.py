@@ -109,12 +109,24 @@ def require_folder(path: str) -> None:
         raise UnusableInput(f"{path}: not a directory; give a session folder")
 
 
+def named(path: str) -> str:
+    """The absolute path as given, its links kept, with `..` taken as the OS takes it: after
+    a link it climbs from the link's target, which abspath's removal as text would not."""
+    parts = path.split(os.sep)
+    if ".." not in parts:
+        return os.path.abspath(path)
+    last = len(parts) - 1 - parts[::-1].index("..")
+    climbed = os.path.realpath(os.sep.join(parts[: last + 1]) or os.sep)
+    return os.path.normpath(os.path.join(climbed, *parts[last + 1 :]))
+
+
 def detect(path: str, gate: str = "session") -> Detection:
     require_folder(path)
     folder = os.path.realpath(path)
     # The location comes from the path given (spec §8), also when it is a link to a folder
     # elsewhere (the crawl reads such a session folder as it is named); else from where it is.
-    location, topic, repo_root, session_path, in_layout = locate(os.path.abspath(path))
+    given = named(path)
+    location, topic, repo_root, session_path, in_layout = locate(given)
     if not in_layout:
         location, topic, repo_root, session_path, in_layout = locate(folder)
     # A link to a file elsewhere in the repository is followed, as the crawl follows it.
@@ -151,7 +163,7 @@ def detect(path: str, gate: str = "session") -> Detection:
         # A folder not listed in it is the session's own issue already (gather).
         if message != OUT_OF_ROOT and code != "unreadable-dir":
             rec.issue(where, None, code, message)
-    if not in_layout and misnamed_session(os.path.abspath(path).strip("/").split("/")):
+    if not in_layout and misnamed_session(given.strip("/").split("/")):
         # Read, as any folder out of the layout is, but said: a crawl does not take it for one.
         rec.issue(".", None, "misnamed-folder", MISNAMED_FOLDER)
     _text_only(rec)

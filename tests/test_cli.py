@@ -428,6 +428,27 @@ def test_a_document_linked_out_of_its_repository_fails_harvest_in_a_crawl_above(
     assert con.execute(query).fetchall() == [("fail",)]
 
 
+def test_detect_reads_the_folder_a_path_climbing_out_of_a_link_names(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`link/../docs/research/x-brainstorm` names, for the OS, the session beside the link's
+    target. The location was taken from the path with `..` removed as text, so the files were
+    read from the session beside the link instead: clean, where the folder named fails
+    (found by a hunt)."""
+    here = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", tmp_path / "here")
+    there = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", tmp_path / "there")
+    forks = there / "docs" / "research" / "demo-brainstorm" / "forks.md"
+    forks.write_text(forks.read_text().replace("- Closes when: a yes/no", "- Note: a yes/no"))
+    (there / "sub").mkdir()
+    (here / "link").symlink_to(there / "sub")
+    monkeypatch.chdir(here)
+    climbing = "link/../docs/research/demo-brainstorm"
+    for path in (climbing, str(here / climbing)):
+        result = runner.invoke(app, ["detect", path])
+        assert result.exit_code == 1, (path, result.output)
+        assert "BS-FORK-01 fail forks.md:" in result.stdout
+
+
 def test_detect_violations_exit_1_with_file_and_line(open_session: Path) -> None:
     result = runner.invoke(app, ["detect", str(open_session), "--gate", "manifest"])
     assert result.exit_code == 1
