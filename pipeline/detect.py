@@ -192,7 +192,9 @@ def _twins(repo_root: str, topic: str) -> list[str]:
         for name in names:
             other = name.removesuffix(suffix) if suffix else name
             named = not suffix or name.endswith(suffix)
-            if named and other != topic and composed(other) == composed(topic):
+            # A file so named is no session (the crawl says so of it, at the root).
+            folder_too = os.path.isdir(os.path.join(repo_root, folder, name))
+            if named and other != topic and composed(other) == composed(topic) and folder_too:
                 found.append(f"{folder}/{name}")
     return sorted(found)
 

@@ -2145,3 +2145,27 @@ def test_two_folders_spelling_one_topic_in_two_unicode_forms_fail_the_layout(
         result = runner.invoke(app, ["detect", str(folder)])
         assert result.exit_code == 1, result.output
         assert "CENSUS-LOC-01 fail" in result.stdout and "another Unicode form" in result.stdout
+
+
+def test_a_file_spelling_the_topic_in_another_unicode_form_is_no_twin(tmp_path: Path) -> None:
+    """A file `café-brainstorm` beside the folder `café-brainstorm` (decomposed) is no
+    session: the crawl says it is a file where a folder would be and passes the folder's
+    CENSUS-LOC-01. Detect took any name for a twin folder and failed the rule, telling the
+    user to merge two sessions (found by a hunt)."""
+    import unicodedata
+
+    repo = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", tmp_path / "root" / "repo")
+    research = repo / "docs" / "research"
+    folder = research / unicodedata.normalize("NFD", "caf\u00e9-brainstorm")
+    (research / "demo-brainstorm").rename(folder)
+    (research / unicodedata.normalize("NFC", "caf\u00e9-brainstorm")).write_text("x\n")
+    out = tmp_path / "out"
+    crawl([str(tmp_path / "root")], str(out), workers=1)
+    check(str(out))
+    checked = connect(Out(out)).execute(
+        "SELECT status FROM statuses WHERE rule_id = 'CENSUS-LOC-01'"
+    )
+    assert checked.fetchall() == [("pass",)]
+    result = runner.invoke(app, ["detect", str(folder)])
+    assert result.exit_code == 0, result.output
+    assert "CENSUS-LOC-01 pass" in result.stdout and "Unicode form" not in result.stdout
