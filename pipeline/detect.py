@@ -6,6 +6,7 @@ Kept light: no pandas or pyarrow; the folder's rows go straight into an in-memor
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -103,9 +104,19 @@ def require_folder(path: str) -> None:
     if not path:
         # `census detect "$SESSION"` with the variable unset said ': no such directory'.
         raise UnusableInput("the session folder given is empty (an unset variable?); give one")
-    if not os.path.exists(path):
-        raise UnusableInput(f"{path}: no such directory; give a session folder")
-    if not os.path.isdir(path):
+    try:
+        mode = os.stat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        raise UnusableInput(f"{path}: no such directory; give a session folder") from None
+    except PermissionError:
+        # It may well exist: a folder on its path cannot be entered, which is no typo.
+        raise UnusableInput(
+            f"{path}: permission denied on a folder on its path; give a folder the user can read"
+        ) from None
+    except OSError as err:  # a loop of links, a name too long
+        said = (err.strerror or "cannot be read").lower()
+        raise UnusableInput(f"{path}: {said}; give a session folder") from None
+    if not stat.S_ISDIR(mode):
         raise UnusableInput(f"{path}: not a directory; give a session folder")
 
 

@@ -121,3 +121,28 @@ def test_a_fragments_sub_folder_that_cannot_be_listed_fails_the_fragment_rules(
     assert found.fetchall() == [
         ("fail", "could not read: fragments/sub/: cannot list directory: Permission denied")
     ]
+
+
+def test_detect_on_a_folder_behind_one_it_cannot_enter_says_so(tmp_path: Path) -> None:
+    """docs/research/ (mode 000) holds the session: the path exists, but the user cannot
+    reach it. Detect said `no such directory`, which sends the user looking for a typo
+    (found by a hunt); exit 2 either way."""
+    from tests.conftest import FIXTURES, copy_tree
+
+    repo = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", tmp_path / "r")
+    research = repo / "docs" / "research"
+    census = [sys.executable, "-m", "pipeline.cli", "detect"]
+    research.chmod(0)
+    try:
+        done = subprocess.run(
+            unprivileged([*census, str(research / "demo-brainstorm")]),
+            capture_output=True,
+            text=True,
+            timeout=DEADLINE,
+            check=False,
+        )
+    finally:
+        research.chmod(0o755)
+    assert done.returncode == 2, done.stderr
+    assert "permission denied" in done.stderr and "no such directory" not in done.stderr
+    assert done.stdout == ""
