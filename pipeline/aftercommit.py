@@ -6,8 +6,9 @@ code would say the run was lost when it was not. Each such step that fails becom
 one warning line that says what the next command does about it.
 
 census.duckdb is a convenience for `duckdb OUT/census.duckdb`; the commands themselves read
-the tables. It records which manifest it was built from (OUT/state/database.json), so any
-command that reads OUT can tell that it is missing or stale and rebuild it.
+the tables. It records which manifest it was built from and its digest
+(OUT/state/database.json), so any command that reads OUT can tell that it is missing, stale or
+altered (a view replaced in the DuckDB CLI) and rebuild it.
 """
 
 from __future__ import annotations
@@ -18,9 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pipeline.errors import CensusError, os_trouble
-from pipeline.store import Lock, Out, read_state, write_state
-
-DATABASE_STATE = "database.json"
+from pipeline.store import DATABASE_STATE, Lock, Out, read_state, write_state
 
 
 @dataclass
@@ -104,8 +103,10 @@ def fingerprint(out: Out) -> str:
 
 
 def is_fresh(out: Out) -> bool:
+    from pipeline.engine import as_written
+
     known = read_state(out, DATABASE_STATE).get("manifest")
-    return out.database.is_file() and known == fingerprint(out)
+    return out.database.is_file() and known == fingerprint(out) and as_written(out)
 
 
 def refresh_database(out: Out) -> None:
@@ -114,7 +115,7 @@ def refresh_database(out: Out) -> None:
     A lock of its own keeps two commands from writing it at once; a failed write leaves the
     previous census.duckdb in place and removes its temporary files, which may be large.
     """
-    from pipeline.engine import write_database
+    from pipeline.engine import database_digest, write_database
 
     with Lock(out.root / ".database-lock", wait=True):
         listed = fingerprint(out)
@@ -123,7 +124,8 @@ def refresh_database(out: Out) -> None:
         except BaseException:
             _remove_leftovers(out)
             raise
-        write_state(out, DATABASE_STATE, {"manifest": listed})
+        digest = database_digest(out)
+        write_state(out, DATABASE_STATE, {"manifest": listed, "sha256": digest})
 
 
 def _remove_leftovers(out: Out) -> None:

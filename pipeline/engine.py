@@ -5,7 +5,8 @@ Commands open an in-memory DuckDB with these views (so nothing locks census.duck
 the files by absolute path. Each commit also writes OUT/census.duckdb for users, with the
 same views (so `duckdb OUT/census.duckdb` works from any directory, spec §6), in a storage
 version that DuckDB 1.1 and later read; a copied or moved OUT gets views over its own files
-from the next census command on it.
+from the next census command on it, and a census.duckdb altered since census wrote it (the
+DuckDB CLI opens it read-write) is read by no command and made whole by the next.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Any
 
 from pipeline.resources import queries_dir
 from pipeline.schema import TABLES, Table, duckdb_ddl, duckdb_type
-from pipeline.store import Out
+from pipeline.store import DATABASE_STATE, Out, read_state
 from pipeline.vocabulary import sql_macros
 
 # census.duckdb is written readable by DuckDB 1.1 and later (the CLI pip installs may be older).
@@ -154,7 +155,7 @@ def _attach(con: Any, out: Out) -> bool:
     """Use OUT/census.duckdb when it was written for the current manifest and rule files."""
     import duckdb
 
-    if not out.database.is_file():
+    if not out.database.is_file() or not as_written(out):
         return False
     try:
         con.execute(f"SET file_search_path = {quote(out.root)}")
@@ -167,6 +168,24 @@ def _attach(con: Any, out: Out) -> bool:
         return False
     con.execute("USE census")
     return True
+
+
+def database_digest(out: Out) -> str | None:
+    """The SHA-256 of OUT/census.duckdb's bytes (about a megabyte); None when it is missing."""
+    import hashlib
+
+    try:
+        return hashlib.sha256(out.database.read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+def as_written(out: Out) -> bool:
+    """Whether census.duckdb is the file census last wrote. The DuckDB CLI opens it read-write
+    unless told -readonly, so a view or macro replaced there (`CREATE OR REPLACE MACRO z95()
+    AS 1.0`) stayed under a stamp that still matched and changed every figure census read."""
+    known = read_state(out, DATABASE_STATE).get("sha256")
+    return known is not None and known == database_digest(out)
 
 
 def stamp(out: Out) -> str:
@@ -218,6 +237,8 @@ def write_database(out: Out) -> None:
     import duckdb
 
     config: dict[str, Any] = {"storage_compatibility_version": STORAGE_VERSION}
+    # A file altered since census wrote it gets every view and macro made again.
+    untouched = as_written(out)
     with _building(out) as temp:
         try:
             if out.database.is_file():
@@ -229,7 +250,7 @@ def write_database(out: Out) -> None:
         try:
             views, bound = _made_with(con)
             tables = table_views(out)
-            if views == _views_hash():
+            if views == _views_hash() and untouched:
                 statements = [s for s in tables if s not in bound]
             else:
                 statements = tables + _database_views()

@@ -592,6 +592,10 @@ def read_statcache(out: Out, shard: str = "") -> dict[str, tuple[str, str]]:
     )
 
 
+# What census.duckdb was last written for, and its digest as written (pipeline.aftercommit).
+DATABASE_STATE = "database.json"
+
+
 def read_state(out: Out, name: str) -> dict[str, Any]:
     """A JSON cache under OUT/state; empty when missing or damaged (it only saves work)."""
     try:

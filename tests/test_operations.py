@@ -1023,3 +1023,38 @@ def test_sql_parquet_goes_to_stdout_as_the_spec_writes_it(
     assert done.returncode == 0, done.stderr
     table = pq.read_table(target)
     assert table.column_names == ["point", "rule_id", "rate"] and table.num_rows > 0
+
+
+def test_a_macro_replaced_in_census_duckdb_from_the_cli_changes_no_census_figure(
+    nights: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """The DuckDB CLI opens census.duckdb read-write unless told -readonly, so a maintainer's
+    `CREATE OR REPLACE MACRO z95() AS 1.0` (68% intervals for an afternoon) stayed in the file,
+    whose stamp still matched: stats, check and the report then gave BS-FORK-01's 95% interval
+    as 3.2% – 19.8% where census sql gave 1.5% – 35.4%, and the next commit kept the macro
+    (found by a hunt). census.duckdb's digest is recorded: an altered file is not read, and is
+    made whole again."""
+    import duckdb
+
+    from pipeline.aftercommit import is_fresh, refresh_database
+
+    _, source = nights
+    out = tmp_path / "out"
+    shutil.copytree(source, out)
+    refresh_database(Out(out))  # census.duckdb as this census writes it
+    cli = duckdb.connect(str(out / "census.duckdb"))
+    cli.execute("CREATE OR REPLACE MACRO z95() AS 1.0")
+    cli.execute("CREATE OR REPLACE VIEW my_failures AS SELECT * FROM rule_rates WHERE failed > 0")
+    cli.close()
+    assert not is_fresh(Out(out))
+    query = "SELECT rule_id, rate_lo, rate_hi FROM rule_rates WHERE point = 'night-4'"
+    sandboxed = json.loads(runner.invoke(app, ["sql", query, "--out", str(out), "--json"]).stdout)
+    stats = json.loads(runner.invoke(app, ["stats", "--out", str(out), "--json"]).stdout)
+    assert {r["rule_id"]: (r["rate_lo"], r["rate_hi"]) for r in stats["rule_rates"]} == {
+        r["rule_id"]: (r["rate_lo"], r["rate_hi"]) for r in sandboxed
+    }
+    assert is_fresh(Out(out)), "the first command rebuilt it"
+    rebuilt = duckdb.connect(str(out / "census.duckdb"), read_only=True)
+    assert rebuilt.execute("SELECT CAST(z95() AS DOUBLE)").fetchone()[0] > 1.95
+    # The maintainer's own view stays: only census's objects are census's to restore.
+    assert rebuilt.execute("SELECT count(*) FROM my_failures").fetchone()[0] > 0
