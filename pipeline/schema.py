@@ -806,6 +806,20 @@ VIEWS: dict[str, tuple[str, list[tuple[str, str]]]] = {
             ("message", "The finding, naming both commits or runs."),
         ],
     ),
+    "own_gate_results": (
+        "rule_results at each rule's own gate: one row per snapshot, rule set and rule, one "
+        "more per further finding of a failing rule (statuses reads it).",
+        [
+            ("snapshot_id", "The snapshot."),
+            ("ruleset", "Hash of the rule files and views the results were computed with."),
+            ("rule_id", "The rule."),
+            ("gate", "The rule's own gate."),
+            ("status", "pass, fail, info or skipped."),
+            ("file", "File of the finding, relative to the session folder (or repository)."),
+            ("line", "1-based line in that file."),
+            ("message", "The finding, or the reason a rule was skipped."),
+        ],
+    ),
     "statuses": (
         "One status per checked census point, session and rule: the rule's result on the "
         "session's snapshot, failed when the rule also found something along its history at "
