@@ -162,7 +162,7 @@ def _emit(con: Any, relation: Any, fmt: str, output: Path | None) -> str | None:
         _one_name_each(cols, fmt, str)
         rows = [
             {c: _json_value(v) for c, v in zip(cols, row, strict=True)}
-            for row in relation.fetchall()
+            for row in _spelled(relation, [_python_spells(t) for t in relation.types]).fetchall()
         ]
         text = json.dumps(rows, default=str, indent=2) + "\n"
     if output is None:
@@ -243,20 +243,32 @@ def _csv(relation: Any) -> str:
     # "[" for a list (INTEGER[]) and a fixed-size array (INTEGER[2]) alike: Python's tuple
     # repr of an array, `(datetime.datetime(…), None)`, is no value a reader understands.
     marks = ("[", "MAP(", "STRUCT(", "UNION(")
-    nested = [any(m in str(t) for m in marks) for t in relation.types]
-    if any(nested):
-        # By position, not by name: a second column named alike (a join's two `line`, or Id
-        # and id) read by name showed the first one's values.
-        projection = [
-            f"CAST(#{i + 1} AS VARCHAR) AS c{i}" if cast else f"#{i + 1} AS c{i}"
-            for i, cast in enumerate(nested)
-        ]
-        relation = relation.project(", ".join(projection))
+    cast = [any(m in str(t) for m in marks) or _python_spells(t) for t in relation.types]
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(columns)
-    writer.writerows(relation.fetchall())
+    writer.writerows(_spelled(relation, cast).fetchall())
     return buffer.getvalue()
+
+
+def _python_spells(column_type: Any) -> bool:
+    """A type Python would spell in a way no reader takes back: an INTERVAL as a timedelta
+    (`-1 day, 23:55:00` for five minutes early, `30 days, 0:00:00` for a month), a BLOB as
+    `b'…'`. DuckDB's own spelling (`-00:05:00`, `1 month`) is used instead."""
+    return str(column_type) in ("INTERVAL", "BLOB")
+
+
+def _spelled(relation: Any, cast: list[bool]) -> Any:
+    """The relation with the columns marked in `cast` as DuckDB spells them (VARCHAR)."""
+    if not any(cast):
+        return relation
+    # By position, not by name: a second column named alike (a join's two `line`, or Id and
+    # id) read by name showed the first one's values.
+    projection = [
+        f"CAST(#{i + 1} AS VARCHAR) AS c{i}" if each else f"#{i + 1} AS c{i}"
+        for i, each in enumerate(cast)
+    ]
+    return relation.project(", ".join(projection))
 
 
 def _json_value(value: Any) -> Any:

@@ -10,6 +10,7 @@ import unicodedata
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import pytest
 from typer.testing import CliRunner
 
@@ -1451,3 +1452,21 @@ def test_a_check_of_a_point_with_no_session_does_not_say_earlier_checks_evaluate
     said = done.stdout.splitlines()[0]
     assert "0 snapshots evaluated (no session at the point)" in said, said
     assert "earlier checks" not in said
+
+
+def test_sql_csv_and_json_spell_an_interval_as_duckdb_does(crawled: Path) -> None:
+    """An INTERVAL (`result_at - dispatched_at`) went into CSV and JSON as Python's timedelta:
+    a result five minutes before its dispatch read `-1 day, 23:55:00`, one month `30 days,
+    0:00:00`, which DuckDB cannot read back (found by a hunt)."""
+    query = (
+        "SELECT TIMESTAMPTZ '2026-01-01 10:00:00+00' - TIMESTAMPTZ '2026-01-01 10:05:00+00' "
+        "AS early, INTERVAL 1 MONTH AS m, INTERVAL 49 HOUR AS h, '\\x00a'::BLOB AS b"
+    )
+    csv = runner.invoke(app, ["sql", query, "--out", str(crawled), "--format", "csv"])
+    assert csv.exit_code == 0, csv.output
+    assert csv.output.splitlines() == ["early,m,h,b", "-00:05:00,1 month,49:00:00,\\x00a"]
+    back = duckdb.connect()
+    for value in csv.output.splitlines()[1].split(",")[:3]:
+        back.execute("SELECT CAST(? AS INTERVAL)", [value])  # DuckDB reads each back
+    rows = json.loads(runner.invoke(app, ["sql", query, "--out", str(crawled), "--json"]).stdout)
+    assert rows == [{"early": "-00:05:00", "m": "1 month", "h": "49:00:00", "b": "\\x00a"}]
