@@ -43,9 +43,11 @@ def run_query(
     output: Path | None,
     run: str | None = None,
     labels: dict[str, str] | None = None,
+    con: Any = None,
 ) -> str | None:
     """The query's result in `fmt` (table, csv, json, parquet); written to `output` when given
-    (None is returned then), else returned as text."""
+    (None is returned then), else returned as text. `con`: a sandboxed connection to OUT opened
+    earlier (by default one is opened here)."""
     import duckdb
 
     out = Out(out_path)
@@ -68,18 +70,50 @@ def run_query(
         # Blank, or comments only: a script's empty query is a mistake, not an empty answer.
         raise UsageError('the query is empty; give one: census sql "SELECT …"')
     _one_result(statements)
-    con = connect(out, sandbox=True)
-    _select_point(con, run, labels or {})
+    con = con or connect(out, sandbox=True)
     try:
-        relation = con.sql(query)
+        return answer(out, con, query, fmt, output, run, labels)
+    except duckdb.Error as err:
+        if not _swept(err, out):
+            raise _failure(err, out) from None
+    # A compaction or prune committed while the query ran and swept the files it was reading
+    # (exit 2, "check the disk"): the rows are in OUT's new files, so the query is asked again.
+    con = connect(out, sandbox=True)
+    try:
+        return answer(out, con, query, fmt, output, run, labels)
     except duckdb.Error as err:
         raise _failure(err, out) from None
+
+
+def _swept(err: Exception, out: Out) -> bool:
+    """Whether the query failed on a table file OUT no longer lists (a writer swept it)."""
+    import re
+
+    found = re.search(r"Failed to open local file '([^']+)'", str(err))
+    if found is None:
+        return False
+    path = Path(found.group(1))
+    if not path.is_relative_to(out.tables) or path.exists():
+        return False
+    listed = {rel for files in out.manifest().values() for rel in files}
+    return str(path.relative_to(out.tables)) not in listed
+
+
+def answer(
+    out: Out,
+    con: Any,
+    query: str,
+    fmt: str,
+    output: Path | None,
+    run: str | None = None,
+    labels: dict[str, str] | None = None,
+) -> str | None:
+    """The query's result over `con`, a sandboxed connection to OUT (pipeline.engine.connect)."""
+    _select_point(con, run, labels or {})
+    relation = con.sql(query)
     if relation is None:
         return None
-    try:
-        return _emit(con, relation, fmt, output)
-    except duckdb.Error as err:
-        raise _failure(err, out) from None
+    return _emit(con, relation, fmt, output)
 
 
 def _one_result(statements: list[Any]) -> None:

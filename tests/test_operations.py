@@ -1058,3 +1058,27 @@ def test_a_macro_replaced_in_census_duckdb_from_the_cli_changes_no_census_figure
     assert rebuilt.execute("SELECT CAST(z95() AS DOUBLE)").fetchone()[0] > 1.95
     # The maintainer's own view stays: only census's objects are census's to restore.
     assert rebuilt.execute("SELECT count(*) FROM my_failures").fetchone()[0] > 0
+
+
+def test_sql_asks_again_when_a_compaction_swept_the_files_it_was_reading(
+    nights: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """A `census sql` running while the nightly check compacted OUT ended in exit 2, "Failed
+    to open local file …; check the disk", though nothing was wrong: the compaction had swept
+    the files its query was reading. The query is asked again over OUT's new files (found by a
+    hunt); an error of the query's own is still said as before."""
+    from pipeline.adhoc import run_query
+    from pipeline.errors import UsageError
+    from pipeline.maintain import compact
+
+    _, source = nights
+    out = tmp_path / "out"
+    shutil.copytree(source, out)
+    query = "SELECT count(*) AS n FROM observations"
+    before = run_query(str(out), query, "csv", None)
+    opened = connect(Out(out), sandbox=True)  # the query's connection, before the compaction
+    summary = compact(str(out))
+    assert summary.files_after < summary.files_before  # it swept the files `opened` reads
+    assert run_query(str(out), query, "csv", None, con=opened) == before
+    with pytest.raises(UsageError, match="nope"):  # a query's own error is said as before
+        run_query(str(out), "SELECT nope FROM observations", "csv", None)
