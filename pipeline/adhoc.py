@@ -18,11 +18,13 @@ from typing import Any
 
 from pipeline.engine import connect, quote
 from pipeline.errors import (
+    SWEPT,
     CensusError,
     OutError,
     UsageError,
     damaged_out,
     damaged_table,
+    swept_file,
     system_failure,
 )
 from pipeline.output import written
@@ -74,7 +76,7 @@ def run_query(
     try:
         return answer(out, con, query, fmt, output, run, labels)
     except duckdb.Error as err:
-        if not _swept(err, out):
+        if not swept_file(err, str(out.root)):
             raise _failure(err, out) from None
     # A compaction or prune committed while the query ran and swept the files it was reading
     # (exit 2, "check the disk"): the rows are in OUT's new files, so the query is asked again.
@@ -83,20 +85,6 @@ def run_query(
         return answer(out, con, query, fmt, output, run, labels)
     except duckdb.Error as err:
         raise _failure(err, out) from None
-
-
-def _swept(err: Exception, out: Out) -> bool:
-    """Whether the query failed on a table file OUT no longer lists (a writer swept it)."""
-    import re
-
-    found = re.search(r"Failed to open local file '([^']+)'", str(err))
-    if found is None:
-        return False
-    path = Path(found.group(1))
-    if not path.is_relative_to(out.tables) or path.exists():
-        return False
-    listed = {rel for files in out.manifest().values() for rel in files}
-    return str(path.relative_to(out.tables)) not in listed
 
 
 def answer(
@@ -136,6 +124,8 @@ def _one_result(statements: list[Any]) -> None:
 def _failure(err: Exception, out: Out) -> CensusError:
     """A query's error in one line: OUT's own files failing (damaged, or the machine
     refusing to open them) are said as every command says them, not as the query's fault."""
+    if swept_file(err, str(out.root)):
+        return OutError(SWEPT)  # swept again during the second reading
     found = system_failure(err, str(out.root))
     if found is not None:
         return found

@@ -95,11 +95,15 @@ def _error_line(err: Exception, ctx: Any) -> str:
             "the current folder no longer exists (it was removed or moved); cd to a folder "
             "that exists, and run the command again"
         )
-    from pipeline.errors import damaged_out, damaged_table, system_failure
+    from pipeline.errors import SWEPT, damaged_out, damaged_table, swept_file, system_failure
 
     if _stdout_failed(err):
         return _stdout_line(err)
     out = _out_argument(ctx.meta.get("census.args", []))
+    if out is not None and swept_file(err, out):
+        # Before the damage test: "OUT is damaged … restore OUT from a copy" for a file a
+        # concurrent compaction swept sent a maintainer to throw a whole OUT away.
+        return SWEPT
     found = system_failure(err, out)
     if found is not None:
         return str(found)

@@ -179,6 +179,38 @@ def damaged_table(err: BaseException, out: str) -> str | None:
     return first
 
 
+def swept_file(err: BaseException, out: str) -> bool:
+    """Whether the failure names a table file of OUT that is gone and that OUT no longer lists:
+    a compaction or prune committed while the command read OUT and swept the files it had
+    listed. OUT is whole then (its rows are in the new files), not damaged."""
+    import re
+    from pathlib import Path
+
+    from pipeline.store import Out
+
+    found = re.search(
+        r"(?:Failed to open local file '|No files found that match the pattern \")([^'\"]+)",
+        str(err),
+    )
+    if found is None:
+        return False
+    tables, path = Out(out).tables, Path(found.group(1))
+    if not path.is_relative_to(tables) or path.exists():
+        return False
+    try:
+        listed = {rel for files in Out(out).manifest().values() for rel in files}
+    except Exception:  # no readable manifest: not a sweep census can tell
+        return False
+    return str(path.relative_to(tables)) not in listed
+
+
+# What a command that lost its files to a concurrent compaction or prune says.
+SWEPT = (
+    "OUT changed while this command read it: a compaction or prune committed meanwhile and "
+    "removed the files it was reading (OUT is whole); run the command again"
+)
+
+
 def damaged_out(detail: str) -> str:
     """The one line for an OUT whose own table file cannot be read (cut short, or gone)."""
     return (

@@ -1082,3 +1082,31 @@ def test_sql_asks_again_when_a_compaction_swept_the_files_it_was_reading(
     assert run_query(str(out), query, "csv", None, con=opened) == before
     with pytest.raises(UsageError, match="nope"):  # a query's own error is said as before
         run_query(str(out), "SELECT nope FROM observations", "csv", None)
+
+
+def test_files_a_compaction_swept_under_a_reader_are_no_damage(
+    nights: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """`census report` running while `census compact` (or a nightly check's compaction)
+    committed lost the files it had listed, and said "OUT is damaged: a table file cannot be
+    read …; restore OUT from a copy, or crawl into a new --out", exit 2: advice to throw a
+    whole OUT away (found by a hunt). A file gone that OUT no longer lists is a sweep; one
+    gone that OUT still lists is damage."""
+    import duckdb
+
+    from pipeline.errors import swept_file
+    from pipeline.maintain import compact
+
+    _, source = nights
+    out = tmp_path / "out"
+    shutil.copytree(source, out)
+    reader = connect(Out(out))  # a command's connection, opened before the compaction
+    compact(str(out))
+    with pytest.raises(duckdb.Error) as swept:
+        reader.execute("SELECT count(*) FROM observations").fetchall()
+    assert swept_file(swept.value, str(out))
+    victim = sorted((out / "tables" / "observations").glob("*/*.parquet"))[0]
+    victim.unlink()
+    with pytest.raises(duckdb.Error) as damaged:
+        connect(Out(out)).execute("SELECT count(*) FROM observations").fetchall()
+    assert not swept_file(damaged.value, str(out))
