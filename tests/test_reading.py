@@ -786,9 +786,7 @@ def test_words_and_sections_stay_sections_beside_misspelt_ids() -> None:
     # no turn row.
     rec = read("capture", "### Topics 2026-07-10T17:00Z\n")
     assert rec.of("turns") == [] and issues(rec) == [(1, "bad-turn-heading", "BS-COMPOSE-02")]
-    assert [t.isoformat() for t in rec.snapshot["stamped_times"]] == [
-        "2026-07-10T17:00:00+00:00"
-    ]
+    assert [t.isoformat() for t in rec.snapshot["stamped_times"]] == ["2026-07-10T17:00:00+00:00"]
 
 
 def test_a_number_too_large_for_the_tables_is_an_issue_not_a_silent_null() -> None:
