@@ -120,7 +120,7 @@ def require_folder(path: str) -> None:
         raise UnusableInput(f"{path}: not a directory; give a session folder")
 
 
-def named(path: str) -> str:
+def as_the_os_names(path: str) -> str:
     """The absolute path as given, its links kept, with `..` taken as the OS takes it: after
     a link it climbs from the link's target, which abspath's removal as text would not."""
     parts = path.split(os.sep)
@@ -136,7 +136,7 @@ def detect(path: str, gate: str = "session") -> Detection:
     folder = os.path.realpath(path)
     # The location comes from the path given (spec §8), also when it is a link to a folder
     # elsewhere (the crawl reads such a session folder as it is named); else from where it is.
-    given = named(path)
+    given = as_the_os_names(path)
     location, topic, repo_root, session_path, in_layout = locate(given)
     if not in_layout:
         location, topic, repo_root, session_path, in_layout = locate(folder)
