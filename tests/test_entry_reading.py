@@ -309,6 +309,50 @@ def test_two_markers_that_contradict_fail_bs_fork_01(tmp_path: Path, markers: st
     assert any("two markers contradict" in f[2] for f in findings(found, "BS-FORK-01"))
 
 
+PARKED = "[parked → docs/architecture/open-questions.md]"
+
+
+@pytest.mark.parametrize(
+    "below",
+    [
+        "- Status: open",
+        "- **Status:** [open]",
+        "State: open, waiting on the budget",
+        "[open]",
+        "**[open]**",
+        "\n[open] (reopened at T9)",
+    ],
+)
+def test_a_status_below_the_heading_that_says_open_fails(tmp_path: Path, below: str) -> None:
+    """A parked fork whose body says it is open says two things (found by a hunt: the
+    marker in the heading alone was read and the manifest gate passed)."""
+    edit: Callable[[str], str] = lambda t: t.replace(PARKED, f"{PARKED}\n{below}", 1)  # noqa: E731
+    found = detect(session(tmp_path, "converging", "forks.md", edit), "manifest")
+    assert {"BS-FORK-01", "BS-FORK-03"} <= failing(found), notes(found)
+    assert any("below it says open" in f[2] for f in findings(found, "BS-FORK-01"))
+
+
+@pytest.mark.parametrize(
+    "below",
+    ["- Status: parked → docs/architecture/open-questions.md", "**Status:** parked", "[parked]"],
+)
+def test_a_status_below_the_heading_that_agrees_is_a_note(below: str) -> None:
+    rec = Records("sid")
+    text = f"## F1 — t {PARKED}\n{below}\n- Raised by: user\n- Closes when: x\n"
+    parse_forks(decode(text.encode(), "forks.md", rec), rec)
+    assert [f["marker"] for f in rec.of("forks")] == ["parked"]
+    issues = [(i["line"], i["code"], i["rule_id"]) for i in rec.of("parse_issues")]
+    assert issues == [(2, "malformed-field", None)]
+
+
+def test_prose_that_says_open_below_a_parked_heading_stays_prose() -> None:
+    rec = Records("sid")
+    text = f"## F1 — t {PARKED}\nThe status stays open: nobody owns it.\n- Closes when: x\n"
+    parse_forks(decode(text.encode(), "forks.md", rec), rec)
+    assert [f["marker"] for f in rec.of("forks")] == ["parked"]
+    assert rec.of("parse_issues") == []
+
+
 def test_a_marker_with_commentary_is_still_one_marker() -> None:
     rec = Records("sid")
     text = "# Forks\n## F1 — t [open] (raised T4)\n- Closes when: x\n"

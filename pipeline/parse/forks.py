@@ -13,6 +13,7 @@ from pipeline.parse.lexical import (
     canonical_id,
     decoded,
     decoded_separator,
+    field,
     ids,
     says_nothing,
     shown,
@@ -122,6 +123,7 @@ def parse_forks(lines: list[str], rec: Records) -> None:
                 said = "" if says_nothing(value) else value  # `—`, `**`: an empty condition
                 said = said or code_value(doc, lines, block, line)  # a fence below
                 fork["closes_when"], fork["closes_when_line"] = said, line
+        _status_lines(block, fork, rec)
     if untaken or linked:
         ids = {row["fork_id"] for row in rec.of("forks")}
         entries_in_tables_only(rec, FILE, untaken, ids, "F", RULE, linked)
@@ -327,6 +329,42 @@ def _second_marker(fork: dict[str, Any], text: str, start: int, line: int, rec: 
         fork["marker"], fork["destination"] = None, None
         message = f"the commentary after the marker names {other}: {after.strip()[:120]}"
         rec.issue(FILE, line, "contradicting-markers", message, RULE)
+
+
+# A fork's status written in its body rather than its heading: a field under one of these
+# names (`- Status: open`) or a marker on a line of its own (`[open]`, `**[parked → x]**`).
+_STATUS_NAMES = ("status", "state", "marker", "fork status")
+_MARKER_LINE_RE = re.compile(r"[ \t*_`]*+\[[ \t*_`]*+(?i:open|parked)(?![A-Za-z0-9_])")
+
+
+def _status_lines(block: Block, fork: dict[str, Any], rec: Records) -> None:
+    """A fork's status written outside its heading (`- Status: open`, a line `[open]`): not
+    read, and noted. One that names another status than the heading's marker makes the
+    fork say two things, so neither is read and BS-FORK-01 fails, as for two markers in the
+    heading (spec §3.1, fail closed; found by a hunt)."""
+    for line, text in own_lines(block):
+        named = field(text)
+        if named is not None and named[0] in _STATUS_NAMES:
+            value = named[1]
+        elif _MARKER_LINE_RE.match(text):
+            value = text
+        else:
+            continue
+        shown_value = bare(shown(decoded(value))).lstrip("[ \t")
+        said = token(shown_value, ("open", "parked"), fold=True)
+        if fork["marker"] is not None and said is not None and said != fork["marker"]:
+            message = (
+                f"{fork['fork_id'] or 'the fork'} is [{fork['marker_raw'][:60]}] in its heading "
+                f"but '{text.strip()[:80]}' below it says {said}"
+            )
+            fork["marker"], fork["destination"] = None, None
+            rec.issue(FILE, line, "contradicting-markers", message, RULE)
+            continue
+        message = (
+            f"'{text.strip()[:80]}' is meant as {fork['fork_id'] or 'the fork'}'s status, "
+            "which is read only from the [marker] in its heading"
+        )
+        rec.issue(FILE, line, "malformed-field", message)
 
 
 def _read_marker(fork: dict[str, Any], raw: str, line: int, rec: Records) -> None:
