@@ -180,6 +180,53 @@ def test_a_pointer_to_a_fork_stays_prose(tmp_path: Path, line: str) -> None:
     assert not [n for n in found.notes if n["code"] == "malformed-field"], found.notes
 
 
+D2 = "## D2 — Turning digests off falls back to immediate sends"
+
+
+# A fork closed in words in the entry's heading, or in brackets in its prose: it vanished,
+# and BS-FORK-02 passed with F2 still listed open (found by a hunt).
+@pytest.mark.parametrize(
+    "heading",
+    [
+        f"{D2} (resolves F2)",
+        f"{D2} — resolves F2",
+        f"{D2} [closes F2]",
+        f"{D2} (settled F1 and F2)",
+        f"{D2}\nOpt-out is settled here (resolves F2).",
+    ],
+)
+def test_a_fork_closed_in_the_heading_or_a_bracket_is_read_and_noted(
+    tmp_path: Path, heading: str
+) -> None:
+    found = detect(str(_session(tmp_path, lambda t: t.replace(D2, heading))), "session")
+    outcome = next(o for o in found.outcomes if o.rule == "BS-FORK-02")
+    messages = [f["message"] for f in outcome.findings]
+    assert any("is meant as a 'Resolves:' field" in m for m in messages), messages
+    assert any("F2 is still listed [open] but D2 resolves it" in m for m in messages), messages
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        # The heading repeats the entry's own Resolves field: no note.
+        lambda t: t.replace(
+            "## D1 — Digests fold only low-urgency notifications",
+            "## D1 — Digests fold (resolves F3)",
+        ),
+        # Running prose, and a condition, stay prose.
+        lambda t: t.replace(D2, f"{D2}\nThe sender now resolves F2 faster."),
+        lambda t: t.replace(D2, f"{D2} (closes when F2 lands)"),
+    ],
+)
+def test_a_heading_that_repeats_resolves_or_prose_is_no_issue(
+    tmp_path: Path, edit: Callable[[str], str]
+) -> None:
+    found = detect(str(_session(tmp_path, edit)), "session")
+    outcome = next(o for o in found.outcomes if o.rule == "BS-FORK-02")
+    assert outcome.status == "pass", [f["message"] for f in outcome.findings]
+    assert not [n for n in found.notes if n["code"] == "malformed-field"], found.notes
+
+
 def _appended(line: str, text: str) -> str:
     return text + line + "\n"
 

@@ -105,6 +105,16 @@ _OTHER_PHRASE_RE = re.compile(
     r"[*_`~]*+(?i:by)(?![A-Za-z0-9])[\s:*_`~\[(#]*+"
     rf"({_PHRASE_ID}(?:{_ID_AFTER}{_PHRASE_ID}(?![A-Za-z0-9]))*+)(?![A-Za-z0-9])"
 )
+# A fork closed in words, the ID right after the verb (`(resolves F2)`, `— closes F2`), in an
+# entry's heading or brackets: meant as Resolves (`The sender now resolves F1 faster` in
+# running prose stays prose).
+_FORK_ID = r"[Ff]-?\d+"
+_RESOLVE_PHRASE_RE = re.compile(
+    r"(?<![A-Za-z0-9])(?i:resolves|resolved|closes|closed|settles|settled)[*_`~]*+[ \t]++"
+    r"[*_`~\[#]*+"
+    rf"({_FORK_ID}(?:{_ID_AFTER}{_FORK_ID}(?![A-Za-z0-9]))*+)(?![A-Za-z0-9])"
+)
+_FORK_ID_RE = re.compile(r"(?<![A-Za-z0-9])[Ff]-?(\d+)")
 # The phrase's words alone, and what may name its entry in the clause after them when it is
 # not written `D9` right after: a mark or a space inside the ID (`D 9`, `D–9`, `D#9`), or
 # words before it (`decision D9`, `Decision 9`, `the later D9`, `"D9"`).
@@ -156,21 +166,14 @@ def parse_ledger(lines: list[str], rec: Records) -> None:
     untaken: list[tuple[int, str]] = []  # table rows that name an entry, maybe meant as one
     linked: list[tuple[int, str]] = []  # table-of-contents lines naming an entry
     shown_html = _HtmlPhrases(doc, lines, ends, rec)
+    titled: list[tuple[dict[str, Any], int, str]] = []  # each entry with its heading
     for index, block in enumerate(blocks):
         shown_html.read(entry, first_line(block))
         if ends and passed(ends, block):
             entry = None
         block = stray_table(as_fields(block, _FIELDS))
         if isinstance(block, Table):
-            note_table_fields(rec, FILE, block, _FIELDS, _rule_of, _IN_TABLE_HEADER)
-            if entry is not None:
-                # `Reversed by D5` counts anywhere in an entry, a table's cell too.
-                rows = [(block.line, block.header), *block.rows]
-                _phrase(entry, [(line, " | ".join(cells)) for line, cells in rows], rec)
-            if table_rows(
-                block, blocks, index, rec, FILE, "D", RULE, _weigh, _FIELDS, _rule_of, untaken
-            ):
-                entry = None
+            entry = _table(block, blocks, index, entry, rec, untaken)
             continue
         if isinstance(block, Heading):
             below = line_below(blocks, index, _FIELDS)
@@ -183,6 +186,7 @@ def parse_ledger(lines: list[str], rec: Records) -> None:
                 entry = None  # a section heading ends the entry; a subheading is inside it
             if entry is not None:
                 _phrase(entry, [(block.line, block.text)], rec)
+                titled.append((entry, block.line, block.text))
             continue
         meant_line = entry_line(block, "D")
         linked += linked_entries(block, "D")
@@ -199,9 +203,32 @@ def parse_ledger(lines: list[str], rec: Records) -> None:
         # adds nothing).
         _phrase(entry, _lines(block), rec)
     shown_html.read(entry, len(lines) + 1)
+    for named_entry, line, text in titled:
+        # Read once the entry's own Resolves fields are: a heading that repeats one is no issue.
+        _resolve_phrases(named_entry, [(line, text)], shown(text), rec, heading=True)
     if untaken or linked:
         ids = {row["decision_id"] for row in rec.of("ledger")}
         entries_in_tables_only(rec, FILE, untaken, ids, "D", RULE, linked)
+
+
+def _table(
+    block: Table,
+    blocks: list[Block],
+    index: int,
+    entry: dict[str, Any] | None,
+    rec: Records,
+    untaken: list[tuple[int, str]],
+) -> dict[str, Any] | None:
+    """Read a table: its cells' fields are noted, the phrase counts in its cells, and rows
+    meant as entries end the entry above (None)."""
+    note_table_fields(rec, FILE, block, _FIELDS, _rule_of, _IN_TABLE_HEADER)
+    if entry is not None:
+        # `Reversed by D5` counts anywhere in an entry, a table's cell too.
+        rows = [(block.line, block.header), *block.rows]
+        _phrase(entry, [(line, " | ".join(cells)) for line, cells in rows], rec)
+    if table_rows(block, blocks, index, rec, FILE, "D", RULE, _weigh, _FIELDS, _rule_of, untaken):
+        return None
+    return entry
 
 
 def _entry_fields(
@@ -411,6 +438,8 @@ def _phrase(entry: dict[str, Any], lines: list[tuple[int, str]], rec: Records) -
     text = seen_chars(text)
     if " by" in text or " BY" in text or " By" in text or "-by" in text or "-By" in text:
         _other_phrases(entry, lines, text, rec)
+    if "lose" in text or "esolve" in text or "ettle" in text or "LOSE" in text:
+        _resolve_phrases(entry, lines, text, rec)
     if "versed" in text or "VERSED" in text:
         row, counted = 0, 0  # lines before the match, counted once across all matches
         for m in _PHRASE_WORDS_RE.finditer(text):
@@ -445,6 +474,34 @@ def _other_phrases(
             f"'Reversed by D#' (taken as '{', '.join(found)}')"
         )
         rec.issue(FILE, line, "malformed-field", message, RULE)
+
+
+def _resolve_phrases(
+    entry: dict[str, Any],
+    lines: list[tuple[int, str]],
+    text: str,
+    rec: Records,
+    heading: bool = False,
+) -> None:
+    """A fork closed in words (`resolves F2`) in the entry's heading, or in brackets in its
+    prose (`(resolves F2)`): read as Resolves, with a malformed-field note that fails
+    BS-FORK-02, unless a Resolves field of the entry already names the fork."""
+    if lines[0][0] == entry["line"] and not heading:
+        return  # the heading is read after the entry's fields (parse_ledger)
+    for m in _RESOLVE_PHRASE_RE.finditer(text):
+        if not heading and not text[: m.start()].rstrip(" \t*_`~").endswith(("(", "[")):
+            continue
+        line = lines[text.count("\n", 0, m.start())][0]
+        named = ids(_FORK_ID_RE.sub(r"F\1", m[1]), "F")
+        known = set(ids(entry["resolves_raw"] or "", "F"))
+        if not set(named) - known:
+            continue
+        _field(entry, "resolves", ", ".join(named), line, rec, known)
+        message = (
+            f"'{m[0][:80]}' is meant as a 'Resolves:' field but is not written "
+            f"'Resolves: F#' (taken as '{', '.join(named)}')"
+        )
+        rec.issue(FILE, line, "malformed-field", message, "BS-FORK-02")
 
 
 def _leads(text: str, words: re.Match[str]) -> bool:
