@@ -371,3 +371,38 @@ def test_list_lines_beside_a_routing_table_or_naming_no_document_are_left_alone(
     for text in (beside, plain):
         codes = [i["code"] for i in read(text).of("parse_issues")]
         assert "unread-routes" not in codes, text
+
+
+GAP_ROW = "| 4 | gap fix | thesis | docs/features/demo.md | append |"
+
+
+# A later round written without its `Round:` line: under a subheading of the uselessness
+# test, or as a line that names the round. Its rows or status joined the applied round, and
+# the move gate passed (found by a hunt).
+@pytest.mark.parametrize(
+    "tail",
+    [
+        f"\n### Round 2 — gap fixes\n{TABLE.split(chr(10), 3)[1]}\n{TABLE.split(chr(10), 3)[2]}\n"
+        f"{GAP_ROW}\n",
+        "\nRound 2: proposed\n",
+        "\n**Round 2** — status: proposed\n",
+        "\n- Round 2 (gap fixes): proposed\n",
+    ],
+    ids=["subheading", "line", "bold", "item"],
+)
+def test_a_round_meant_but_not_written_round_fails(tmp_path: Path, tail: str) -> None:
+    rules, notes, verdict = detect(tmp_path, manifest(tail=tail))
+    assert verdict == "failing", rules
+    assert status(rules, "BS-MANIFEST-01") == "fail", rules
+    assert any("Round 2" in note for note in notes), notes
+
+
+@pytest.mark.parametrize(
+    "tail",
+    ["\n### Round 1\n- Result: pass\n", "\nRound 1 went fine; no gaps.\n"],
+    ids=["subheading-of-this-round", "prose"],
+)
+def test_this_round_under_the_test_or_prose_about_a_round_is_no_issue(tail: str) -> None:
+    rec = read(manifest(tail=tail))
+    assert [i["code"] for i in rec.of("parse_issues")] in ([], ["duplicate-field"])
+    assert rec.of("manifests")[0]["round"] == 1

@@ -22,6 +22,7 @@ from pipeline.parse.blocks import (
     split_cells,
 )
 from pipeline.parse.lexical import ESCAPED_RE, bare, inline_text, shown, token
+from pipeline.parse.lexical import field as field_of
 from pipeline.parse.links import back_inside
 from pipeline.parse.reading import (
     HIDDEN_HTML,
@@ -33,6 +34,7 @@ from pipeline.parse.reading import (
     note_html_fields,
     note_unread,
     number,
+    own_lines,
     repeated,
     section,
     table_fields,
@@ -159,7 +161,7 @@ def parse_manifest(
         block = as_fields(block, _FIELDS)
         if isinstance(block, Heading):
             _unread_heading(rec, block, current, line_below(doc.blocks, index, _FIELDS))
-            if useless and block.level > useless:
+            if _in_test(block, useless, current):
                 continue
             _unread_round(rec, round_heading)
             round_heading = block if _names_round(block.text) else None
@@ -281,7 +283,28 @@ def _unread(rec: Records, block: Block, current: dict[str, Any]) -> None:
     or Status so hidden below an applied round fails the move rule too, which would pass
     on the round it sees."""
     hidden = note_unread(rec, FILE, block, _FIELDS, _unread_rule, _IN_TABLE_HEADER)
-    _not_last(rec, hidden, current)
+    _not_last(rec, hidden + _round_lines(rec, block), current)
+
+
+# A line that names a round but is no `Round:` line (`Round 2: proposed`, `**Round 2** —
+# status: proposed`): the round's number then ends the line or a mark follows it.
+_ROUND_LINE_RE = re.compile(
+    r"[ \t]*+[*_`]*+Round[*_`]*+[ \t]++#?+(\d+)[*_`]*+(?:[ \t]*+[:(\u2014\u2013·|-]|$)"
+)
+
+
+def _round_lines(rec: Records, block: Block) -> list[tuple[str, str, str, int, str]]:
+    """Each line meant as a round that is no `Round:` line: it starts no round, so the
+    round's lines would join the one above; BS-MANIFEST-01 fails (found by a hunt)."""
+    found = []
+    for line, text in own_lines(block):
+        m = _ROUND_LINE_RE.match(text)
+        if m is None or ((named := field_of(text)) is not None and named[0] == "round"):
+            continue
+        message = f"'{text.strip()[:80]}' is meant as a round but is no 'Round: N' line"
+        rec.issue(FILE, line, "malformed-field", message, "BS-MANIFEST-01")
+        found.append(("round", "Round", m[1], line, "malformed-field"))
+    return found
 
 
 def _unread_heading(rec: Records, block: Heading, current: dict[str, Any], below: str) -> None:
@@ -382,6 +405,17 @@ def _applied_over(rec: Records, current: dict[str, Any]) -> None:
         if token(value, _STATUSES) != "applied":
             message = f"Status 'applied' is contradicted by '{name}: {value[:60]}', not read"
             rec.issue(FILE, line, code, message, "CENSUS-MOVE-01")
+
+
+def _in_test(block: Heading, useless: int, current: dict[str, Any]) -> bool:
+    """Whether a heading is a subheading of the uselessness test section (`### Round 1` over
+    its Result); one naming another round than the current (`### Round 2 — gap fixes`) is
+    meant as a new round and ends the section (found by a hunt: its table joined the
+    applied round, and the move gate passed)."""
+    if not useless or block.level <= useless:
+        return False
+    m = _ROUND_RE.search(bare(block.text)) if _names_round(block.text) else None
+    return m is None or int(m[1]) == current["round"]
 
 
 def _names_round(text: str) -> bool:
