@@ -353,3 +353,46 @@ def test_another_form_of_raised_by_is_read_and_fails(tmp_path: Path, line: str) 
 def test_prose_that_begins_with_raised_is_no_field(tmp_path: Path, line: str) -> None:
     found = detect(_session(tmp_path, "forks.md", RAISED, RAISED + "\n" + line), "session")
     assert (_status(found, "BS-SYNC-02"), _malformed(found)) == ("pass", [])
+
+
+F2 = "## F2 — Whose clock decides the send window? [open]"
+
+
+# A fork with no Raised by field whose heading or prose says the twin raised it: the words
+# were commentary, and BS-SYNC-02 passed on a sync that does not exist (found by a hunt).
+@pytest.mark.parametrize(
+    "heading",
+    [
+        f"{F2} (raised by twin, S99)",
+        f"{F2} — raised by twin (S99)",
+        f"{F2}\n(raised by twin, S99)",
+        f"{F2}\nRaised by the twin (S99) during the reconcile.",
+    ],
+)
+def test_a_twin_raiser_in_words_fails_sync_02(tmp_path: Path, heading: str) -> None:
+    folder = _session(tmp_path, "forks.md", f"{F2}\n", f"{heading}\n")
+    (folder / "forks.md").write_text(
+        (folder / "forks.md").read_text(encoding="utf-8").replace(RAISED + "\n", ""),
+        encoding="utf-8",
+    )
+    found = detect(str(folder), "session")
+    assert _status(found, "BS-SYNC-02") == "fail"
+    assert [line for file, line in _malformed(found)] in ([9], [10]), found.notes
+
+
+@pytest.mark.parametrize(
+    "heading",
+    [f"{F2} (raised T4)", f"{F2}\nRaised by the user in review.", f"{F2} (raised by twin, S99)"],
+)
+def test_a_raiser_in_words_beside_the_field_or_not_the_twin_is_no_issue(
+    tmp_path: Path, heading: str
+) -> None:
+    """The field wins over words (the last case keeps `- Raised by: twin (S2)`); a user or
+    an unnamed raiser in words is left as commentary."""
+    folder = _session(tmp_path, "forks.md", f"{F2}\n", f"{heading}\n")
+    if "twin" not in heading:
+        text = (folder / "forks.md").read_text(encoding="utf-8").replace(RAISED + "\n", "")
+        (folder / "forks.md").write_text(text, encoding="utf-8")
+    found = detect(str(folder), "session")
+    assert _status(found, "BS-SYNC-02") == "pass"
+    assert _malformed(found) == []

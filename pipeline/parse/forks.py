@@ -84,6 +84,7 @@ def parse_forks(lines: list[str], rec: Records) -> None:
     note_html_fields(rec, FILE, doc, lines, _FIELDS, _rule_of, ends)
     untaken: list[tuple[int, str]] = []  # table rows that name a fork, maybe meant as one
     linked: list[tuple[int, str]] = []  # table-of-contents lines naming an entry
+    worded: list[tuple[dict[str, Any], int, str]] = []  # each fork's heading and lines
     for index, block in enumerate(blocks):
         if ends and passed(ends, block):
             fork = None
@@ -92,6 +93,8 @@ def parse_forks(lines: list[str], rec: Records) -> None:
             below = line_below(blocks, index, _FIELDS)
             note_heading_field(rec, FILE, block, _FIELDS, _IN_HEADING, _rule_of, below)
             fork = _entry_heading(seen_heading(block), rec, fork)
+            if fork is not None and fork["line"] == block.line:
+                worded.append((fork, block.line, block.text))
             continue
         if isinstance(block, Table):
             note_table_fields(rec, FILE, block, _FIELDS, _rule_of, _IN_HEADING)
@@ -124,6 +127,8 @@ def parse_forks(lines: list[str], rec: Records) -> None:
                 said = said or code_value(doc, lines, block, line)  # a fence below
                 fork["closes_when"], fork["closes_when_line"] = said, line
         _status_lines(block, fork, rec)
+        worded += [(fork, line, text) for line, text in own_lines(block)]
+    _raised_in_words(worded, rec)
     if untaken or linked:
         ids = {row["fork_id"] for row in rec.of("forks")}
         entries_in_tables_only(rec, FILE, untaken, ids, "F", RULE, linked)
@@ -365,6 +370,34 @@ def _status_lines(block: Block, fork: dict[str, Any], rec: Records) -> None:
             "which is read only from the [marker] in its heading"
         )
         rec.issue(FILE, line, "malformed-field", message)
+
+
+# The fork's raiser in words, in its heading's commentary or its prose (`[open] (raised by
+# twin, S9)`, `Raised by the twin in S9.`): what follows `raised by` up to the clause's end.
+_RAISED_WORDS_RE = re.compile(
+    r"(?<![A-Za-z0-9])(?i:raised)[ \t]++(?i:by)[ \t:]++([^().;]*+(?:\([^()]*+\)[^().;]*+)*+)"
+)
+
+
+def _raised_in_words(worded: list[tuple[dict[str, Any], int, str]], rec: Records) -> None:
+    """A fork with no Raised by field whose heading or prose says the twin raised it, citing
+    a sync or none (`(raised by twin, S9)`): read as its Raised by, with a note that fails
+    BS-SYNC-02, which would otherwise pass on a fork it never saw raised (found by a hunt).
+    Read once the fork's fields are, so that a Raised by field always wins."""
+    for fork, line, text in worded:
+        if fork["raised_by"] is not None or "aised" not in text:
+            continue
+        for m in _RAISED_WORDS_RE.finditer(shown(text)):
+            value = bare(m[1])
+            if "twin" not in value.lower() and not ids(value, "S"):
+                continue
+            _raised_by(fork, value, line, rec)
+            message = (
+                f"'{m[0].strip()[:80]}' is meant as a 'Raised by:' field but is not written "
+                f"'Raised by: value' (taken as '{value[:60]}')"
+            )
+            rec.issue(FILE, line, "malformed-field", message, "BS-SYNC-02")
+            break
 
 
 def _read_marker(fork: dict[str, Any], raw: str, line: int, rec: Records) -> None:
