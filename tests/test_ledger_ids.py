@@ -227,6 +227,34 @@ def test_a_heading_that_repeats_resolves_or_prose_is_no_issue(
     assert not [n for n in found.notes if n["code"] == "malformed-field"], found.notes
 
 
+# An entry reversed in words in the heading or in brackets: it vanished, and BS-LEDGER-01
+# passed on a reversal of no entry (found by a hunt).
+@pytest.mark.parametrize(
+    "heading", [f"{D2} (reverses D9)", f"{D2} — reverts D9", f"{D2}\n(reverses D9)"]
+)
+def test_an_entry_reversed_in_words_is_read_and_noted(tmp_path: Path, heading: str) -> None:
+    status, messages = _ledger_01(
+        detect(str(_session(tmp_path, lambda t: t.replace(D2, heading))), "session")
+    )
+    assert status == "fail"
+    assert "D2 reverses D9, which is not a ledger entry" in messages, messages
+    assert any("is meant as a 'Reverses:' field" in m for m in messages), messages
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda t: t.replace(D2, f"{D2} (reverses D1)\n- Reverses: D1"),
+        lambda t: t.replace(D2, f"{D2}\nThis reverses D1's default."),
+    ],
+)
+def test_a_reversal_in_words_beside_its_field_or_in_prose_is_no_issue(
+    tmp_path: Path, edit: Callable[[str], str]
+) -> None:
+    status, messages = _ledger_01(detect(str(_session(tmp_path, edit)), "session"))
+    assert status == "pass", messages
+
+
 def _appended(line: str, text: str) -> str:
     return text + line + "\n"
 

@@ -115,6 +115,11 @@ _RESOLVE_PHRASE_RE = re.compile(
     rf"({_FORK_ID}(?:{_ID_AFTER}{_FORK_ID}(?![A-Za-z0-9]))*+)(?![A-Za-z0-9])"
 )
 _FORK_ID_RE = re.compile(r"(?<![A-Za-z0-9])[Ff]-?(\d+)")
+# Likewise an entry reversed in words (`(reverses D9)`, `— reverts D9`): meant as Reverses.
+_REVERSE_PHRASE_RE = re.compile(
+    r"(?<![A-Za-z0-9])(?i:reverses|reverts)[*_`~]*+[ \t]++[*_`~\[#]*+"
+    rf"({_PHRASE_ID}(?:{_ID_AFTER}{_PHRASE_ID}(?![A-Za-z0-9]))*+)(?![A-Za-z0-9])"
+)
 # The phrase's words alone, and what may name its entry in the clause after them when it is
 # not written `D9` right after: a mark or a space inside the ID (`D 9`, `D–9`, `D#9`), or
 # words before it (`decision D9`, `Decision 9`, `the later D9`, `"D9"`).
@@ -438,7 +443,7 @@ def _phrase(entry: dict[str, Any], lines: list[tuple[int, str]], rec: Records) -
     text = seen_chars(text)
     if " by" in text or " BY" in text or " By" in text or "-by" in text or "-By" in text:
         _other_phrases(entry, lines, text, rec)
-    if "lose" in text or "esolve" in text or "ettle" in text or "LOSE" in text:
+    if "lose" in text or "esolve" in text or "ettle" in text or "evers" in text or "evert" in text:
         _resolve_phrases(entry, lines, text, rec)
     if "versed" in text or "VERSED" in text:
         row, counted = 0, 0  # lines before the match, counted once across all matches
@@ -488,6 +493,7 @@ def _resolve_phrases(
     BS-FORK-02, unless a Resolves field of the entry already names the fork."""
     if lines[0][0] == entry["line"] and not heading:
         return  # the heading is read after the entry's fields (parse_ledger)
+    _reverse_phrases(entry, lines, text, rec, heading)
     for m in _RESOLVE_PHRASE_RE.finditer(text):
         if not heading and not text[: m.start()].rstrip(" \t*_`~").endswith(("(", "[")):
             continue
@@ -502,6 +508,27 @@ def _resolve_phrases(
             f"'Resolves: F#' (taken as '{', '.join(named)}')"
         )
         rec.issue(FILE, line, "malformed-field", message, "BS-FORK-02")
+
+
+def _reverse_phrases(
+    entry: dict[str, Any], lines: list[tuple[int, str]], text: str, rec: Records, heading: bool
+) -> None:
+    """An entry reversed in words (`reverses D9`) in the heading or in brackets: read as
+    Reverses, with a malformed-field note that fails BS-LEDGER-01, unless a Reverses field
+    of the entry already names it (found by a hunt: it passed naming no entry)."""
+    for m in _REVERSE_PHRASE_RE.finditer(text):
+        if not heading and not text[: m.start()].rstrip(" \t*_`~").endswith(("(", "[")):
+            continue
+        named = ids(_PHRASE_ID_RE.sub(r"D\1", m[1]), "D")
+        if not set(named) - set(entry["reverses_ids"] or ()):
+            continue
+        line = lines[text.count("\n", 0, m.start())][0]
+        _annotation(entry, "reverses", named, line)
+        message = (
+            f"'{m[0][:80]}' is meant as a 'Reverses:' field but is not written "
+            f"'Reverses: D#' (taken as '{', '.join(named)}')"
+        )
+        rec.issue(FILE, line, "malformed-field", message, RULE)
 
 
 def _leads(text: str, words: re.Match[str]) -> bool:
