@@ -387,8 +387,9 @@ GAP_ROW = "| 4 | gap fix | thesis | docs/features/demo.md | append |"
         "\nRound 2: proposed\n",
         "\n**Round 2** — status: proposed\n",
         "\n- Round 2 (gap fixes): proposed\n",
+        "\nRound 2\uff1aproposed\n",
     ],
-    ids=["subheading", "line", "bold", "item"],
+    ids=["subheading", "line", "bold", "item", "fullwidth-colon"],
 )
 def test_a_round_meant_but_not_written_round_fails(tmp_path: Path, tail: str) -> None:
     rules, notes, verdict = detect(tmp_path, manifest(tail=tail))

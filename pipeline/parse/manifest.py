@@ -287,9 +287,10 @@ def _unread(rec: Records, block: Block, current: dict[str, Any]) -> None:
 
 
 # A line that names a round but is no `Round:` line (`Round 2: proposed`, `**Round 2** —
-# status: proposed`): the round's number then ends the line or a mark follows it.
+# status: proposed`): the round's number then ends the line or a mark follows it (a
+# fullwidth colon too, as field names take it).
 _ROUND_LINE_RE = re.compile(
-    r"[ \t]*+[*_`]*+Round[*_`]*+[ \t]++#?+(\d+)[*_`]*+(?:[ \t]*+[:(\u2014\u2013·|-]|$)"
+    r"[ \t]*+[*_`]*+Round[*_`]*+[ \t]++#?+(\d+)[*_`]*+(?:[ \t]*+[:\uff1a(\u2014\u2013·|-]|$)"
 )
 
 
