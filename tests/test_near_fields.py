@@ -396,3 +396,31 @@ def test_a_raiser_in_words_beside_the_field_or_not_the_twin_is_no_issue(
     found = detect(str(folder), "session")
     assert _status(found, "BS-SYNC-02") == "pass"
     assert _malformed(found) == []
+
+
+CLOSES = "- Closes when: a pick between"  # forks.md, F2's condition
+
+
+# Closes when under another form of its name: BS-FORK-01 failed with "F2 has no 'Closes
+# when:'" and no line to act on (found by a hunt). Read, noted on its line, and failing.
+@pytest.mark.parametrize(
+    "name",
+    [
+        "- Close when:",
+        "- Closing condition:",
+        "- Closes if:",
+        "- **Done when:**",
+        "\nResolves when —",
+    ],
+)
+def test_another_name_for_closes_when_is_noted_on_its_line(tmp_path: Path, name: str) -> None:
+    found = detect(str(_session(tmp_path, "forks.md", CLOSES, f"{name} a pick between")), "session")
+    assert _status(found, "BS-FORK-01") == "fail"
+    assert [file for file, _ in _malformed(found)] == ["forks.md"], found.notes
+
+
+def test_prose_about_closing_stays_prose(tmp_path: Path) -> None:
+    new = CLOSES + "\n\nClosing this needs: a budget owner."
+    found = detect(str(_session(tmp_path, "forks.md", CLOSES, new)), "session")
+    assert _status(found, "BS-FORK-01") == "pass"
+    assert _malformed(found) == []

@@ -6,7 +6,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from pipeline.parse.blocks import Block, Heading, Paragraph, Table, parse
+from pipeline.parse.blocks import Block, Heading, Item, Paragraph, Table, parse
 from pipeline.parse.lexical import (
     ARROW_RE,
     bare,
@@ -174,11 +174,25 @@ _BARE_RAISER_RE = re.compile(
 )
 
 
+# A line named by another form of Closes when (`Close when:`, `Closing condition:`, `Closes
+# if:`, `Done when:`) before its condition: meant as the field, which BS-FORK-01 found
+# missing with no line named (found by a hunt).
+_CLOSES_NAMED_RE = re.compile(
+    r"[*_`]*+(?P<name>(?i:(?:clos(?:e|es|ed|ing)|done|resolve[sd]?)[ \t]++(?:when|if|once)"
+    r"|(?:close|closing)[ \t]++condition))[*_`]*+[ \t]*+[:=\u2014\u2013][*_`]*+[ \t]*+(?P<value>.+)"
+)
+
+
 def _misnamed(block: Block) -> list[NearField]:
-    """Each line meant as Raised by under another form of its name: a list item's first
-    line, or a paragraph's line whose name is capitalised."""
+    """Each line meant as Raised by or Closes when under another form of its name: a list
+    item's first line, or a paragraph's line whose name is capitalised."""
     found = []
     for line, text in own_lines(block):
+        closes = _CLOSES_NAMED_RE.fullmatch(text.strip())
+        if closes is not None and " ".join(closes["name"].lower().split()) != "closes when":
+            if isinstance(block, Item) or closes["name"][0].isupper():
+                found.append(NearField("closes_when", closes["value"].strip(), line, text, "mark"))
+            continue
         m = _MISNAMED_RE.fullmatch(text.strip())
         if m is None or " ".join(m["name"].lower().split()) in _FIELDS:
             continue
