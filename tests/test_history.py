@@ -1697,10 +1697,13 @@ def test_what_the_page_shows_the_same_is_no_rewrite(
     assert len(found) == findings, found
 
 
-def _step_back_twice(tmp_path: Path) -> tuple[Path, Path]:
-    """A session that stepped back (stopping → open) in a commit of night 1."""
+def _step_back_twice(tmp_path: Path, origin: str | None = None) -> tuple[Path, Path]:
+    """A session that stepped back (stopping → open) in a commit of night 1 (its repository
+    given `origin`, if any)."""
     repo = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", tmp_path / "root" / "repo")
     git(repo, "init", "-q")
+    if origin is not None:
+        git(repo, "remote", "add", "origin", origin)
     (repo / "README.md").write_text("# Notifications\n")
     commit(repo, "2026-07-01T09:00:00Z", "base")
     edit(repo, "state.md", "Status: open", "Status: stopping")
@@ -1769,15 +1772,7 @@ def test_an_origin_respelt_keeps_its_series_and_another_remote_starts_new_ones(
     remote: the sessions keep their keys and their first spelling, and night 1's step back is
     not found again. It was: the new spelling started new series and read their history
     again, so night 2 failed BS-STATE-01 for the same two commits (found by a hunt)."""
-    repo = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", tmp_path / "root" / "repo")
-    git(repo, "init", "-q")
-    git(repo, "remote", "add", "origin", "https://example.invalid/team/repo.git")
-    edit(repo, "state.md", "Status: open", "Status: stopping")
-    commit(repo, "2026-07-01T10:00:00Z", "stopping")
-    edit(repo, "state.md", "Status: stopping", "Status: open")
-    commit(repo, "2026-07-02T10:00:00Z", "back to open")
-    out = tmp_path / "out"
-    _night(repo, out, 1)
+    repo, out = _step_back_twice(tmp_path, "https://example.invalid/team/repo.git")
     git(repo, "remote", "set-url", "origin", "git@Example.invalid:team/repo")
     _night(repo, out, 2)
     assert [(p, r) for p, r, _ in _series(out)] == [("night-1", "BS-STATE-01")]
