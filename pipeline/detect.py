@@ -131,7 +131,8 @@ def as_the_os_names(path: str) -> str:
     return os.path.normpath(os.path.join(climbed, *parts[last + 1 :]))
 
 
-def detect(path: str, gate: str = "session") -> Detection:
+def detect(path: str | os.PathLike[str], gate: str = "session") -> Detection:
+    path = os.fspath(path)  # callers in Python pass a Path; the path is read as text below
     require_folder(path)
     folder = os.path.realpath(path)
     # The location comes from the path given (spec §8), also when it is a link to a folder
