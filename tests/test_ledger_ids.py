@@ -370,3 +370,23 @@ def test_a_reversal_word_not_followed_by_an_id_stays_prose(tmp_path: Path, line:
     status, messages = _ledger_01(found)
     assert status == "pass", messages
     assert not [n for n in found.notes if n["code"] == "malformed-field"], found.notes
+
+
+def _fork_02(found: Detection) -> tuple[str, list[str]]:
+    outcome = next(o for o in found.outcomes if o.rule == "BS-FORK-02")
+    return outcome.status, [f["message"] for f in outcome.findings]
+
+
+@pytest.mark.parametrize("written", ["F3–F5", "F3-F5", "F3 .. F5", "F3 to F5", "F3–5"])
+def test_a_range_of_forks_resolved_fails_with_its_line(tmp_path: Path, written: str) -> None:
+    """`Resolves: F3–F5` read F3 and F5 only (IDs are words, §3.1): parked F4 between them
+    stayed in forks.md and BS-FORK-02 passed (found by a hunt). The range is noted on its line
+    and fails the rule; the same forks named one by one pass."""
+    listed = _session(tmp_path, lambda t: t.replace("- Resolves: F3", "- Resolves: F3, F5"), "a")
+    assert _fork_02(detect(str(listed), "session"))[0] == "pass"
+    ranged = _session(tmp_path, lambda t: t.replace("- Resolves: F3", f"- Resolves: {written}"))
+    found = detect(str(ranged), "session")
+    status, messages = _fork_02(found)
+    assert status == "fail", messages
+    assert any("a range: only the forks it names are read" in m for m in messages), messages
+    assert any(n["code"] == "malformed-field" and n["file"] == "ledger.md" for n in found.notes)

@@ -155,6 +155,12 @@ _SPACED = {
 }
 # Resolves values that say, on purpose, that an entry closes no fork.
 _NOTHING = {"", "none", "nothing", "n/a", "-", "—", "–"}
+# A range of fork IDs (`F3–F5`, `F3..F5`, `F3 to F5`, `F3-5`): IDs are read as words, so only
+# its two ends would be, and a fork between them left open would pass BS-FORK-02.
+_FORK_RANGE_RE = re.compile(
+    r"(?<![A-Za-z0-9])F[ \t#-]?\d+[ \t]*+(?:[‒–—-]|\.\.\.?|…|(?i:to|through|thru)(?=[ \t]))[ \t]*+"
+    r"(?:F[ \t#-]?\d+(?![A-Za-z0-9])|\d{1,3}(?![\d\-:/.A-Za-z]))"
+)
 
 
 def parse_ledger(lines: list[str], rec: Records) -> None:
@@ -414,6 +420,12 @@ def _field(
         if not forks and bare(value).lower() not in _NOTHING:
             message = f"{name} Resolves '{value[:80]}' names no F#"
             rec.issue(FILE, line, "no-fork-id", message, "BS-FORK-02")
+        elif span := _FORK_RANGE_RE.search(value):
+            message = (
+                f"{name} Resolves '{span[0]}', a range: only the forks it names are read, not "
+                "those between (name each: Resolves: F3, F4, F5)"
+            )
+            rec.issue(FILE, line, "malformed-field", message, "BS-FORK-02")
     else:
         # Reverses or Reversed by: every field counts (an entry amended twice carries two
         # annotations), and every D# each names must be an entry (BS-LEDGER-01).
