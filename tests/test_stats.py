@@ -531,6 +531,22 @@ def test_a_forks_raiser_and_its_raise_time_come_from_one_listing(tmp_path: Path)
     assert tuple(rows["F2"][f] for f in fields) == ("twin", s2, None, (b - s2).seconds / 3600)
 
 
+def test_only_the_twins_sync_times_a_forks_raise(tmp_path: Path) -> None:
+    """§7 raises a fork at S#'s dispatch when its `Raised by: twin (S#)` names a logged sync.
+    A probe or the user citing a sync (`probe (S2)`) did not raise it by that sync: it is
+    raised when first seen open, as any fork the twin did not raise."""
+    rows = _lifetimes_after_two_crawls(
+        tmp_path,
+        ([(1, "open", "probe (S2)"), (2, "open", "user (S2)"), (3, "open", "twin (S2)")], {}),
+        ([(1, "open", "probe (S2)"), (2, "open", "user (S2)"), (3, "open", "twin (S2)")], {}),
+    )
+    a, s2 = ts("2026-07-10T10:00Z"), ts("2026-07-10T09:00Z")
+    fields = ("raised_by", "raised_at", "raise_source")
+    assert tuple(rows["F1"][f] for f in fields) == ("probe", a, "first_open")
+    assert tuple(rows["F2"][f] for f in fields) == ("user", a, "first_open")
+    assert tuple(rows["F3"][f] for f in fields) == ("twin", s2, "sync")
+
+
 def test_a_fork_naming_several_syncs_is_raised_at_the_first_dispatched(tmp_path: Path) -> None:
     """Every S# of a Raised by counts (spec §3.1: `twin (S9, T14)`), and §7 raises a fork at
     the dispatch of a sync it names that the log shows dispatched. `twin (S7, S2)` with S7

@@ -22,7 +22,8 @@
 -- dispatch or result time than the end of the first crawl that read a line of that sync.
 --
 --   raised_by  the Raised by of the first snapshot listing it (its kind and S#, one listing's);
---   raised_at  the dispatch time of S# for `Raised by: twin (S#)` when a dispatch line of S#
+--   raised_at  the dispatch time of S# for `Raised by: twin (S#)` (the twin's only, not a
+--              probe's or the user's that cites a sync) when a dispatch line of S#
 --              is in the session's sync log in any of its snapshots (of several S# named,
 --              the earliest such dispatch, raised_by_sync then naming it); else the content_time
 --              of the first snapshot in which the fork is open (if that is before its close);
@@ -253,11 +254,14 @@ dispatched AS (
 raise_syncs AS (
     -- Every S# a Raised by names counts (spec §3.1): the fork is raised at the earliest
     -- dispatch among them that a log shows, not only at the first one's (`twin (S7, S2)`
-    -- with S7 never dispatched was timed as if it named no sync).
+    -- with S7 never dispatched was timed as if it named no sync). Only the twin's: a probe or
+    -- the user citing a sync (`probe (S2)`) did not raise the fork by it (§7).
     SELECT f.session_key, f.root, f.fork_id,
         arg_min(d.sync_id, d.dispatched_at) AS sync_id, min(d.dispatched_at) AS dispatched_at
     FROM (
-        SELECT session_key, root, fork_id, unnest(raised_by_syncs) AS sync_id FROM per_fork
+        SELECT session_key, root, fork_id, unnest(raised_by_syncs) AS sync_id
+        FROM per_fork
+        WHERE raised_by = 'twin'
     ) f
     JOIN dispatched d USING (session_key, root, sync_id)
     GROUP BY f.session_key, f.root, f.fork_id
