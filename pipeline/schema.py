@@ -236,8 +236,9 @@ FORKS = _table(
     _c(
         "destination",
         "string",
-        "Parked destination (text after the arrow); '' when none is written, null when one is "
-        "written with no arrow before it ([parked: docs/x.md]).",
+        "Parked destination (text after the arrow); '' when none is written or it names no "
+        "place (TBD, none, ?), null when one is written with no arrow before it "
+        "([parked: docs/x.md]).",
     ),
     _c("heading_ok", "bool", "The heading parsed in full."),
     _c("raised_by", "string", "Raised by value as written."),

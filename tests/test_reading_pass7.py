@@ -4,7 +4,8 @@
   only a Unicode space (U+2003, U+3000), a zero-width character, `&nbsp;`, `<br>` or a lone
   backslash passed as filled in, and so did the schema's placeholder left as it is.
 - `[parked → —]`, `[parked → …]` and `[parked → {destination}]` are parked with no
-  destination, as `[parked → ]` already was.
+  destination, as `[parked → ]` already was; so is one whose destination is a word saying
+  where is not decided (`[parked → TBD]`, `none`, `n/a`, `?`; found by a hunt, 2026-12-06).
 - A direction mark (LRM, RLM, ALM, an isolate), a soft hyphen, a form feed or a vertical tab
   before `## F4 …` or a field name hid the line with no note, as a zero-width space did before.
 - A field name in `<u>`, `<mark>`, `<span …>` or `<code>` is read as it is in `<b>`.
@@ -118,6 +119,26 @@ def test_a_parked_destination_that_says_nothing_is_none(tmp_path: Path, destinat
     assert [m for _, _, m in findings(detect(folder, "session"), "BS-FORK-01")] == [
         "F4 is parked with no destination; write [parked → where]"
     ]
+
+
+@pytest.mark.parametrize(
+    "destination", ["TBD", "none", "n/a", "?", "(none yet)", "Unknown", "*TODO*", "tba."]
+)
+def test_a_parked_destination_that_names_no_place_is_none(tmp_path: Path, destination: str) -> None:
+    """A word that says where is not decided (`[parked → TBD]`) routes the fork nowhere: it
+    fails BS-FORK-01 as `[parked → —]` does, where it passed as a destination named TBD."""
+    heading = F4.replace("docs/architecture/open-questions.md", destination)
+    folder = session(tmp_path, "open", "forks.md", _replaced(F4, heading))
+    assert [m for _, _, m in findings(detect(folder, "session"), "BS-FORK-01")] == [
+        "F4 is parked with no destination; write [parked → where]"
+    ]
+
+
+@pytest.mark.parametrize("destination", ["docs/tbd.md", "TBD.md", "the roadmap", "later/"])
+def test_a_parked_destination_that_names_a_place_passes(tmp_path: Path, destination: str) -> None:
+    heading = F4.replace("docs/architecture/open-questions.md", destination)
+    folder = session(tmp_path, "open", "forks.md", _replaced(F4, heading))
+    assert findings(detect(folder, "session"), "BS-FORK-01") == []
 
 
 @pytest.mark.parametrize(

@@ -423,15 +423,31 @@ def _read_marker(fork: dict[str, Any], raw: str, line: int, rec: Records) -> Non
     if token(text[: arrow.start()] if arrow else text, ("parked", "open")) == "parked":
         fork["marker"] = "parked"
         if arrow is not None:
-            # `[parked → —]`, `[parked → {destination}]`: no destination, as `[parked]`.
+            # `[parked → —]`, `[parked → {destination}]`, `[parked → TBD]`: no destination,
+            # as `[parked]`.
             destination = bare(text[arrow.end() :])
-            fork["destination"] = "" if says_nothing(destination) else destination
+            fork["destination"] = "" if _names_no_place(destination) else destination
         else:
             # `[parked: docs/x.md]` writes a destination but no arrow before it (null, so
             # BS-FORK-01 names the arrow); `[parked]` writes none ('').
             fork["destination"] = None if text[6:].strip(" \t*_`:;,.-–—") else ""
         return
     rec.issue(FILE, line, "unknown-marker", f"marker '[{raw[:80]}]' is neither open nor parked")
+
+
+def _names_no_place(destination: str) -> bool:
+    """A parked fork's destination that routes it nowhere: one that says nothing, or a word
+    saying where is not decided yet (`TBD`, `none`, `n/a`, `?`, `(none yet)`)."""
+    return says_nothing(destination) or _UNDECIDED_RE.fullmatch(destination) is not None
+
+
+# Words for "no place yet", alone, in any case, with the marks and brackets around them.
+_UNDECIDED_RE = re.compile(
+    r"(?i)[\s*_`(\[]*+"
+    r"(?:tbd|tba|tbc|to ?do|none(?: yet)?|not (?:yet|decided)|undecided|unknown|nowhere"
+    r"|n/?a|\?++)"
+    r"[\s*_`)\].!]*+"
+)
 
 
 def _raised_by(fork: dict[str, Any], value: str, line: int, rec: Records) -> None:
