@@ -246,7 +246,12 @@ FORKS = _table(
     _c("raised_by_sync", "string", "The first S# the Raised by value names ('twin (S#)')."),
     _c("raised_by_syncs", "list<string>", "Every S# the Raised by value names, in order."),
     _c("raised_by_line", "int32", "Line of the Raised by bullet."),
-    _c("closes_when", "string", "Closes when value; null when the bullet is missing."),
+    _c(
+        "closes_when",
+        "string",
+        "Closes when value; '' when it says nothing or is left to fill (TBD, ?); null when "
+        "the bullet is missing.",
+    ),
     _c("closes_when_line", "int32", "Line of the Closes when bullet."),
 )
 
@@ -261,9 +266,13 @@ LEDGER = _table(
     _c("decision_num", "int32", "The number of the ID."),
     _c("title", "string", "Title after the dash."),
     _c("heading_ok", "bool", "The heading parsed in full."),
-    _c("decision", "string", "Decision text; null when missing."),
-    _c("why", "string", "Why text; null when missing."),
-    _c("how_to_apply", "string", "How to apply text; null when missing."),
+    _c("decision", "string", "Decision text; '' when left to fill (TBD, ?); null when missing."),
+    _c("why", "string", "Why text; '' when left to fill (TBD, ?); null when missing."),
+    _c(
+        "how_to_apply",
+        "string",
+        "How to apply text; '' when left to fill (TBD, ?); null when missing.",
+    ),
     _c("decision_line", "int32", "Line of the Decision field; null when missing."),
     _c("why_line", "int32", "Line of the Why field; null when missing."),
     _c("how_to_apply_line", "int32", "Line of the How to apply field; null when missing."),

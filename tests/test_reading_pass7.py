@@ -6,6 +6,8 @@
 - `[parked → —]`, `[parked → …]` and `[parked → {destination}]` are parked with no
   destination, as `[parked → ]` already was; so is one whose destination is a word saying
   where is not decided (`[parked → TBD]`, `none`, `n/a`, `?`; found by a hunt, 2026-12-06).
+- A required value that is a word holding its place (`Closes when: TBD`, `Why: TODO`, `?`)
+  is empty, as the schema's `{placeholder}` left as it is already was.
 - A direction mark (LRM, RLM, ALM, an isolate), a soft hyphen, a form feed or a vertical tab
   before `## F4 …` or a field name hid the line with no note, as a zero-width space did before.
 - A field name in `<u>`, `<mark>`, `<span …>` or `<code>` is read as it is in `<b>`.
@@ -57,6 +59,27 @@ def test_a_value_the_page_shows_blank_is_empty(tmp_path: Path, blank: str) -> No
     assert findings(detect(folder, "session"), "BS-FORK-01") == [
         ("forks.md", 7, "F1 has an empty 'Closes when:'")
     ]
+
+
+@pytest.mark.parametrize("word", ["TBD", "TODO", "?", "**tbd**", "(TBC)", "FIXME", "To do."])
+def test_a_value_left_to_fill_is_empty(tmp_path: Path, word: str) -> None:
+    """A word that holds the value's place (`Closes when: TBD`) is the schema's `{condition}`
+    in a person's words: the value is not written (found by a hunt, 2026-12-06)."""
+    folder = session(tmp_path, "open", "forks.md", _replaced(CLOSES_F1, f"- Closes when: {word}"))
+    assert findings(detect(folder, "session"), "BS-FORK-01") == [
+        ("forks.md", 7, "F1 has an empty 'Closes when:'")
+    ]
+    edit = _replaced(WHY_D1, f"- Why: {word}\n- Note: users asked for fewer emails")
+    folder = session(tmp_path / "ledger", "open", "ledger.md", edit)
+    assert [m for _, _, m in findings(detect(folder, "session"), "BS-LEDGER-01")] == [
+        "D1 has an empty 'Why:'"
+    ]
+
+
+@pytest.mark.parametrize("value", ["TBD list is empty", "todo items are shown", "? marks go"])
+def test_a_value_that_begins_with_such_a_word_is_written(tmp_path: Path, value: str) -> None:
+    folder = session(tmp_path, "open", "forks.md", _replaced(CLOSES_F1, f"- Closes when: {value}"))
+    assert findings(detect(folder, "session"), "BS-FORK-01") == []
 
 
 def test_a_ledger_value_shown_blank_fails_ledger_01_in_detect_and_crawl(tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ from pipeline.parse.lexical import (
     decoded_separator,
     field,
     ids,
-    says_nothing,
+    left_to_fill,
     shown,
     token,
 )
@@ -123,7 +123,7 @@ def parse_forks(lines: list[str], rec: Records) -> None:
             elif key == "raised_by":
                 _raised_by(fork, value, line, rec)
             else:
-                said = "" if says_nothing(value) else value  # `—`, `**`: an empty condition
+                said = "" if left_to_fill(value) else value  # `—`, `TBD`: an empty condition
                 said = said or code_value(doc, lines, block, line)  # a fence below
                 fork["closes_when"], fork["closes_when_line"] = said, line
         _status_lines(block, fork, rec)
@@ -436,16 +436,15 @@ def _read_marker(fork: dict[str, Any], raw: str, line: int, rec: Records) -> Non
 
 
 def _names_no_place(destination: str) -> bool:
-    """A parked fork's destination that routes it nowhere: one that says nothing, or a word
-    saying where is not decided yet (`TBD`, `none`, `n/a`, `?`, `(none yet)`)."""
-    return says_nothing(destination) or _UNDECIDED_RE.fullmatch(destination) is not None
+    """A parked fork's destination that routes it nowhere: one left to fill in (`—`, `TBD`,
+    `?`), or a word saying there is no place yet (`none`, `n/a`, `(none yet)`)."""
+    return left_to_fill(destination) or _NO_PLACE_RE.fullmatch(destination) is not None
 
 
-# Words for "no place yet", alone, in any case, with the marks and brackets around them.
-_UNDECIDED_RE = re.compile(
+# Words for "no place", alone, in any case, with the marks and brackets around them.
+_NO_PLACE_RE = re.compile(
     r"(?i)[\s*_`(\[]*+"
-    r"(?:tbd|tba|tbc|to ?do|none(?: yet)?|not (?:yet|decided)|undecided|unknown|nowhere"
-    r"|n/?a|\?++)"
+    r"(?:none(?: yet)?|not (?:yet|decided)|undecided|unknown|nowhere|n/?a)"
     r"[\s*_`)\].!]*+"
 )
 

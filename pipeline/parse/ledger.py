@@ -16,6 +16,7 @@ from pipeline.parse.lexical import (
     decoded_separator,
     ids,
     inline_text,
+    left_to_fill,
     says_nothing,
     seen_chars,
     shown,
@@ -398,7 +399,7 @@ def _field(
     name = entry["decision_id"] or "entry"
     if key in _TEXT:
         if entry[key] is None:
-            entry[key] = "" if says_nothing(value) else value  # as an empty Closes when
+            entry[key] = "" if left_to_fill(value) else value  # as an empty Closes when
             entry[f"{key}_line"] = line
         else:
             label = key.replace("_", " ").capitalize()

@@ -436,6 +436,16 @@ def says_nothing(value: str | None) -> bool:
     return not text or _PLACEHOLDER_RE.fullmatch(text) is not None
 
 
+def left_to_fill(value: str | None) -> bool:
+    """A value the schema requires that is not filled in: one that says nothing, or a word
+    left to fill it in later (`TBD`, `TODO`, `?`), the schema's `{placeholder}` in a
+    person's words. Closes when, the ledger's Why, Decision and How to apply, and a parked
+    fork's destination read it."""
+    return says_nothing(value) or (
+        value is not None and _TO_FILL_RE.fullmatch(decoded(shown(value))) is not None
+    )
+
+
 # What says_nothing reads as blank: marks, dashes, dots, a backslash, quotes and brackets
 # (around nothing they show nothing: `""`, `()`), the fillers and the blank Braille pattern
 # that render as nothing; any space or line separator, format or control character.
@@ -453,6 +463,8 @@ _EMPTY_LINK_RE = re.compile(r"!?\[[ \t]*+\]\([^()]*+\)")
 # (Public: the ledger reads `Reversed by<br>D9` as the page shows it, a break between words.)
 BREAK_RE = re.compile(r"<br[ \t]*+/?>", re.IGNORECASE)
 _PLACEHOLDER_RE = re.compile(r"\{[\w -]*\}")
+# Words that hold a value's place until it is written, alone, with marks around them.
+_TO_FILL_RE = re.compile(r"(?i)[\s*_`(\[]*+(?:tbd|tba|tbc|to ?do|fixme|\?++)[\s*_`)\].!:]*+")
 
 
 # Text with the emphasis and code-span marks around it (and spaces) removed; a method
