@@ -316,6 +316,7 @@ def test_comparison_as_json_has_stable_keys_and_ordered_rows() -> None:
         "unchanged": 1,
         "no sessions": 0,
         "no forks": 0,
+        "skipped everywhere": 0,
     }
     assert [r["metric"] for r in plain["rows"]] == ["B", "A", CLEAN]
     assert plain["rows"][0]["baseline"] == {
