@@ -1370,3 +1370,14 @@ def test_block_structure_agrees_with_markdown_it(kind: str, data: st.DataObject)
     doc = blocks.parse(lines)
     assert _structure(doc) == _reference(text, lines), text
     assert _blocks_as_data(doc) == _blocks_as_data(blocks.parse_full(lines)), text
+
+
+@pytest.mark.parametrize(
+    "text", ["- ___\n", "- ***\n", "* ___\n", "- ___ \n- F1\n", "- **x**\n- ___\n", "- _ _ _x\n"]
+)
+def test_an_item_holding_a_thematic_break_reads_as_markdown_it_reads_it(text: str) -> None:
+    # Found by the differential above (seed 8): the fast reading kept `___` as item text.
+    lines = decode(text.encode("utf-8"), "forks", Records("sid"))
+    doc = blocks.parse(lines)
+    assert _structure(doc) == _reference(text, lines)
+    assert _blocks_as_data(doc) == _blocks_as_data(blocks.parse_full(lines))

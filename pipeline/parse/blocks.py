@@ -391,7 +391,8 @@ def _plain_item(s: str) -> bool:
     if not c or c in " \t<>#`~+":
         return False
     if c in "-*_":
-        return s[3:4] not in ("", " ", "\t") and not _is_break(s, 0)
+        # `- ___` is an item holding a thematic break, not an item whose text is `___`.
+        return s[3:4] not in ("", " ", "\t") and not _is_break(s, 0) and not _is_break(s, 2)
     return not ("0" <= c <= "9" and _ORDERED_RE.match(s, 2))
 
 
