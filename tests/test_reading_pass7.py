@@ -427,3 +427,19 @@ def test_a_tagged_value_that_is_no_token_still_fails(tmp_path: Path, value: str,
     edit = _replaced("- Result: pass", f"- Result: {value}")
     found = detect(session(tmp_path, "applied", "ops/manifest.md", edit), "move")
     assert rule in failing(found), found
+
+
+@pytest.mark.parametrize("word", ["—", "TBD"])
+def test_a_value_left_to_fill_takes_the_code_block_below_in_forks_and_ledger_alike(
+    tmp_path: Path, word: str
+) -> None:
+    """A field left to fill with a fenced block under it holds that block (`code_value`):
+    forks.md and ledger.md decide it with one definition (ledger once used says_nothing)."""
+    fence = "\n  ```\n  users asked for fewer emails\n  ```"
+    edit = _replaced(CLOSES_F1, f"- Closes when: {word}{fence}")
+    folder = session(tmp_path, "open", "forks.md", edit)
+    assert findings(detect(folder, "session"), "BS-FORK-01") == []
+    folder = session(
+        tmp_path / "ledger", "open", "ledger.md", _replaced(WHY_D1, f"- Why: {word}{fence}")
+    )
+    assert findings(detect(folder, "session"), "BS-LEDGER-01") == []

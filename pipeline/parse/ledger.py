@@ -17,7 +17,6 @@ from pipeline.parse.lexical import (
     ids,
     inline_text,
     left_to_fill,
-    says_nothing,
     seen_chars,
     shown,
 )
@@ -252,7 +251,7 @@ def _entry_fields(
     found = fields(block, _FIELDS) + _near(block, rec, line_below(blocks, index, _FIELDS))
     return [
         (key, code_value(doc, lines, block, line) or value, line)
-        if key in _TEXT and says_nothing(value)
+        if key in _TEXT and left_to_fill(value)
         else (key, value, line)
         for key, value, line in found
     ]
