@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from pipeline.parse.blocks import Block, Document, Heading, Item, Paragraph, Table, parse
@@ -506,19 +506,14 @@ def _resolve_phrases(
     if lines[0][0] == entry["line"] and not heading:
         return  # the heading is read after the entry's fields (parse_ledger)
     _reverse_phrases(entry, lines, text, rec, heading)
-    for m in _RESOLVE_PHRASE_RE.finditer(text):
-        if not heading and not text[: m.start()].rstrip(" \t*_`~").endswith(("(", "[")):
-            continue
-        line = lines[text.count("\n", 0, m.start())][0]
-        named = ids(_FORK_ID_RE.sub(r"F\1", m[1]), "F")
+    for line, phrase, named in _in_words(
+        _RESOLVE_PHRASE_RE, _FORK_ID_RE, "F", lines, text, heading
+    ):
         known = set(ids(entry["resolves_raw"] or "", "F"))
         if not set(named) - known:
             continue
         _field(entry, "resolves", ", ".join(named), line, rec, known)
-        message = (
-            f"'{m[0][:80]}' is meant as a 'Resolves:' field but is not written "
-            f"'Resolves: F#' (taken as '{', '.join(named)}')"
-        )
+        message = _meant_as(phrase, "Resolves", "F", named)
         rec.issue(FILE, line, "malformed-field", message, "BS-FORK-02")
 
 
@@ -528,19 +523,37 @@ def _reverse_phrases(
     """An entry reversed in words (`reverses D9`) in the heading or in brackets: read as
     Reverses, with a malformed-field note that fails BS-LEDGER-01, unless a Reverses field
     of the entry already names it (found by a hunt: it passed naming no entry)."""
-    for m in _REVERSE_PHRASE_RE.finditer(text):
-        if not heading and not text[: m.start()].rstrip(" \t*_`~").endswith(("(", "[")):
-            continue
-        named = ids(_PHRASE_ID_RE.sub(r"D\1", m[1]), "D")
+    for line, phrase, named in _in_words(
+        _REVERSE_PHRASE_RE, _PHRASE_ID_RE, "D", lines, text, heading
+    ):
         if not set(named) - set(entry["reverses_ids"] or ()):
             continue
-        line = lines[text.count("\n", 0, m.start())][0]
         _annotation(entry, "reverses", named, line)
-        message = (
-            f"'{m[0][:80]}' is meant as a 'Reverses:' field but is not written "
-            f"'Reverses: D#' (taken as '{', '.join(named)}')"
-        )
-        rec.issue(FILE, line, "malformed-field", message, RULE)
+        rec.issue(FILE, line, "malformed-field", _meant_as(phrase, "Reverses", "D", named), RULE)
+
+
+def _in_words(
+    phrase: re.Pattern[str],
+    id_re: re.Pattern[str],
+    letter: str,
+    lines: list[tuple[int, str]],
+    text: str,
+    heading: bool,
+) -> Iterator[tuple[int, str, list[str]]]:
+    """(line, words, IDs named) of each phrase (`resolves F2`) written in the heading, or in
+    brackets in the prose: running prose (`the sender now resolves F1 faster`) stays prose."""
+    for m in phrase.finditer(text):
+        if not heading and not text[: m.start()].rstrip(" \t*_`~").endswith(("(", "[")):
+            continue
+        line = lines[text.count("\n", 0, m.start())][0]
+        yield line, m[0], ids(id_re.sub(letter + r"\1", m[1]), letter)
+
+
+def _meant_as(words: str, field: str, letter: str, named: list[str]) -> str:
+    return (
+        f"'{words[:80]}' is meant as a '{field}:' field but is not written "
+        f"'{field}: {letter}#' (taken as '{', '.join(named)}')"
+    )
 
 
 def _leads(text: str, words: re.Match[str]) -> bool:
