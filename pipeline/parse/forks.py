@@ -18,6 +18,8 @@ from pipeline.parse.lexical import (
     left_to_fill,
     shown,
     token,
+    words_alone,
+    written_alone,
 )
 from pipeline.parse.reading import (
     ENTRY_SEPARATORS,
@@ -438,15 +440,11 @@ def _read_marker(fork: dict[str, Any], raw: str, line: int, rec: Records) -> Non
 def _names_no_place(destination: str) -> bool:
     """A parked fork's destination that routes it nowhere: one left to fill in (`—`, `TBD`,
     `?`), or a word saying there is no place yet (`none`, `n/a`, `(none yet)`)."""
-    return left_to_fill(destination) or _NO_PLACE_RE.fullmatch(destination) is not None
+    return left_to_fill(destination) or written_alone(destination, _NO_PLACE_RE)
 
 
 # Words for "no place", alone, in any case, with the marks and brackets around them.
-_NO_PLACE_RE = re.compile(
-    r"(?i)[\s*_`(\[]*+"
-    r"(?:none(?: yet)?|not (?:yet|decided)|undecided|unknown|nowhere|n/?a)"
-    r"[\s*_`)\].!]*+"
-)
+_NO_PLACE_RE = words_alone(r"none(?: yet)?|not (?:yet|decided)|undecided|unknown|nowhere|n/?a")
 
 
 def _raised_by(fork: dict[str, Any], value: str, line: int, rec: Records) -> None:

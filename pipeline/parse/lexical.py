@@ -441,9 +441,18 @@ def left_to_fill(value: str | None) -> bool:
     left to fill it in later (`TBD`, `TODO`, `?`), the schema's `{placeholder}` in a
     person's words. Closes when, the ledger's Why, Decision and How to apply, and a parked
     fork's destination read it."""
-    return says_nothing(value) or (
-        value is not None and _TO_FILL_RE.fullmatch(decoded(shown(value))) is not None
-    )
+    return says_nothing(value) or (value is not None and written_alone(value, _TO_FILL_RE))
+
+
+def words_alone(words: str) -> re.Pattern[str]:
+    """A value that is one of `words` (an alternation) alone, in any case, with emphasis and
+    code marks, brackets and closing punctuation around it (`**TBD**`, `(none yet).`)."""
+    return re.compile(rf"(?i)[\s*_`(\[]*+(?:{words})[\s*_`)\].!:]*+")
+
+
+def written_alone(value: str, words: re.Pattern[str]) -> bool:
+    """Whether the value, as the page shows it, is one of words_alone's `words` alone."""
+    return words.fullmatch(decoded(shown(value))) is not None
 
 
 # What says_nothing reads as blank: marks, dashes, dots, a backslash, quotes and brackets
@@ -464,7 +473,7 @@ _EMPTY_LINK_RE = re.compile(r"!?\[[ \t]*+\]\([^()]*+\)")
 BREAK_RE = re.compile(r"<br[ \t]*+/?>", re.IGNORECASE)
 _PLACEHOLDER_RE = re.compile(r"\{[\w -]*\}")
 # Words that hold a value's place until it is written, alone, with marks around them.
-_TO_FILL_RE = re.compile(r"(?i)[\s*_`(\[]*+(?:tbd|tba|tbc|to ?do|fixme|\?++)[\s*_`)\].!:]*+")
+_TO_FILL_RE = words_alone(r"tbd|tba|tbc|to ?do|fixme|\?++")
 
 
 # Text with the emphasis and code-span marks around it (and spaces) removed; a method
