@@ -194,11 +194,12 @@ def swept_file(err: BaseException, out: str) -> bool:
     )
     if found is None:
         return False
-    tables, path = Out(out).tables, Path(found.group(1))
+    where, path = Out(out), Path(found.group(1))
+    tables = where.tables
     if not path.is_relative_to(tables) or path.exists():
         return False
     try:
-        listed = {rel for files in Out(out).manifest().values() for rel in files}
+        listed = {rel for files in where.manifest().values() for rel in files}
     except Exception:  # no readable manifest: not a sweep census can tell
         return False
     return str(path.relative_to(tables)) not in listed
