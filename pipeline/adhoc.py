@@ -16,7 +16,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from pipeline.engine import connect, quote
+from pipeline.engine import connect, in_memory, quote
 from pipeline.errors import (
     SWEPT,
     CensusError,
@@ -215,12 +215,10 @@ def _parquet(relation: Any, handle: Any) -> None:
     import shutil
     import tempfile
 
-    import duckdb
-
     rows = relation.to_arrow_table()
     with tempfile.TemporaryDirectory(prefix="census-sql-") as folder:
         path = Path(folder) / "result.parquet"
-        writer = duckdb.connect(":memory:")
+        writer = in_memory()
         try:
             writer.register("result", rows)
             writer.execute(f"COPY result TO {quote(path)} (FORMAT parquet)")

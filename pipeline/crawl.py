@@ -785,9 +785,9 @@ def _emptied_inside(
 def _query(sql: str, params: list[Any] | None = None) -> list[tuple[Any, ...]]:
     """A look-up in OUT's files through DuckDB: reading them with pyarrow would import pandas
     (about 0.6 s, as much as the rest of an unchanged rerun's own work)."""
-    import duckdb
+    from pipeline.engine import in_memory
 
-    with duckdb.connect() as con:
+    with in_memory() as con:
         return con.execute(sql, params or []).fetchall()
 
 

@@ -11,16 +11,20 @@ DuckDB CLI opens it read-write) is read by no command and made whole by the next
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pipeline.resources import queries_dir
 from pipeline.schema import TABLES, Table, duckdb_ddl, duckdb_type
 from pipeline.store import DATABASE_STATE, Out, read_state
 from pipeline.vocabulary import sql_macros
+
+if TYPE_CHECKING:
+    import duckdb
 
 # census.duckdb is written readable by DuckDB 1.1 and later (the CLI pip installs may be older).
 STORAGE_VERSION = "v1.1.0"
@@ -105,9 +109,7 @@ def connect(out: Out | None = None, sandbox: bool = False, views: bool = True) -
     committed files, and DuckDB itself may touch no file at all (external access off,
     configuration locked): an ad hoc query can neither read nor write anything on the machine.
     """
-    import duckdb
-
-    con = duckdb.connect(":memory:", config={"threads": str(os.cpu_count() or 1)})
+    con = in_memory(threads=str(os.cpu_count() or 1))
     _session_settings(con)
     if out is not None and not sandbox and _attach(con, out):
         return con
@@ -130,6 +132,23 @@ def connect(out: Out | None = None, sandbox: bool = False, views: bool = True) -
         con.execute("SET enable_external_access = false")
         con.execute("SET lock_configuration = true")
     return con
+
+
+# Each in-memory database of this process spills to a folder of its own.
+_SPILLS = itertools.count()
+
+
+def in_memory(**config: str) -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB whose spill folder, should a query outgrow memory, is under the
+    system's temp folder: DuckDB's own default is `./.tmp`, in the current folder, which may be
+    a crawled repository (`census crawl .`), and the census never writes inside what it reads.
+    DuckDB makes the folder only when it spills, and removes it when the database closes."""
+    import tempfile
+
+    import duckdb
+
+    spill = Path(tempfile.gettempdir()) / f"census-{os.getpid()}-{next(_SPILLS)}.spill"
+    return duckdb.connect(":memory:", config={"temp_directory": str(spill), **config})
 
 
 def _session_settings(con: Any) -> None:

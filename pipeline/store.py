@@ -322,9 +322,9 @@ class PartitionWriter:
 
     def _rows(self) -> QueryWriter:
         if self._row_writer is None:
-            import duckdb
+            from pipeline.engine import in_memory
 
-            con = duckdb.connect()
+            con = in_memory()
             self._row_writer = QueryWriter(con, self.directory, self.tables.values(), "part-1")
         return self._row_writer
 
@@ -547,15 +547,14 @@ def _write_empty(out: Out, table: Table, writer_id: str) -> str:
     """A table with no rows yet gets one Parquet file with its columns and no rows: spec §6
     promises a dataset per table under tables/{table}/, and a Parquet reader given an empty
     folder fails (`No files found`) where it should count zero."""
-    import duckdb
 
-    from pipeline.engine import empty_select, quote
+    from pipeline.engine import empty_select, in_memory, quote
 
     folder = out.tables / table.name / f"{PARTITION}={writer_id}"
     folder.mkdir(parents=True, exist_ok=True)
     target = folder / "empty.parquet"
     copy = f"COPY ({empty_select(table)}) TO {quote(target)} (FORMAT parquet, COMPRESSION zstd)"
-    with duckdb.connect() as con:
+    with in_memory() as con:
         con.execute(copy)
     return f"{table.name}/{folder.name}/{target.name}"
 

@@ -965,3 +965,30 @@ def test_a_folder_above_the_repositories_that_cannot_be_entered_is_noted(tmp_pat
     assert topics == [("demo",)]
     assert noted == [("unreadable-dir", "cannot list directory: File name too long")]
     shutil.rmtree(root)  # pytest's clean-up must be able to remove it too
+
+
+def test_a_query_that_outgrows_memory_spills_outside_the_current_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """DuckDB spills to `./.tmp` by default: the current folder, which `census crawl .` reads
+    (found by a hunt; spec §12, the census never writes inside what it reads). Every database
+    of the census spills under the system's temp folder, gone when it closes."""
+    import tempfile
+
+    from pipeline.engine import connect, in_memory
+
+    monkeypatch.chdir(tmp_path)
+    con = in_memory(memory_limit="40MB", threads="1")
+    con.execute("SET enable_progress_bar = false")
+    spill = Path(con.execute("SELECT current_setting('temp_directory')").fetchone()[0])
+    assert spill.is_relative_to(tempfile.gettempdir()) and not spill.is_relative_to(tmp_path)
+    sorted_rows = (
+        "SELECT count(*) FROM (SELECT md5(range::VARCHAR) AS s FROM range(2000000) ORDER BY s)"
+    )
+    assert con.execute(sorted_rows).fetchone() == (2_000_000,)
+    assert spill.is_dir(), "the query spilled"
+    assert list(tmp_path.iterdir()) == []
+    con.close()
+    assert not spill.exists()
+    other = connect(None).execute("SELECT current_setting('temp_directory')").fetchone()[0]
+    assert Path(other).is_relative_to(tempfile.gettempdir()) and Path(other) != spill
