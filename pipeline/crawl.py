@@ -240,6 +240,7 @@ def _crawl_locked(out: Out, trees: list[Tree], plan: _Plan) -> CrawlSummary:
         _refuse_closed_point(out, point, plan.shard, plan.labels, trees)
     now = datetime.now(UTC)
     _refuse_clock_behind(out, point, now)
+    stored_files = frozenset(out.manifest()[SNAPSHOTS.name])
     made = memo.context(READER_VERSION, plan.git_history, plan.shard_name)
     memos, vouched_by = memo.load(_memo_file(out, plan), made)
     staging = out.root / "staging" / run_id
@@ -288,7 +289,9 @@ def _crawl_locked(out: Out, trees: list[Tree], plan: _Plan) -> CrawlSummary:
     writer.close()
     # An unchanged rerun rewrites none of the caches: they are what it read.
     memos_changed = run.walked or run.memos_now.keys() != memos.keys() or not vouched
-    saved = _Saved(cache != ctx.cache, heads != ctx.heads, memos_changed, run.memos_now, made)
+    saved = _Saved(
+        cache != ctx.cache, heads != ctx.heads, memos_changed, run.memos_now, made, stored_files
+    )
     _commit(out, staging, summary, plan, cache, heads, saved)
     summary.warnings += _root_warnings(trees, run.checkouts, summary.sessions, plan)
     summary.seconds = time.perf_counter() - plan.started
@@ -406,6 +409,7 @@ class _Saved:
     memos_changed: bool
     memos: dict[str, memo.Memo]
     made: list[Any]  # the context the memos were made under
+    snapshot_files: frozenset[str]  # the snapshots table's files committed when the run began
 
 
 def _refuse_overlapping(roots: list[str]) -> None:
@@ -542,6 +546,8 @@ def _commit(
     from pipeline.aftercommit import Step, after_commit, cache_step, state_step
 
     with out.commit_lock():
+        if plan.shard_name:
+            summary.new_snapshots -= _drop_stored_meanwhile(out, staging, saved.snapshot_files)
         publish(out, staging, summary.run_id)
         steps = [cache_step(out, cache, plan.shard_name)] if saved.cache_changed else []
         if plan.git_history and saved.heads_changed:
@@ -568,6 +574,39 @@ def _commit(
             "REPO/docs/research/{topic}-brainstorm/ or REPO/docs/history/brainstorms/{topic}/ "
             "below a root: give the repository, or a folder above it"
         )
+
+
+def _drop_stored_meanwhile(out: Out, staging: Path, before: frozenset[str]) -> int:
+    """Leave out of the run's staged content the snapshots another shard of the night committed
+    while it ran (one template in repositories of both shards): identical content is stored
+    once, and stored twice it doubled every row the rules join (found by a hunt). The run's
+    observations of them stay. How many snapshots were left out. Call under commit_lock."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    meanwhile = [out.tables / rel for rel in out.manifest()[SNAPSHOTS.name] if rel not in before]
+    staged = sorted((staging / SNAPSHOTS.name).glob("*.parquet"))
+    stored = _snapshot_ids(staged) & _snapshot_ids(meanwhile) if meanwhile and staged else set()
+    if not stored:
+        return 0
+    left_out = pa.array(sorted(stored), pa.string())
+    for table in CONTENT_TABLES:
+        for file in sorted((staging / table.name).glob("*.parquet")):
+            rows = pq.read_table(file)
+            theirs = pc.fill_null(pc.is_in(rows["snapshot_id"], left_out), False)
+            pq.write_table(rows.filter(pc.invert(theirs)), file, compression="zstd")
+    return len(stored)
+
+
+def _snapshot_ids(files: list[Path]) -> set[str]:
+    import pyarrow.parquet as pq
+
+    return {
+        i
+        for f in files
+        for i in pq.read_table(f, columns=["snapshot_id"])["snapshot_id"].to_pylist()
+    }
 
 
 def _root_key(tree: Tree) -> str:

@@ -25,7 +25,7 @@ from pipeline.crawl import crawl
 from pipeline.engine import connect
 from pipeline.stats import Lifetimes, compute
 from pipeline.store import Out
-from tests.conftest import show_lifetimes_unfrozen
+from tests.conftest import FIXTURES, copy_tree, make_git_repo, show_lifetimes_unfrozen
 
 SESSIONS = 60
 REPOS = 6
@@ -328,6 +328,49 @@ def test_concurrent_shards_hold_what_one_crawl_holds(tmp_path: Path) -> None:
     # OUT's first census point: it sees every night's commits at once.
     assert_rates(con, sim.point_truth(sim.nights, since=None))
     con.close()
+
+
+# One example session, copied as a template into several repositories.
+EXAMPLE_SESSION = (
+    FIXTURES / "example" / "orbit-api" / "docs" / "research" / "rate-limits-brainstorm"
+)
+
+
+@pytest.mark.slow
+def test_shards_meeting_one_content_store_it_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One session template in repositories of both shards: a shard that committed while the
+    other ran stored the same snapshots again, and every row the rules join doubled (BS-STATE-01
+    counted 16 sessions of 4; found by a hunt). A shard leaves out what the other committed."""
+    import pipeline.crawl as crawling
+
+    root = tmp_path / "corpus"
+    for name in "abcd":
+        copy_tree(EXAMPLE_SESSION, root / name / "docs" / "research" / "x-brainstorm")
+        make_git_repo(root / name)
+    sharded, plain = tmp_path / "sharded", tmp_path / "plain"
+    commit = crawling._commit
+    first: list[Any] = []
+
+    def other_shard_commits_meanwhile(*args: Any, **kwargs: Any) -> None:
+        monkeypatch.setattr(crawling, "_commit", commit)
+        first.append(crawl([str(root)], str(sharded), git_history=True, shard=(1, 2), point="n1"))
+        commit(*args, **kwargs)
+
+    monkeypatch.setattr(crawling, "_commit", other_shard_commits_meanwhile)
+    second = crawl([str(root)], str(sharded), git_history=True, shard=(2, 2), point="n1")
+    assert first[0].sessions and second.sessions, "both shards hold one of the copies"
+    crawl([str(root)], str(plain), git_history=True, point="n1")
+    check(str(sharded))
+    check(str(plain))
+    assert table_checksums(sharded) == table_checksums(plain)
+    rates = []
+    for out in (sharded, plain):
+        con = connect(Out(out))
+        rates.append(rate_rows(con, "n1"))
+        con.close()
+    assert rates[0] == rates[1] and rates[0]
 
 
 def decided(out: Path) -> list[Any]:
