@@ -259,6 +259,7 @@ JOIN ({rule.series}) f USING (pair_id)"""
         for rule in load_rules()
         if rule.series
     ]
+    parts += [_unread_along_history(rule) for rule in load_rules() if rule.series]
     # One finding per change: a step seen over two pairs (the commit that made it, and the
     # working tree that shows it) is one finding, named by the commit where there is one.
     return (
@@ -268,6 +269,25 @@ JOIN ({rule.series}) f USING (pair_id)"""
         + ")\nQUALIFY row_number() OVER (PARTITION BY session_key, root, rule_id, element, detail\n"
         "    ORDER BY after_seen LIKE 'commit %' DESC, message) = 1"
     )
+
+
+def _unread_along_history(rule: Rule) -> str:
+    """A commit first seen at the point whose file the rule reads could not be read (a partial
+    clone lacking its blob): what it said is unknown, so a step through it cannot be ruled out,
+    and the rule fails there (spec §3.1, fail closed). Skipping it compared the commits around
+    it, and `open → (stopping) → open` passed (found by a hunt)."""
+    unread = ", ".join(_literal(code) for code in UNREAD_CODES)
+    files = ", ".join(_literal(name) for name in (".", *rule.reads))
+    return f"""
+SELECT p.point, p.session_key, p.root, p.after_id AS snapshot_id,
+    {_literal(rule.rule_id)} AS rule_id, {_literal(rule.gate)} AS gate, i.file,
+    CAST(i.line AS INTEGER) AS line,
+    'could not read ' || i.file || ' at ' || p.after_seen || ' (' || i.message
+        || '): a step along history cannot be ruled out' AS message,
+    'unread' AS element, i.file AS detail, p.after_seen
+FROM pairs p
+JOIN parse_issues i ON i.snapshot_id = p.after_id
+WHERE p.after_seen LIKE 'commit %' AND i.code IN ({unread}) AND i.file IN ({files})"""
 
 
 def rules_view() -> str:

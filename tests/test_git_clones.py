@@ -21,6 +21,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from pipeline.check import check
 from pipeline.crawl import crawl
 from pipeline.parse.session import SERIES_RULES
 from tests.conftest import FIXTURES, copy_tree, git
@@ -68,6 +69,51 @@ def test_a_partial_clone_is_read_without_fetching(tmp_path: Path) -> None:
     # The two older state.md contents are not in the clone: each is a parse issue.
     assert _issues(out).count(("state.md", "unreadable")) == 2
     assert summary.history == 3  # one snapshot per commit, HEAD's included
+
+
+def test_a_commit_a_partial_clone_cannot_read_fails_the_series_rule(tmp_path: Path) -> None:
+    """open, stopping, open again: the clone lacks the middle commit's state.md, so the step
+    back cannot be seen, and cannot be ruled out either. Skipping the commit compared open
+    with open, and BS-STATE-01 passed where a full clone fails it (found by a hunt)."""
+    upstream = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", tmp_path / "up")
+    git(upstream, "init", "-q")
+    git(upstream, "config", "uploadpack.allowfilter", "true")
+    state = upstream / SESSION / "state.md"
+    opened = state.read_text()
+    assert "- Status: open" in opened
+    for n, text in enumerate((opened, opened.replace("Status: open", "Status: stopping"), opened)):
+        state.write_text(text)
+        git(upstream, "add", "-A")
+        git(
+            upstream,
+            "commit",
+            "-q",
+            "-m",
+            f"c{n}",
+            env={"GIT_COMMITTER_DATE": f"2026-07-0{n + 1}T12:00:00Z"},
+        )
+    found = {}
+    for kind in ("partial", "full"):
+        clone = tmp_path / kind / "clone"
+        clone.parent.mkdir()
+        extra = ["--filter=blob:none"] if kind == "partial" else []
+        git(tmp_path, "clone", "-q", *extra, f"file://{upstream}", str(clone))
+        out = tmp_path / f"out-{kind}"
+        crawl([str(clone.parent)], str(out), workers=1, git_history=True)
+        check(str(out))
+        con = duckdb.connect(str(out / "census.duckdb"), read_only=True)
+        found[kind] = (
+            con.execute(
+                "SELECT rule_id, failed FROM rule_counts WHERE rule_id = 'BS-STATE-01'"
+            ).fetchall(),
+            con.execute("SELECT message FROM series_findings").fetchall(),
+        )
+        con.close()
+    assert found["full"][0] == [("BS-STATE-01", 1)]
+    assert found["partial"][0] == [("BS-STATE-01", 1)]
+    [(message,)] = found["partial"][1]
+    assert message.startswith("could not read state.md at commit "), message
+    assert message.endswith("a step along history cannot be ruled out"), message
 
 
 def test_a_shallow_clone_says_so_and_reads_its_history_once_deepened(tmp_path: Path) -> None:
