@@ -83,3 +83,16 @@ def test_the_same_gap_as_a_bullet_is_read(tmp_path: Path) -> None:
 def test_prose_in_the_map_and_notes_beside_it_stay_clean(tmp_path: Path, text: str) -> None:
     found = detect(appended(tmp_path, "converging", "state.md", text), "manifest")
     assert failing(found) == set() and found["notes"] == [], found
+
+
+def test_refs_in_a_paragraph_under_an_aspect_are_its_refs(tmp_path: Path) -> None:
+    """A blank line, then an indented `→ none yet`: CommonMark makes it a paragraph of the
+    aspect's item, which was not read, so the gap passed BS-ASPECT-02 (found by a hunt), and
+    refs written only there left the aspect with none (BS-ASPECT-01 failed)."""
+    gap = OPT_OUT.replace("\n", "\n\n  → none yet\n")
+    found = detect(session(tmp_path, "converging", "state.md", _replaced(OPT_OUT, gap)), "manifest")
+    assert failing(found) == {"BS-ASPECT-02"} and found["notes"] == [], found
+    below = f"{OPT_OUT.split(' → ')[0]}\n\n  → D2, thesis\n"
+    folder = session(tmp_path / "refs", "converging", "state.md", _replaced(OPT_OUT, below))
+    found = detect(folder, "manifest")
+    assert failing(found) == set() and found["notes"] == [], found

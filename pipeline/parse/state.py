@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from pipeline.parse.blocks import Block, Heading, Item, Paragraph, Table, parse
+from pipeline.parse.blocks import Block, Heading, Item, Line, Paragraph, Table, parse
 from pipeline.parse.lexical import (
     WHOLE_ID,
     bare,
@@ -403,10 +403,11 @@ def _aspect(item: Item, rec: Records) -> None:
     if arrow is not None and not refs_raw and item.parts:
         refs_raw = shown(item.rest())
     elif item.parts:
-        # A sub-bullet is part of the aspect's value (spec §3.1): one with an arrow of its own
-        # (`  - email preview → none yet`) adds its refs, and gives the aspect its arrow when
-        # the aspect's line has none; one without is a note on the aspect, no ref.
-        below = [a for p in item.parts if isinstance(p, Item) and (a := _sub_arrow(p))]
+        # A sub-bullet or a later paragraph is part of the aspect's value (spec §3.1): one with
+        # an arrow of its own (`  - email preview → none yet`, or `  → none yet` after a blank
+        # line) adds its refs, and gives the aspect its arrow when the aspect's line has none;
+        # one without is a note on the aspect, no ref.
+        below = [a for p in item.parts if (a := _part_arrow(p))]
         if below:
             arrow = arrow or below[0]
             refs_raw = ", ".join(filter(None, [refs_raw, *(a[1].strip() for a in below)]))
@@ -444,9 +445,11 @@ def _aspects_below(item: Item, rec: Records) -> None:
             _unread_aspect(rec, line, "aspect-not-bullet", message)
 
 
-def _sub_arrow(sub: Item) -> tuple[str, str] | None:
-    """A sub-bullet's arrow, as split_arrow gives it, when refs follow it."""
-    found = split_arrow(decoded(shown(sub.text)))
+def _part_arrow(part: Item | list[Line]) -> tuple[str, str] | None:
+    """The arrow of a sub-bullet or a paragraph under an aspect, as split_arrow gives it, when
+    refs follow it (a paragraph's was not read, and its `none yet` passed BS-ASPECT-02)."""
+    text = part.text if isinstance(part, Item) else " ".join(t for _, t in part)
+    found = split_arrow(decoded(shown(text)))
     return found if found is not None and found[1].strip() else None
 
 
