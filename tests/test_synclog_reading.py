@@ -403,6 +403,9 @@ def test_text_after_a_br_that_only_begins_with_a_sync_id_stays_in_the_summary() 
         ("12,400 edits · 1 new fork · 10,000 open", (12400, 1, 10000)),
         ("1.5 edits · 2 new forks · 3 open", (None, 2, 3)),
         ("6 edits · 2 new forks · 2 open", (6, 2, 2)),
+        # A hyphenated word is another word, and emphasis may wrap the number (a hunt).
+        ("5 edits · 0 new forks · 2 open-ended questions closed · 0 open", (5, 0, 0)),
+        ("**3** edits · **2** new forks · **1** open", (3, 2, 1)),
     ],
 )
 def test_a_count_is_read_as_the_number_written(summary: str, counts: tuple[Any, ...]) -> None:
