@@ -724,6 +724,26 @@ def test_a_footnote_holding_a_link_is_that_link() -> None:
     assert extract_links(spaced) == [(5, "inline", "../history/brainstorms/demo/")]
 
 
+@pytest.mark.parametrize(
+    ("text", "links"),
+    [
+        # A comment shows nothing and links nowhere, in a paragraph or a block of its own.
+        ('Moved. <!-- was <a href="../x/">notes</a> --> See <a href="a.md">a</a>.\n', ["a.md"]),
+        ('<!-- <a href="../x/">old notes</a> -->\n', []),
+        ('<div>\n<!-- old\n<a href="../x/">o</a>\n-->\n<a href="y.md">y</a>\n</div>\n', ["y.md"]),
+        # An attribute ending in src or href is another attribute.
+        ('<img data-src="../x/d.png" src="d.png">\n', ["d.png"]),
+        ('<a title="t" HREF="z.md">z</a>\n', ["z.md"]),
+    ],
+)
+def test_html_links_outside_comments_and_only_href_and_src(text: str, links: list[str]) -> None:
+    """Found by a hunt: both failed BS-HARVEST-01 on a document that links nowhere into the
+    session folder."""
+    assert [target for _, _, target in extract_links(text)] == links
+    if links == ["y.md"]:
+        assert extract_links(text)[0][0] == 5, "the line after a comment stays its line"
+
+
 def test_links_in_code_spans_and_code_blocks_are_not_links() -> None:
     targets = [target for _, _, target in doc_links()]
     for word in ("span.md", "span2.md", "fenced.md", "fenced.html", "indented.md"):
