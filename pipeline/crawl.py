@@ -209,6 +209,9 @@ def crawl(
             return _crawl_locked(out, trees, plan)
     # Shards share OUT: each holds the writers' lock shared and its own shard lock exclusive.
     with out.lock(shared=True), out.shard_lock(plan.shard_name):
+        # Another shard may commit while this one runs: what it adds then is left out at this
+        # shard's commit (_drop_stored_meanwhile).
+        plan.snapshot_files = frozenset(out.manifest()[SNAPSHOTS.name])
         return _crawl_locked(out, trees, plan)
 
 
@@ -227,6 +230,8 @@ class _Plan:
     nested_emptied: frozenset[str] = frozenset()
     # Block keys of such repositories around a listed one: their history is read, unwalked.
     history_only: frozenset[str] = frozenset()
+    # A shard's: the snapshots table's files committed when it began.
+    snapshot_files: frozenset[str] = frozenset()
 
     @property
     def shard_name(self) -> str:
@@ -240,7 +245,6 @@ def _crawl_locked(out: Out, trees: list[Tree], plan: _Plan) -> CrawlSummary:
         _refuse_closed_point(out, point, plan.shard, plan.labels, trees)
     now = datetime.now(UTC)
     _refuse_clock_behind(out, point, now)
-    stored_files = frozenset(out.manifest()[SNAPSHOTS.name])
     made = memo.context(READER_VERSION, plan.git_history, plan.shard_name)
     memos, vouched_by = memo.load(_memo_file(out, plan), made)
     staging = out.root / "staging" / run_id
@@ -289,9 +293,7 @@ def _crawl_locked(out: Out, trees: list[Tree], plan: _Plan) -> CrawlSummary:
     writer.close()
     # An unchanged rerun rewrites none of the caches: they are what it read.
     memos_changed = run.walked or run.memos_now.keys() != memos.keys() or not vouched
-    saved = _Saved(
-        cache != ctx.cache, heads != ctx.heads, memos_changed, run.memos_now, made, stored_files
-    )
+    saved = _Saved(cache != ctx.cache, heads != ctx.heads, memos_changed, run.memos_now, made)
     _commit(out, staging, summary, plan, cache, heads, saved)
     summary.warnings += _root_warnings(trees, run.checkouts, summary.sessions, plan)
     summary.seconds = time.perf_counter() - plan.started
@@ -409,7 +411,6 @@ class _Saved:
     memos_changed: bool
     memos: dict[str, memo.Memo]
     made: list[Any]  # the context the memos were made under
-    snapshot_files: frozenset[str]  # the snapshots table's files committed when the run began
 
 
 def _refuse_overlapping(roots: list[str]) -> None:
@@ -547,7 +548,7 @@ def _commit(
 
     with out.commit_lock():
         if plan.shard_name:
-            summary.new_snapshots -= _drop_stored_meanwhile(out, staging, saved.snapshot_files)
+            summary.new_snapshots -= _drop_stored_meanwhile(out, staging, plan.snapshot_files)
         publish(out, staging, summary.run_id)
         steps = [cache_step(out, cache, plan.shard_name)] if saved.cache_changed else []
         if plan.git_history and saved.heads_changed:

@@ -302,6 +302,20 @@ def table_checksums(out: Path) -> dict[str, tuple[Any, ...]]:
     return sums
 
 
+def assert_checked_alike(sharded: Path, plain: Path, name: str) -> None:
+    """Both OUTs checked hold the same rows (a checksum per table) and the same rates at the
+    point `name`, and there are rates."""
+    check(str(sharded))
+    check(str(plain))
+    assert table_checksums(sharded) == table_checksums(plain)
+    rates = []
+    for out in (sharded, plain):
+        con = connect(Out(out))
+        rates.append(rate_rows(con, name))
+        con.close()
+    assert rates[0] == rates[1] and rates[0]
+
+
 @pytest.mark.slow
 def test_concurrent_shards_hold_what_one_crawl_holds(tmp_path: Path) -> None:
     root = tmp_path / "corpus"
@@ -312,18 +326,9 @@ def test_concurrent_shards_hold_what_one_crawl_holds(tmp_path: Path) -> None:
     name = point(sim.nights)
     crawl_sharded(root, sharded, name)
     crawl([str(root)], str(plain), git_history=True, point=name)
-    check(str(sharded))
-    check(str(plain))
-    assert table_checksums(sharded) == table_checksums(plain)
-    rates = []
-    for out in (sharded, plain):
-        con = connect(Out(out))
-        rates.append(rate_rows(con, name))
-        con.close()
-    assert rates[0] == rates[1]
+    assert_checked_alike(sharded, plain, name)
     assert lifetimes_of(sharded, name) == lifetimes_of(plain, name)
     assert lifetimes_of(plain, name)[0].overall.forks > 0
-    assert rates[0]
     con = connect(Out(plain))
     # OUT's first census point: it sees every night's commits at once.
     assert_rates(con, sim.point_truth(sim.nights, since=None))
@@ -362,15 +367,7 @@ def test_shards_meeting_one_content_store_it_once(
     second = crawl([str(root)], str(sharded), git_history=True, shard=(2, 2), point="n1")
     assert first[0].sessions and second.sessions, "both shards hold one of the copies"
     crawl([str(root)], str(plain), git_history=True, point="n1")
-    check(str(sharded))
-    check(str(plain))
-    assert table_checksums(sharded) == table_checksums(plain)
-    rates = []
-    for out in (sharded, plain):
-        con = connect(Out(out))
-        rates.append(rate_rows(con, "n1"))
-        con.close()
-    assert rates[0] == rates[1] and rates[0]
+    assert_checked_alike(sharded, plain, "n1")
 
 
 def decided(out: Path) -> list[Any]:
