@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import posixpath
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -184,11 +185,16 @@ def _literal(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
+def _sql_list(texts: Iterable[str]) -> str:
+    """`'a', 'b'`: the texts as SQL string literals, for an IN list."""
+    return ", ".join(_literal(text) for text in texts)
+
+
 def _rule_sql(rule: Rule) -> str:
-    unread = ", ".join(_literal(code) for code in UNREAD_CODES)
+    unread = _sql_list(UNREAD_CODES)
     # An issue on the whole folder ('.') or on a folder not entered (`ops/`) covers its files.
     folders = {posixpath.dirname(name) + "/" for name in rule.reads if "/" in name}
-    files = ", ".join(_literal(name) for name in (".", *rule.reads, *sorted(folders)))
+    files = _sql_list((".", *rule.reads, *sorted(folders)))
     # A history folder has no ops/ by design, so nothing there reads it: a stray file named
     # `ops` is not an ops/ layer that could not be read.
     in_ops = any(name.startswith("ops/") for name in (*rule.reads, *folders))
@@ -276,8 +282,7 @@ def _unread_along_history(rule: Rule) -> str:
     clone lacking its blob): what it said is unknown, so a step through it cannot be ruled out,
     and the rule fails there (spec §3.1, fail closed). Skipping it compared the commits around
     it, and `open → (stopping) → open` passed (found by a hunt)."""
-    unread = ", ".join(_literal(code) for code in UNREAD_CODES)
-    files = ", ".join(_literal(name) for name in (".", *rule.reads))
+    unread, files = _sql_list(UNREAD_CODES), _sql_list((".", *rule.reads))
     return f"""
 SELECT p.point, p.session_key, p.root, p.after_id AS snapshot_id,
     {_literal(rule.rule_id)} AS rule_id, {_literal(rule.gate)} AS gate, i.file,

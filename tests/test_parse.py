@@ -734,6 +734,10 @@ def test_a_footnote_holding_a_link_is_that_link() -> None:
         # An attribute ending in src or href is another attribute.
         ('<img data-src="../x/d.png" src="d.png">\n', ["d.png"]),
         ('<a title="t" HREF="z.md">z</a>\n', ["z.md"]),
+        (
+            '<svg><use xlink:href="../x/i.svg#a"/></svg> <a data-href="n.md">n</a>\n',
+            ["../x/i.svg#a"],
+        ),
     ],
 )
 def test_html_links_outside_comments_and_only_href_and_src(text: str, links: list[str]) -> None:

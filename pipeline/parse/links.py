@@ -17,9 +17,10 @@ from itertools import dropwhile
 from typing import Any
 from urllib.parse import unquote
 
-# An attribute named href or src, not one ending so (`data-src`, `xlink:href` aside).
+# An attribute named href or src (SVG's `xlink:href` too), not one that only ends so
+# (`data-src`, `data-href`).
 _HTML_ATTR_RE = re.compile(
-    r"""(?<![\w:.-])(?:href|src)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+))""", re.I
+    r"""(?<![\w.-])(?:href|src)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+))""", re.I
 )
 # An HTML comment (to the end of its block when it is not closed there): it shows nothing.
 _HTML_COMMENT_RE = re.compile(r"<!--.*?(?:-->|\Z)", re.S)
