@@ -406,6 +406,8 @@ def test_text_after_a_br_that_only_begins_with_a_sync_id_stays_in_the_summary() 
         # A hyphenated word is another word, and emphasis may wrap the number (a hunt).
         ("5 edits · 0 new forks · 2 open-ended questions closed · 0 open", (5, 0, 0)),
         ("**3** edits · **2** new forks · **1** open", (3, 2, 1)),
+        ("__3__ edits · _2_ new forks · __1__ open", (3, 2, 1)),
+        ("x_3 edits · v2 new forks · 1 open", (None, None, 1)),
     ],
 )
 def test_a_count_is_read_as_the_number_written(summary: str, counts: tuple[Any, ...]) -> None:

@@ -71,9 +71,10 @@ _RULE_LINE_RE = re.compile(r"=++|-++|(?:\*[ \t]*+){3,}+|(?:_[ \t]*+){3,}+|(?:-[ 
 Read = tuple[int, str | None, bool]
 # A count as written, thousands grouped with commas or not (`1,200 edits` is 1200, never 200),
 # and no part of a decimal (`1.5 edits` counts nothing).
-# Emphasis may wrap the number (`**2** new forks`); a word joined on by a hyphen is another
-# word (`2 open-ended questions` are no open forks).
-_COUNT = r"\b(?<![.,])(\d{1,3}(?:,\d{3})++|\d++)(?![.,]?\d)[*_]{0,2}"
+# Emphasis may wrap the number (`**2**`, `__2__` new forks), but a number joined to a word
+# (`v2`, `x_2`) is none; a word joined on by a hyphen is another word (`2 open-ended
+# questions` are no open forks).
+_COUNT = r"(?<![^\W_])(?<![.,])(?<![^\W_]_)(\d{1,3}(?:,\d{3})++|\d++)(?![.,]?\d)[*_]{0,2}"
 _WORD_END = r"\b(?![-‐])"
 _EDITS_RE = re.compile(rf"{_COUNT}\s+edits?{_WORD_END}")
 _NEW_FORKS_RE = re.compile(rf"{_COUNT}\s+new\s+forks?{_WORD_END}")
