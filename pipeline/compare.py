@@ -24,7 +24,7 @@ from typing import Any
 
 from pipeline.engine import connect, fetch_dicts
 from pipeline.errors import SelectorError
-from pipeline.rules import load_rules
+from pipeline.rules import HARVEST_SKIP, load_rules
 from pipeline.select import (
     Point,
     all_points,
@@ -308,7 +308,9 @@ def between(
         )
         # Fork lifetimes read crawled history alone: only the median row survives other rules.
         row.verdict = OTHER_MEASURE if result.other_measure else verdict(row)
-        result.rows.append(untested(row))
+        result.rows.append(row)
+    _no_longer_applies(con, cand, result.rows)
+    result.rows = [untested(row) for row in result.rows]
     _doubt_clean_improvement(result)
     base_life, cand_life = (known.get(p.name) or point_lifetime(con, p) for p in (base, cand))
     result.rows.append(untested(median_row(base_life, cand_life, z)))
@@ -318,6 +320,34 @@ def between(
         result.baseline_only = result.candidate_only = 0
     result.disjoint = bool(before and after and result.baseline_only == before)
     return result
+
+
+# The candidate's skips of a rule that hide a measure: every one but the schema's own
+# `ops/ removed at harvest` (spec §5), which says the rule does not apply to a harvested
+# session, not that its evidence went missing (no git context, no repository layout).
+HIDING_SKIPS = """
+SELECT DISTINCT r.rule_id
+FROM point_sessions ps
+JOIN points p ON p.point = ps.point
+JOIN own_gate_results r ON r.snapshot_id = ps.snapshot_id AND r.ruleset = p.ruleset
+WHERE ps.point = $point AND list_contains($rules, r.rule_id) AND r.status = 'skipped'
+    AND gate_includes(ps.gate, r.gate) AND r.message IS DISTINCT FROM $harvested
+"""
+
+
+def _no_longer_applies(con: Any, cand: Point, rows: list[Row]) -> None:
+    """A rule skipped on every candidate session only because each was harvested since (its
+    sessions moved to history, where ops/ is gone by design) no longer applies: 'no
+    sessions', as for a rule with none to measure, not 'skipped everywhere', which trips
+    compare and the nightly alarm on a healthy night's harvests (found by a hunt)."""
+    skipped = [r.metric for r in rows if r.verdict == SKIPPED_EVERYWHERE]
+    if not skipped:
+        return
+    params = {"point": cand.name, "rules": skipped, "harvested": HARVEST_SKIP}
+    hiding = {rule for (rule,) in con.execute(HIDING_SKIPS, params).fetchall()}
+    for row in rows:
+        if row.verdict == SKIPPED_EVERYWHERE and row.metric not in hiding:
+            row.verdict = "no sessions"
 
 
 def _doubt_clean_improvement(result: Comparison) -> None:

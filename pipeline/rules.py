@@ -31,6 +31,9 @@ _INCLUDE_RE = re.compile(r"^--\s*include:\s*([a-z_]+)\s*$", re.MULTILINE)
 # The view files whose views and macros the rule and series queries call (as_shown, points,
 # seen_in, …); part of the rule set's identity, as a rule file is.
 RULE_VIEWS = ("05_macros.sql", "10_points.sql", "15_history.sql")
+# The reason a rule that reads only ops/ is skipped in a history folder (spec §5): ops/ is gone
+# by design there, so the rule does not apply, which no other skip reason says.
+HARVEST_SKIP = "ops/ removed at harvest"
 # The shape of rule_results' rows, part of the rule set: a new shape checks points anew.
 RESULTS_LAYOUT = "one row per snapshot, gate and rule"
 

@@ -30,6 +30,7 @@ from pipeline.compare import (
 from pipeline.crawl import crawl
 from pipeline.engine import connect
 from pipeline.errors import SelectorError
+from pipeline.rules import HARVEST_SKIP, load_rules
 from pipeline.select import resolve
 from pipeline.stats import CURVE_POINTS, Lifetime
 from pipeline.store import Out
@@ -957,3 +958,44 @@ def test_a_rule_the_candidate_skipped_on_every_session_fails_closed(tmp_path: Pa
     ]
     doc = json.loads(CliRunner().invoke(app, [*swapped, "--json"]).output)
     assert {r["metric"]: r["verdict"] for r in doc["rows"]}["BS-OPS-02"] == "no sessions"
+
+
+def test_a_rule_that_no_longer_applies_once_harvested_is_no_alarm(tmp_path: Path) -> None:
+    """Every applied session of night-1 harvested by night-2, as the schema prescribes: the
+    move gate's ops/ rules (BS-USELESS-01, CENSUS-MOVE-01) are then skipped on every session,
+    with the reason `ops/ removed at harvest`. That is the rule not applying, not a measure
+    lost: skipped everywhere tripped compare and the nightly alarm on a healthy night (found
+    by a hunt). A skip that hides a measure (no git context) still fails closed, above."""
+    corpus = generate_corpus(tmp_path / "corpus", 20, 3, 0.0, "--jobs", "1")
+    out = tmp_path / "out"
+    crawl([str(corpus)], str(out), workers=1, point="night-1")
+    check(str(out))
+    con = connect(Out(str(out)))
+    applied = con.execute(
+        "SELECT repo_path || '/' || path FROM sessions WHERE point = 'night-1' "
+        "AND stage = 'applied'"
+    ).fetchall()
+    con.close()
+    assert applied, "the corpus has applied sessions to harvest"
+    for (relative,) in applied:
+        folder = corpus / relative
+        history = folder.parents[1] / "history" / "brainstorms" / folder.name[: -len("-brainstorm")]
+        history.parent.mkdir(parents=True, exist_ok=True)
+        folder.rename(history)
+        shutil.rmtree(history / "ops")
+        state = history / "state.md"
+        state.write_text(re.sub(r"(?m)^- Status: .*$", "- Status: harvested", state.read_text()))
+    crawl([str(corpus)], str(out), workers=1, point="night-2")
+    night = runner.invoke(app, ["check", "--out", str(out), "--fail-on-regression"])
+    assert night.exit_code == 0, night.output
+    args = ["compare", "--out", str(out), "--baseline-run", "night-1", "--candidate-run", "night-2"]
+    result = runner.invoke(app, [*args, "--json"])
+    assert result.exit_code == 0, result.output
+    rows = {r["metric"]: r for r in json.loads(result.output)["rows"]}
+    for rule in ("BS-USELESS-01", "CENSUS-MOVE-01"):
+        assert rows[rule]["baseline"]["evaluated"] > 0, rows[rule]
+        assert rows[rule]["candidate"]["evaluated"] == 0, rows[rule]
+        assert rows[rule]["verdict"] == "no sessions", rows[rule]
+    # The reason compare tells apart is the rule files' own (one text, spec §5).
+    reasons = {reason for rule in load_rules() for _, reason in rule.skips}
+    assert HARVEST_SKIP in reasons
