@@ -290,6 +290,10 @@ def test_an_ops_folder_of_another_case_that_is_a_clone_of_its_own_fails_bs_ops_0
         ("ledger.md", "ledgers.md", "BS-LEDGER-01"),
         ("ops/capture.md", "ops/captures.md", "BS-COMPOSE-02"),
         ("ops/sync-log.md", "ops/sync-logs.md", "BS-SYNC-01"),
+        # With no extension at all (found by a hunt).
+        ("ops/sync-log.md", "ops/sync-log", "BS-SYNC-01"),
+        ("ops/capture.md", "ops/capture", "BS-COMPOSE-02"),
+        ("forks.md", "forks", "BS-FORK-03"),
     ],
 )
 def test_a_session_file_in_another_spelling_is_misnamed_and_fails_its_readers(

@@ -280,11 +280,14 @@ def _contradicted_compose(rec: Records) -> None:
 
 def _spelling(name: str) -> str:
     """A file name as a writer may misspell a session file's: in any case, with `_`, a space
-    or nothing for its `-`, another Markdown or text extension (`ops/sync_log.md`,
-    `ops/capture.markdown`, `Forks.txt`), and in the singular or the plural (`fork.md`,
-    `ledgers.md`: a trailing `s` of each part of the name does not count)."""
+    or nothing for its `-`, another Markdown or text extension or none (`ops/sync_log.md`,
+    `ops/capture.markdown`, `Forks.txt`, `ops/sync-log`), and in the singular or the plural
+    (`fork.md`, `ledgers.md`: a trailing `s` of each part of the name does not count). A
+    dot-file has no extension to leave out (`ops/.gitignore`)."""
     stem, ext = posixpath.splitext(name.lower())
     if ext in (".markdown", ".mdown", ".mkd", ".txt", ".text"):
+        ext = ".md"
+    elif not ext and not posixpath.basename(stem).startswith("."):
         ext = ".md"
     parts = stem.replace("_", "").replace("-", "").replace(" ", "").split("/")
     return "/".join(part.removesuffix("s") for part in parts) + ext
