@@ -112,6 +112,12 @@ def appended(line: str) -> Callable[[str], str]:
         # types them: a paragraph to CommonMark, and the open fork vanished (found by a hunt).
         "##\u200b F5 — New question? [open]",
         "＃＃ F5 — New question? [open]",
+        # The ID left as a placeholder, with no marker: a section heading, and the question
+        # vanished (found by a hunt).
+        "## F? — New question?",
+        "## FX — New question?",
+        "## **F?** — New question?",
+        "## Fn: New question?",
     ],
 )
 def test_a_line_meant_as_a_fork_fails_bs_fork_01(tmp_path: Path, line: str) -> None:
@@ -128,6 +134,8 @@ def test_a_line_meant_as_a_fork_fails_bs_fork_01(tmp_path: Path, line: str) -> N
         "We still mention F5 — in prose, mid-sentence.",
         "## Forks still open",
         "See F5: it is parked above.",
+        "## FX rates we still track",
+        "## FAQ — what a fork is",
     ],
 )
 def test_prose_and_section_headings_are_no_forks(tmp_path: Path, line: str) -> None:
@@ -144,6 +152,8 @@ def test_prose_and_section_headings_are_no_forks(tmp_path: Path, line: str) -> N
         "\u00a0## D0 — Park it",
         "##\u2060 D0 — Park it",
         "＃＃ D0 — Park it",
+        "## D? — Park it",
+        "## DX — Park it",
     ],
 )
 def test_a_line_meant_as_a_ledger_entry_fails_bs_ledger_01(tmp_path: Path, heading: str) -> None:
@@ -166,6 +176,9 @@ def test_a_line_meant_as_a_ledger_entry_fails_bs_ledger_01(tmp_path: Path, headi
         f"\u3164### T10 · {TURN_AT}",  # a Hangul filler, which shows nothing
         f"###\u200b T10 · {TURN_AT}",  # a zero-width space after the #s (found by a hunt)
         f"＃＃＃ T10 · {TURN_AT}",  # fullwidth #s (found by a hunt)
+        "### T? · late note",  # the number left as a placeholder, no time (found by a hunt)
+        "### TX · late note",
+        f"### T? · {TURN_AT}",
         f"### T10 · {TURN_AT}",  # the schema's spelling: read, and the compose is stale
     ],
 )

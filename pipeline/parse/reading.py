@@ -63,6 +63,17 @@ _MISSPELT_RES = {
     )
     for letter, word in _WORDS.items()
 }
+# An ID left as a placeholder (`F?`, `F#`, `D…`, `TX`, `Fn`): recognisably meant as an
+# entry whose ID is not written. Symbols may be followed by anything but a word; the letters
+# X and N only by a dash, colon or middle dot (or nothing), so that `## FX rates` stays a
+# section heading.
+_PLACEHOLDER_RES = {
+    letter: re.compile(
+        rf"[ \t*_`]*+{letter}(?:[?#…]++(?![A-Za-z0-9])"
+        r"|(?:[Xx]{1,3}+|[Nn])(?=[*_`]*+(?:[ \t\xa0]*+(?:[—–:·]|-[ \t])|[ \t]*+$)))"
+    )
+    for letter in "FDT"
+}
 
 # Spaces a writer's editor may put after a heading's #s that CommonMark does not take as
 # spaces (no-break, narrow no-break, the fixed-width ones, ideographic): `##\u00a0F1 — …`
@@ -820,8 +831,9 @@ def entry_id(text: str, letter: str) -> tuple[bool, str | None, str]:
 
     An entry begins with `{letter}{n}` standing as a word. Recognisably meant as an entry
     whose ID could not be read: the letter alone before a dash, colon or space (not a
-    hyphen: `F-layer`), or a misspelt ID before a number (`F-5`, `F#5`, `f5`, `Fork 5`,
-    `Turn 3`). Anything else (`Forks still open`) is a section heading.
+    hyphen: `F-layer`), a misspelt ID before a number (`F-5`, `F#5`, `f5`, `Fork 5`,
+    `Turn 3`), or a placeholder for the ID (`F? — …`, `FX — …`; found by a hunt). Anything
+    else (`Forks still open`) is a section heading.
     """
     m = _ENTRY_RES[letter].match(text)
     if m is not None and m[1] and not _word_goes_on(m[2]):
@@ -836,6 +848,9 @@ def entry_id(text: str, letter: str) -> tuple[bool, str | None, str]:
     misspelt = _MISSPELT_RES[letter].match(text)
     if misspelt is not None and not _word_goes_on(misspelt[2]):
         return True, None, text[misspelt.end(1) :]
+    placeholder = _PLACEHOLDER_RES[letter].match(text)
+    if placeholder is not None:
+        return True, None, text[placeholder.end() :]
     if m is not None and not m[1] and (not m[2] or m[2] in " \t—–:"):
         return True, None, text[m.end(1) :]
     return False, None, ""
