@@ -62,6 +62,10 @@ def test_the_base_session_passes_with_no_note(tmp_path: Path) -> None:
         ("forks.md", RAISED, "- Raised by — twin (S99)", "BS-SYNC-02"),
         ("forks.md", RAISED, "- **Raised by** twin (S99)", "BS-SYNC-02"),
         ("forks.md", RAISED, "- Raised_by = twin (S99)", "BS-SYNC-02"),
+        # The words run together, camelCase (found by a hunt).
+        ("forks.md", RAISED, "- RaisedBy: twin (S99)", "BS-SYNC-02"),
+        ("forks.md", RAISED, "- **RaisedBy:** twin (S99)", "BS-SYNC-02"),
+        ("forks.md", "- Closes when: a pick", "- ClosesWhen: a pick", "BS-FORK-01"),
         ("forks.md", "- Closes when: a pick", "- Closes when — a pick", "BS-FORK-01"),
         ("ledger.md", RESOLVES, "- Resolves F1", "BS-FORK-02"),
         ("ledger.md", RESOLVES, "- Resolves — F1", "BS-FORK-02"),

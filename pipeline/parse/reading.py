@@ -425,8 +425,9 @@ def _by_mapping(
 
 def _near_re(known: Mapping[str, str]) -> tuple[re.Pattern[str], frozenset[str]]:
     """The pattern of a line that begins with one of `known`'s names, its words joined by
-    spaces, hyphens or underscores, with emphasis around it, then a separator or a space;
-    and the characters such a line begins with (a first look that costs nothing)."""
+    spaces, hyphens or underscores or run together, with emphasis around it, then a
+    separator or a space; and the characters such a line begins with (a first look that
+    costs nothing)."""
     return _by_mapping(known, _near_pattern)
 
 
@@ -434,7 +435,8 @@ def _near_pattern(known: Mapping[str, str]) -> tuple[re.Pattern[str], frozenset[
     names = tuple(sorted(known, key=len, reverse=True))
     found = _NEAR_RES.get(names)
     if found is None:
-        spelt = "|".join(r"[ \t\xa0_-]+".join(map(re.escape, n.split())) for n in names)
+        # Words joined by spaces, hyphens or underscores, or run together (`RaisedBy`).
+        spelt = "|".join(r"[ \t\xa0_-]*+".join(map(re.escape, n.split())) for n in names)
         pattern = re.compile(
             rf"([*_`]*+)((?i:{spelt}))(?![A-Za-z0-9])([*_`]*+)[ \t\xa0]*+"
             rf"{_NEAR_REMARK}{_NEAR_SEPARATOR}"
@@ -537,8 +539,21 @@ def _defined(
     m = pattern.match(text)
     if m is None or m[4] or text[m.end() :].strip(" \t\xa0*_`") or (capital and m[2].islower()):
         return None
-    key = known[" ".join(m[2].lower().replace("-", " ").replace("_", " ").split())]
+    key = _key_named(known, m[2])
     return key, shown(after.lstrip(" \t")[1:].strip(" \t\xa0"))
+
+
+def _key_named(known: Mapping[str, str], name: str) -> str:
+    """The key of `known` a name matched by _near_pattern spells, however its words are
+    joined (`Raised-by`, `raised_by`, `RaisedBy`)."""
+    return _by_mapping(known, _run_together)[_SPELT_APART_RE.sub("", name.lower())]
+
+
+_SPELT_APART_RE = re.compile(r"[ \t\xa0_-]+")
+
+
+def _run_together(known: Mapping[str, str]) -> dict[str, str]:
+    return {_SPELT_APART_RE.sub("", name): key for name, key in known.items()}
 
 
 def _near_field(
@@ -558,7 +573,7 @@ def _near_field(
     parsed = field(text)
     if parsed is not None and parsed[0] in known:
         return None  # a field `fields` reads
-    key = known[" ".join(name.lower().replace("-", " ").replace("_", " ").split())]
+    key = _key_named(known, name)
     value = shown(text[m.end() :].lstrip("*_").strip(" \t\xa0"))
     if separator or (opening and closing):
         return key, value, "mark"

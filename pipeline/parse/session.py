@@ -285,9 +285,8 @@ def _spelling(name: str) -> str:
     (`fork.md`, `ledgers.md`: a trailing `s` of each part of the name does not count). A
     dot-file has no extension to leave out (`ops/.gitignore`)."""
     stem, ext = posixpath.splitext(name.lower())
-    if ext in (".markdown", ".mdown", ".mkd", ".txt", ".text"):
-        ext = ".md"
-    elif not ext and not posixpath.basename(stem).startswith("."):
+    other = ext in (".markdown", ".mdown", ".mkd", ".txt", ".text")
+    if other or (not ext and not posixpath.basename(stem).startswith(".")):
         ext = ".md"
     parts = stem.replace("_", "").replace("-", "").replace(" ", "").split("/")
     return "/".join(part.removesuffix("s") for part in parts) + ext
