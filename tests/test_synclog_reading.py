@@ -466,3 +466,25 @@ def test_a_result_timestamped_before_its_dispatch_fails_sync_01(
         "at 2026-07-08T14:24Z"
     )
     assert found == (expected if fails else "BS-SYNC-01 pass")
+
+
+@pytest.mark.parametrize(
+    ("log", "answered"),
+    [
+        ([S1, S1_DONE, S2, S2_DONE], True),
+        ([S1, S1_DONE, S2_DONE, S2], False),  # the result written above its dispatch
+        ([S1, S1_DONE, S2, S2_DONE.replace("14:30Z", "14:00Z")], False),  # stamped before it
+    ],
+)
+def test_a_fork_citing_a_sync_answered_before_its_dispatch_fails_sync_02(
+    tmp_path: Path, log: list[str], answered: bool
+) -> None:
+    """F2 is raised by twin (S2). A result above S2's dispatch, or stamped before it, is no
+    reply to it (BS-SYNC-01 fails it, sync_pairs gives it no latency), yet BS-SYNC-02 took it
+    for S2's reconciled result and passed (found by a hunt)."""
+    (found,) = status(detect(tmp_path, "\n".join(log) + "\n"), "BS-SYNC-02")
+    expected = (
+        "BS-SYNC-02 fail forks.md:12 F2 is raised by twin (S2), but S2 has its reconciled "
+        "result before its dispatch, so no reply to it"
+    )
+    assert found == ("BS-SYNC-02 pass" if answered else expected)

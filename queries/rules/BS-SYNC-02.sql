@@ -4,12 +4,25 @@
 -- reads: forks.md, ops/sync-log.md
 -- skip: location = 'history' => ops/ removed at harvest
 -- skip: commit_snapshot and not ops_exists => ops/ is not kept in git (a commit snapshot)
-with outcome as (
+with events as (
+    select *,
+        min(line) filter (where kind = 'dispatch') over sync as dispatch_line,
+        arg_min("at", line) filter (where kind = 'dispatch') over sync as dispatched_at
+    from sync_events
+    window sync as (partition by snapshot_id, sync_id)
+),
+outcome as (
+    -- A result is the sync's when it follows its dispatch, in file order and in time (as
+    -- BS-SYNC-01 and sync_pairs pair them): one written above it, or stamped before it, is
+    -- no reply, and the sync is still in flight.
     select snapshot_id, sync_id,
-        bool_or(kind = 'result' and result = 'reconciled') as reconciled,
+        bool_or(kind = 'result' and result = 'reconciled' and (dispatch_line is null
+            or (line > dispatch_line and not coalesce("at" < dispatched_at, false))))
+            as reconciled,
+        bool_or(kind = 'result' and result = 'reconciled') as answered,
         bool_or(kind = 'result' and result = 'failed') as failed,
         bool_or(kind = 'dispatch') as dispatched
-    from sync_events
+    from events
     group by all
 ),
 -- Sync-log lines the census could not read (BS-SYNC-01 fails on them): each may be the result of
@@ -35,6 +48,8 @@ select c.snapshot_id, c.file, c.line,
         when u.line is not null then ' may have a result on ops/sync-log.md:' || u.line
             || ', which could not be read'
         when o.sync_id is null then ' is not in ops/sync-log.md'
+        when o.dispatched and o.answered and not o.reconciled
+            then ' has its reconciled result before its dispatch, so no reply to it'
         when o.dispatched and not o.reconciled then ' is still in flight'
         else ' has no reconciled result'
     end as message
