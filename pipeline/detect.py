@@ -278,7 +278,7 @@ def _add_repo_documents(repo: RepoRef, repo_root: str, session_path: str) -> Non
     entries = list(DirTree(repo_root).walk())
     for found in discover([*entries, Entry(session_path, True, 0, 0)]):
         if found.path == "":
-            repo.documents, repo.files = found.documents, found.files
+            repo.documents, repo.files, repo.unseen = found.documents, found.files, found.unseen
 
 
 def _evaluate(rec: Records, gate: str) -> list[RuleOutcome]:

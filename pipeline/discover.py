@@ -12,7 +12,8 @@ from dataclasses import dataclass, field, replace
 
 from pipeline.parse.lexical import is_markdown
 from pipeline.parse.links import composed
-from pipeline.sources.tree import Entry, is_unlisted
+from pipeline.sources.archive import LINK
+from pipeline.sources.tree import BROKEN_LINK, DIR_LINK, OUT_OF_ROOT, Entry, is_unlisted
 
 SUFFIX = "-brainstorm"
 
@@ -38,6 +39,9 @@ class RepoRef:
     documents: list[Entry] = field(default_factory=list)
     # Every file path in the repository, for manifest destinations that must exist.
     files: set[str] = field(default_factory=set)
+    # Paths the walk does not see into (hides_folder), relative to the repository → why: a
+    # destination under one may exist, unread.
+    unseen: dict[str, str] = field(default_factory=dict)
     has_git: bool = False
     # Why the repository may lack files (it sits in an archive read only in part); None when whole.
     incomplete: str | None = None
@@ -99,6 +103,13 @@ def misnamed_session(parts: list[str]) -> bool:
     return innermost_session([p.strip().casefold() for p in parts]) is not None
 
 
+def hides_folder(entry: Entry) -> bool:
+    """An entry whose path may stand for a folder the walk does not see into: one it could
+    not list, or a link it does not follow (to a folder, out of the root, to nothing; in an
+    archive, any left unread). A path under it may exist for the repository's readers."""
+    return is_unlisted(entry) or entry.problem in (DIR_LINK, OUT_OF_ROOT, BROKEN_LINK, LINK)
+
+
 def discover(entries: Iterable[Entry]) -> list[RepoRef]:
     """Group one block of entries into repositories with their sessions and documents."""
     repos: dict[str, RepoRef] = {}
@@ -129,6 +140,8 @@ def discover(entries: Iterable[Entry]) -> list[RepoRef]:
         for owner in _owners(entry.path, ordered, gits):
             repo = repos[owner]
             rel = entry.path[len(owner) + 1 :] if owner else entry.path
+            if entry.problem and hides_folder(entry):
+                repo.unseen[rel] = entry.problem
             if entry.is_dir:
                 if is_unlisted(entry):
                     # A folder of documents not listed may hold a link into any session.

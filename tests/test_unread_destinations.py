@@ -16,6 +16,7 @@ from pipeline.detect import detect
 from tests.conftest import FIXTURES, copy_tree, make_git_repo
 
 NINE_MIB = 9 * 1024 * 1024
+SESSION_APPLIED = "docs/research/demo-brainstorm"
 
 
 def _oversize(document: Path) -> None:
@@ -362,3 +363,37 @@ def test_a_destination_written_in_another_unicode_form_than_on_disk_fails_harves
         for f in findings
     ), findings
     assert ("fail", f"/{written}") in _checked_status(tmp_path / "corpus", tmp_path / "out")
+
+
+@pytest.mark.parametrize("where", ["inside", "outside", "nowhere", "archive"])
+def test_a_destination_behind_a_folder_link_not_followed_fails_harvest(
+    where: str, tmp_path: Path
+) -> None:
+    """docs/features/ is a link to a folder (in the repository, out of the root, or to
+    nothing), which the walk does not follow: docs/features/demo.md may exist for the
+    repository's readers and link into the session, yet it read as not created yet and
+    BS-HARVEST-01 passed (found by a hunt). It is a document not read, and the rule fails,
+    in detect and in check; in an archive, a link member likewise."""
+    import shutil
+    import tarfile
+
+    corpus = tmp_path / "corpus"
+    repo = copy_tree(FIXTURES / "cases" / "base" / "applied" / "repo", corpus / "repo")
+    features = repo / "docs" / "features"
+    assert (features / "demo.md").is_file() and _harvest(repo / SESSION_APPLIED)[0] == "pass"
+    real = {"inside": repo / "pages", "outside": tmp_path / "elsewhere"}.get(where, repo / "pages")
+    shutil.move(features, real)
+    if where == "nowhere":
+        shutil.rmtree(real)
+    features.symlink_to(real, target_is_directory=True)
+    expected = "it lies under 'docs/features', which is not read"
+    if where == "archive":
+        with tarfile.open(tmp_path / "repo.tar", "w") as tar:
+            tar.add(repo, arcname="repo")
+        shutil.rmtree(corpus)
+        corpus = tmp_path / "repo.tar"
+    else:
+        status, findings = _harvest(repo / SESSION_APPLIED)
+        assert status == "fail" and any(expected in f for f in findings), findings
+    checked = _checked_status(corpus, tmp_path / "out")
+    assert ("fail", "/docs/features/demo.md") in checked, checked

@@ -55,6 +55,8 @@ class Tree:
     # when it is replaced (a script writes every member with time 0), so this enters every
     # repository's signature; '' for directories, whose files' own metadata say it.
     stamp: str = ""
+    # Why the root could be read only in part (an archive cut short or past its size limit).
+    incomplete: str | None = None
 
     def __init__(self, label: str) -> None:
         self.label = label
@@ -73,12 +75,21 @@ BAD_NAME = "name is not valid UTF-8 (shown with U+FFFD); not read"
 OUT_OF_ROOT = "symbolic link leads out of the root; not followed"
 # The problem of a link to a folder inside the root that is no session folder.
 DIR_LINK = "symbolic link to a directory; not followed"
+# The problem of a link that leads nowhere (or round in a loop).
+BROKEN_LINK = "broken or looping symbolic link"
 # The problem of a folder the walk could not list: what it holds is unknown.
 UNLISTED = "cannot list directory"
 # The problem of a folder listed in its parent, then deleted before it was listed itself.
 FOLDER_VANISHED = f"{UNLISTED}: it vanished during the crawl"
 # The problem of a file listed, then deleted before it was read (a crawl racing an edit).
 VANISHED = "file vanished during the crawl"
+
+
+def _stands_for_sessions(path: str) -> bool:
+    """Whether a path is where a session folder, or a folder of the layout above sessions,
+    would be (a Markdown file named like a session folder is an index's link, not one)."""
+    meant = is_session_path(path) and not is_markdown(path)
+    return meant or path.endswith(_LAYOUT_TAILS) or path in _LAYOUT
 
 
 def is_unlisted(entry: Entry) -> bool:
@@ -314,19 +325,22 @@ class DirTree(Tree):
     def _link(self, item: os.DirEntry[str], path: str) -> Entry:
         target = os.path.realpath(item.path)
         if target != self.bound and not target.startswith(self.bound + os.sep):
-            if os.path.isdir(target) and target != self.out:
-                # A folder out of the root (a session, a docs/) would vanish without a word;
+            nowhere = not os.path.lexists(target)
+            if target != self.out and (
+                os.path.isdir(target) or (nowhere and _stands_for_sessions(path))
+            ):
+                # A folder out of the root (a session, a docs/), or a session folder linked
+                # out of it to nothing (an unmounted share), would vanish without a word;
                 # inside a session, the session's own parse issue names it (see crawl).
                 self.issues.append((path, "unreadable", OUT_OF_ROOT))
             return Entry(path, False, 0, 0, OUT_OF_ROOT)
         try:
             st = os.stat(target)
         except OSError:
-            meant = is_session_path(path) and not is_markdown(path)  # not an index's link
-            if meant or path.endswith(_LAYOUT_TAILS) or path in _LAYOUT:
+            if _stands_for_sessions(path):
                 # A session folder (or one above it) linked to nothing: it would vanish unsaid.
                 self.issues.append((path, "unreadable", BROKEN_FOLDER_LINK))
-            return Entry(path, False, 0, 0, "broken or looping symbolic link")
+            return Entry(path, False, 0, 0, BROKEN_LINK)
         if stat.S_ISDIR(st.st_mode):
             # Directory links are not followed: their content is reachable by its real path.
             # One that points back at an enclosing folder is a loop, and is noted.
