@@ -303,18 +303,36 @@ def _crawl_locked(out: Out, trees: list[Tree], plan: _Plan) -> CrawlSummary:
 def _root_warnings(
     trees: list[Tree], checkouts: dict[tuple[str, str], set[str]], sessions: int, plan: _Plan
 ) -> list[str]:
-    """What the roots' layout hides from the night's figures: a repository checked out
-    twice, and a root with no session beside roots that have some (a shard may hold none
-    of a root's sessions, so shards are not told)."""
-    found = _twin_checkouts(checkouts)
-    if sessions and not plan.shard_name:
-        found += _empty_roots(trees, {root for _, root in checkouts})
+    """What the roots' layout hides from the night's figures: a root read only in part, a
+    repository checked out twice, and a root with no session beside roots that have some,
+    or no session at all (a shard may hold none of a root's sessions, so shards are not
+    told of those two)."""
+    cut = [tree for tree in trees if tree.incomplete]
+    found = [
+        f"warning: {tree.label} could not be read in full ({tree.incomplete}; see "
+        "its parse issue): the sessions in what was not read are missing from the night"
+        for tree in cut
+    ]
+    found += _twin_checkouts(checkouts)
+    if plan.shard_name:
+        return found
+    if sessions:
+        found += _empty_roots([t for t in trees if t not in cut], {root for _, root in checkouts})
+    elif not cut:
+        # A root given below a repository's docs/ (or no repository at all) finds nothing: say
+        # so, as a run of zero sessions is rarely what was meant (the run is committed).
+        found.append(
+            "warning: no session folder under the roots given; a session is a folder "
+            "REPO/docs/research/{topic}-brainstorm/ or REPO/docs/history/brainstorms/{topic}/ "
+            "below a root: give the repository, or a folder above it"
+        )
     return found
 
 
 def _empty_roots(trees: list[Tree], seen: set[str]) -> list[str]:
     """A warning for each root that held no session while others did: a typo or a root
-    given below a repository's docs/ would otherwise pass unseen in the night's total."""
+    given below a repository's docs/ would otherwise pass unseen in the night's total (a
+    root read only in part is told as such, not as one holding none)."""
     return [
         f"warning: {tree.label} holds no session folder (the other roots held some); a "
         "session is a folder REPO/docs/research/{topic}-brainstorm/ or "
@@ -567,14 +585,6 @@ def _commit(
         # A shard holds the writers' lock shared: another shard's staging is not its to sweep.
         sweep = not plan.shard_name
         summary.warnings = after_commit(out, f"run {summary.run_id}", *steps, sweep=sweep)
-    if not summary.sessions and not plan.shard_name:
-        # A root given below a repository's docs/ (or no repository at all) finds nothing: say
-        # so, as a run of zero sessions is rarely what was meant (the run is committed).
-        summary.warnings.append(
-            "warning: no session folder under the roots given; a session is a folder "
-            "REPO/docs/research/{topic}-brainstorm/ or REPO/docs/history/brainstorms/{topic}/ "
-            "below a root: give the repository, or a folder above it"
-        )
 
 
 def _drop_stored_meanwhile(out: Out, staging: Path, before: frozenset[str]) -> int:

@@ -366,6 +366,11 @@ def test_a_session_folder_link_that_is_broken_or_loops_is_noted(tmp_path: Path) 
     (research / "gone-brainstorm").symlink_to("../../shared/gone")
     (research / "a-brainstorm").symlink_to("b-brainstorm")
     (research / "b-brainstorm").symlink_to("a-brainstorm")
+    # Out of the root to nothing (an unmounted share, a folder moved away): noted too (a hunt).
+    (research / "share-brainstorm").symlink_to(tmp_path / "unmounted" / "x-brainstorm")
+    (research / "moved-brainstorm").symlink_to("../../../../gone-brainstorm")
+    (tmp_path / "root" / "other").mkdir()
+    (tmp_path / "root" / "other" / "docs").symlink_to(tmp_path / "unmounted" / "docs")
     (repo / "docs" / "history" / "brainstorms").mkdir(parents=True)
     (repo / "docs" / "history" / "brainstorms" / "README.md").symlink_to("../../gone.md")
     out = tmp_path / "out"
@@ -374,7 +379,8 @@ def test_a_session_folder_link_that_is_broken_or_loops_is_noted(tmp_path: Path) 
         "SELECT file FROM parse_issues WHERE code = 'unreadable' AND file LIKE '%:%' ORDER BY 1"
     )
     assert [f.partition(":")[2] for (f,) in noted.fetchall()] == [
-        f"repo/docs/research/{name}-brainstorm" for name in ("a", "b", "gone")
+        "other/docs",
+        *(f"repo/docs/research/{name}-brainstorm" for name in ("a", "b", "gone", "moved", "share")),
     ]
 
 
@@ -549,6 +555,30 @@ def test_a_root_with_no_session_beside_others_is_a_warning(tmp_path: Path) -> No
     roots = [str(repo), str(tmp_path / "docs-only")]
     shard = crawl(roots, str(tmp_path / "out3"), shard=(1, 2), point="n1")
     assert not any("holds no session folder" in w for w in shard.warnings)
+
+
+@pytest.mark.parametrize("others", [True, False])
+def test_a_root_read_only_in_part_says_so(tmp_path: Path, others: bool) -> None:
+    """A zip cut short (its central directory lost) holds sessions that could not be read:
+    the warning said it "holds no session folder" (or, alone, that no root held one), which
+    sent the reader looking for a wrong path (found by a hunt). It says the root could not
+    be read in full, and that its unread sessions are missing from the night."""
+    source = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", tmp_path / "src" / "repo")
+    whole = tmp_path / "whole.zip"
+    with zipfile.ZipFile(whole, "w") as archive:
+        for path in sorted(source.rglob("*")):
+            archive.write(path, path.relative_to(source.parent).as_posix())
+    cut = tmp_path / "corpus.zip"
+    cut.write_bytes(whole.read_bytes()[: whole.stat().st_size * 2 // 3])
+    roots = [str(cut)]
+    if others:
+        roots.append(str(copy_tree(source, tmp_path / "other" / "repo").parent))
+    found = crawl(roots, str(tmp_path / "out"), workers=1)
+    assert found.sessions == (1 if others else 0)
+    assert [w for w in found.warnings if "corpus.zip" in w or "session folder" in w] == [
+        f"warning: {cut} could not be read in full (corrupt; see its parse issue): the "
+        "sessions in what was not read are missing from the night"
+    ]
 
 
 def test_a_docs_folder_that_is_a_link_inside_the_root_is_noted(tmp_path: Path) -> None:
