@@ -177,6 +177,12 @@ def test_a_line_meant_as_a_ledger_entry_fails_bs_ledger_01(tmp_path: Path, headi
         f"###\u200b T10 · {TURN_AT}",  # a zero-width space after the #s (found by a hunt)
         f"＃＃＃ T10 · {TURN_AT}",  # fullwidth #s (found by a hunt)
         "### T? · late note",  # the number left as a placeholder, no time (found by a hunt)
+        # No T# and a time with a space for its T, or in a form not read (found by a hunt).
+        "### 10 · 2026-07-11 10:00Z",
+        "### user · 2026-07-11 10:00Z",
+        "- 2026-07-11 10:00Z · T10",
+        "### user · 20260711T100000Z",
+        "### 10 · 2026-07-11T1000Z",
         "### TX · late note",
         f"### T? · {TURN_AT}",
         f"### T10 · {TURN_AT}",  # the schema's spelling: read, and the compose is stale

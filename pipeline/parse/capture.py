@@ -87,8 +87,10 @@ def parse_capture(lines: list[str], rec: Records) -> None:
             # As the page shows it: `Ｔ9 · …` typed fullwidth, `T9\u200b · …`, is turn T9.
             block = Heading(block.line, block.level, seen_chars(block.text), block.underlined)
         # A first look: a turn heading begins with a T (`T3`, or misspelt `t3`, `Turn 3`),
-        # or holds one later (`2026-07-10T16:10Z · T9`).
-        if "t" not in block.text[:8].lower() and "T" not in block.text:
+        # or holds one later (`2026-07-10T16:10Z · T9`), or a date (`### 10 · 2026-07-10
+        # 16:10Z`, a time with a space for its T; found by a hunt).
+        lettered = "t" in block.text[:8].lower() or "T" in block.text
+        if not lettered and _DATE_SEEN_RE.search(block.text) is None:
             continue
         if "~" in block.text or "<" in block.text:
             # A struck or commented time is no time the page shows (`~~09:58Z~~ 11:00Z`).
@@ -132,7 +134,16 @@ _LABEL_RE = re.compile(r"(?i)(?:[a-z]{1,2}\.?[ \t]*+)?[0-9]{1,9}|user|facilitato
 # Who spoke, as a turn line may name it between its timestamp and its ID.
 _SPEAKER_RE = re.compile(r"(?i)(?:user|facilitator|twin)(?![A-Za-z0-9])")
 # A line that begins with a timestamp (emphasis and brackets aside): `- 2026-07-10T16:10Z · T9`.
-_STAMP_FIRST_RE = re.compile(r"[*_`\[ \t]*+[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]")
+_STAMP_FIRST_RE = re.compile(r"[*_`\[ \t]*+[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9]")
+# A date, the sign that a heading with no T in it may still be a turn's.
+_DATE_SEEN_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+# A date and time ISO 8601 does not take as the census reads it (basic format, `20260710T1610Z`,
+# or a time with no colon or a dot, `2026-07-10T1610Z`): in a heading with no turn ID, still
+# a turn's stamp that cannot be read, never nothing.
+_STAMP_LIKE_RE = re.compile(
+    r"(?<![0-9])[0-9]{4}-?[0-9]{2}-?[0-9]{2}[T ][0-9]{2}[:.]?[0-9]{2}(?:[:.]?[0-9]{2})?"
+    r"(?:[.,][0-9]+)?(?:[ \t]*(?:[Zz]|[+-][0-9]{2}(?::?[0-9]{2})?))?(?![0-9])"
+)
 # The end of a turn line's ID field: the line's end or a separator before what follows
 # (`… · user · T8 · asks …`), not a word of the talk (`… user: T3 holds`).
 _ID_FIELD_END_RE = re.compile(r"[*_`)\]]*+[ \t]*+(?:[·—–|:]|-[ \t]|$)")
@@ -211,6 +222,8 @@ def _late_turn(block: Heading, rec: Records) -> None:
     is read, and BS-COMPOSE-02 fails."""
     text, line = block.text, block.line
     raw = find_timestamp(text)
+    if raw is None and (like := _STAMP_LIKE_RE.search(text)) is not None:
+        raw = like[0]
     if raw is None:
         return
     ids = _LATE_ID_RE.findall(text)
