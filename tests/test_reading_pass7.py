@@ -61,7 +61,15 @@ def test_a_value_the_page_shows_blank_is_empty(tmp_path: Path, blank: str) -> No
     ]
 
 
-@pytest.mark.parametrize("word", ["TBD", "TODO", "?", "**tbd**", "(TBC)", "FIXME", "To do."])
+@pytest.mark.parametrize(
+    "word",
+    [
+        *("TBD", "TODO", "?", "**tbd**", "(TBC)", "FIXME", "To do."),
+        # In words, or a person's bracketed placeholder (found by a hunt).
+        *("(to be decided)", "to be filled in", "N/A", "not yet known", "pending"),
+        "[condition]",
+    ],
+)
 def test_a_value_left_to_fill_is_empty(tmp_path: Path, word: str) -> None:
     """A word that holds the value's place (`Closes when: TBD`) is the schema's `{condition}`
     in a person's words: the value is not written (found by a hunt, 2026-12-06)."""
@@ -76,7 +84,13 @@ def test_a_value_left_to_fill_is_empty(tmp_path: Path, word: str) -> None:
     ]
 
 
-@pytest.mark.parametrize("value", ["TBD list is empty", "todo items are shown", "? marks go"])
+@pytest.mark.parametrize(
+    "value",
+    [
+        *("TBD list is empty", "todo items are shown", "? marks go"),
+        *("n/a answers are counted", "pending alerts drain", "[F1](forks.md) closes"),
+    ],
+)
 def test_a_value_that_begins_with_such_a_word_is_written(tmp_path: Path, value: str) -> None:
     folder = session(tmp_path, "open", "forks.md", _replaced(CLOSES_F1, f"- Closes when: {value}"))
     assert findings(detect(folder, "session"), "BS-FORK-01") == []

@@ -397,3 +397,19 @@ def test_a_destination_behind_a_folder_link_not_followed_fails_harvest(
         assert status == "fail" and any(expected in f for f in findings), findings
     checked = _checked_status(corpus, tmp_path / "out")
     assert ("fail", "/docs/features/demo.md") in checked, checked
+
+
+@pytest.mark.parametrize("suffix", [".mdown", ".mkd", ".mkdn", ".mdwn"])
+def test_markdown_under_its_other_extensions_is_read_for_links(tmp_path: Path, suffix: str) -> None:
+    """GitHub renders .mdown, .mkd, .mkdn and .mdwn as Markdown: a harvested session's
+    repository document so named, linking into its folder, was never read, and BS-HARVEST-01
+    passed (found by a hunt)."""
+    repo = copy_tree(FIXTURES / "cases" / "base" / "harvested" / "repo", tmp_path / "corpus" / "r")
+    session = repo / "docs" / "history" / "brainstorms" / "demo"
+    (repo / "docs" / f"guide{suffix}").write_text(
+        "# Guide\n\nSee [the forks](history/brainstorms/demo/forks.md).\n"
+    )
+    status, findings = _harvest(session)
+    assert status == "fail" and any(f"/docs/guide{suffix}" in f for f in findings), findings
+    checked = _checked_status(tmp_path / "corpus", tmp_path / "out")
+    assert ("fail", f"/docs/guide{suffix}") in checked

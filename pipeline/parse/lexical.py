@@ -15,7 +15,7 @@ from pipeline.parse.records import Records
 MAX_FILE_BYTES = 8 * 1024 * 1024
 # The names of Markdown documents (BS-HARVEST-01 reads every one for links into a session).
 # MDX is Markdown with JSX: its links read as Markdown links (and a JSX <a href> as HTML).
-MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx")
+MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx", ".mdown", ".mkd", ".mkdn", ".mdwn")
 
 
 def is_markdown(path: str) -> bool:
@@ -438,10 +438,12 @@ def says_nothing(value: str | None) -> bool:
 
 def left_to_fill(value: str | None) -> bool:
     """A value the schema requires that is not filled in: one that says nothing, or a word
-    left to fill it in later (`TBD`, `TODO`, `?`), the schema's `{placeholder}` in a
-    person's words. Closes when, the ledger's Why, Decision and How to apply, and a parked
-    fork's destination read it."""
-    return says_nothing(value) or (value is not None and written_alone(value, _TO_FILL_RE))
+    left to fill it in later (`TBD`, `TODO`, `?`, `to be decided`, `N/A`), the schema's
+    `{placeholder}` in a person's words or brackets (`[condition]`). Closes when, the
+    ledger's Why, Decision and How to apply, and a parked fork's destination read it."""
+    if says_nothing(value) or value is None:
+        return True
+    return written_alone(value, _TO_FILL_RE) or written_alone(value, _BRACKETED_RE)
 
 
 def words_alone(words: str) -> re.Pattern[str]:
@@ -472,8 +474,14 @@ _EMPTY_LINK_RE = re.compile(r"!?\[[ \t]*+\]\([^()]*+\)")
 # (Public: the ledger reads `Reversed by<br>D9` as the page shows it, a break between words.)
 BREAK_RE = re.compile(r"<br[ \t]*+/?>", re.IGNORECASE)
 _PLACEHOLDER_RE = re.compile(r"\{[\w -]*\}")
-# Words that hold a value's place until it is written, alone, with marks around them.
-_TO_FILL_RE = words_alone(r"tbd|tba|tbc|to ?do|fixme|\?++")
+# Words that hold a value's place until it is written, alone, with marks around them; in
+# words too (`to be decided`, `N/A`, `pending`, `not yet known`) and a person's own
+# bracketed placeholder (`[condition]`; found by a hunt).
+_TO_FILL_RE = words_alone(
+    r"tbd|tba|tbc|to ?do|fixme|\?++|n/?a|pending|unknown|not (?:yet )?(?:known|decided|set)"
+    r"|to be (?:decided|determined|defined|confirmed|written|filled(?: in)?)"
+)
+_BRACKETED_RE = re.compile(r"[ \t]*+\[[A-Za-z][A-Za-z -]*+\][ \t]*+")
 
 
 # Text with the emphasis and code-span marks around it (and spaces) removed; a method
