@@ -688,3 +688,53 @@ def test_an_entry_indented_four_spaces_is_code_and_noted(
     line = (folder / file).read_text().splitlines().index(indented.splitlines()[0]) + 1
     notes = [(n["code"], n["line"]) for n in found["notes"] if n["file"] == file]
     assert notes == [("entry-in-code", line)]
+
+
+@pytest.mark.parametrize(
+    ("base", "file", "old", "new", "gate"),
+    [
+        ("converging", "thesis.md", "## Claim", '## <a id="claim"></a>Claim', "manifest"),
+        ("converging", "thesis.md", "## Argument", '## <span id="a">Argument</span>', "manifest"),
+        ("converging", "state.md", "## Aspect map", '## <a id="map"></a>Aspect map', "manifest"),
+        ("converging", "forks.md", "## F4 —", '## <a id="f4"></a>F4 —', "manifest"),
+        ("converging", "forks.md", "## F4 —", "## <b>F4</b> —", "manifest"),
+        ("converging", "ledger.md", "## D1 —", '## <a id="d1"></a>D1 —', "manifest"),
+        ("converging", "ops/capture.md", "### T9 ·", '### <a id="t9"></a>T9 ·', "manifest"),
+        (
+            "applied",
+            "ops/manifest.md",
+            "## Uselessness test",
+            '## <a id="u"></a>Uselessness test',
+            "move",
+        ),
+    ],
+)
+def test_a_heading_with_an_inline_tag_is_the_heading_the_page_shows(
+    tmp_path: Path, base: str, file: str, old: str, new: str, gate: str
+) -> None:
+    """An anchor or a span in a heading shows nothing of its own: `## <a id="claim"></a>Claim`
+    is the Claim section and `## <a id="f4"></a>F4 — …` fork F4. A healthy folder so written
+    failed BS-THESIS-01, BS-ASPECT-01, BS-FORK-01/03, BS-LEDGER-01 or BS-USELESS-01, and a
+    failing re-run under such a uselessness heading went unread (found by two hunts)."""
+    folder = session(tmp_path, base, file, lambda text: text.replace(old, new, 1))
+    found = detect(folder, gate)
+    assert failing(found) == set(), notes(found)
+
+
+@pytest.mark.parametrize("heading", ["## Second cold reader", "## Uselessness-test rerun"])
+def test_a_test_field_outside_the_uselessness_section_fails_useless_01(
+    tmp_path: Path, heading: str
+) -> None:
+    """A failing re-run of the uselessness test under a heading that is not the section's:
+    its `Result: fail` was not read and BS-USELESS-01 passed, clean (found by a hunt)."""
+    edit = appended_text(f"\n{heading}\n- Result: fail\n")
+    found = detect(session(tmp_path, "applied", "ops/manifest.md", edit), "move")
+    assert "BS-USELESS-01" in failing(found), notes(found)
+    assert any(
+        "outside the '## Uselessness test' section" in f[2]
+        for f in findings(found, "BS-USELESS-01")
+    )
+
+
+def appended_text(more: str) -> Callable[[str], str]:
+    return lambda text: text.rstrip("\n") + "\n" + more

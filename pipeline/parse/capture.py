@@ -11,9 +11,9 @@ from pipeline.parse.blocks import Block, Heading, Paragraph, Table, parse
 from pipeline.parse.lexical import (
     canonical_id,
     find_timestamp,
+    heading_shown,
     parse_timestamp,
     seen_chars,
-    shown,
 )
 from pipeline.parse.reading import (
     entry_id,
@@ -93,8 +93,9 @@ def parse_capture(lines: list[str], rec: Records) -> None:
         if not lettered and _DATE_SEEN_RE.search(block.text) is None:
             continue
         if "~" in block.text or "<" in block.text:
-            # A struck or commented time is no time the page shows (`~~09:58Z~~ 11:00Z`).
-            block = Heading(block.line, block.level, shown(block.text), block.underlined)
+            # A struck or commented time is no time the page shows (`~~09:58Z~~ 11:00Z`), nor
+            # is a tag (`<a id="t10"></a>T10 · …`).
+            block = Heading(block.line, block.level, heading_shown(block.text), block.underlined)
         fast = _schema_turn(block.text)
         if fast is None:
             _turn(block, rec)

@@ -436,6 +436,17 @@ def says_nothing(value: str | None) -> bool:
     return not text or _PLACEHOLDER_RE.fullmatch(text) is not None
 
 
+def heading_shown(text: str) -> str:
+    """A heading's text as the page shows it: no comment or struck text, and no inline HTML
+    tag, its text kept (`<a id="claim"></a>Claim`, `<b>F4</b> — …`, `<span …>Argument</span>`
+    show `Claim`, `F4 — …`, `Argument`; until 2026-12-06 such a section or entry was not
+    found, found by a hunt)."""
+    if "<" not in text and "~" not in text:
+        return text
+    text = shown(text)
+    return _ANY_TAG_RE.sub("", text) if "<" in text else text
+
+
 def left_to_fill(value: str | None) -> bool:
     """A value the schema requires that is not filled in: one that says nothing, or a word
     left to fill it in later (`TBD`, `TODO`, `?`, `to be decided`, `N/A`), the schema's

@@ -41,6 +41,7 @@ from pipeline.parse.lexical import (
     canonical_id,
     decoded_separator,
     field,
+    heading_shown,
     int32,
     past_list_marker,
     says_nothing,
@@ -796,6 +797,7 @@ def section(text: str, names: tuple[str, ...]) -> str | None:
     """Which of the section names a heading's text begins with (any case, emphasis
     dropped, trailing text after the name allowed: `Aspect map (derived from basis)`,
     `_Claim_ (one sentence)`); a name that goes on as a word (`Claimant`) is none."""
+    text = heading_shown(text)
     if not text.isascii() or "[" in text[:4]:
         text = _heading_shown(text)
     lowered = bare(text).lower()
@@ -823,10 +825,11 @@ _ID_LEAD_RE = re.compile(
 def seen_heading(block: Heading) -> Heading:
     """A heading with its ID as the page shows it: `## Ｄ3`, `## F１` (typed fullwidth, as a
     CJK input method types them) and `## D3\u200b — …` are entry D3 or fork F1 (spec §3.1:
-    an entry heading begins with the ID). The rest of the heading is left as written."""
-    if block.text.isascii():
-        return block
-    text = seen_id(block.text)
+    an entry heading begins with the ID), and so is `## <a id="d3"></a>D3 — …`: its tags
+    show nothing (heading_shown). The rest of the heading is left as written."""
+    text = heading_shown(block.text)
+    if not text.isascii():
+        text = seen_id(text)
     return block if text is block.text else Heading(block.line, block.level, text, block.underlined)
 
 
