@@ -75,6 +75,12 @@ LINKED_CELLS = [
     # A backslash escape shows the punctuation alone (CommonMark), as a model often writes `_`.
     (UNDERSCORED, "docs/features/digest\\_notes.md"),
     (UNDERSCORED, "[notes](docs/features/digest\\_notes.md)"),
+    # A character reference is the character it shows; `\` is Windows' `/` (found by a hunt).
+    (DEMO, "docs&#47;features&#47;demo.md"),
+    (DEMO, "docs/features/demo.md&nbsp;(new)"),
+    (DEMO, "docs/features/demo.md&#x200B;"),
+    (DEMO, "docs\\features\\demo.md"),
+    (DEMO, "docs/features\\demo.md (new)"),
 ]
 
 

@@ -21,7 +21,7 @@ from pipeline.parse.blocks import (
     parse,
     split_cells,
 )
-from pipeline.parse.lexical import ESCAPED_RE, bare, inline_text, shown, token
+from pipeline.parse.lexical import ESCAPED_RE, bare, decoded, inline_text, shown, token
 from pipeline.parse.lexical import field as field_of
 from pipeline.parse.links import back_inside
 from pipeline.parse.reading import (
@@ -189,6 +189,8 @@ def parse_manifest(
                 useless, round_heading = 0, None
             elif key == "status" or useless:
                 _field(rec, current, key, value, line)
+            else:
+                _outside_test(rec, key, value, line)
     _unread_html(rec, in_html, len(lines) + 1, current)
     _unread_round(rec, round_heading)
     _html_tables(rec, doc, lines)
@@ -271,6 +273,18 @@ def _stray_rows(rec: Records, block: Paragraph) -> None:
             )
             for rule in ("BS-MANIFEST-01", "BS-HARVEST-01"):
                 rec.issue(FILE, line, "row-outside-table", message, rule)
+
+
+def _outside_test(rec: Records, key: str, value: str, line: int) -> None:
+    """A field of the uselessness test written outside its section (under `## Second cold
+    reader`, `## Uselessness-test rerun`): not read, yet a reader takes it for the test's, so
+    it is noted and fails BS-USELESS-01 (§3.1, fail closed; a failing re-run so written
+    passed, found by a hunt)."""
+    message = (
+        f"'{_NAMES[key]}: {value[:60]}' is written outside the '## Uselessness test' "
+        "section, where it is not read; move it under that heading"
+    )
+    rec.issue(FILE, line, "unread-field", message, "BS-USELESS-01")
 
 
 def _unread_rule(key: str, _value: str) -> str:
@@ -639,8 +653,9 @@ def _destinations(cell: str, links: _Links = _Links()) -> list[tuple[str, str | 
     """destinations, each with how it reads: `path`, `word` (a path only if that file
     exists), `elsewhere` (a URL, a placeholder, out of the repository) or `unread`."""
     # What the page does not show names nothing: comments, struck-through text; inline tags
-    # and invisible characters around a path are no part of it.
-    cell = inline_text(shown(cell))
+    # and invisible characters around a path are no part of it, and a character reference is
+    # the character it shows (`docs&#47;a.md`, `docs/a.md&nbsp;(new)`; found by a hunt).
+    cell = inline_text(decoded(shown(cell)))
     if "][" in cell:
         resolved = _REFERENCE_RE.sub(lambda m: _referenced(m, links), cell)
         if "\0" in resolved:  # a reference with no definition in the file names nothing known
@@ -867,8 +882,13 @@ def destination_path(cell: str, root: tuple[str, ...] = ()) -> str | None:
     return None if not text or ":" in text or text.startswith("..") or text == "." else text
 
 
+_WINDOWS_SEPARATOR_RE = re.compile(r"\\(?=[A-Za-z0-9])")
+
+
 def _normal(cell: str) -> str:
     """The cell's path normalised, `#fragment` dropped and escapes decoded; "" if none."""
     text = cell.strip().strip("`").strip()
-    text = unquote(text.split("#", 1)[0]).strip()
+    # A path written with Windows' separator (`docs\features\a.md`) names the same file: a
+    # backslash before a letter or digit is no Markdown escape, nor part of a name (a hunt).
+    text = _WINDOWS_SEPARATOR_RE.sub("/", unquote(text.split("#", 1)[0]).strip())
     return posixpath.normpath(text.lstrip("/")) if text else ""
