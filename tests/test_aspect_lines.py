@@ -96,3 +96,25 @@ def test_refs_in_a_paragraph_under_an_aspect_are_its_refs(tmp_path: Path) -> Non
     folder = session(tmp_path / "refs", "converging", "state.md", _replaced(OPT_OUT, below))
     found = detect(folder, "manifest")
     assert failing(found) == set() and found["notes"] == [], found
+
+
+@pytest.mark.parametrize(
+    ("commentary", "fails"),
+    [
+        ("→ none yet (D1 -> D3 chain to probe)", True),
+        ("→ none yet (probe: retries → D3)", True),
+        ("→ D2, thesis (settings -> notifications)", False),
+        ("→ D2, thesis (`settings -> notifications`)", False),
+    ],
+)
+def test_an_arrow_in_the_commentary_after_refs_is_the_remarks(
+    tmp_path: Path, commentary: str, fails: bool
+) -> None:
+    """The refs begin at the last arrow outside parentheses and code spans: an arrow in the
+    remark after them moved the split, so `→ none yet (D1 -> D3 …)` read as refs `D3 …` and
+    the gap passed the manifest gate, and a healthy `→ D2, thesis (a -> b)` failed
+    BS-ASPECT-01 (found by a hunt)."""
+    line = f"- risks — what could go wrong {commentary}\n"
+    found = detect(appended(tmp_path, "converging", "state.md", line), "manifest")
+    assert ("BS-ASPECT-02" in failing(found)) is fails, notes(found)
+    assert "BS-ASPECT-01" not in failing(found), notes(found)

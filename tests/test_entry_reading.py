@@ -738,3 +738,13 @@ def test_a_test_field_outside_the_uselessness_section_fails_useless_01(
 
 def appended_text(more: str) -> Callable[[str], str]:
     return lambda text: text.rstrip("\n") + "\n" + more
+
+
+@pytest.mark.parametrize("shown_f4", ["F\u200b4", "F\u00ad4", "F\u20604", "\uff264"])
+def test_an_id_as_the_page_shows_it_is_read_in_a_list_of_ids(tmp_path: Path, shown_f4: str) -> None:
+    """`Resolves: F3, F4` with an invisible character in F4, or a fullwidth F: the page shows
+    F4, yet the ID was dropped and D1 resolving the parked F4 passed BS-FORK-02 with no note
+    (found by a hunt). Every list of IDs reads them as shown (lexical.ids)."""
+    edit = lambda text: text.replace("- Resolves: F3", f"- Resolves: F3, {shown_f4}", 1)  # noqa: E731
+    found = detect(session(tmp_path, "converging", "ledger.md", edit), "session")
+    assert "BS-FORK-02" in failing(found), notes(found)

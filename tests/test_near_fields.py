@@ -339,6 +339,10 @@ def test_a_raiser_after_a_hard_line_break_is_read(tmp_path: Path, name: str) -> 
         # vanished when a sync came first (found by a hunt).
         "- **Raised in:** S99",
         "- **Raised:** S99",
+        # Another verb for raising it (found by a hunt).
+        "- Opened by: twin (S99)",
+        "- Added by: twin (S99)",
+        "- **Brought up by:** twin (S99)",
     ],
 )
 def test_another_form_of_raised_by_is_read_and_fails(tmp_path: Path, line: str) -> None:

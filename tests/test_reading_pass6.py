@@ -255,9 +255,12 @@ def test_a_result_only_as_a_heading_fails_naming_it(tmp_path: Path) -> None:
         tmp_path, "applied", "ops/manifest.md", _replaced("- Result: pass", "## Result: pass")
     )
     found = detect(folder, "move")
+    # The heading ends the test's section, so the fields under it are outside it, and named.
     assert {(f, n) for f, n, _ in findings(found, "BS-USELESS-01")} == {
         ("ops/manifest.md", None),
         ("ops/manifest.md", 12),
+        ("ops/manifest.md", 13),
+        ("ops/manifest.md", 14),
     }, found
 
 

@@ -163,12 +163,13 @@ def _near(
 
 
 # A line named by another form of Raised by (`Raised: twin (S2)`, `Raised in: S2`, `Raiser:
-# user`) before a raiser or a sync: meant as the field, which a reader would otherwise drop
-# without a word (spec §3.1, fail closed). Without a separator only a raiser or a sync may
-# follow (`Raised twin concerns` is prose). The separator may stand inside the name's
-# emphasis (`**Raised in:** S2`).
+# user`, or another verb, `Opened by: twin (S9)`; found by a hunt) before a raiser or a sync:
+# meant as the field, which a reader would otherwise drop without a word (spec §3.1, fail
+# closed). Without a separator only a raiser or a sync may follow (`Raised twin concerns` is
+# prose). The separator may stand inside the name's emphasis (`**Raised in:** S2`).
 _MISNAMED_RE = re.compile(
-    r"[*_`]*+(?P<name>(?i:raised|raiser)(?:[ \t]++(?i:in|at|from|during|on|via))?+)[*_`]*+"
+    r"[*_`]*+(?P<name>(?i:raised|raiser|(?:opened|added|surfaced|created|brought[ \t]++up"
+    r"|asked|posed)[ \t]++by)(?:[ \t]++(?i:in|at|from|during|on|via))?+)[*_`]*+"
     r"[ \t]*+(?P<sep>[:=\u2014\u2013-]?)[*_`]*+[ \t]*+(?P<value>.+)"
 )
 _BARE_RAISER_RE = re.compile(

@@ -553,7 +553,10 @@ def canonical_id(letter: str, digits: str) -> str:
 
 def ids(text: str, letter: str) -> list[str]:
     """Every `{letter}{n}` that stands as a whole word in text, in order, once each (as
-    canonical_id names it)."""
+    canonical_id names it), each as the page shows it (`F\u200b4`, `F\u00ad4`, `Ｆ4` are F4;
+    found by a hunt)."""
+    if not text.isascii():
+        text = seen_chars(text)
     if letter not in text:
         return []
     found = [canonical_id(letter, f[1:]) for f in _ID_RES[letter].findall(text)]
@@ -567,13 +570,33 @@ def find_timestamp(text: str) -> str | None:
 
 
 def split_arrow(text: str) -> tuple[str, str] | None:
-    """Split at the last arrow (`→` or `->`), the spaces around it dropped: (before,
-    after); None when there is no arrow."""
-    unicode, ascii_ = text.rfind("→"), text.rfind("->")
-    if unicode < 0 and ascii_ < 0:
+    """Split at the last arrow (`→` or `->`) outside parentheses and code spans, the spaces
+    around it dropped: (before, after); None when there is no arrow. An arrow in the
+    commentary after an aspect's refs (`→ none yet (D1 -> D3 next)`) is the remark's, not
+    the one that begins the refs (found by a hunt)."""
+    arrows = list(_ARROW_RE.finditer(text))
+    if not arrows:
         return None
-    at, end = (unicode, unicode + 1) if unicode > ascii_ else (ascii_, ascii_ + 2)
-    return text[:at].rstrip(), text[end:].lstrip()
+    if "(" in text or "`" in text:
+        hidden = [*code_spans(text), *_balanced_parentheses(text)]
+        outside = [m for m in arrows if not any(a <= m.start() < b for a, b in hidden)]
+        arrows = outside or arrows
+    last = arrows[-1]
+    return text[: last.start()].rstrip(), text[last.end() :].lstrip()
+
+
+_ARROW_RE = re.compile(r"→|->")
+
+
+def _balanced_parentheses(text: str) -> list[tuple[int, int]]:
+    """The spans of balanced parentheses in text (a `(` never closed makes none)."""
+    spans, opened = [], []
+    for at, char in enumerate(text):
+        if char == "(":
+            opened.append(at)
+        elif char == ")" and opened:
+            spans.append((opened.pop(), at + 1))
+    return spans
 
 
 def parse_timestamp(raw: str) -> datetime | None:
