@@ -2164,3 +2164,51 @@ def test_a_file_spelling_the_topic_in_another_unicode_form_is_no_twin(tmp_path: 
     result = runner.invoke(app, ["detect", str(folder)])
     assert result.exit_code == 0, result.output
     assert "CENSUS-LOC-01 pass" in result.stdout and "Unicode form" not in result.stdout
+
+
+def _nightly_findings(root: Path, out: Path, night: str) -> None:
+    crawl([str(root)], str(out), workers=1, git_history=True, point=night)
+    check(str(out))
+
+
+@pytest.mark.parametrize("move", ["fast-forward", "cherry-pick", "older commit"])
+def test_a_working_tree_moved_along_committed_history_counts_no_step_again(
+    tmp_path: Path, move: str
+) -> None:
+    """Nights whose working trees hold nothing uncommitted are compared through their
+    commits, each counted on the night first seen: compared tree to tree, HEAD reaching a
+    counted step back again (a fast-forward, a cherry-pick) counted it again, and a night
+    on an older commit (a detached checkout) made false findings (found by a hunt)."""
+    repo = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", tmp_path / "root" / "repo")
+    git(repo, "init", "-q")
+    first = commit(repo, "2026-07-08T15:00:00Z", "open the session")
+    edit(repo, "state.md", "Status: open", "Status: stopping")
+    commit(repo, "2026-07-09T15:00:00Z", "start stopping")
+    out = tmp_path / "out"
+    if move == "older commit":
+        _nightly_findings(tmp_path / "root", out, "n1")
+        git(repo, "checkout", "-q", "--detach", first)
+        _nightly_findings(tmp_path / "root", out, "n2")
+        git(repo, "checkout", "-q", "main")
+        _nightly_findings(tmp_path / "root", out, "n3")
+        expected = []
+    else:
+        git(repo, "checkout", "-q", "-b", "feat")
+        edit(repo, "state.md", "Status: stopping", "Status: open")
+        step = commit(repo, "2026-07-10T15:00:00Z", "step back on a branch")
+        _nightly_findings(tmp_path / "root", out, "n1")
+        git(repo, "checkout", "-q", "main")
+        _nightly_findings(tmp_path / "root", out, "n2")
+        if move == "fast-forward":
+            git(repo, "merge", "-q", "--ff-only", "feat")
+        else:
+            dates = {"GIT_COMMITTER_DATE": "2026-07-11T15:00:00Z"}
+            git(repo, "cherry-pick", step, env=dates)
+        _nightly_findings(tmp_path / "root", out, "n3")
+        expected = [("n1", "BS-STATE-01")]
+    con = connect(Out(out))
+    found = con.execute(
+        "SELECT point, rule_id FROM point_series_findings ORDER BY point, rule_id"
+    ).fetchall()
+    con.close()
+    assert found == expected

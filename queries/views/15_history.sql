@@ -187,13 +187,14 @@ heads AS (
 pairs AS (
     SELECT h.session_key, h.root, h.point, b.snapshot_id AS before_id, b.seen_in AS before_seen,
         h.snapshot_id AS after_id, h.seen_in AS after_seen, b."commit" AS before_commit,
-        h."commit" AS after_commit
+        h."commit" AS after_commit, NULL::VARCHAR[] AS before_heads,
+        NULL::VARCHAR[] AS after_heads
     FROM heads h
     JOIN commits b
         ON b.session_key = h.session_key AND b.root = h.root AND b."commit" = h.parent
     UNION ALL
     SELECT session_key, root, point, previous_id, previous_seen, snapshot_id, seen_in, NULL,
-        NULL
+        NULL, previous_parents, parents
     FROM working
     WHERE previous_id IS NOT NULL
 ),
@@ -332,11 +333,69 @@ merged AS (
 ),
 pair_files AS (
     FROM session_content((SELECT list(before_id) || list(after_id) FROM differing))
+),
+tree_heads AS (
+    -- Two nights' working trees, each standing on one commit at HEAD that changed the session.
+    SELECT p.session_key, p.root, p.before_id, p.after_id, b.snapshot_id AS before_head,
+        a.snapshot_id AS after_head, b."commit" AS before_commit_head,
+        a."commit" AS after_commit_head
+    FROM differing p
+    JOIN commits b
+        ON b.session_key = p.session_key AND b.root = p.root AND len(p.before_heads) = 1
+        AND b."commit" = p.before_heads[1]
+    JOIN commits a
+        ON a.session_key = p.session_key AND a.root = p.root AND len(p.after_heads) = 1
+        AND a."commit" = p.after_heads[1]
+),
+head_files AS (
+    FROM session_content((SELECT list(before_id) || list(after_id) || list(before_head)
+        || list(after_head) FROM tree_heads))
+),
+head_walk AS (
+    -- The commits (that changed the session) behind each such head, itself included.
+    SELECT DISTINCT session_key, root, head AS start, head AS at
+    FROM (
+        SELECT session_key, root, before_commit_head AS head FROM tree_heads
+        UNION
+        SELECT session_key, root, after_commit_head FROM tree_heads
+    )
+    UNION
+    SELECT w.session_key, w.root, w.start, unnest(c.parents)
+    FROM head_walk w
+    JOIN commits c ON c.session_key = w.session_key AND c.root = w.root AND c."commit" = w.at
+),
+committed_trees AS (
+    -- Those whose trees both hold their commit's session files, nothing uncommitted, and
+    -- whose commits lie on one line of history: every step from the earlier to the later is
+    -- a commit's, counted (once) on the night that commit was first seen, and HEAD moved back
+    -- along it (a detached checkout of an older commit, a stale clone standing for the
+    -- session) made no step at all. Compared tree to tree, a fast-forward onto a counted
+    -- commit counted it again, and a night on an older commit made three false findings
+    -- (found by a hunt). Trees on commits history does not link (another branch) are
+    -- compared as before.
+    SELECT t.session_key, t.root, t.before_id, t.after_id
+    FROM tree_heads t
+    JOIN head_files b ON b.snapshot_id = t.before_id
+    JOIN head_files bh ON bh.snapshot_id = t.before_head AND bh.files = b.files
+    JOIN head_files a ON a.snapshot_id = t.after_id
+    JOIN head_files ah ON ah.snapshot_id = t.after_head AND ah.files = a.files
+    WHERE EXISTS (
+        SELECT 1 FROM head_walk w
+        WHERE w.session_key = t.session_key AND w.root = t.root
+            AND ((w.start = t.after_commit_head AND w.at = t.before_commit_head)
+                OR (w.start = t.before_commit_head AND w.at = t.after_commit_head))
+    )
 )
 SELECT row_number() OVER (ORDER BY session_key, root, point, before_seen, after_seen) AS pair_id,
-    * EXCLUDE (after_commit)
+    * EXCLUDE (after_commit, before_heads, after_heads)
 FROM differing p
 WHERE NOT EXISTS (
+        SELECT 1 FROM committed_trees c
+        WHERE p.after_commit IS NULL AND p.before_commit IS NULL
+            AND c.session_key = p.session_key AND c.root = p.root
+            AND c.before_id = p.before_id AND c.after_id = p.after_id
+    )
+    AND NOT EXISTS (
         SELECT 1 FROM rewritten r
         WHERE r.session_key = p.session_key AND r.root = p.root AND r.before_id = p.before_id
             AND r.after_commit = p.after_commit
