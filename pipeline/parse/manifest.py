@@ -187,10 +187,8 @@ def parse_manifest(
                 num = _after(rec, current["round"] if rounds > 1 else None, value, line)
                 current = _next_round(current, rows, num, line, rounds)
                 useless, round_heading = 0, None
-            elif key == "status" or useless:
-                _field(rec, current, key, value, line)
             else:
-                _outside_test(rec, key, value, line)
+                _round_field(rec, current, key, value, line, bool(useless))
     _unread_html(rec, in_html, len(lines) + 1, current)
     _unread_round(rec, round_heading)
     _html_tables(rec, doc, lines)
@@ -273,6 +271,17 @@ def _stray_rows(rec: Records, block: Paragraph) -> None:
             )
             for rule in ("BS-MANIFEST-01", "BS-HARVEST-01"):
                 rec.issue(FILE, line, "row-outside-table", message, rule)
+
+
+def _round_field(
+    rec: Records, current: dict[str, Any], key: str, value: str, line: int, in_test: bool
+) -> None:
+    """A round's Status, or a field of its uselessness test inside that section, is read;
+    a test field outside the section is noted (_outside_test)."""
+    if key == "status" or in_test:
+        _field(rec, current, key, value, line)
+    else:
+        _outside_test(rec, key, value, line)
 
 
 def _outside_test(rec: Records, key: str, value: str, line: int) -> None:
