@@ -696,9 +696,6 @@ def test_an_entry_indented_four_spaces_is_code_and_noted(
         ("converging", "thesis.md", "## Claim", '## <a id="claim"></a>Claim', "manifest"),
         ("converging", "thesis.md", "## Argument", '## <span id="a">Argument</span>', "manifest"),
         ("converging", "state.md", "## Aspect map", '## <a id="map"></a>Aspect map', "manifest"),
-        ("converging", "forks.md", "## F4 —", '## <a id="f4"></a>F4 —', "manifest"),
-        ("converging", "forks.md", "## F4 —", "## <b>F4</b> —", "manifest"),
-        ("converging", "ledger.md", "## D1 —", '## <a id="d1"></a>D1 —', "manifest"),
         ("converging", "ops/capture.md", "### T9 ·", '### <a id="t9"></a>T9 ·', "manifest"),
         (
             "applied",

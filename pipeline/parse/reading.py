@@ -825,11 +825,11 @@ _ID_LEAD_RE = re.compile(
 def seen_heading(block: Heading) -> Heading:
     """A heading with its ID as the page shows it: `## Ｄ3`, `## F１` (typed fullwidth, as a
     CJK input method types them) and `## D3\u200b — …` are entry D3 or fork F1 (spec §3.1:
-    an entry heading begins with the ID), and so is `## <a id="d3"></a>D3 — …`: its tags
-    show nothing (heading_shown). The rest of the heading is left as written."""
-    text = heading_shown(block.text)
-    if not text.isascii():
-        text = seen_id(text)
+    an entry heading begins with the ID). The rest of the heading is left as written: a
+    title keeps its tags, which the report shows escaped."""
+    if block.text.isascii():
+        return block
+    text = seen_id(block.text)
     return block if text is block.text else Heading(block.line, block.level, text, block.underlined)
 
 
