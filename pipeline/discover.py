@@ -140,8 +140,8 @@ def discover(entries: Iterable[Entry]) -> list[RepoRef]:
         for owner in _owners(entry.path, ordered, gits):
             repo = repos[owner]
             rel = entry.path[len(owner) + 1 :] if owner else entry.path
-            if entry.problem and hides_folder(entry):
-                repo.unseen[rel] = entry.problem
+            if hides_folder(entry):
+                repo.unseen[rel] = entry.problem or ""
             if entry.is_dir:
                 if is_unlisted(entry):
                     # A folder of documents not listed may hold a link into any session.

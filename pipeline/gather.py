@@ -497,11 +497,12 @@ def _add_destinations(
 ) -> list[tuple[str, str, str]]:
     """The manifest's destinations that exist, and the links of those inside a session
     folder, this session's own included (no repository document, so read here); returns the
-    destinations that exist only in another case, as documents not read."""
+    destinations not read: those that exist only in another case, and those under a folder
+    the walk did not see into."""
     named = manifest_destinations(manifest, session.path, ctx.root_names)
     inp.existing_destinations = frozenset(d for d in named if d in ctx.repo.files)
     missing = [d for d in named if d not in ctx.repo.files]
-    misnamed = _misnamed_destinations(ctx, missing) + _behind_unseen(ctx, missing)
+    unread = _misnamed_destinations(ctx, missing) + _behind_unseen(ctx, missing)
     # Only files inside a session folder: one beside them (docs/history/brainstorms/README.md)
     # is a repository document, whose links the scan has read already. A row routed into the
     # session's own thesis.md is a destination like any other (its links were never read).
@@ -512,7 +513,7 @@ def _add_destinations(
     )
     if inside:
         inp.links = [*inp.links, *ctx.links_in_sessions(inside, session.topic)]
-    return misnamed
+    return unread
 
 
 def _behind_unseen(ctx: RepoContext, missing: list[str]) -> list[tuple[str, str, str]]:

@@ -437,10 +437,10 @@ def says_nothing(value: str | None) -> bool:
 
 
 def heading_shown(text: str) -> str:
-    """A heading's text as the page shows it: no comment or struck text, and no inline HTML
-    tag, its text kept (`<a id="claim"></a>Claim`, `<b>F4</b> — …`, `<span …>Argument</span>`
-    show `Claim`, `F4 — …`, `Argument`; until 2026-12-06 such a section or entry was not
-    found, found by a hunt)."""
+    """A section's or turn's heading text as the page shows it: no comment or struck text,
+    and no inline HTML tag, its text kept (`<a id="claim"></a>Claim`, `<span …>Argument</span>`
+    show `Claim`, `Argument`; until 2026-12-06 such a section was not found, found by a
+    hunt). Entry headings do not use it: a title keeps its tags, which the report escapes."""
     if "<" not in text and "~" not in text:
         return text
     text = shown(text)
@@ -452,7 +452,7 @@ def left_to_fill(value: str | None) -> bool:
     left to fill it in later (`TBD`, `TODO`, `?`, `to be decided`, `N/A`), the schema's
     `{placeholder}` in a person's words or brackets (`[condition]`). Closes when, the
     ledger's Why, Decision and How to apply, and a parked fork's destination read it."""
-    if says_nothing(value) or value is None:
+    if value is None or says_nothing(value):
         return True
     return written_alone(value, _TO_FILL_RE) or written_alone(value, _BRACKETED_RE)
 
@@ -578,7 +578,7 @@ def split_arrow(text: str) -> tuple[str, str] | None:
     if not arrows:
         return None
     if "(" in text or "`" in text:
-        hidden = [*code_spans(text), *_balanced_parentheses(text)]
+        hidden = [*code_spans(text), *remarks_in(text)]
         outside = [m for m in arrows if not any(a <= m.start() < b for a, b in hidden)]
         arrows = outside or arrows
     last = arrows[-1]
@@ -586,16 +586,26 @@ def split_arrow(text: str) -> tuple[str, str] | None:
 
 
 _ARROW_RE = re.compile(r"→|->")
+# Parentheses, paired by remarks_in: what they hold is a remark (a Destination cell's, an
+# aspect's after its refs).
+_PAREN_RE = re.compile(r"[()]")
 
 
-def _balanced_parentheses(text: str) -> list[tuple[int, int]]:
-    """The spans of balanced parentheses in text (a `(` never closed makes none)."""
-    spans, opened = [], []
-    for at, char in enumerate(text):
-        if char == "(":
-            opened.append(at)
-        elif char == ")" and opened:
-            spans.append((opened.pop(), at + 1))
+def remarks_in(text: str) -> list[tuple[int, int]]:
+    """The spans of the outermost balanced parentheses in text, in order; a `)` with no
+    `(` before it is text, as is a `(` never closed (which leaves the pairs after it
+    outermost)."""
+    closed: list[tuple[int, int]] = []
+    opened: list[int] = []
+    for m in _PAREN_RE.finditer(text):
+        if m[0] == "(":
+            opened.append(m.start())
+        elif opened:
+            closed.append((opened.pop(), m.end()))
+    spans: list[tuple[int, int]] = []
+    for start, end in sorted(closed):  # pairs nest or stand apart
+        if not spans or start >= spans[-1][1]:
+            spans.append((start, end))
     return spans
 
 

@@ -21,7 +21,7 @@ from pipeline.parse.blocks import (
     parse,
     split_cells,
 )
-from pipeline.parse.lexical import ESCAPED_RE, bare, decoded, inline_text, shown, token
+from pipeline.parse.lexical import ESCAPED_RE, bare, decoded, inline_text, remarks_in, shown, token
 from pipeline.parse.lexical import field as field_of
 from pipeline.parse.links import back_inside
 from pipeline.parse.reading import (
@@ -83,8 +83,6 @@ _TARGET_RE = re.compile(r"\s*+<?([^)>\s]*+)")
 # tried at every space of a long run, `\s+and` rescans the rest of the run each time
 # (quadratic).
 _SPLIT_RE = re.compile(r"<br\s*/?>|[,;]|(?<!\s)\s++(?:and|&|\+)\s+", re.I)
-# The parentheses of a cell, paired by _remarks: a separator inside a remark separates nothing.
-_PAREN_RE = re.compile(r"[()]")
 # A `)` and spaces before a link's `[text](`: the end of one link (or of commentary), then
 # another destination.
 _SIDE_BY_SIDE_RE = re.compile(r"\)[ \t]++(?=!?\[[^\[\]]*+\]\()")
@@ -694,7 +692,7 @@ def _pieces(text: str) -> list[str]:
     before. One pass over the parentheses and one over the separators."""
     if "(" not in text:
         return _SPLIT_RE.split(text)
-    remarks = _remarks(text)
+    remarks = remarks_in(text)
     if not remarks:
         return _SPLIT_RE.split(text)
     pieces: list[str] = []
@@ -710,24 +708,6 @@ def _pieces(text: str) -> list[str]:
         at = m.end()
     pieces.append(text[at:])
     return pieces
-
-
-def _remarks(text: str) -> list[tuple[int, int]]:
-    """The spans of the outermost balanced parentheses in text, in order; a `)` with no
-    `(` before it is text, as is a `(` never closed (which leaves the pairs after it
-    outermost)."""
-    closed: list[tuple[int, int]] = []
-    opened: list[int] = []
-    for m in _PAREN_RE.finditer(text):
-        if m[0] == "(":
-            opened.append(m.start())
-        elif opened:
-            closed.append((opened.pop(), m.end()))
-    spans: list[tuple[int, int]] = []
-    for start, end in sorted(closed):  # pairs nest or stand apart
-        if not spans or start >= spans[-1][1]:
-            spans.append((start, end))
-    return spans
 
 
 def _escape_angled(m: re.Match[str]) -> str:

@@ -13,7 +13,7 @@ from pipeline.parse import READER_VERSION
 from pipeline.parse.capture import parse_capture
 from pipeline.parse.forks import parse_forks
 from pipeline.parse.ledger import parse_ledger
-from pipeline.parse.lexical import decode
+from pipeline.parse.lexical import MARKDOWN_SUFFIXES, decode
 from pipeline.parse.manifest import parse_manifest
 from pipeline.parse.records import Records
 from pipeline.parse.state import parse_state
@@ -285,7 +285,7 @@ def _spelling(name: str) -> str:
     (`fork.md`, `ledgers.md`: a trailing `s` of each part of the name does not count). A
     dot-file has no extension to leave out (`ops/.gitignore`)."""
     stem, ext = posixpath.splitext(name.lower())
-    other = ext in (".markdown", ".mdown", ".mkd", ".txt", ".text")
+    other = ext in MARKDOWN_SUFFIXES or ext in (".txt", ".text")
     if other or (not ext and not posixpath.basename(stem).startswith(".")):
         ext = ".md"
     parts = stem.replace("_", "").replace("-", "").replace(" ", "").split("/")
