@@ -577,12 +577,31 @@ def split_arrow(text: str) -> tuple[str, str] | None:
     arrows = list(_ARROW_RE.finditer(text))
     if not arrows:
         return None
-    if "(" in text or "`" in text:
-        hidden = [*code_spans(text), *remarks_in(text)]
-        outside = [m for m in arrows if not any(a <= m.start() < b for a, b in hidden)]
-        arrows = outside or arrows
     last = arrows[-1]
+    if "(" in text or "`" in text:
+        hidden = _merged([*code_spans(text), *remarks_in(text)])
+        starts = [start for start, _ in hidden]
+        # A bisect per arrow, not a scan of every span: a line of thousands of both stays linear.
+        outside = (m for m in reversed(arrows) if not _within(m.start(), hidden, starts))
+        last = next(outside, last)
     return text[: last.start()].rstrip(), text[last.end() :].lstrip()
+
+
+def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Spans joined where they overlap, in order."""
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if merged and start < merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def _within(at: int, spans: list[tuple[int, int]], starts: list[int]) -> bool:
+    """Whether offset at lies inside one of the ordered, disjoint spans."""
+    i = bisect_right(starts, at) - 1
+    return i >= 0 and at < spans[i][1]
 
 
 _ARROW_RE = re.compile(r"→|->")
