@@ -74,6 +74,7 @@ from pipeline.parse.ledger import parse_ledger
 from pipeline.parse.lexical import (
     INT32_MAX,
     MAX_LINE_CHARS,
+    Spans,
     decode,
     field,
     id_number,
@@ -688,6 +689,20 @@ def test_resolve_stays_in_the_repository(document: str, target: str) -> None:
     _assert_repo_path(resolve(document, target))
 
 
+_spans = st.lists(st.tuples(st.integers(0, 40), st.integers(0, 40)), max_size=12)
+
+
+@given(spans=_spans, at=st.integers(-2, 42), end=st.integers(-2, 42))
+def test_spans_answer_as_a_scan_of_every_span_would(
+    spans: list[tuple[int, int]], at: int, end: int
+) -> None:
+    """Spans, the bisect the readers use to stay linear, agrees with the plain scan."""
+    found = Spans(spans)
+    assert (at in found) == any(start <= at < stop for start, stop in spans)
+    overlaps = any(max(start, at) < min(stop, end) for start, stop in spans)
+    assert found.meets(at, end) == overlaps
+
+
 # ───────────────────────────── 2. bounded time ─────────────────────────────
 
 
@@ -812,6 +827,19 @@ def _adversarial() -> dict[str, bytes]:
         "code-spans-of-every-length": "- a — b → "
         + "".join("`" * n + "x" for n in range(1, 1_000))
         + " ~ &amp;\n",
+        # Each HTML block was checked against every hidden entry heading, and each field or
+        # aspect line in one against every block or aspect map (found by a review after
+        # mixed-run failed on CI: split_arrow checked every arrow against every code span).
+        "html-blocks-hiding-entries": "<div>\n## D1 — a\n## F1 — a [open]\n- Decision: x\n"
+        "</div>\n\n" * 12_000,
+        "html-blocks-in-aspect-maps": "## Aspect map\n\n<div>\n- a — b → c\n</div>\n\n" * 12_000,
+        # Each phrase or HTML row counted the line breaks before it from the text's start, or
+        # copied all the text before or after it (found by the same review; the first took
+        # 573 s at twice this size).
+        "phrases-naming-no-entry": "## D1 — a\n" + "Reversed by nothing\n" * 20_000,
+        "phrases-of-other-words": "## D1 — a\n" + "Superseded by D2\n" * 30_000,
+        "bracketed-resolves": "## D1 — a\n" + "(resolves F1)\n" * 40_000,
+        "html-table-rows": "<table>\n" + "<tr><td>1</td><td>a</td><td>b</td></tr>\n" * 30_000,
     }
     cases = {name: value.encode("utf-8") for name, value in text.items()}
     cases["invalid-utf8"] = b"\xff" * BIG

@@ -10,6 +10,8 @@ from typing import Any
 from pipeline.parse.blocks import Block, Document, Heading, Item, Paragraph, Table, parse
 from pipeline.parse.lexical import (
     BREAK_RE,
+    Rows,
+    Spans,
     bare,
     canonical_id,
     decoded,
@@ -467,7 +469,7 @@ def _phrase(entry: dict[str, Any], lines: list[tuple[int, str]], rec: Records) -
                 _annotation(entry, "reversed_by", found, lines[row][0])
             elif _leads(text, m):
                 name = entry["decision_id"] or "entry"
-                said = text[m.start() :].split("\n", 1)[0][:80]
+                said = text[m.start() : m.start() + 80].split("\n", 1)[0]
                 message = f"{name} '{said}' names no D#: a reversal is `Reversed by D#`"
                 rec.issue(FILE, lines[row][0], "no-decision-id", message, RULE)
 
@@ -478,8 +480,9 @@ def _other_phrases(
     """The phrase under another word (`Superseded by D9`) in `text`, the lines' text as the
     page shows it: read as `Reversed by`, with a malformed-field note on the line it begins
     on, unless that line's field reading already noted it (`- Superseded by: D9`)."""
+    rows = Rows(text)
     for m in _OTHER_PHRASE_RE.finditer(text):
-        line = lines[text.count("\n", 0, m.start())][0]
+        line = lines[rows.of(m.start())][0]
         found = ids(_PHRASE_ID_RE.sub(r"D\1", m[1]), "D")
         _annotation(entry, "reversed_by", found, line)
         noted = rec.of("parse_issues")
@@ -542,11 +545,20 @@ def _in_words(
 ) -> Iterator[tuple[int, str, list[str]]]:
     """(line, words, IDs named) of each phrase (`resolves F2`) written in the heading, or in
     brackets in the prose: running prose (`the sender now resolves F1 faster`) stays prose."""
+    rows = Rows(text)
     for m in phrase.finditer(text):
-        if not heading and not text[: m.start()].rstrip(" \t*_`~").endswith(("(", "[")):
+        if not heading and not _bracketed(text, m.start()):
             continue
-        line = lines[text.count("\n", 0, m.start())][0]
+        line = lines[rows.of(m.start())][0]
         yield line, m[0], ids(id_re.sub(letter + r"\1", m[1]), letter)
+
+
+def _bracketed(text: str, at: int) -> bool:
+    """Whether `(` or `[` comes before offset at, spaces and emphasis between (looked back
+    from at, not stripped from a copy of all before it: a long entry stays linear)."""
+    while at > 0 and text[at - 1] in " \t*_`~":
+        at -= 1
+    return at > 0 and text[at - 1] in "(["
 
 
 def _meant_as(words: str, field: str, letter: str, named: list[str]) -> str:
@@ -560,11 +572,21 @@ def _leads(text: str, words: re.Match[str]) -> bool:
     """Whether the phrase is written as an annotation: capitalised at the start of its line,
     sentence or cell (a wrapped line of prose may begin `reversed by the team`), and not as a
     field, whose reading notes its value."""
-    return (
-        text[words.start()] == "R"
-        and _LEAD_RE.search(text, 0, words.start()) is not None
-        and not _AS_FIELD_RE.match(text, words.end())
-    )
+    start = words.start()
+    if text[start] != "R" or _AS_FIELD_RE.match(text, words.end()):
+        return False
+    # A lead match is the marks right before the phrase and the character before them:
+    # searching from the text's start for every phrase was quadratic (found by a review).
+    at = start
+    while at > 0 and _after_lead(text[at - 1]):
+        at -= 1
+    return _LEAD_RE.search(text, max(0, at - 1), start) is not None
+
+
+def _after_lead(char: str) -> bool:
+    r"""Whether char may stand between a lead and the phrase in _LEAD_RE (`\s` and `\d` are
+    Unicode's there, as str.isspace and str.isdecimal)."""
+    return char.isspace() or char.isdecimal() or char in ">*_`~([+-.)"
 
 
 def _phrase_ids(text: str, words: re.Match[str]) -> list[str]:
@@ -589,10 +611,11 @@ class _HtmlPhrases:
         self.rec = rec
         inner = html_text(doc, lines) if doc.html else None
         self.inner = inner or []
+        headings = Spans((line, line + 1) for line in hidden)
         self.blocks = [
             (first, last)
             for first, last in (doc.html if inner else [])
-            if not any(first <= line <= last for line in hidden)
+            if not headings.meets(first, last + 1)
         ]
 
     def read(self, entry: dict[str, Any] | None, before: int) -> None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import html
 import re
 import unicodedata
-from bisect import bisect_right
-from collections.abc import Callable
+from bisect import bisect_left, bisect_right
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from operator import methodcaller
 
@@ -579,31 +579,50 @@ def split_arrow(text: str) -> tuple[str, str] | None:
         return None
     last = arrows[-1]
     if "(" in text or "`" in text:
-        hidden = _merged([*code_spans(text), *remarks_in(text)])
-        starts = [start for start, _ in hidden]
-        # A bisect per arrow, not a scan of every span: a line of thousands of both stays linear.
-        outside = (m for m in reversed(arrows) if not _within(m.start(), hidden, starts))
-        last = next(outside, last)
+        hidden = Spans([*code_spans(text), *remarks_in(text)])
+        last = next((m for m in reversed(arrows) if m.start() not in hidden), last)
     return text[: last.start()].rstrip(), text[last.end() :].lstrip()
 
 
-def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """Spans joined where they overlap, in order."""
-    merged: list[tuple[int, int]] = []
-    for start, end in sorted(spans):
-        if merged and start < merged[-1][1]:
-            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
-        else:
-            merged.append((start, end))
-    return merged
+class Spans:
+    """Half-open spans [start, end) of offsets or lines, joined where they overlap: whether a
+    point or a range falls in one is a bisect, not a scan of every span, so a file of
+    thousands of both stays linear (each scan was quadratic, found by the bounded-time
+    tests and a review)."""
+
+    def __init__(self, spans: Iterable[tuple[int, int]]) -> None:
+        self.starts: list[int] = []
+        self.ends: list[int] = []
+        for start, end in sorted(s for s in spans if s[0] < s[1]):
+            if self.ends and start <= self.ends[-1]:
+                self.ends[-1] = max(end, self.ends[-1])
+            else:
+                self.starts.append(start)
+                self.ends.append(end)
+
+    def __contains__(self, at: int) -> bool:
+        i = bisect_right(self.starts, at) - 1
+        return i >= 0 and at < self.ends[i]
+
+    def meets(self, start: int, end: int) -> bool:
+        """Whether [start, end) shares a point with a span."""
+        i = bisect_right(self.starts, end - 1) - 1
+        return start < end and i >= 0 and self.ends[i] > start
 
 
-def _within(at: int, spans: list[tuple[int, int]], starts: list[int]) -> bool:
-    """Whether offset at lies inside one of the ordered, disjoint spans."""
-    i = bisect_right(starts, at) - 1
-    return i >= 0 and at < spans[i][1]
+class Rows:
+    """The row of each offset in a text (how many line breaks come before it), by a bisect
+    over its breaks: counting them from the start for every match was quadratic in a long
+    entry or HTML block (found by a review)."""
+
+    def __init__(self, text: str) -> None:
+        self.breaks = [m.start() for m in _NEWLINE_RE.finditer(text)]
+
+    def of(self, at: int) -> int:
+        return bisect_left(self.breaks, at)
 
 
+_NEWLINE_RE = re.compile("\n")
 _ARROW_RE = re.compile(r"→|->")
 # Parentheses, paired by remarks_in: what they hold is a remark (a Destination cell's, an
 # aspect's after its refs).

@@ -21,7 +21,16 @@ from pipeline.parse.blocks import (
     parse,
     split_cells,
 )
-from pipeline.parse.lexical import ESCAPED_RE, bare, decoded, inline_text, remarks_in, shown, token
+from pipeline.parse.lexical import (
+    ESCAPED_RE,
+    Rows,
+    bare,
+    decoded,
+    inline_text,
+    remarks_in,
+    shown,
+    token,
+)
 from pipeline.parse.lexical import field as field_of
 from pipeline.parse.links import back_inside
 from pipeline.parse.reading import (
@@ -239,9 +248,9 @@ def _html_tables(rec: Records, doc: Document, lines: list[str]) -> None:
             continue
         block = lines[first - 1 : last]
         text = "\n".join(block)
+        row_of = Rows(text).of
         rows = [
-            (text.count("\n", 0, m.start()), _HTML_CELL_RE.findall(m[1]))
-            for m in _HTML_ROW_RE.finditer(text)
+            (row_of(m.start()), _HTML_CELL_RE.findall(m[1])) for m in _HTML_ROW_RE.finditer(text)
         ]
         rows += [(n, split_cells(t)) for n, t in enumerate(block) if t.lstrip(" \t")[:1] == "|"]
         for at, cells in sorted(rows, key=lambda row: row[0]):

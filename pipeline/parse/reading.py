@@ -37,6 +37,7 @@ from pipeline.parse.lexical import (
     LIST_MARKER_RE,
     MAX_FIELD_NAME,
     UNICODE_SPACES,
+    Spans,
     bare,
     canonical_id,
     decoded_separator,
@@ -359,11 +360,12 @@ def note_html_fields(
     inner = html_text(doc, lines) if doc.html else None
     if inner is None:
         return []
-    noted = [(first, last) for first, last in doc.html if any(first <= e <= last for e in entries)]
+    held = Spans((e, e + 1) for e in entries)
+    noted = Spans((first, last + 1) for first, last in doc.html if held.meets(first, last + 1))
     found: list[tuple[str, str, int]] = []
     for block in parse(inner).blocks:
         for key, value, line in fields(block, known):
-            if not any(first <= line <= last for first, last in noted):
+            if line not in noted:
                 _unread_field(rec, file, line, inner[line - 1], IN_HTML, rule(key, value))
                 found.append((key, value, line))
     return found

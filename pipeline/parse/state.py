@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pipeline.parse.blocks import Block, Heading, Item, Line, Paragraph, Table, parse
 from pipeline.parse.lexical import (
     WHOLE_ID,
+    Spans,
     bare,
     canonical_id,
     decoded,
@@ -285,6 +286,7 @@ def _hidden_aspects(rec: Records, inner: list[str] | None, spans: list[list[int]
     aspect is read, and both aspect rules fail rather than pass over a hidden gap (§3.1)."""
     if not inner or not spans:
         return
+    maps = Spans((start + 1, end) for start, end in spans)  # the lines strictly inside each
     for block in parse(inner).blocks:
         if isinstance(block, Item):
             found = [(block.line, block.text)]
@@ -293,7 +295,7 @@ def _hidden_aspects(rec: Records, inner: list[str] | None, spans: list[list[int]
         else:
             continue
         for line, text in found:
-            if any(start < line < end for start, end in spans):
+            if line in maps:
                 message = f"'{text.strip()[:80]}' is meant as an aspect but is not read{IN_HTML}"
                 _unread_aspect(rec, line, "aspect-in-html", message)
 
