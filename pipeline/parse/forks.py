@@ -16,6 +16,7 @@ from pipeline.parse.lexical import (
     field,
     ids,
     left_to_fill,
+    paired,
     shown,
     token,
     words_alone,
@@ -61,7 +62,6 @@ from pipeline.schema import FORKS, blank_row
 FILE = "forks.md"
 _FIELDS = {"raised by": "raised_by", "closes when": "closes_when"}
 _RAISERS = ("user", "twin", "probe", "harvest")
-_BRACKET_RE = re.compile(r"[\[\]]")
 # A raiser named as a word of its own anywhere in a value.
 _RAISER_RE = re.compile(rf"(?<![A-Za-z0-9])(?i:{'|'.join(_RAISERS)})(?![A-Za-z0-9])")
 # A heading that names a raiser (`### Raised by: twin (S2)`) is meant as the field; any
@@ -312,14 +312,7 @@ def _marker(text: str) -> tuple[int, str] | None:
         # The schema's spelling: the marker closes the heading.
         if inner.startswith(("open", "parked")):
             return start, inner
-    pairs: list[tuple[int, int]] = []
-    opened: list[int] = []
-    for m in _BRACKET_RE.finditer(text):
-        if m[0] == "[":
-            opened.append(m.start())
-        elif opened:
-            pairs.append((opened.pop(), m.start()))
-    pairs = [(a, b) for a, b in pairs if text[b + 1 : b + 2] != "("]
+    pairs = [(a, b) for a, b in paired(text, "[", "]") if text[b + 1 : b + 2] != "("]
     if not pairs:
         return None
     pairs.sort()

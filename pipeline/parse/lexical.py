@@ -624,22 +624,27 @@ class Rows:
 
 _NEWLINE_RE = re.compile("\n")
 _ARROW_RE = re.compile(r"→|->")
-# Parentheses, paired by remarks_in: what they hold is a remark (a Destination cell's, an
-# aspect's after its refs).
-_PAREN_RE = re.compile(r"[()]")
+
+
+def paired(text: str, opening: str, closing: str) -> list[tuple[int, int]]:
+    """The offsets (of the opening, of the closing character) of each balanced pair in text,
+    in the order they close; a closing character with none open is text, as is an opening
+    one never closed."""
+    pairs: list[tuple[int, int]] = []
+    opened: list[int] = []
+    for m in re.finditer(f"[{re.escape(opening + closing)}]", text):
+        if m[0] == opening:
+            opened.append(m.start())
+        elif opened:
+            pairs.append((opened.pop(), m.start()))
+    return pairs
 
 
 def remarks_in(text: str) -> list[tuple[int, int]]:
-    """The spans of the outermost balanced parentheses in text, in order; a `)` with no
-    `(` before it is text, as is a `(` never closed (which leaves the pairs after it
-    outermost)."""
-    closed: list[tuple[int, int]] = []
-    opened: list[int] = []
-    for m in _PAREN_RE.finditer(text):
-        if m[0] == "(":
-            opened.append(m.start())
-        elif opened:
-            closed.append((opened.pop(), m.end()))
+    """The spans of the outermost balanced parentheses in text, in order: what they hold is a
+    remark (a Destination cell's, an aspect's after its refs). A `(` never closed leaves the
+    pairs after it outermost."""
+    closed = [(start, end + 1) for start, end in paired(text, "(", ")")]
     spans: list[tuple[int, int]] = []
     for start, end in sorted(closed):  # pairs nest or stand apart
         if not spans or start >= spans[-1][1]:
