@@ -543,8 +543,9 @@ def _unevaluated(con: Any, points: list[str], current: str) -> list[str]:
         SELECT DISTINCT o.snapshot_id
         FROM observations o
         JOIN run_points r USING (run_id)
+        -- An anti join, not NOT IN, whose NULL semantics cost a mark join (3× slower).
+        ANTI JOIN (SELECT snapshot_id FROM rule_results WHERE ruleset = $rs) e USING (snapshot_id)
         WHERE list_contains($points, r.point)
-            AND o.snapshot_id NOT IN (SELECT snapshot_id FROM rule_results WHERE ruleset = $rs)
         ORDER BY 1
         """,
         {"points": points, "rs": current},

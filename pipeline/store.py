@@ -28,7 +28,6 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.errors import OutError
-from pipeline.parse.lexical import is_markdown
 from pipeline.schema import (
     RULE_RESULTS,
     RUNS,
@@ -37,7 +36,6 @@ from pipeline.schema import (
     arrow_schema,
     duckdb_type,
 )
-from pipeline.sources.tree import is_folder_entry, storable_name
 
 # Rows buffered per table before a row group is written: bounds memory, keeps groups large.
 BATCH_ROWS = 65_536
@@ -50,11 +48,24 @@ _OWN_FOLDERS = {"tables", "state", "staging"}
 _OWN_FILE_PREFIXES = ("manifest.json", "census.duckdb", ".")
 
 
+def _utf8(text: str) -> bool:
+    """Whether `text` is UTF-8 text (a file system name may carry undecodable bytes as lone
+    surrogates); checked here, not with sources.tree's storable_name, to keep the readers'
+    imports off the path of the commands that only read OUT."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 class Out:
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.root = Path(path).resolve()
-        shown = storable_name(str(self.root))
-        if shown != str(self.root):
+        if not _utf8(str(self.root)):
+            from pipeline.sources.tree import storable_name
+
+            shown = storable_name(str(self.root))
             # DuckDB opens only UTF-8 paths, and the views name OUT's files by absolute path.
             raise OutError(
                 f"OUT {shown} lies at a path that is not UTF-8 text, which DuckDB needs; "
@@ -123,6 +134,9 @@ class Out:
         leaves an OUT inside its root out of the walk, so such an entry would go unread.
         Folders are looked into whatever their name: the crawl reads sessions under `.old/`
         too, and only OUT's lock files and its own folders are OUT's."""
+        from pipeline.parse.lexical import is_markdown
+        from pipeline.sources.tree import is_folder_entry
+
         try:
             with os.scandir(self.root) as it:
                 names = sorted((e.name, is_folder_entry(e)) for e in it)
@@ -218,6 +232,7 @@ def _corpus_in(root: Path, name: str, within: tuple[str, ...], by_path: bool) ->
     """The first folder under root/name that holds Markdown or a `docs/`, or (`by_path`) is a
     session folder by its path below the crawl's root (`within` + its path below OUT)."""
     from pipeline.discover import session_matches
+    from pipeline.parse.lexical import is_markdown
 
     for folder, dirs, files in os.walk(root / name):
         dirs[:] = [d for d in dirs if d != ".git"]
