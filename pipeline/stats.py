@@ -434,22 +434,28 @@ CURVE_COLUMNS = ("time", "at_risk", "events", "censored", "survival", "lower", "
 def _estimates(con: Any) -> tuple[list[_SummaryRow], list[tuple[Any, ...]]]:
     """km_summary and the thinned km_curve over lifetimes_units: the rows both the statistics
     and the frozen tables are made from (a curve row is its grp, then CURVE_COLUMNS)."""
+    level = {"z": Z95, "tail": TAIL95}
+    # The curve once, for both: it is most of the work.
+    con.execute(
+        "CREATE OR REPLACE TEMP TABLE lifetimes_curve AS "
+        "SELECT * FROM km_curve('lifetimes_units', $z, $tail)",
+        level,
+    )
     thinned = f"""
         SELECT grp, {", ".join(CURVE_COLUMNS)} FROM (
             SELECT *, row_number() OVER (PARTITION BY grp ORDER BY time) - 1 AS i,
                 count(*) OVER (PARTITION BY grp) AS n
-            FROM km_curve('lifetimes_units', $z, $tail)
+            FROM lifetimes_curve
         )
         WHERE n <= {CURVE_POINTS}
             OR i = n - 1
             OR floor(i * {CURVE_POINTS - 1} / (n - 1))
                 <> floor((i - 1) * {CURVE_POINTS - 1} / (n - 1))
         ORDER BY grp, time"""
-    level = {"z": Z95, "tail": TAIL95}
-    curves = con.execute(thinned, level).fetchall()
+    curves = con.execute(thinned).fetchall()
     # Ordered so a frozen lifetime_summaries file is the same bytes for the same forks.
-    summary = "SELECT * FROM km_summary('lifetimes_units', $z, $tail) ORDER BY grp"
-    return records(con, _SummaryRow, summary, level), curves
+    summary = "SELECT * FROM km_summary_of('lifetimes_units', 'lifetimes_curve') ORDER BY grp"
+    return records(con, _SummaryRow, summary), curves
 
 
 def _groups(

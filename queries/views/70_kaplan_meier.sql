@@ -77,7 +77,9 @@ WINDOW w AS (PARTITION BY grp ORDER BY time);
 -- 0.25); S at 24, 168 and 720 hours (null beyond the longest duration unless S reached 0).
 -- A quantile that is never reached is null ("not reached"). S is compared with q allowing
 -- 1e-9 of rounding, so a curve that steps to exactly 0.5 reaches it.
-CREATE OR REPLACE MACRO km_summary(input, z, tail) AS TABLE
+-- km_summary_of(input, curve) reads the curve from a relation holding km_curve's rows of
+-- the same input, so a caller that needs the curve too computes it once.
+CREATE OR REPLACE MACRO km_summary_of(input, curve) AS TABLE
 WITH counts AS (
     SELECT grp,
         count(*) AS forks,
@@ -88,9 +90,6 @@ WITH counts AS (
         count(*) FILTER (WHERE duration IS NULL) AS unknown
     FROM query_table(input)
     GROUP BY grp
-),
-curve AS (
-    SELECT * FROM km_curve(input, z, tail)
 ),
 reach AS (
     SELECT grp,
@@ -104,7 +103,7 @@ reach AS (
         arg_max(survival, time) FILTER (WHERE time <= 24) AS s_1d,
         arg_max(survival, time) FILTER (WHERE time <= 168) AS s_7d,
         arg_max(survival, time) FILTER (WHERE time <= 720) AS s_30d
-    FROM curve
+    FROM query_table(curve)
     GROUP BY grp
 )
 SELECT c.grp, c.forks, c.estimated, c.closes, c.censored, c.competing, c.unknown,
@@ -114,3 +113,7 @@ SELECT c.grp, c.forks, c.estimated, c.closes, c.censored, c.competing, c.unknown
     CASE WHEN 720 <= r.longest OR r.last_survival <= 0 THEN r.s_30d END AS open_30d
 FROM counts c
 LEFT JOIN reach r USING (grp);
+
+CREATE OR REPLACE MACRO km_summary(input, z, tail) AS TABLE
+WITH km_summary_curve AS (SELECT * FROM km_curve(input, z, tail))
+FROM km_summary_of(input, 'km_summary_curve');
