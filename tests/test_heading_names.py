@@ -16,8 +16,9 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from pipeline.cli import app
+from pipeline.parse.session import SessionInput, parse_session
 from tests.conftest import FIXTURES, copy_tree
-from tests.test_entry_reading import detect, statuses
+from tests.test_entry_reading import detect, failing, statuses
 
 runner = CliRunner()
 SESSION = Path("docs/research/demo-brainstorm")
@@ -190,3 +191,54 @@ def test_a_stamp_in_inline_html_that_only_styles_it_is_read(tmp_path: Path) -> N
         assert statuses(found)["BS-THESIS-01"] == "pass", (line, found)
         assert statuses(found)["BS-COMPOSE-01"] == "pass", (line, found)
         assert found["notes"] == [], (line, found["notes"])
+
+
+# An entry's ID behind what shows nothing but the ID: an anchor for links to the entry, a tag
+# that styles it, a link on it (§3.1: the page shows `F1 — …`, CommonMark's reading).
+SHOWN_AS_THE_ID = (
+    '<a id="{a}"></a>{id}',
+    "<b>{id}</b>",
+    '<span id="{a}">{id}</span>',
+    "[{id}](#{a})",
+    '**<a id="{a}"></a>{id}**',
+)
+ENTRY_HEADINGS = (
+    ("forks.md", "## {} — Do security alerts ever ride in a digest? [open]", "F1"),
+    ("ledger.md", "## {} — Digests fold only low-urgency notifications", "D1"),
+    ("ops/capture.md", "### {} · 2026-07-08T14:18Z", "T5"),
+)
+
+
+def test_an_entry_id_behind_inline_tags_or_a_link_is_the_entry(tmp_path: Path) -> None:
+    for file, heading, entry_id in ENTRY_HEADINGS:
+        for at, form in enumerate(SHOWN_AS_THE_ID):
+            written = heading.format(form.format(id=entry_id, a=entry_id.lower()))
+            folder = session(
+                tmp_path / f"{entry_id}-{at}", "open", file, heading.format(entry_id), written
+            )
+            found = detect(folder, "session")
+            assert failing(found) == set(), written
+            assert found["notes"] == [], written
+
+
+def test_an_id_going_on_or_bracketed_behind_tags_is_still_no_entry(tmp_path: Path) -> None:
+    old = "## F1 — Do security alerts ever ride in a digest? [open]"
+    for at, lead in enumerate(("<b>F1x</b>", "[F1]", '<a id="f1"></a>F-1')):
+        folder = session(tmp_path / str(at), "open", "forks.md", old, old.replace("F1", lead, 1))
+        assert "BS-FORK-01" in failing(detect(folder, "session")), lead
+
+
+def test_an_entry_title_behind_an_anchor_is_the_title_as_written() -> None:
+    headings = {
+        '## <a id="f1"></a>F1 — Keep <script>x</script> prices? [open]': (
+            "F1",
+            "Keep <script>x</script> prices?",
+        ),
+        "## [F2](#f2) — Which clock? [open]": ("F2", "Which clock?"),
+        "## <b>F3</b>: Whose window? [open]": ("F3", "Whose window?"),
+    }
+    for heading, (fork_id, title) in headings.items():
+        text = f"{heading}\n- Raised by: user\n- Closes when: someone answers\n"
+        inp = SessionInput("research", "demo", str(SESSION), files={"forks.md": text.encode()})
+        forks = parse_session(inp).rows["forks"]
+        assert [(f["fork_id"], f["title"]) for f in forks] == [(fork_id, title)], heading

@@ -53,15 +53,24 @@ from pipeline.parse.lexical import (
 )
 from pipeline.parse.records import Records
 
-# An entry heading: emphasis marks, the ID's letter, its digits, and the character after.
-_ENTRY_RES = {letter: re.compile(rf"[ \t*_`]*+{letter}([0-9]*+)(.?)", re.S) for letter in "FDT"}
+# An inline HTML tag, which shows nothing itself (`<a id="f4"></a>`, `<b>`, `</span>`).
+_INLINE_TAG = r"</?[A-Za-z][A-Za-z0-9-]*+(?:[ \t][^<>\n]*+)?/?>"
+# What may stand before an entry's ID and show nothing but the ID: emphasis and code marks,
+# inline HTML tags (an anchor for links to the entry: `## <a id="f4"></a>F4 — …`), and the
+# bracket of a link on the ID (`## [F4](#f4) — …`). The page shows `F4 — …`, which §3.1's
+# CommonMark reading takes as the entry; until 2026-12-07 such a heading failed its rule.
+_ENTRY_LEAD = rf"(?:[ \t*_`\[]++|{_INLINE_TAG})*+"
+# After the ID: the tags closing around it, or the rest of its link (`](#f4)`).
+_AFTER_ID_RE = re.compile(rf"(?:{_INLINE_TAG}|\]\([^()\s]*+\))++")
+# An entry heading: its lead, the ID's letter, its digits, and the character after.
+_ENTRY_RES = {letter: re.compile(rf"{_ENTRY_LEAD}{letter}([0-9]*+)(.?)", re.S) for letter in "FDT"}
 # An ID misspelt but recognisable: the letter in lower case, a mark between the letter and
 # the number (`F-5`, `F#5`, `f5`), or the word for the entry (`Fork 5`, `Turn #3`); the
 # number, then the character after it.
 _WORDS = {"F": "fork", "D": "decision", "T": "turn"}
 _MISSPELT_RES = {
     letter: re.compile(
-        rf"[ \t*_`]*+(?i:{letter}[ \t]*+[-#._]?|{word}[ \t]*+#?)[ \t]*+([0-9]++)(.?)", re.S
+        rf"{_ENTRY_LEAD}(?i:{letter}[ \t]*+[-#._]?|{word}[ \t]*+#?)[ \t]*+([0-9]++)(.?)", re.S
     )
     for letter, word in _WORDS.items()
 }
@@ -71,7 +80,7 @@ _MISSPELT_RES = {
 # section heading.
 _PLACEHOLDER_RES = {
     letter: re.compile(
-        rf"[ \t*_`]*+{letter}(?:[?#…]++(?![A-Za-z0-9])"
+        rf"{_ENTRY_LEAD}{letter}(?:[?#…]++(?![A-Za-z0-9])"
         r"|(?:[Xx]{1,3}+|[Nn])(?=[*_`]*+(?:[ \t\xa0]*+(?:[—–:·]|-[ \t])|[ \t]*+$)))"
     )
     for letter in "FDT"
@@ -856,8 +865,8 @@ def entry_id(text: str, letter: str) -> tuple[bool, str | None, str]:
     else (`Forks still open`) is a section heading.
     """
     m = _ENTRY_RES[letter].match(text)
-    if m is not None and m[1] and not _word_goes_on(m[2]):
-        rest = text[m.end(1) :]
+    rest = _past_closing(text, m.end(1)) if m is not None and m[1] else ""
+    if m is not None and m[1] and not _word_goes_on(rest[:1]):
         if "&" in rest:
             rest = decoded_separator(rest)  # `F1&mdash;title`: the dash the page shows
         if letter == "T" or rest[:1] in _AFTER_ID:
@@ -874,6 +883,15 @@ def entry_id(text: str, letter: str) -> tuple[bool, str | None, str]:
     if m is not None and not m[1] and (not m[2] or m[2] in " \t—–:"):
         return True, None, text[m.end(1) :]
     return False, None, ""
+
+
+def _past_closing(text: str, at: int) -> str:
+    """The text after an entry's ID at `at`, past the tags and link syntax that close
+    around the ID and show nothing (`<b>F4</b> — …`, `[F4](#f4) — …`)."""
+    if text[at : at + 1] not in ("<", "]"):
+        return text[at:]
+    closing = _AFTER_ID_RE.match(text, at)
+    return text[closing.end() if closing is not None else at :]
 
 
 # What may follow a fork's or ledger entry's ID in its heading (spec §3.1: a dash, colon,
