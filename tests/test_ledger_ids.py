@@ -390,3 +390,50 @@ def test_a_range_of_forks_resolved_fails_with_its_line(tmp_path: Path, written: 
     assert status == "fail", messages
     assert any("a range: only the forks it names are read" in m for m in messages), messages
     assert any(n["code"] == "malformed-field" and n["file"] == "ledger.md" for n in found.notes)
+
+
+def _issues(found: Detection, rule: str) -> list[tuple[str, int, str]]:
+    outcome = next(o for o in found.outcomes if o.rule == rule)
+    return [(f["file"], f["line"], f["message"]) for f in outcome.findings]
+
+
+@pytest.mark.parametrize("spelled", ["F-4", "f4", "F#4", "F 4", "F.4", "Fork 4", "fork #4"])
+def test_a_misspelt_id_beside_others_in_resolves_fails_fork_02(
+    tmp_path: Path, spelled: str
+) -> None:
+    """`Resolves: F3, F-4` was read as F3 alone: F4, parked, went unread and BS-FORK-02
+    passed, clean, with no note (spec §3.1, fail closed). The misspelt ID is a parse issue
+    that names it, and the rule that needs the field fails."""
+    edit = lambda t: t.replace("- Resolves: F3", f"- Resolves: F3, {spelled}", 1)  # noqa: E731
+    found = detect(str(_session(tmp_path, edit)), "session")
+    assert [o.status for o in found.outcomes if o.rule == "BS-FORK-02"] == ["fail"]
+    message = f"D1 Resolves '{spelled}', which is no F#: F4 is not read (write F4)"
+    assert ("ledger.md", 7, f"could not read: {message}") in _issues(found, "BS-FORK-02")
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "[F3](forks.md#f3)",
+        '<a href="forks.md#f3">F3</a>',
+        "F3 (the f-stop question, v2 of the plan)",
+        "F3 and F3",
+    ],
+)
+def test_ids_in_links_and_commentary_without_a_misspelt_id_pass(tmp_path: Path, value: str) -> None:
+    edit = lambda t: t.replace("- Resolves: F3", f"- Resolves: {value}", 1)  # noqa: E731
+    found = detect(str(_session(tmp_path, edit)), "session")
+    assert [o.status for o in found.outcomes if o.rule == "BS-FORK-02"] == ["pass"], value
+    assert found.notes == [], value
+
+
+@pytest.mark.parametrize("field", ["Reverses", "Reversed by"])
+def test_a_misspelt_id_beside_others_in_a_reversal_fails_ledger_01(
+    tmp_path: Path, field: str
+) -> None:
+    found = detect(str(_session(tmp_path, lambda t: t + f"- {field}: D1, D-9\n")), "session")
+    status, messages = _ledger_01(found)
+    assert status == "fail", messages
+    assert f"could not read: D2 {field} 'D-9', which is no D#: D9 is not read (write D9)" in (
+        messages
+    )

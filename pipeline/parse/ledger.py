@@ -19,6 +19,7 @@ from pipeline.parse.lexical import (
     ids,
     inline_text,
     left_to_fill,
+    misspelt_ids,
     seen_chars,
     shown,
 )
@@ -422,7 +423,9 @@ def _field(
         if not forks and bare(value).lower() not in _NOTHING:
             message = f"{name} Resolves '{value[:80]}' names no F#"
             rec.issue(FILE, line, "no-fork-id", message, "BS-FORK-02")
-        elif span := _FORK_RANGE_RE.search(value):
+            return
+        _misspelt(rec, line, f"{name} Resolves", value, "F", "BS-FORK-02")
+        if span := _FORK_RANGE_RE.search(value):
             message = (
                 f"{name} Resolves '{span[0]}', a range: only the forks it names are read, not "
                 "those between (name each: Resolves: F3, F4, F5)"
@@ -432,12 +435,21 @@ def _field(
         # Reverses or Reversed by: every field counts (an entry amended twice carries two
         # annotations), and every D# each names must be an entry (BS-LEDGER-01).
         found = ids(value, "D")
+        label = "Reverses" if key == "reverses" else "Reversed by"
         if found:
             _annotation(entry, key, found, line)
+            _misspelt(rec, line, f"{name} {label}", value, "D", "BS-LEDGER-01")
         else:
-            label = "Reverses" if key == "reverses" else "Reversed by"
             message = f"{name} {label} '{value[:80]}' names no D#"
             rec.issue(FILE, line, "no-decision-id", message, "BS-LEDGER-01")
+
+
+def _misspelt(rec: Records, line: int, field: str, value: str, letter: str, rule: str) -> None:
+    """A parse issue for each ID a field's list names misspelt: the IDs beside it are read,
+    that one is not, and the rule that needs the field fails."""
+    for written, meant in misspelt_ids(value, letter):
+        message = f"{field} '{written}', which is no {letter}#: {meant} is not read (write {meant})"
+        rec.issue(FILE, line, "malformed-field", message, rule)
 
 
 def _phrase(entry: dict[str, Any], lines: list[tuple[int, str]], rec: Records) -> None:

@@ -45,6 +45,17 @@ _WORD_RE = re.compile(r"[A-Za-z]++(?=[*_]*+(?![\w-]))")
 # wraps it as any other mark does (`\b` would count `_` as part of the word).
 WHOLE_ID = r"(?<![A-Za-z0-9]){}\d+(?![A-Za-z0-9])"
 _ID_RES = {letter: re.compile(WHOLE_ID.format(letter)) for letter in "FDST"}
+# An ID misspelt but recognisable, as a whole word: a mark or a space between the letter and
+# the number (`F-4`, `F#4`, `F 4`), the letter in lower case (`f4`), or the entry's word
+# (`Fork 4`, `decision #2`).
+_ENTRY_WORDS = {"F": "fork", "D": "decision"}
+_MISSPELT_ID_RES = {
+    letter: re.compile(
+        rf"(?<![A-Za-z0-9])(?:(?i:{letter})(?:[ \t]*+[-#._][ \t]*+|[ \t]++)|{letter.lower()}"
+        rf"|(?i:{word})[ \t]*+#?[ \t]*+)[0-9]++(?![A-Za-z0-9])"
+    )
+    for letter, word in _ENTRY_WORDS.items()
+}
 # A timestamp-shaped run anywhere in a line; parse_timestamp decides whether it is one. What
 # is glued to an offset is kept with it, so `12:00-12:30Z` (a range) is no time at -12:30.
 _TS_FIND_RE = re.compile(
@@ -561,6 +572,20 @@ def ids(text: str, letter: str) -> list[str]:
         return []
     found = [canonical_id(letter, f[1:]) for f in _ID_RES[letter].findall(text)]
     return list(dict.fromkeys(found)) if len(found) > 1 else found
+
+
+# Where a list of IDs says nothing of its own: a link's destination (`[F2](forks.md#f2)`) and
+# the tags and autolinks in angle brackets.
+_DESTINATIONS_RE = re.compile(r"\]\([^()\n]*+\)|<[^<>\n]*+>")
+
+
+def misspelt_ids(text: str, letter: str) -> list[tuple[str, str]]:
+    """The IDs a list of IDs names misspelt (`Resolves: F3, F-4`): each as written, and the ID
+    it means. Read as F3 only, F4 went unread and its rule passed (spec §3.1, fail closed)."""
+    if "(" in text or "<" in text:
+        text = _DESTINATIONS_RE.sub(" ", text)
+    found = _MISSPELT_ID_RES[letter].finditer(text)
+    return [(m[0], canonical_id(letter, re.sub(r"\D", "", m[0]))) for m in found]
 
 
 def find_timestamp(text: str) -> str | None:
