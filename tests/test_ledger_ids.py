@@ -145,6 +145,12 @@ def test_a_crawl_and_check_fail_on_the_second_id(tmp_path: Path) -> None:
         # a hunt: both vanished).
         "- Closes: ~~F4~~ F2",
         "- Resolved:<br>F2",
+        # The name behind a word that qualifies it: the field reader matched names whole,
+        # and the line vanished with no note (until 2026-12-07).
+        "- Also resolves: F2",
+        "- Partially resolves: F2",
+        "- **Also resolves:** F2",
+        "\nAlso resolves: F2",
     ],
 )
 def test_another_form_of_resolves_is_read_and_noted(tmp_path: Path, line: str) -> None:
@@ -171,6 +177,8 @@ def test_another_form_of_resolves_is_read_and_noted(tmp_path: Path, line: str) -
         "- Context: F2",
         "- Closes when F2 is settled, D2 holds",
         "- Fixtures: F2 samples",
+        "- Also see: F2",
+        "\nNow resolving F2 needs data",
     ],
 )
 def test_a_pointer_to_a_fork_stays_prose(tmp_path: Path, line: str) -> None:
@@ -289,6 +297,9 @@ def _appended(line: str, text: str) -> str:
         ("- Superseded by: (D9)", "D2 is reversed by D9"),
         ("- **Superseded by:** D9", "D2 is reversed by D9"),
         ("\n**Reverts:** D9", "D2 reverses D9"),
+        # The name behind a word that qualifies it (until 2026-12-07 it vanished).
+        ("- Also reverses: D9", "D2 reverses D9"),
+        ("- Partially reverses: D9", "D2 reverses D9"),
     ],
 )
 def test_another_form_of_a_reversal_is_read_and_noted(tmp_path: Path, line: str, said: str) -> None:

@@ -306,8 +306,13 @@ _REVERSED_BY_NAME_RE = re.compile(
 )
 # The ID may stand behind a mark or a word, as the field's own value is read (`#F2`, `(F2)`,
 # `"F2"`, `fork F2`); the separator inside the name's emphasis too (`**Resolved:** F2`).
+# A word before the name that qualifies it (`Also resolves: F2`, `Partially reverses: D1`): the
+# field all the same, which the field reader, matching names whole, dropped without a word.
+_QUALIFIER = r"(?i:also|partly|partially|additionally|further|now)[ \t]++"
+_QUALIFIER_RE = re.compile(_QUALIFIER)
 _MISNAMED_RE = re.compile(
-    rf"[*_`]*+(?P<name>{_OTHER_NAME})[*_`]*+[ \t]*+(?P<sep>[:=\u2014\u2013-]?)[*_`]*+[ \t]*+"
+    rf"[*_`]*+(?P<name>(?:{_QUALIFIER})?+(?:{_OTHER_NAME}))[*_`]*+"
+    r"[ \t]*+(?P<sep>[:=\u2014\u2013-]?)[*_`]*+[ \t]*+"
     r"(?P<value>[*_`\[(#\"'\u201c\u2018]*+(?:(?i:forks?|decisions?)[ \t]++)?+"
     r"(?P<letter>[FD])\d+.*)"
 )
@@ -336,8 +341,11 @@ def _misnamed(block: Block) -> list[NearField]:
 def _misnamed_key(m: re.Match[str], text: str) -> str | None:
     """The field a line _MISNAMED_RE matched is meant as; None when it is none."""
     name = " ".join(m["name"].lower().split())
+    qualified = _QUALIFIER_RE.match(name)
+    if qualified is not None:
+        name = name[qualified.end() :]
     # `Reversed by D5` is the phrase, read wherever it stands; `Reversed: D5` lacks its `by`.
-    if name in _FIELDS or _SPACED_PHRASE_RE.match(text.strip(" \t*_`")):
+    if (name in _FIELDS and qualified is None) or _SPACED_PHRASE_RE.match(text.strip(" \t*_`")):
         return None
     if not m["sep"] and not _IDS_ONLY_RE.fullmatch(m["value"].strip()):
         return None
