@@ -213,6 +213,28 @@ def test_a_fork_closed_in_the_heading_or_a_bracket_is_read_and_noted(
     assert any("F2 is still listed [open] but D2 resolves it" in m for m in messages), messages
 
 
+# The field written with its colon in the heading or in brackets (`(Resolves: F2)`, `·
+# Reverses: D9`): the phrase needed a space after the verb, so it vanished with no note and
+# the rule passed (until 2026-12-07).
+@pytest.mark.parametrize(
+    ("heading", "rule", "said"),
+    [
+        (f"{D2} (Resolves: F2)", "BS-FORK-02", "F2 is still listed [open] but D2 resolves it"),
+        (f"{D2} · **Resolves:** F2", "BS-FORK-02", "F2 is still listed [open] but D2 resolves it"),
+        (f"{D2}\nOpt-out is settled [resolves:F2].", "BS-FORK-02", "D2 resolves it"),
+        (f"{D2} (Reverses: D9)", "BS-LEDGER-01", "D2 reverses D9, which is not a ledger entry"),
+    ],
+)
+def test_a_field_with_its_colon_in_the_heading_or_a_bracket_is_read_and_noted(
+    tmp_path: Path, heading: str, rule: str, said: str
+) -> None:
+    found = detect(str(_session(tmp_path, lambda t: t.replace(D2, heading))), "session")
+    outcome = next(o for o in found.outcomes if o.rule == rule)
+    messages = [f["message"] for f in outcome.findings]
+    assert any("is written in a heading or brackets, not as a field" in m for m in messages)
+    assert any(said in m for m in messages), messages
+
+
 @pytest.mark.parametrize(
     "edit",
     [
@@ -448,3 +470,28 @@ def test_a_misspelt_id_beside_others_in_a_reversal_fails_ledger_01(
     assert f"could not read: D2 {field} 'D-9', which is no D#: D9 is not read (write D9)" in (
         messages
     )
+
+
+@pytest.mark.parametrize(
+    ("phrase", "spelled"),
+    [("Reversed by D1 and D 9.", "D 9"), ("_Reversed by_ D1, decision 9", "decision 9")],
+)
+def test_a_misspelt_id_after_the_phrase_in_prose_fails_ledger_01(
+    tmp_path: Path, phrase: str, spelled: str
+) -> None:
+    """`Reversed by D1 and D 9` in prose was read as D1 alone: D9, no entry, went unread and
+    BS-LEDGER-01 passed with no note. The misspelt ID in the phrase's clause is a parse issue
+    that names it."""
+    found = detect(str(_session(tmp_path, lambda t: t + f"\n{phrase}\n")), "session")
+    status, messages = _ledger_01(found)
+    assert status == "fail", messages
+    message = (
+        f"could not read: D2 Reversed by '{spelled}', which is no D#: D9 is not read (write D9)"
+    )
+    assert message in messages
+
+
+def test_a_misspelt_id_past_the_phrase_s_clause_is_prose(tmp_path: Path) -> None:
+    text = "\nReversed by D1 (the fork 4 question); the D 9 draft stood.\n"
+    status, messages = _ledger_01(detect(str(_session(tmp_path, lambda t: t + text)), "session"))
+    assert status == "pass", messages

@@ -432,3 +432,26 @@ def test_prose_about_closing_stays_prose(tmp_path: Path) -> None:
     found = detect(str(_session(tmp_path, "forks.md", CLOSES, new)), "session")
     assert _status(found, "BS-FORK-01") == "pass"
     assert _malformed(found) == []
+
+
+@pytest.mark.parametrize("spelled", ["S-7", "s7", "S 7", "S#7", "Sync 7", "sync #7"])
+def test_a_misspelt_sync_beside_another_in_raised_by_fails_sync_02(
+    tmp_path: Path, spelled: str
+) -> None:
+    """`Raised by: twin (S2, S-7)` was read as S2 alone, which the sync log holds, so
+    BS-SYNC-02 passed with S7 never read (spec §3.1, IDs are found as words; fail closed).
+    The misspelt ID is a parse issue that names it, and BS-SYNC-02 fails."""
+    found = detect(
+        str(_session(tmp_path, "forks.md", RAISED, f"{RAISED[:-1]}, {spelled})")), "session"
+    )
+    assert _status(found, "BS-SYNC-02") == "fail"
+    message = f"F2 Raised by '{spelled}', which is no S#: S7 is not read (write S7)"
+    assert ("forks.md", 12, message) in [(n["file"], n["line"], n["message"]) for n in found.notes]
+
+
+@pytest.mark.parametrize(
+    "value", ["twin (S2; the twin's 3 forks)", "twin (S2, T14)", "twin (S2, its 2nd sync)"]
+)
+def test_a_sync_with_commentary_and_no_misspelt_id_passes(tmp_path: Path, value: str) -> None:
+    found = detect(str(_session(tmp_path, "forks.md", RAISED, f"- Raised by: {value}")), "session")
+    assert _status(found, "BS-SYNC-02") == "pass" and _malformed(found) == [], found.notes

@@ -356,21 +356,59 @@ def test_a_fork_heading_after_a_comment_is_noted_and_fails(tmp_path: Path) -> No
             CLOSES.rstrip("\n") + "<BR>Raised by: twin (S9)\n",
             "BS-SYNC-02",
         ),
+        # A field after another on its line: until 2026-12-07 read as the first's text.
+        ("open", "ledger.md", "- Resolves: F3\n", "- Resolves: F3; Reverses: D9\n", "BS-LEDGER-01"),
+        ("open", "ledger.md", HOW, HOW.rstrip("\n") + " · Resolves: F1\n", "BS-FORK-02"),
+        (
+            "open",
+            "ledger.md",
+            "- Resolves: F3\n",
+            "\nResolves: F3. **Reverses:** D9\n",
+            "BS-LEDGER-01",
+        ),
+        (
+            "converging",
+            "forks.md",
+            "- Raised by: probe\n" + CLOSES,
+            CLOSES.rstrip("\n") + " | _Raised by:_ twin (S9)\n",
+            "BS-SYNC-02",
+        ),
     ],
 )
-def test_a_field_after_a_br_is_noted_and_fails_its_rule(
+def test_a_field_after_a_br_or_another_field_is_noted_and_fails_its_rule(
     tmp_path: Path, base: str, file: str, old: str, new: str, rule: str
 ) -> None:
     """`- How to apply: …<br>Resolves: F1` shows "Resolves: F1" on a line of its own, as a
     hard line break does, yet it is more of the item's text. Before, a hard break was noted
     but a `<br>` was not: the field was neither read nor noted and the session was clean
-    (found by a hunt)."""
-    folder = _session(tmp_path, base, file, old, new)
+    (found by a hunt). Likewise `- Resolves: F3; Reverses: D9` is one field whose value
+    runs to the line's end: D9, no entry, passed BS-LEDGER-01 with no note."""
+    healthy = detect(str(_session(tmp_path / "before", base, file, old, old)), "session")
+    assert _status(healthy, rule) == "pass"
+    folder = _session(tmp_path / "after", base, file, old, new)
     found = detect(str(folder), "session")
     lines = (folder / file).read_text(encoding="utf-8").split("\n")
-    line = next(i for i, text in enumerate(lines, 1) if "<br" in text.lower())
+    written = new.strip("\n").split("\n")[-1]
+    line = next(i for i, text in enumerate(lines, 1) if text.endswith(written))
     assert (file, line, "nested-field") in _notes(found), _notes(found)
     assert _status(found, rule) == "fail" and found.result == "failing"
+
+
+@pytest.mark.parametrize(
+    "new",
+    [
+        HOW.rstrip("\n") + " (write `F1; Resolves: F2` for both)\n",
+        HOW.rstrip("\n") + " See https://example.org/a;resolves:f1 for the spec.\n",
+        HOW.rstrip("\n") + "; resolves the question of who sends first.\n",
+    ],
+)
+def test_a_field_name_in_code_a_url_or_prose_after_a_field_is_no_field(
+    tmp_path: Path, new: str
+) -> None:
+    """A field name inside a code span or a URL, or as a verb with no colon, is the first
+    field's text: the session stays clean."""
+    found = detect(str(_session(tmp_path, "open", "ledger.md", HOW, new)), "session")
+    assert found.notes == [] and found.result == "clean", _notes(found)
 
 
 @pytest.mark.parametrize(

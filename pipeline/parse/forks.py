@@ -16,6 +16,7 @@ from pipeline.parse.lexical import (
     field,
     ids,
     left_to_fill,
+    misspelt_ids,
     paired,
     shown,
     token,
@@ -465,6 +466,14 @@ def _raised_by(fork: dict[str, Any], value: str, line: int, rec: Records) -> Non
         rec.issue(FILE, line, "unknown-raiser", message, rule)
         return
     fork["raised_by_kind"] = kind
+    if kind == "twin" and syncs:
+        # `twin (S3, S-4)`: S4 is not read, and S3 alone could pass BS-SYNC-02.
+        for written, meant in misspelt_ids(value, "S"):
+            message = (
+                f"{fork['fork_id'] or 'fork'} Raised by '{written}', which is no S#: {meant} is "
+                f"not read (write {meant})"
+            )
+            rec.issue(FILE, line, "malformed-field", message, "BS-SYNC-02")
     if kind == "twin" and not syncs:
         rec.issue(
             FILE,

@@ -112,15 +112,19 @@ _OTHER_PHRASE_RE = re.compile(
 # entry's heading or brackets: meant as Resolves (`The sender now resolves F1 faster` in
 # running prose stays prose).
 _FORK_ID = r"[Ff]-?\d+"
+# The verb's end: a space, or the field's colon (`(Resolves: F2)`, `· Reverses: D1`, in the
+# heading or brackets, where no field is read: until 2026-12-07 it vanished with no note).
+_VERB_END = r"[*_`~]*+(?:[ \t]*+[:\uff1a][*_`~]*+[ \t]*+|[ \t]++)"
 _RESOLVE_PHRASE_RE = re.compile(
-    r"(?<![A-Za-z0-9])(?i:resolves|resolved|closes|closed|settles|settled)[*_`~]*+[ \t]++"
-    r"[*_`~\[#]*+"
+    r"(?<![A-Za-z0-9])(?i:resolves|resolved|closes|closed|settles|settled)"
+    + _VERB_END
+    + r"[*_`~\[#]*+"
     rf"({_FORK_ID}(?:{_ID_AFTER}{_FORK_ID}(?![A-Za-z0-9]))*+)(?![A-Za-z0-9])"
 )
 _FORK_ID_RE = re.compile(r"(?<![A-Za-z0-9])[Ff]-?(\d+)")
 # Likewise an entry reversed in words (`(reverses D9)`, `— reverts D9`): meant as Reverses.
 _REVERSE_PHRASE_RE = re.compile(
-    r"(?<![A-Za-z0-9])(?i:reverses|reverts)[*_`~]*+[ \t]++[*_`~\[#]*+"
+    r"(?<![A-Za-z0-9])(?i:reverses|reverts)" + _VERB_END + r"[*_`~\[#]*+"
     rf"({_PHRASE_ID}(?:{_ID_AFTER}{_PHRASE_ID}(?![A-Za-z0-9]))*+)(?![A-Za-z0-9])"
 )
 # The phrase's words alone, and what may name its entry in the clause after them when it is
@@ -143,6 +147,7 @@ _LEAD_RE = re.compile(
 # The phrase written as a field (`Reversed by: …`, `Reversed by — …`, `**Reversed by** …`,
 # a table cell of its own): its field reading notes a value that names no D#.
 _AS_FIELD_RE = re.compile(r"[*_]++(?=\s|$)|[*_`~ \t]*+(?:[:=|\u2014\u2013\u2192]|->|-(?:\s|$))")
+_FIELD_COLON_RE = re.compile(r"[*_`~ \t]*+[:\uff1a]")
 # The phrase as the schema writes it, its words apart and the ID right after: `- Reversed-by:
 # D5` or `- Reversed by — D5` is read as the phrase and is still a malformed field.
 _SPACED_PHRASE_RE = re.compile(
@@ -487,11 +492,27 @@ def _phrase(entry: dict[str, Any], lines: list[tuple[int, str]], rec: Records) -
             found = _phrase_ids(text, m)
             if found:
                 _annotation(entry, "reversed_by", found, lines[row][0])
+                _misspelt_after(entry, text, m, lines[row][0], rec)
             elif _leads(text, m):
                 name = entry["decision_id"] or "entry"
                 said = text[m.start() : m.start() + 80].split("\n", 1)[0]
                 message = f"{name} '{said}' names no D#: a reversal is `Reversed by D#`"
                 rec.issue(FILE, lines[row][0], "no-decision-id", message, RULE)
+
+
+def _misspelt_after(
+    entry: dict[str, Any], text: str, words: re.Match[str], line: int, rec: Records
+) -> None:
+    """A parse issue for each D# misspelt in the rest of the phrase's clause, past the IDs it
+    lists (`Reversed by D5 and D 9`: D9 is not read). The field `Reversed by: …` is read
+    as a field, whose reading notes its own value."""
+    strict = _REVERSED_BY_RE.match(text, words.start())
+    if strict is None or _FIELD_COLON_RE.match(text, words.end()):
+        return
+    clause = text[strict.end() : strict.end() + _CLAUSE_CHARS]
+    if (end := _CLAUSE_END_RE.search(clause)) is not None:
+        clause = clause[: end.start()]
+    _misspelt(rec, line, f"{entry['decision_id'] or 'entry'} Reversed by", clause, "D", RULE)
 
 
 def _other_phrases(
@@ -582,6 +603,11 @@ def _bracketed(text: str, at: int) -> bool:
 
 
 def _meant_as(words: str, field: str, letter: str, named: list[str]) -> str:
+    if ":" in words or "\uff1a" in words:
+        return (
+            f"'{words[:80]}' is written in a heading or brackets, not as a field of its own "
+            f"line (taken as '{', '.join(named)}')"
+        )
     return (
         f"'{words[:80]}' is meant as a '{field}:' field but is not written "
         f"'{field}: {letter}#' (taken as '{', '.join(named)}')"

@@ -47,11 +47,14 @@ WHOLE_ID = r"(?<![A-Za-z0-9]){}\d+(?![A-Za-z0-9])"
 _ID_RES = {letter: re.compile(WHOLE_ID.format(letter)) for letter in "FDST"}
 # An ID misspelt but recognisable, as a whole word: a mark or a space between the letter and
 # the number (`F-4`, `F#4`, `F 4`), the letter in lower case (`f4`), or the entry's word
-# (`Fork 4`, `decision #2`).
-_ENTRY_WORDS = {"F": "fork", "D": "decision"}
+# (`Fork 4`, `decision #2`, `sync 4`).
+_ENTRY_WORDS = {"F": "fork", "D": "decision", "S": "sync"}
+# An `s` after an apostrophe ends a possessive (`the twin's 3 forks`), not a sync's ID.
+_POSSESSIVE = "'\u2019"
 _MISSPELT_ID_RES = {
     letter: re.compile(
-        rf"(?<![A-Za-z0-9])(?:(?i:{letter})(?:[ \t]*+[-#._][ \t]*+|[ \t]++)|{letter.lower()}"
+        rf"(?<![A-Za-z0-9{_POSSESSIVE if letter == 'S' else ''}])"
+        rf"(?:(?i:{letter})(?:[ \t]*+[-#._][ \t]*+|[ \t]++)|{letter.lower()}"
         rf"|(?i:{word})[ \t]*+#?[ \t]*+)[0-9]++(?![A-Za-z0-9])"
     )
     for letter, word in _ENTRY_WORDS.items()

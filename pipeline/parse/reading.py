@@ -235,6 +235,13 @@ def note_nested(
             f"{where.format(first_line(block))}, not as a field; give it a line of its own"
         )
         rec.issue(file, line, "nested-field", message, rule(key, value))
+    for key, name, value, line in shared_fields(block, known):
+        message = (
+            f"'{name.capitalize()}: {value[:60]}' shares line {line} with the field before it, "
+            "so it is read as part of that field's value, not as a field; give it a line of "
+            "its own"
+        )
+        rec.issue(file, line, "nested-field", message, rule(key, value))
     broken = broken_fields(block, known)
     for key, name, value, line in broken:
         message = (
@@ -261,6 +268,53 @@ def broken_fields(block: Block, known: Mapping[str, str]) -> list[tuple[str, str
         if parsed is not None and parsed[0] in known:
             found.append((known[parsed[0]], parsed[0], parsed[1], line))
     return found
+
+
+def shared_fields(block: Block, known: Mapping[str, str]) -> list[tuple[str, str, str, int]]:
+    """(key, name, value, line) of each field of `known` written after another on that field's
+    line (`- Resolves: F3; Reverses: D9`, `Status: open · Sitting: multi`): the line is one
+    field, whose value runs to its end, so the second would vanish unread (§3.1, fail
+    closed). A name inside a code span (`` `Resolves: F1` ``) is an example, not a field."""
+    if isinstance(block, Item):
+        lines = block.lines[:1]
+    elif isinstance(block, Paragraph):
+        lines = block.lines
+    else:
+        return []
+    found = []
+    for line, text in lines:
+        parsed = field(past_list_marker(text))
+        if parsed is None or parsed[0] not in known or ":" not in parsed[1]:
+            continue
+        value = parsed[1]
+        for m in _shared_re(known).finditer(value):
+            if value.count("`", 0, m.start()) % 2:
+                continue
+            name = " ".join(m["name"].lower().split())
+            rest = _SHARED_END_RE.search(value, m.end())
+            end = len(value) if rest is None else rest.start()
+            found.append((known[name], name, value[m.end() : end].strip(), line))
+    return found
+
+
+# A field after another on its line stands behind a separator: `;`, `,` or a sentence's end
+# with a space after (not inside a URL), `|`, `·`, `•` or a dash; its value runs to the next
+# such field or the line's end.
+_SHARED_LEAD = r"(?:[;,.](?=[\s*_])|[|\u00b7\u2022\u2014\u2013]|(?<=\s)-(?=\s))[\s*_]*+"
+_SHARED_END_RE = re.compile(_SHARED_LEAD + r"[A-Za-z][A-Za-z \t]{0,30}[*_]*+\s*+:")
+
+
+def _shared_re(known: Mapping[str, str]) -> re.Pattern[str]:
+    return _by_mapping(known, _shared_pattern)
+
+
+def _shared_pattern(known: Mapping[str, str]) -> re.Pattern[str]:
+    names = "|".join(
+        r"[ \t]++".join(map(re.escape, name.split())) for name in sorted(known, key=len)[::-1]
+    )
+    return re.compile(
+        _SHARED_LEAD + rf"(?P<name>(?i:{names}))[*_]*+[ \t]*+[*_]*+:(?!//)[*_]*+[ \t]*+"
+    )
 
 
 def after_breaks(lines: Iterable[tuple[int, str]]) -> Iterator[tuple[int, str]]:
