@@ -500,20 +500,42 @@ def _add_destinations(
     destinations not read: those that exist only in another case, and those under a folder
     the walk did not see into."""
     named = manifest_destinations(manifest, session.path, ctx.root_names)
-    inp.existing_destinations = frozenset(d for d in named if d in ctx.repo.files)
-    missing = [d for d in named if d not in ctx.repo.files]
+    files = ctx.repo.files
+    folders = _folders_named(files, [d for d in named if d not in files])
+    inp.existing_destinations = frozenset(d for d in named if d in files or d in folders)
+    missing = [d for d in named if d not in inp.existing_destinations]
     unread = _misnamed_destinations(ctx, missing) + _behind_unseen(ctx, missing)
     # Only files inside a session folder: one beside them (docs/history/brainstorms/README.md)
     # is a repository document, whose links the scan has read already. A row routed into the
     # session's own thesis.md is a destination like any other (its links were never read).
+    documents = [d for d in inp.existing_destinations if d in files]
+    if folders:
+        documents += [f for f in files if is_destination(f, folders)]
     inside = sorted(
-        d
-        for d in inp.existing_destinations
-        if is_markdown(d) and sessions_holding(d.split("/"), is_dir=False)
+        d for d in documents if is_markdown(d) and sessions_holding(d.split("/"), is_dir=False)
     )
     if inside:
         inp.links = [*inp.links, *ctx.links_in_sessions(inside, session.topic)]
     return unread
+
+
+def _folders_named(files: set[str], missing: list[str]) -> frozenset[str]:
+    """The destinations not files that are folders of the repository (`docs/architecture/`):
+    a harvest routed there wrote the documents in it, each of which may link into the
+    session folder, so each is a destination (until 2026-12-07 such a row named nothing that
+    existed, and BS-HARVEST-01 passed over a link in them)."""
+    prefixes = {f"{d}/" for d in missing if d}
+    if not prefixes:
+        return frozenset()
+    return frozenset(p[:-1] for p in prefixes if any(f.startswith(p) for f in files))
+
+
+def is_destination(path: str, destinations: frozenset[str]) -> bool:
+    """Whether a repository path is one of the destinations, or lies in one that is a folder."""
+    if path in destinations:
+        return True
+    parts = path.split("/")
+    return any("/".join(parts[:i]) in destinations for i in range(1, len(parts)))
 
 
 def _behind_unseen(ctx: RepoContext, missing: list[str]) -> list[tuple[str, str, str]]:
@@ -573,7 +595,8 @@ def _unread_destinations(ctx: RepoContext, inp: SessionInput) -> list[tuple[str,
     research session's manifest destinations; for a harvested one, every document outside
     docs/research/ and docs/history/. A link into the folder may hide in any of them."""
     if inp.location == "research":
-        chosen = [d for d in ctx.unreadable_documents if d in inp.existing_destinations]
+        destinations = inp.existing_destinations
+        chosen = [d for d in ctx.unreadable_documents if is_destination(d, destinations)]
     else:
         chosen = [
             d

@@ -39,6 +39,7 @@ def _repo(tmp_path: Path, document: str, cell: str, link: bool = True) -> Path:
     repo = copy_tree(FIXTURES / "cases" / "base" / "applied" / "repo", tmp_path / "corpus" / "repo")
     target = repo / document
     if not target.exists():
+        target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(repo / DEMO, target)
     if link:
         target.write_text(target.read_text(encoding="utf-8") + LINK, encoding="utf-8")
@@ -81,6 +82,10 @@ LINKED_CELLS = [
     (DEMO, "docs/features/demo.md&#x200B;"),
     (DEMO, "docs\\features\\demo.md"),
     (DEMO, "docs/features\\demo.md (new)"),
+    # A folder: each document in it is a destination (until 2026-12-07 none was).
+    (DEMO, "docs/features/"),
+    (SPACED, "[features](docs/features)"),
+    ("docs/features/digest.md", "docs/features/ (new guide)"),
 ]
 
 
@@ -138,6 +143,32 @@ def test_the_crawl_and_check_read_an_angled_target_with_spaces(tmp_path: Path) -
             "SELECT status, file FROM rule_results WHERE rule_id = 'BS-HARVEST-01'"
         ).fetchall()
     assert rows == [("fail", f"/{SPACED}")]
+
+
+def test_the_crawl_and_check_read_each_document_of_a_folder_destination(tmp_path: Path) -> None:
+    """`docs/features/` routes the row into that folder: a document below it that links into
+    the session fails BS-HARVEST-01 in the census's SQL too, and no document beside the
+    folder counts (docs/architecture/ is row 2's own destination)."""
+    nested = "docs/features/guides/digest.md"
+    repo = _repo(tmp_path, DEMO, "docs/features/", link=False)
+    (repo / "docs" / "features" / "guides").mkdir()
+    linking = "See [it](/docs/research/demo-brainstorm/thesis.md).\n"
+    (repo / nested).write_text(linking, encoding="utf-8")
+    (repo / "docs" / "other.md").write_text(linking, encoding="utf-8")
+    out = tmp_path / "out"
+    crawl([str(tmp_path / "corpus")], str(out), workers=1)
+    check(str(out))
+    with duckdb.connect(str(out / "census.duckdb"), read_only=True) as con:
+        con.execute(f"SET file_search_path = '{out}'")
+        rows = con.execute(
+            "SELECT status, file FROM rule_results WHERE rule_id = 'BS-HARVEST-01'"
+        ).fetchall()
+        exists = con.execute(
+            "SELECT destination_path, destination_exists FROM manifest_destinations "
+            "WHERE destination_path LIKE 'docs/features%'"
+        ).fetchall()
+    assert rows == [("fail", f"/{nested}")]
+    assert exists == [("docs/features", True)]
 
 
 @pytest.mark.parametrize(
