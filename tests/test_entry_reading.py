@@ -710,9 +710,9 @@ def test_a_heading_with_an_inline_tag_is_the_heading_the_page_shows(
     tmp_path: Path, base: str, file: str, old: str, new: str, gate: str
 ) -> None:
     """An anchor or a span in a heading shows nothing of its own: `## <a id="claim"></a>Claim`
-    is the Claim section and `## <a id="f4"></a>F4 — …` fork F4. A healthy folder so written
-    failed BS-THESIS-01, BS-ASPECT-01, BS-FORK-01/03, BS-LEDGER-01 or BS-USELESS-01, and a
-    failing re-run under such a uselessness heading went unread (found by two hunts)."""
+    is the Claim section. A healthy folder so written failed BS-THESIS-01, BS-ASPECT-01 or
+    BS-USELESS-01, and a failing re-run under such a uselessness heading went unread (found
+    by two hunts). Fork and ledger entries so headed: tests/test_heading_names.py."""
     folder = session(tmp_path, base, file, lambda text: text.replace(old, new, 1))
     found = detect(folder, gate)
     assert failing(found) == set(), notes(found)
