@@ -82,6 +82,8 @@ LINKED_CELLS = [
     (DEMO, "docs/features/demo.md&#x200B;"),
     (DEMO, "docs\\features\\demo.md"),
     (DEMO, "docs/features\\demo.md (new)"),
+    (DEMO, "docs/features/demo.md[^1]"),
+    (DEMO, "docs/features/demo.md\u00b9"),
     # A folder: each document in it is a destination (until 2026-12-07 none was).
     (DEMO, "docs/features/"),
     (SPACED, "[features](docs/features)"),
@@ -269,6 +271,11 @@ def test_an_unread_cell_of_an_earlier_round_fails_too(tmp_path: Path) -> None:
         ("docs/a.md (new) [b](docs/b.md)", ["docs/a.md", "docs/b.md"]),
         ("docs/a\\_b.md", ["docs/a_b.md"]),
         ("`docs/a\\_b.md`", ["docs/a\\_b.md"]),  # a code span keeps its backslashes
+        # A footnote's mark is no part of the path (until 2026-12-07 it was, naming no file).
+        ("docs/a.md[^1]", ["docs/a.md"]),
+        ("[a](docs/a.md)[^note], docs/b.md", ["docs/a.md", "docs/b.md"]),
+        ("docs/a.md\u00b9 (new)", ["docs/a.md"]),
+        ("docs/a\u00b2.md", ["docs/a\u00b2.md"]),
         ("https://wiki.example.com/x", [None]),
         ("<https://wiki.example.com/x>", [None]),
         ("mailto:team@example.com", [None]),
