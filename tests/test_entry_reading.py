@@ -118,6 +118,13 @@ def appended(line: str) -> Callable[[str], str]:
         "## FX — New question?",
         "## **F?** — New question?",
         "## Fn: New question?",
+        # A list line with a space after the ID and a marker later, or the marker in
+        # parentheses: it vanished, and BS-FORK-03 passed with the fork open (found by a hunt).
+        "- F5 New question? [open]",
+        "- F5 (open): New question?",
+        "- **F5** (open) New question?",
+        "- F5 — New question? (open)",
+        "1. F5 — New question? (Parked → docs/x.md)",
     ],
 )
 def test_a_line_meant_as_a_fork_fails_bs_fork_01(tmp_path: Path, line: str) -> None:
@@ -130,12 +137,26 @@ def test_a_line_meant_as_a_fork_fails_bs_fork_01(tmp_path: Path, line: str) -> N
 
 @pytest.mark.parametrize(
     "line",
+    ["- F5 New question? [open]", "- F5 — New question? (open)", "1. F5 (parked): New question?"],
+)
+def test_a_fork_line_below_the_last_fork_fails_bs_fork_03(tmp_path: Path, line: str) -> None:
+    """Below the last fork's fields, such a line was more of that fork's text: the fork
+    vanished, and the manifest gate passed with it open (found by a hunt)."""
+    edit = lambda text: f"{text.rstrip()}\n\n{line}\n"  # noqa: E731
+    found = detect(session(tmp_path, "converging", "forks.md", edit), "manifest")
+    assert {"BS-FORK-01", "BS-FORK-03"} <= failing(found), notes(found)
+
+
+@pytest.mark.parametrize(
+    "line",
     [
         "We still mention F5 — in prose, mid-sentence.",
         "## Forks still open",
         "See F5: it is parked above.",
         "## FX rates we still track",
         "## FAQ — what a fork is",
+        "- F5 was an open question, now settled by D2.",
+        "- F5 (opened by the probe) moved to the ledger.",
     ],
 )
 def test_prose_and_section_headings_are_no_forks(tmp_path: Path, line: str) -> None:
@@ -186,6 +207,12 @@ def test_a_line_meant_as_a_ledger_entry_fails_bs_ledger_01(tmp_path: Path, headi
         "### TX · late note",
         f"### T? · {TURN_AT}",
         f"### T10 · {TURN_AT}",  # the schema's spelling: read, and the compose is stale
+        # The timestamp behind a bracket, `@` or comma: it vanished (found by a hunt).
+        f"**T10** ({TURN_AT}): user: one more thing",
+        f"- **T10** ({TURN_AT}) user: more",
+        f"T10 @ {TURN_AT}",
+        f"T10, {TURN_AT}",
+        f"T10 [{TURN_AT}]",
     ],
 )
 def test_a_line_meant_as_a_turn_fails_bs_compose_02(tmp_path: Path, line: str) -> None:
@@ -195,7 +222,10 @@ def test_a_line_meant_as_a_turn_fails_bs_compose_02(tmp_path: Path, line: str) -
 
 
 def test_capture_prose_that_names_a_turn_is_no_turn() -> None:
-    text = f"# Capture\n---\n### T1 · {TURN_AT}\nT1 was at {TURN_AT}, said the user.\n"
+    text = (
+        f"# Capture\n---\n### T1 · {TURN_AT}\nT1 was at {TURN_AT}, said the user.\n\n"
+        "T1 (see 2 above) was wrong.\n\nT1, 2 forks later, still holds.\n"
+    )
     rec = Records("sid")
     parse_capture(decode(text.encode(), "ops/capture.md", rec), rec)
     assert [t["turn_id"] for t in rec.of("turns")] == ["T1"]

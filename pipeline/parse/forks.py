@@ -25,6 +25,7 @@ from pipeline.parse.lexical import (
 )
 from pipeline.parse.reading import (
     ENTRY_SEPARATORS,
+    MEANT_MARKER_RE,
     NearField,
     as_fields,
     code_value,
@@ -247,8 +248,9 @@ def _weigh(meant: tuple[int, str, str, bool], blocks: list[Block], index: int) -
 
 def _is_fork(rest: str, blocks: list[Block], index: int) -> bool:
     """Whether the text after an ID in a plain line or list item reads as a fork's title:
-    it holds a marker, or a dash begins it and the fork's fields follow."""
-    return bool(_MARKER_AT_RE.search(rest)) or titled_entry(rest, blocks, index, _FIELDS)
+    it holds a marker (`(open)` too: until 2026-12-07 such a line vanished, found by a hunt),
+    or a dash begins it and the fork's fields follow."""
+    return bool(MEANT_MARKER_RE.search(rest)) or titled_entry(rest, blocks, index, _FIELDS)
 
 
 def _rule_of(key: str, value: str) -> str | None:

@@ -1002,25 +1002,38 @@ def late_entry_id(text: str, letter: str, sign: bool = False) -> tuple[str, str]
     return found[0][1], text[found[0].end() :]
 
 
+_STAMP_AFTER_RE = re.compile(r"(?:[(\[@,][ \t]*+)?+\d")
+# A fork's marker as a line meant as a fork may write it (`[open]`, `(open)`, `[Parked → x]`):
+# after an ID and a space it makes the line a fork's, as a dash or a colon would.
+MEANT_MARKER_RE = re.compile(r"[\[(][ \t*_`]*+(?i:open|parked)(?![A-Za-z0-9_])")
+
+
 def meant_entry(
     text: str, letter: str, heading: bool = False
 ) -> tuple[str | None, str, bool] | None:
     """A line recognisably meant as an entry that the entry reading does not take (spec
     §3.1): its ID's digits (None when letters are glued to them), the text after the ID,
     and whether its shape alone says so (#s, a bracket, or emphasis around the whole
-    line); None for any other line. In a heading, a space separates the ID too."""
+    line); None for any other line. In a heading, a space separates the ID too, and in a
+    fork's line one with a marker after it."""
     m = _MEANT_RES[letter].match(text)
     if m is None:
         return None
     hashes, opening, digits, glued, _, space, separator = m.groups()
     # A space alone separates a whole ID in a heading (`## D2x notes` is a section), or
     # an ID from a turn's timestamp.
-    timestamp = letter == "T" and text[m.end() : m.end() + 1].isdigit()
+    # Or a bracket, `@` or comma before the timestamp (`T10 (2026-…)`, `T10, 2026-…`): until
+    # 2026-12-07 such a late turn vanished and a stale compose passed (found by a hunt).
+    after = _STAMP_AFTER_RE.match(text, m.end()) if letter == "T" else None
+    timestamp = after is not None and (bool(space) or after[0][0] in "([@,")
     # `## D2) title`, `## F4. title`: a numbered-list habit, which §3.1's entry does not take.
     numbered = heading and not glued and not space and text[m.end() : m.end() + 1] in ".)"
+    # `- F5 should digests batch? [open]`: a space and a marker later on (found by a hunt).
+    marked = letter == "F" and space and not glued and MEANT_MARKER_RE.search(text, m.end())
     if (
         separator is None
-        and not (space and ((heading and not glued) or timestamp))
+        and not (space and ((heading and not glued) or marked))
+        and not timestamp
         and not numbered
     ):
         return None
