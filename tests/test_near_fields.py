@@ -343,6 +343,16 @@ def test_a_raiser_after_a_hard_line_break_is_read(tmp_path: Path, name: str) -> 
         "- Opened by: twin (S99)",
         "- Added by: twin (S99)",
         "- **Brought up by:** twin (S99)",
+        # More verbs, a noun naming the twin or a sync, two names: until 2026-12-07 the line
+        # vanished and BS-SYNC-02 passed on a sync that does not exist (found by a hunt).
+        "- Found by: twin (S99)",
+        "- Flagged by: twin (S99)",
+        "- Introduced by: twin (S99)",
+        "- Source: twin (S99)",
+        "- Origin: twin (S99)",
+        "- From: S99",
+        "- Author: twin (S99)",
+        "- Raised by/in: twin (S99)",
     ],
 )
 def test_another_form_of_raised_by_is_read_and_fails(tmp_path: Path, line: str) -> None:
@@ -356,7 +366,13 @@ def test_another_form_of_raised_by_is_read_and_fails(tmp_path: Path, line: str) 
 
 
 @pytest.mark.parametrize(
-    "line", ["- Raised twin concerns about the window", "- Raised in the S2 review: timing"]
+    "line",
+    [
+        "- Raised twin concerns about the window",
+        "- Raised in the S2 review: timing",
+        "- Source: user interviews",
+        "- From: the support queue",
+    ],
 )
 def test_prose_that_begins_with_raised_is_no_field(tmp_path: Path, line: str) -> None:
     found = detect(_session(tmp_path, "forks.md", RAISED, RAISED + "\n" + line), "session")

@@ -104,7 +104,7 @@ _PHRASE_ID_RE = re.compile(r"(?<![A-Za-z0-9])[Dd]-?(\d+)")
 # by D9.`, `… was replaced by D9 …`, `(overridden by D9)`): meant as the annotation, so read
 # as it and noted. Only with the ID right after `by` (`supersedes D3` stays prose).
 _OTHER_PHRASE_RE = re.compile(
-    r"(?<![A-Za-z0-9])(?i:superseded|replaced|overrid+en|undone|reverted)[*_`~]*+(?:\s++|-)"
+    r"(?<![A-Za-z0-9])(?i:superseded|replaced|overrid+en|undone|reverted|revoked)[*_`~]*+(?:\s++|-)"
     r"[*_`~]*+(?i:by)(?![A-Za-z0-9])[\s:*_`~\[(#]*+"
     rf"({_PHRASE_ID}(?:{_ID_AFTER}{_PHRASE_ID}(?![A-Za-z0-9]))*+)(?![A-Za-z0-9])"
 )
@@ -296,18 +296,23 @@ def _near(block: Block, rec: Records, after: str) -> list[tuple[str, str, int]]:
 # which a reader would otherwise drop without a word (spec §3.1, fail closed). Without a
 # separator only IDs may follow (`Resolving F2 needs data` is prose); a pointer (`See also:
 # F1`, `Related: F1`) is no such word.
-_RESOLVE_WORDS = ("resol", "clos", "fix", "settl", "answer")
+_RESOLVE_WORDS = ("resol", "clos", "fix", "settl", "answer", "decide", "address", "fork")
 _OTHER_NAME = (
     r"(?:(?i:resolv|resolu|revers|revert)[A-Za-z]*+"
     # The words the schema does not use, whole (`Undocumented` is not `Undo`).
     r"|(?i:close[sd]?|closing|fix(?:e[sd])?|settle[sd]?|answer(?:s|ed)?|supersede[sd]?"
-    r"|replace[sd]?|overrid(?:e[sn]?|den)|overrode|undo(?:es|ne)?|undid)(?![A-Za-z]))"
-    r"(?:[ \t]++(?i:forks?|decisions?|entr(?:y|ies)|of|in|by))?+"
+    r"|replace[sd]?|overrid(?:e[sn]?|den)|overrode|undo(?:es|ne)?|undid|revoke[sd]?"
+    r"|decide[sd]|address(?:es|ed))(?![A-Za-z])"
+    # The noun first (`Forks resolved: F1`, `Fork closed: F1`).
+    r"|(?i:forks?)[ \t]++(?i:resolved|closed|settled|answered|decided|addressed)(?![A-Za-z]))"
+    # Two names for one field (`Resolves/closes: F1`).
+    r"(?:/(?i:resolv|clos|settl|answer|revers|revert)[A-Za-z]*+)?+"
+    r"(?:[ \t]++(?i:forks?|decisions?|entr(?:y|ies)|of|in|by)(?:\((?i:s|ies)\))?+)?+"
 )
 # The names among them that say which entry reversed this one (`Reversed: D5`, `Undone by:
 # D9`): the `Reversed by` annotation; the others say which entry this one reverses.
 _REVERSED_BY_NAME_RE = re.compile(
-    r"(?:reversed|reverted|superseded|replaced|overridden|undone)(?: by)?|.* by"
+    r"(?:reversed|reverted|superseded|replaced|overridden|undone|revoked)(?: by)?|.* by"
 )
 # The ID may stand behind a mark or a word, as the field's own value is read (`#F2`, `(F2)`,
 # `"F2"`, `fork F2`); the separator inside the name's emphasis too (`**Resolved:** F2`).
