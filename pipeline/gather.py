@@ -24,7 +24,7 @@ from pipeline.discover import (
     research_folder,
     sessions_holding,
 )
-from pipeline.parse.lexical import MAX_FILE_BYTES, is_markdown
+from pipeline.parse.lexical import MARKDOWN_SUFFIXES, MAX_FILE_BYTES, is_markdown
 from pipeline.parse.links import composed, extract_links, is_inside, resolve, same_name
 from pipeline.parse.manifest import parse_manifest
 from pipeline.parse.records import Records
@@ -564,6 +564,11 @@ def _misnamed_destinations(ctx: RepoContext, missing: list[str]) -> list[tuple[s
     document, whose links the rule cannot show were checked, so it fails, as a misnamed
     session file does (docs/errors.md, `misnamed-file`)."""
     wanted = {_same_name(d): d for d in missing if is_markdown(d)}
+    # A path written without its extension (`docs/features/demo` for demo.md): until
+    # 2026-12-07 it named nothing that existed, and the rule passed unread (found by a hunt).
+    for d in missing:
+        if d and "." not in d.rsplit("/", 1)[-1]:
+            wanted.update((_same_name(d + suffix), d) for suffix in MARKDOWN_SUFFIXES)
     if not wanted:
         return []
     on_disk: dict[str, str] = {}
@@ -575,11 +580,15 @@ def _misnamed_destinations(ctx: RepoContext, missing: list[str]) -> list[tuple[s
     for key, path in sorted(on_disk.items()):
         written = wanted[key]
         # Two spellings of one name look alike on a terminal: the line says which differs.
-        differs = "its Unicode form" if composed(written) == composed(path) else "its case"
+        if _same_name(written) != _same_name(path):
+            differs, why = "it lacks the extension", ""
+        else:
+            differs = "its Unicode form" if composed(written) == composed(path) else "its case"
+            differs += " differs"
+            why = " (a case-insensitive disk, or one blind to Unicode forms, would write there)"
         message = (
-            f"'{written}' does not exist, but '{path}' does ({differs} differs): meant as it "
-            "(a case-insensitive disk, or one blind to Unicode forms, would write there), but "
-            "paths are read exactly: write the name as on disk"
+            f"'{written}' does not exist, but '{path}' does ({differs}): meant as it{why}, "
+            "but paths are read exactly: write the name as on disk"
         )
         found.append((written, "misnamed-destination", message))
     return found

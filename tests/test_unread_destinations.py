@@ -365,6 +365,30 @@ def test_a_destination_written_in_another_unicode_form_than_on_disk_fails_harves
     assert ("fail", f"/{written}") in _checked_status(tmp_path / "corpus", tmp_path / "out")
 
 
+@pytest.mark.parametrize("written", ["docs/features/demo", "[demo](../../../features/demo)"])
+def test_a_destination_written_without_its_extension_fails_harvest(
+    tmp_path: Path, written: str
+) -> None:
+    """`docs/features/demo` where the harvest wrote docs/features/demo.md, which links into
+    the folder: the path named nothing that existed, so the move gate passed, clean (found by
+    a hunt). It fails as a name in another case does, naming the file on disk; a path with
+    no such document is still one not created yet."""
+    repo = copy_tree(FIXTURES / "cases" / "base" / "applied" / "repo", tmp_path / "corpus" / "repo")
+    session = repo / "docs" / "research" / "demo-brainstorm"
+    document = repo / "docs" / "features" / "demo.md"
+    document.write_text(
+        document.read_text() + "\nSee [it](../research/demo-brainstorm/forks.md).\n"
+    )
+    manifest = session / "ops" / "manifest.md"
+    manifest.write_text(manifest.read_text().replace("docs/features/demo.md", written))
+    status, findings = _harvest(session)
+    assert status == "fail"
+    said = "'docs/features/demo.md' does (it lacks the extension)"
+    assert any(f.startswith("/docs/features/demo ") and said in f for f in findings), findings
+    manifest.write_text(manifest.read_text().replace("features/demo", "features/later"))
+    assert _harvest(session) == ("pass", [])
+
+
 @pytest.mark.parametrize("where", ["inside", "outside", "nowhere", "archive"])
 def test_a_destination_behind_a_folder_link_not_followed_fails_harvest(
     where: str, tmp_path: Path
