@@ -294,6 +294,13 @@ def test_an_ops_folder_of_another_case_that_is_a_clone_of_its_own_fails_bs_ops_0
         ("ops/sync-log.md", "ops/sync-log", "BS-SYNC-01"),
         ("ops/capture.md", "ops/capture", "BS-COMPOSE-02"),
         ("forks.md", "forks", "BS-FORK-03"),
+        # Saved twice over, or a desktop's copy: until 2026-12-07 it vanished (found by a hunt).
+        ("forks.md", "forks.md.txt", "BS-FORK-03"),
+        ("forks.md", "forks.md ", "BS-FORK-03"),
+        ("forks.md", "forks (1).md", "BS-FORK-03"),
+        ("forks.md", "Copy of forks.md", "BS-FORK-03"),
+        ("ops/capture.md", "ops/capture copy.md", "BS-COMPOSE-02"),
+        ("ops/capture.md", "ops/capture.log", "BS-COMPOSE-02"),
     ],
 )
 def test_a_session_file_in_another_spelling_is_misnamed_and_fails_its_readers(

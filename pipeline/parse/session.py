@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import posixpath
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -283,13 +284,24 @@ def _spelling(name: str) -> str:
     or nothing for its `-`, another Markdown or text extension or none (`ops/sync_log.md`,
     `ops/capture.markdown`, `Forks.txt`, `ops/sync-log`), and in the singular or the plural
     (`fork.md`, `ledgers.md`: a trailing `s` of each part of the name does not count). A
-    dot-file has no extension to leave out (`ops/.gitignore`)."""
-    stem, ext = posixpath.splitext(name.lower())
-    other = ext in MARKDOWN_SUFFIXES or ext in (".txt", ".text")
+    dot-file has no extension to leave out (`ops/.gitignore`). So are a name saved twice over
+    (`forks.md.txt`, `forks.md.md`, `forks.md ` with a space after it) and a copy a desktop
+    made (`forks (1).md`, `forks copy.md`, `Copy of forks.md`): until 2026-12-07 these
+    vanished, found by a hunt."""
+    stem, ext = posixpath.splitext(name.lower().strip())
+    ext = ext.strip()
+    other = ext in _TEXT_SUFFIXES
+    while other and posixpath.splitext(stem)[1].strip() in _TEXT_SUFFIXES:
+        stem = posixpath.splitext(stem)[0]
     if other or (not ext and not posixpath.basename(stem).startswith(".")):
         ext = ".md"
     parts = stem.replace("_", "").replace("-", "").replace(" ", "").split("/")
-    return "/".join(part.removesuffix("s") for part in parts) + ext
+    return "/".join(_COPY_RE.sub("", part).removesuffix("s") for part in parts) + ext
+
+
+_TEXT_SUFFIXES = frozenset((*MARKDOWN_SUFFIXES, ".txt", ".text", ".log"))
+# What a desktop adds to a copy's name, its spaces and dashes already gone.
+_COPY_RE = re.compile(r"^copyof|(?:copy)?(?:\(\d+\))?$|copy\d*$")
 
 
 def _misnamed(files: Mapping[str, bytes]) -> list[tuple[str, str, str]]:
