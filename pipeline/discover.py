@@ -7,6 +7,7 @@ the repository root is the folder that holds that `docs/`.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 
@@ -95,12 +96,33 @@ def innermost_session(parts: list[str]) -> tuple[int, int, str, str] | None:
 
 def misnamed_session(parts: list[str]) -> bool:
     """A folder the layout would make a session folder but for the case or the spaces around
-    its names (`X-Brainstorm`, `x-brainstorm `, `docs/History/brainstorms/x`): no session by
-    spec §2's words, and noted, since a case-insensitive disk or a stray space would
+    its names (`X-Brainstorm`, `x-brainstorm `, `docs/History/brainstorms/x`), or the spelling
+    of its suffix (`x_brainstorm`, `x.brainstorm`, `x-brainstorms`, `x-brainstorming`,
+    `brainstorm-x`, `docs/history/brainstorm/x`: until 2026-12-07 these vanished without a
+    word, found by a hunt): no session by spec §2's words, and noted, since it would
     otherwise leave a folder meant as one unchecked without a word."""
     if innermost_session(parts) is not None:
         return False
-    return innermost_session([p.strip().casefold() for p in parts]) is not None
+    return innermost_session(_as_laid_out(parts)) is not None
+
+
+# A research folder's suffix spelt another way, or put first: the topic, then the layout's.
+_SPELT_SUFFIX_RE = re.compile(r"(.+?)(?:[_ .]brainstorm|[-_ .]brainstorm(?:s|ing))")
+_SUFFIX_FIRST_RE = re.compile(r"brainstorm[-_ .](.+)")
+
+
+def _as_laid_out(parts: list[str]) -> list[str]:
+    """The path's names as the layout spells them: case, spaces around a name and the
+    suffix's spelling aside."""
+    names = [p.strip().casefold() for p in parts]
+    for i in range(2, len(names)):
+        if names[i - 2 : i] == ["docs", "research"]:
+            m = _SPELT_SUFFIX_RE.fullmatch(names[i]) or _SUFFIX_FIRST_RE.fullmatch(names[i])
+            if m is not None:
+                names[i] = m[1] + SUFFIX
+        elif names[i - 2 : i] == ["docs", "history"] and names[i] == "brainstorm":
+            names[i] = "brainstorms"
+    return names
 
 
 def hides_folder(entry: Entry) -> bool:

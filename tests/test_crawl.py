@@ -309,7 +309,9 @@ def test_a_folder_named_like_a_session_but_for_case_or_spaces_is_noted(
     """Spec §2 names session folders exactly, so `X-Brainstorm`, `x-brainstorm ` (a trailing
     space) and `docs/History/brainstorms/y` are none; they were skipped without a word, a
     folder meant as a session never checked. Each is now a root issue `misnamed-folder`, and
-    `census detect`, which reads any folder, says the same (found by a hunt)."""
+    `census detect`, which reads any folder, says the same (found by a hunt). So are the
+    suffix spelt another way (`z_brainstorm`, `w-brainstorms`, `brainstorm-v`) and
+    `docs/history/brainstorm/` (found by another); a folder grouping sessions is none."""
     from pipeline.detect import detect
 
     session = (
@@ -320,8 +322,14 @@ def test_a_folder_named_like_a_session_but_for_case_or_spaces_is_noted(
         "docs/research/X-Brainstorm",
         "docs/research/x-brainstorm ",
         "docs/History/brainstorms/y",
+        # The suffix spelt another way, or first (until 2026-12-07, found by a hunt).
+        "docs/research/z_brainstorm",
+        "docs/research/w-brainstorms",
+        "docs/research/brainstorm-v",
+        "docs/history/brainstorm/u",
     ]
-    for folder in [*misnamed, "docs/research/kept-brainstorm", "docs/research/y-brainstorm-v2"]:
+    others = ["docs/research/kept-brainstorm", "docs/research/y-brainstorm-v2"]
+    for folder in [*misnamed, *others, "docs/research/brainstorms/t-notes"]:
         copy_tree(session, repo / folder)
     root = tmp_path / "root"
     if source == "archive":

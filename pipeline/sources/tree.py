@@ -143,9 +143,9 @@ LAYOUT_LINK = (
 
 
 MISNAMED_FOLDER = (
-    "named like a session folder but for its case or spaces (spec §2: `{topic}-brainstorm` "
-    "under `docs/research/`, or a folder under `docs/history/brainstorms/`); the crawl does not "
-    "read it as a session"
+    "named like a session folder but for its case, spaces or spelling (spec §2: "
+    "`{topic}-brainstorm` under `docs/research/`, or a folder under `docs/history/brainstorms/`); "
+    "the crawl does not read it as a session"
 )
 
 
@@ -154,7 +154,7 @@ def misnamed(name: str, path: str) -> bool:
     module's Entry); only names near the layout's are checked, so the walk stays cheap."""
     from pipeline.discover import misnamed_session
 
-    near = "brainstorm" in name.casefold() or "/brainstorms/" in path.casefold()
+    near = "brainstorm" in name.casefold() or "/brainstorm" in path.casefold()
     return near and misnamed_session(path.split("/"))
 
 
