@@ -13,6 +13,7 @@ import re
 import unicodedata
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
 from functools import cache
 from urllib.parse import unquote_to_bytes
 
@@ -502,6 +503,7 @@ def _add_destinations(
     named = manifest_destinations(manifest, session.path, ctx.root_names)
     files = ctx.repo.files
     folders = _folders_named(files, [d for d in named if d not in files])
+    folders |= _globs_matching(files, [d for d in named if d not in files])
     inp.existing_destinations = frozenset(d for d in named if d in files or d in folders)
     missing = [d for d in named if d not in inp.existing_destinations]
     unread = _misnamed_destinations(ctx, missing) + _behind_unseen(ctx, missing)
@@ -530,12 +532,23 @@ def _folders_named(files: set[str], missing: list[str]) -> frozenset[str]:
     return frozenset(p[:-1] for p in prefixes if any(f.startswith(p) for f in files))
 
 
+def _globs_matching(files: set[str], missing: list[str]) -> frozenset[str]:
+    """The destinations written as a pattern (`docs/features/*.md`) that match a file of the
+    repository: each file they match is a destination, as BS-HARVEST-01's `GLOB` reads it
+    (until 2026-12-07 the pattern named no file, and a link in them passed, found by a hunt)."""
+    patterns = [d for d in missing if "*" in d]
+    return frozenset(p for p in patterns if any(fnmatchcase(f, p) for f in files))
+
+
 def is_destination(path: str, destinations: frozenset[str]) -> bool:
-    """Whether a repository path is one of the destinations, or lies in one that is a folder."""
+    """Whether a repository path is one of the destinations, lies in one that is a folder, or
+    matches one written as a pattern."""
     if path in destinations:
         return True
     parts = path.split("/")
-    return any("/".join(parts[:i]) in destinations for i in range(1, len(parts)))
+    if any("/".join(parts[:i]) in destinations for i in range(1, len(parts))):
+        return True
+    return any(fnmatchcase(path, d) for d in destinations if "*" in d)
 
 
 def _behind_unseen(ctx: RepoContext, missing: list[str]) -> list[tuple[str, str, str]]:
@@ -567,7 +580,8 @@ def _misnamed_destinations(ctx: RepoContext, missing: list[str]) -> list[tuple[s
     # A path written without its extension (`docs/features/demo` for demo.md): until
     # 2026-12-07 it named nothing that existed, and the rule passed unread (found by a hunt).
     for d in missing:
-        if d and "." not in d.rsplit("/", 1)[-1]:
+        # A word alone (`README: new`) is no path to complete: the manifest's reading notes it.
+        if "/" in d and "." not in d.rsplit("/", 1)[-1]:
             wanted.update((_same_name(d + suffix), d) for suffix in MARKDOWN_SUFFIXES)
     if not wanted:
         return []

@@ -399,7 +399,11 @@ MANIFEST_ROWS = _table(
         "string",
         "The cell's first destination as a repository-relative path (all: manifest_destinations).",
     ),
-    _c("destination_exists", "bool", "That path is a file or a folder of the repository."),
+    _c(
+        "destination_exists",
+        "bool",
+        "That path is a file or a folder of the repository, or a pattern (`*`) that matches a file.",
+    ),
 )
 
 MANIFEST_DESTINATIONS = _table(
@@ -416,7 +420,11 @@ MANIFEST_DESTINATIONS = _table(
     _c("position", "int32", "1-based place of the destination in its cell."),
     _c("destination", "string", "The destination as written."),
     _c("destination_path", "string", "It as a repository-relative path; null when it is none."),
-    _c("destination_exists", "bool", "That path is a file or a folder of the repository."),
+    _c(
+        "destination_exists",
+        "bool",
+        "That path is a file or a folder of the repository, or a pattern (`*`) that matches a file.",
+    ),
 )
 
 FRAGMENTS = _table(

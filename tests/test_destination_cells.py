@@ -88,6 +88,9 @@ LINKED_CELLS = [
     (DEMO, "docs/features/"),
     (SPACED, "[features](docs/features)"),
     ("docs/features/digest.md", "docs/features/ (new guide)"),
+    # A pattern: each document it matches is a destination (until 2026-12-07 none was).
+    (DEMO, "docs/features/*.md"),
+    (SPACED, "`docs/*/digest*.md`"),
 ]
 
 
@@ -171,6 +174,19 @@ def test_the_crawl_and_check_read_each_document_of_a_folder_destination(tmp_path
         ).fetchall()
     assert rows == [("fail", f"/{nested}")]
     assert exists == [("docs/features", True)]
+    # A pattern that matches it, read by the check's SQL too.
+    manifest = repo / SESSION / "ops" / "manifest.md"
+    text = manifest.read_text(encoding="utf-8").replace("docs/features/ |", "docs/*/guides/*.md |")
+    manifest.write_text(text, encoding="utf-8")
+    again = tmp_path / "again"
+    crawl([str(tmp_path / "corpus")], str(again), workers=1)
+    check(str(again))
+    with duckdb.connect(str(again / "census.duckdb"), read_only=True) as con:
+        con.execute(f"SET file_search_path = '{again}'")
+        rows = con.execute(
+            "SELECT status, file FROM rule_results WHERE rule_id = 'BS-HARVEST-01'"
+        ).fetchall()
+    assert rows == [("fail", f"/{nested}")]
 
 
 @pytest.mark.parametrize(
