@@ -402,7 +402,7 @@ MANIFEST_ROWS = _table(
     _c(
         "destination_exists",
         "bool",
-        "That path is a file or a folder of the repository, or a pattern (`*`) that matches a file.",
+        "That path is a file or folder of the repository, or a pattern (`*`) matching a file.",
     ),
 )
 
@@ -423,7 +423,7 @@ MANIFEST_DESTINATIONS = _table(
     _c(
         "destination_exists",
         "bool",
-        "That path is a file or a folder of the repository, or a pattern (`*`) that matches a file.",
+        "That path is a file or folder of the repository, or a pattern (`*`) matching a file.",
     ),
 )
 
