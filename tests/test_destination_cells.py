@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import pytest
@@ -137,17 +138,22 @@ def test_a_reference_link_with_no_definition_fails_with_a_note(tmp_path: Path) -
     assert notes == ["unreadable-destination"]
 
 
+HARVEST_RESULTS = "SELECT status, file FROM rule_results WHERE rule_id = 'BS-HARVEST-01'"
+
+
+def _crawled(tmp_path: Path, out: str, query: str = HARVEST_RESULTS) -> list[tuple[Any, ...]]:
+    """Crawl tmp_path/corpus into a new OUT, check it, and run `query` on its census.duckdb."""
+    where = tmp_path / out
+    crawl([str(tmp_path / "corpus")], str(where), workers=1)
+    check(str(where))
+    with duckdb.connect(str(where / "census.duckdb"), read_only=True) as con:
+        con.execute(f"SET file_search_path = '{where}'")
+        return con.execute(query).fetchall()
+
+
 def test_the_crawl_and_check_read_an_angled_target_with_spaces(tmp_path: Path) -> None:
     _repo(tmp_path, SPACED, "[digest notes](<docs/features/digest notes.md>)")
-    out = tmp_path / "out"
-    crawl([str(tmp_path / "corpus")], str(out), workers=1)
-    check(str(out))
-    with duckdb.connect(str(out / "census.duckdb"), read_only=True) as con:
-        con.execute(f"SET file_search_path = '{out}'")
-        rows = con.execute(
-            "SELECT status, file FROM rule_results WHERE rule_id = 'BS-HARVEST-01'"
-        ).fetchall()
-    assert rows == [("fail", f"/{SPACED}")]
+    assert _crawled(tmp_path, "out") == [("fail", f"/{SPACED}")]
 
 
 def test_the_crawl_and_check_read_each_document_of_a_folder_destination(tmp_path: Path) -> None:
@@ -160,33 +166,19 @@ def test_the_crawl_and_check_read_each_document_of_a_folder_destination(tmp_path
     linking = "See [it](/docs/research/demo-brainstorm/thesis.md).\n"
     (repo / nested).write_text(linking, encoding="utf-8")
     (repo / "docs" / "other.md").write_text(linking, encoding="utf-8")
-    out = tmp_path / "out"
-    crawl([str(tmp_path / "corpus")], str(out), workers=1)
-    check(str(out))
-    with duckdb.connect(str(out / "census.duckdb"), read_only=True) as con:
-        con.execute(f"SET file_search_path = '{out}'")
-        rows = con.execute(
-            "SELECT status, file FROM rule_results WHERE rule_id = 'BS-HARVEST-01'"
-        ).fetchall()
-        exists = con.execute(
-            "SELECT destination_path, destination_exists FROM manifest_destinations "
-            "WHERE destination_path LIKE 'docs/features%'"
-        ).fetchall()
-    assert rows == [("fail", f"/{nested}")]
+    assert _crawled(tmp_path, "out") == [("fail", f"/{nested}")]
+    exists = _crawled(
+        tmp_path,
+        "out2",
+        "SELECT destination_path, destination_exists FROM manifest_destinations "
+        "WHERE destination_path LIKE 'docs/features%'",
+    )
     assert exists == [("docs/features", True)]
     # A pattern that matches it, read by the check's SQL too.
     manifest = repo / SESSION / "ops" / "manifest.md"
     text = manifest.read_text(encoding="utf-8").replace("docs/features/ |", "docs/*/guides/*.md |")
     manifest.write_text(text, encoding="utf-8")
-    again = tmp_path / "again"
-    crawl([str(tmp_path / "corpus")], str(again), workers=1)
-    check(str(again))
-    with duckdb.connect(str(again / "census.duckdb"), read_only=True) as con:
-        con.execute(f"SET file_search_path = '{again}'")
-        rows = con.execute(
-            "SELECT status, file FROM rule_results WHERE rule_id = 'BS-HARVEST-01'"
-        ).fetchall()
-    assert rows == [("fail", f"/{nested}")]
+    assert _crawled(tmp_path, "again") == [("fail", f"/{nested}")]
 
 
 @pytest.mark.parametrize(
@@ -229,15 +221,7 @@ def test_a_destination_that_climbs_out_of_the_repository_and_back_in_is_read(
     status, findings, notes = _harvest(repo)
     assert (status, notes) == ("fail", []), findings
     assert [f.split(" ", 1)[0] for f in findings] == [f"/{DEMO}"], findings
-    out = tmp_path / "out"
-    crawl([str(tmp_path / "corpus")], str(out), workers=1)
-    check(str(out))
-    with duckdb.connect(str(out / "census.duckdb"), read_only=True) as con:
-        con.execute(f"SET file_search_path = '{out}'")
-        rows = con.execute(
-            "SELECT status, file FROM rule_results WHERE rule_id = 'BS-HARVEST-01' "
-            "AND gate = 'move'"
-        ).fetchall()
+    rows = _crawled(tmp_path, "out", f"{HARVEST_RESULTS} AND gate = 'move'")
     assert rows == [("fail", f"/{DEMO}")], rows
 
 
