@@ -359,6 +359,8 @@ def test_a_fork_heading_after_a_comment_is_noted_and_fails(tmp_path: Path) -> No
         # A field after another on its line: until 2026-12-07 read as the first's text.
         ("open", "ledger.md", "- Resolves: F3\n", "- Resolves: F3; Reverses: D9\n", "BS-LEDGER-01"),
         ("open", "ledger.md", HOW, HOW.rstrip("\n") + " · Resolves: F1\n", "BS-FORK-02"),
+        # A lone backtick opens no code span (CommonMark): the field after it is shown.
+        ("open", "ledger.md", HOW, HOW.rstrip("\n") + " (`x); Resolves: F1\n", "BS-FORK-02"),
         (
             "open",
             "ledger.md",

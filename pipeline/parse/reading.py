@@ -40,6 +40,7 @@ from pipeline.parse.lexical import (
     Spans,
     bare,
     canonical_id,
+    code_spans,
     decoded_separator,
     field,
     heading_shown,
@@ -287,8 +288,9 @@ def shared_fields(block: Block, known: Mapping[str, str]) -> list[tuple[str, str
         if parsed is None or parsed[0] not in known or ":" not in parsed[1]:
             continue
         value = parsed[1]
+        code = Spans(code_spans(value))
         for m in _shared_re(known).finditer(value):
-            if value.count("`", 0, m.start()) % 2:
+            if m.start() in code:
                 continue
             name = " ".join(m["name"].lower().split())
             rest = _SHARED_END_RE.search(value, m.end())
