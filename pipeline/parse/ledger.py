@@ -494,10 +494,11 @@ def _phrase(entry: dict[str, Any], lines: list[tuple[int, str]], rec: Records) -
         for m in _PHRASE_WORDS_RE.finditer(text):
             row += text.count("\n", counted, m.start())
             counted = m.start()
-            found = _phrase_ids(text, m)
+            found, listed_to = _phrase_ids(text, m)
             if found:
                 _annotation(entry, "reversed_by", found, lines[row][0])
-                _misspelt_after(entry, text, m, lines[row][0], rec)
+                if listed_to is not None:
+                    _misspelt_after(entry, text, m, listed_to, lines[row][0], rec)
             elif _leads(text, m):
                 name = entry["decision_id"] or "entry"
                 said = text[m.start() : m.start() + 80].split("\n", 1)[0]
@@ -506,15 +507,14 @@ def _phrase(entry: dict[str, Any], lines: list[tuple[int, str]], rec: Records) -
 
 
 def _misspelt_after(
-    entry: dict[str, Any], text: str, words: re.Match[str], line: int, rec: Records
+    entry: dict[str, Any], text: str, words: re.Match[str], listed_to: int, line: int, rec: Records
 ) -> None:
     """A parse issue for each D# misspelt in the rest of the phrase's clause, past the IDs it
-    lists (`Reversed by D5 and D 9`: D9 is not read). The field `Reversed by: …` is read
-    as a field, whose reading notes its own value."""
-    strict = _REVERSED_BY_RE.match(text, words.start())
-    if strict is None or _FIELD_COLON_RE.match(text, words.end()):
+    lists, which end at `listed_to` (`Reversed by D5 and D 9`: D9 is not read). The field
+    `Reversed by: …` is read as a field, whose reading notes its own value."""
+    if _FIELD_COLON_RE.match(text, words.end()):
         return
-    clause = text[strict.end() : strict.end() + _CLAUSE_CHARS]
+    clause = text[listed_to : listed_to + _CLAUSE_CHARS]
     if (end := _CLAUSE_END_RE.search(clause)) is not None:
         clause = clause[: end.start()]
     _misspelt(rec, line, f"{entry['decision_id'] or 'entry'} Reversed by", clause, "D", RULE)
@@ -640,17 +640,17 @@ def _after_lead(char: str) -> bool:
     return char.isspace() or char.isdecimal() or char in ">*_`~([+-.)"
 
 
-def _phrase_ids(text: str, words: re.Match[str]) -> list[str]:
-    """The D#s the phrase whose words `words` matched names: the IDs right after it, or else
-    those written loosely in the rest of its clause."""
+def _phrase_ids(text: str, words: re.Match[str]) -> tuple[list[str], int | None]:
+    """The D#s the phrase whose words `words` matched names: the IDs right after it (and
+    where their list ends), or else those written loosely in the rest of its clause (None)."""
     strict = _REVERSED_BY_RE.match(text, words.start())
     if strict is not None:
-        return ids(_PHRASE_ID_RE.sub(r"D\1", strict[1]), "D")
+        return ids(_PHRASE_ID_RE.sub(r"D\1", strict[1]), "D"), strict.end()
     start = words.end()
     clause = text[start : start + _CLAUSE_CHARS]
     if (end := _CLAUSE_END_RE.search(clause)) is not None:
         clause = clause[: end.start()]
-    return list(dict.fromkeys(canonical_id("D", d) for d in _LOOSE_ID_RE.findall(clause)))
+    return list(dict.fromkeys(canonical_id("D", d) for d in _LOOSE_ID_RE.findall(clause))), None
 
 
 class _HtmlPhrases:
