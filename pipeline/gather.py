@@ -502,17 +502,18 @@ def _add_destinations(
     the walk did not see into."""
     named = manifest_destinations(manifest, session.path, ctx.root_names)
     files = ctx.repo.files
-    folders = _folders_named(files, [d for d in named if d not in files])
-    folders |= _globs_matching(files, [d for d in named if d not in files])
-    inp.existing_destinations = frozenset(d for d in named if d in files or d in folders)
+    not_files = [d for d in named if d not in files]
+    # Folders and patterns: each reaches the documents in it or matching it.
+    reaching = _folders_named(files, not_files) | _globs_matching(files, not_files)
+    inp.existing_destinations = frozenset(d for d in named if d in files or d in reaching)
     missing = [d for d in named if d not in inp.existing_destinations]
     unread = _misnamed_destinations(ctx, missing) + _behind_unseen(ctx, missing)
     # Only files inside a session folder: one beside them (docs/history/brainstorms/README.md)
     # is a repository document, whose links the scan has read already. A row routed into the
     # session's own thesis.md is a destination like any other (its links were never read).
     documents = [d for d in inp.existing_destinations if d in files]
-    if folders:
-        documents += [f for f in files if is_destination(f, folders)]
+    if reaching:
+        documents += [f for f in files if is_destination(f, reaching)]
     inside = sorted(
         d for d in documents if is_markdown(d) and sessions_holding(d.split("/"), is_dir=False)
     )
