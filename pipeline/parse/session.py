@@ -301,7 +301,7 @@ def _spelling(name: str) -> str:
 
 _TEXT_SUFFIXES = frozenset((*MARKDOWN_SUFFIXES, ".txt", ".text", ".log"))
 # What a desktop adds to a copy's name, its spaces and dashes already gone.
-_COPY_RE = re.compile(r"^copyof|(?:copy)?(?:\(\d+\))?$|copy\d*$")
+_COPY_RE = re.compile(r"^copyof|copy(?:\d+|\(\d+\))?$|\(\d+\)$")
 
 
 def _misnamed(files: Mapping[str, bytes]) -> list[tuple[str, str, str]]:
