@@ -214,7 +214,9 @@ def _write_series(
 ) -> int:
     """Stage the point's findings along history; how many there are."""
     rows, params, searched = _series_rows(con, point, position, current)
-    with _changed_series_only(con, position, searched):
+    with _changed_series_only(con, position, searched) as moved:
+        if not moved:
+            return 0  # no series has a step at the point: its findings are none
         return writer.write(
             SERIES_FINDINGS.name,
             f"SELECT $check_id AS check_id, * FROM {rows}",
@@ -276,14 +278,16 @@ SERIES_CONTENT_LIMIT = 10_000
 
 
 @contextmanager
-def _changed_series_only(con: Any, position: int, searched: bool) -> Iterator[None]:
+def _changed_series_only(con: Any, position: int, searched: bool) -> Iterator[bool]:
     """While the series findings of the point at `position` are looked for (`searched`), the
     observations of its changed series only (CHANGED_SERIES), and the content of their
     snapshots (SERIES_CONTENT), in temp tables that the history macros and series rules read
     instead of OUT's views: every finding is a series', and a night's check then walks the few
-    series that moved, not every series twice, and joins their rows, not every night's."""
+    series that moved, not every series twice, and joins their rows, not every night's.
+    Yields whether there may be findings: false when no series moved (a night with nothing
+    new), whose pairs are none, so the series query need not be planned at all."""
     if not searched:
-        yield
+        yield True
         return
     shadowed = ["observations", *SERIES_CONTENT]
     try:
@@ -296,12 +300,12 @@ def _changed_series_only(con: Any, position: int, searched: bool) -> Iterator[No
         snapshots = con.execute(
             "SELECT count(DISTINCT snapshot_id) FROM temp.main.observations"
         ).fetchone()[0]
-        for name in SERIES_CONTENT if snapshots <= SERIES_CONTENT_LIMIT else ():
+        for name in SERIES_CONTENT if 0 < snapshots <= SERIES_CONTENT_LIMIT else ():
             con.execute(
                 f'CREATE OR REPLACE TEMP TABLE "{name}" AS SELECT * FROM {out_view(con, name)} '
                 "WHERE snapshot_id IN (SELECT snapshot_id FROM temp.main.observations)"
             )
-        yield
+        yield snapshots > 0
     finally:
         for name in shadowed:
             con.execute(f'DROP TABLE IF EXISTS temp.main."{name}"')
