@@ -507,3 +507,30 @@ def test_a_one_row_table_about_something_else_is_no_field(
     folder = _session(tmp_path, "open", file, old, old + table)
     found = detect(str(folder), "session")
     assert found.result == "clean" and _notes(found) == [], _notes(found)
+
+
+@pytest.mark.parametrize(
+    "marker",
+    [
+        "[Parked → docs/architecture/open-questions.md]",
+        "(parked → docs/architecture/open-questions.md)",
+        "[deferred → docs/architecture/open-questions.md]",
+        "",
+    ],
+)
+def test_a_fork_whose_marker_is_unread_needs_a_route_as_a_parked_one_does(
+    tmp_path: Path, marker: str
+) -> None:
+    """A marker the census cannot read may say parked: BS-MANIFEST-01 asks a manifest row
+    for that fork too (it passed, found by a hunt), as BS-FORK-03 counts it as maybe open."""
+    parked = "[parked → docs/architecture/open-questions.md]"
+    folder = _session(tmp_path, "converging", "forks.md", f" {parked}", f" {marker}".rstrip())
+    routed = detect(str(folder), "manifest")
+    assert _status(routed, "BS-MANIFEST-01") == "pass", routed.outcomes
+    manifest = folder / "ops" / "manifest.md"
+    rows = manifest.read_text(encoding="utf-8").split("\n")
+    manifest.write_text("\n".join(r for r in rows if "parked fork F4" not in r), encoding="utf-8")
+    found = detect(str(folder), "manifest")
+    outcome = next(o for o in found.outcomes if o.rule == "BS-MANIFEST-01")
+    assert outcome.status == "fail", found.outcomes
+    assert any("F4 (forks.md:3)" in f["message"] for f in outcome.findings), outcome

@@ -35,10 +35,15 @@ from manifests
 where not has_table
 union all
 select f.snapshot_id, 'ops/manifest.md', null,
-    'parked fork ' || f.fork_id || ' (forks.md:' || f.line || ') has no manifest row naming it'
+    case when f.marker = 'parked' then 'parked fork ' else 'fork ' end || f.fork_id
+        || ' (forks.md:' || f.line || ') has ' || case when f.marker = 'parked' then ''
+        -- A marker the census could not read may say parked (fail closed, spec §3.1).
+        else coalesce('the marker [' || f.marker_raw || '], which may say parked, and ',
+            'no marker, so it may be parked, and ') end
+        || 'no manifest row naming it'
 from forks f
 join manifests m using (snapshot_id)
-where f.marker = 'parked' and f.fork_id is not null and not exists (
+where (f.marker = 'parked' or f.marker is null) and f.fork_id is not null and not exists (
     select 1 from current_rows r
     where r.snapshot_id = f.snapshot_id
         -- The ID as a whole word, wrapped in emphasis or not (`_F4_` names F4), by its
