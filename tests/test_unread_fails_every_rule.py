@@ -15,6 +15,7 @@ one runs crawl and check, which must agree.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -24,7 +25,7 @@ from pipeline.crawl import crawl
 from pipeline.engine import connect
 from pipeline.store import Out
 from tests.conftest import FIXTURES, copy_tree
-from tests.test_entry_reading import detect, failing, findings
+from tests.test_entry_reading import detect, failing, findings, statuses
 
 SESSION = Path("docs/research/demo-brainstorm")
 
@@ -125,3 +126,29 @@ def test_a_stray_file_named_ops_in_a_history_folder_fails_nothing(tmp_path: Path
     found = detect(folder, "move")
     assert failing(found) == set(), found
     assert any("a file, not a folder" in n for n in map(str, found.get("notes", []))), found
+
+
+def test_a_session_folder_not_read_skips_no_rule_as_if_its_files_were_missing(
+    tmp_path: Path,
+) -> None:
+    """A folder whose name is not UTF-8 is not read: its files are unknown, not absent, so
+    BS-MANIFEST-01 and BS-HARVEST-01 fail on the folder's issue. They were skipped as 'no
+    manifest' (found by a hunt), which took the session out of their rates."""
+    repo = tmp_path / "repo"
+    research = repo / "docs" / "research"
+    research.mkdir(parents=True)
+    healthy = FIXTURES / "cases" / "base" / "applied" / "repo" / SESSION
+    folder = Path(os.fsdecode(bytes(research) + b"/caf\xe9-brainstorm"))
+    copy_tree(healthy, folder)
+    found = detect(folder, "move")
+    skipped = {rule for rule, status in statuses(found).items() if status == "skipped"}
+    assert skipped == {"BS-OPS-02"}, found  # no git context: known without reading the folder
+    assert {"BS-MANIFEST-01", "BS-HARVEST-01"} <= failing(found), found
+    out = tmp_path / "out"
+    crawl([str(repo)], str(out))
+    check(str(out))
+    rows = connect(Out(str(out))).execute(
+        "SELECT rule_id, status FROM rule_results WHERE gate = 'move' "
+        "AND rule_id IN ('BS-MANIFEST-01', 'BS-HARVEST-01')"
+    )
+    assert sorted(rows.fetchall()) == [("BS-HARVEST-01", "fail"), ("BS-MANIFEST-01", "fail")]

@@ -152,11 +152,13 @@ def parse_session(inp: SessionInput, snapshot_id: str | None = None) -> Records:
     for rule_id in SERIES_RULES if inp.history_problem else ():
         # The history the series rules compare was not read: they cannot pass (fail closed).
         rec.issue(".git", None, "history-incomplete", inp.history_problem, rule_id)
-    snap["commit_snapshot"], snap["ops_exists"] = inp.from_commit, inp.has_ops_dir
     _suffixed_history(rec, inp)
     unread = [*inp.unreadable, *_misnamed(inp.files)]
     unreadable = {u[0] for u in unread}
-    unknown = tuple(name for name in unreadable if name.endswith("/"))
+    # The folder itself not read, or read in part ('.'): any of its files may exist.
+    unknown = ("",) if "." in unreadable else tuple(n for n in unreadable if n.endswith("/"))
+    snap["commit_snapshot"] = inp.from_commit
+    snap["ops_exists"] = inp.has_ops_dir or "." in unreadable
     for name, flag in EXISTS_FLAGS.items():
         # A file in a folder that was not entered may exist: its rules are evaluated (and
         # fail on the folder's issue) rather than skipped as if it were missing.
