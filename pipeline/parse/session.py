@@ -158,7 +158,8 @@ def parse_session(inp: SessionInput, snapshot_id: str | None = None) -> Records:
     # The folder itself not read, or read in part ('.'): any of its files may exist.
     unknown = ("",) if "." in unreadable else tuple(n for n in unreadable if n.endswith("/"))
     snap["commit_snapshot"] = inp.from_commit
-    snap["ops_exists"] = inp.has_ops_dir or "." in unreadable
+    # A history folder's rules read ops/ only to say it should be gone: none claims it there.
+    snap["ops_exists"] = inp.has_ops_dir or ("." in unreadable and inp.location != "history")
     for name, flag in EXISTS_FLAGS.items():
         # A file in a folder that was not entered may exist: its rules are evaluated (and
         # fail on the folder's issue) rather than skipped as if it were missing.
