@@ -13,7 +13,7 @@ import sys
 import traceback
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 import typer.core
@@ -22,10 +22,13 @@ from pipeline.errors import CensusError, UsageError, one_line
 from pipeline.sources.tree import storable_name
 from pipeline.vocabulary import REGRESSION_DEFAULT
 
+if TYPE_CHECKING:
+    from _typeshed import ReadableBuffer
+
 
 class _CensusGroup(typer.core.TyperGroup):
-    """One line on stderr and exit 2 for every error (a traceback only with --debug); a closed
-    pipe ends quietly."""
+    """One line on stderr and exit 2 for every error (a traceback only with --debug); a reader
+    that left early changes only an exit 0, to 141 (_PipeEnd)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -50,6 +53,7 @@ class _CensusGroup(typer.core.TyperGroup):
         try:
             return super().invoke(ctx)
         except BrokenPipeError:
+            # Not standard output or error (_PipeEnd): a pipe named as a file (--output).
             _quiet_pipe()
         except Exception as err:
             # Exits and aborts are the CLI's own; usage errors (which carry an exit code) are
@@ -73,9 +77,10 @@ class _CensusGroup(typer.core.TyperGroup):
         except BrokenPipeError:
             _quiet_pipe()
         except SystemExit as done:
-            # Click answers a closed pipe by muting stdout and exiting 1; a closed pipe is
-            # not a failure (`census check | head -1`), so it exits as a shell expects: 141.
-            if type(sys.stdout).__name__ == "_PacifyFlushWrapper":
+            # What the command found (1 an alarm, 2 an error) is what a cron job reads, cut
+            # output or not; with nothing found, 141 says, as for any writer in a shell, that
+            # the reader left before the end (`set -o pipefail` sees the output was cut).
+            if _state["reader_left"] and done.code in (0, None):
                 raise SystemExit(141) from None
             raise done
 
@@ -137,16 +142,33 @@ class _WatchedStdout(io.TextIOWrapper):
     def write(self, text: str) -> int:
         try:
             return super().write(text)
-        except OSError as err:
-            self.failed = not isinstance(err, BrokenPipeError)
+        except OSError:
+            self.failed = True
             raise
 
     def flush(self) -> None:
         try:
             super().flush()
-        except OSError as err:
-            self.failed = not isinstance(err, BrokenPipeError)
+        except OSError:
+            self.failed = True
             raise
+
+
+class _PipeEnd(io.FileIO):
+    """Standard output or error under every layer that writes to it (text, bytes, rich),
+    where a reader that left early (`census check | head -1`) is handled, once."""
+
+    def write(self, data: ReadableBuffer, /) -> int:
+        try:
+            return super().write(data)
+        except BrokenPipeError:
+            # The rest goes nowhere and the command runs to its end: stopping here lost the
+            # alarms and warnings still due on stderr, and the exit code that says what it found.
+            _state["reader_left"] = True
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, self.fileno())
+            os.close(devnull)
+            return super().write(data)
 
 
 def _stdout_line(err: Exception) -> str:
@@ -211,7 +233,8 @@ def _usage_line(err: Any, args: list[str] | None = None) -> NoReturn:
 
 
 def _quiet_pipe() -> NoReturn:
-    """The reader went away (`census check | head -1`): stop without a word."""
+    """The reader of a pipe census writes by name went away (`--output` a FIFO): stop without
+    a word, as for a closed standard output with nothing found."""
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, sys.stdout.fileno())
     raise SystemExit(141)
@@ -226,7 +249,8 @@ app = typer.Typer(
 )
 
 DEFAULT_OUT = "census-out"
-_state = {"debug": False}
+# reader_left: standard output's or error's reader went away before the end (_PipeEnd).
+_state = {"debug": False, "reader_left": False}
 
 
 class Gate(StrEnum):
@@ -1084,18 +1108,29 @@ def main() -> None:
 
 def _tolerant_streams() -> None:
     """An output that cannot encode a character (a Latin-1 locale, PYTHONIOENCODING=ascii)
-    shows it as `?`: failing on `–` after the work was done turned an alarm's exit 1 into 2."""
+    shows it as `?`: failing on `–` after the work was done turned an alarm's exit 1 into 2.
+    A reader that leaves early ends neither stream's writes in an error (_PipeEnd)."""
     for stream in (sys.stdout, sys.stderr):
         if isinstance(stream, io.TextIOWrapper) and stream.errors == "strict":
             stream.reconfigure(errors="replace")
-    out = sys.stdout
-    if type(out) is io.TextIOWrapper:
-        sys.stdout = _WatchedStdout(
-            out.buffer,
-            encoding=out.encoding,
-            errors=out.errors,
-            line_buffering=out.line_buffering,
-            write_through=out.write_through,
+    for name, kind in (("stdout", _WatchedStdout), ("stderr", io.TextIOWrapper)):
+        stream = getattr(sys, name)
+        if type(stream) is not io.TextIOWrapper:
+            continue
+        stream.flush()
+        end: Any = _PipeEnd(stream.fileno(), "w", closefd=False)
+        # Buffered as Python made it (unbuffered under python -u or PYTHONUNBUFFERED).
+        end = end if isinstance(stream.buffer, io.RawIOBase) else io.BufferedWriter(end)
+        setattr(
+            sys,
+            name,
+            kind(
+                end,
+                encoding=stream.encoding,
+                errors=stream.errors,
+                line_buffering=stream.line_buffering,
+                write_through=stream.write_through,
+            ),
         )
 
 

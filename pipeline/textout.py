@@ -8,9 +8,9 @@ shown cut: a table where it fits the terminal (or COLUMNS), else one block per r
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
-import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -139,15 +139,14 @@ def width() -> int:
 
 
 def console(file: Any = None) -> Any:
-    """A rich console as wide as the terminal; a closed pipe ends the command quietly (141)."""
+    """A rich console as wide as the terminal; a closed pipe is the CLI's to answer."""
     from rich.console import Console
 
     class _Console(Console):
         def on_broken_pipe(self) -> None:
-            # rich would exit 1; a reader that went away (`| head -1`) is not a failure.
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
-            raise SystemExit(141)
+            # rich would exit 1, which says an alarm tripped; the CLI's standard output never
+            # raises this (pipeline.cli._PipeEnd), and any other pipe's error goes on to it.
+            raise BrokenPipeError(errno.EPIPE, os.strerror(errno.EPIPE))
 
     return _Console(width=width(), file=file, soft_wrap=False, highlight=False)
 

@@ -718,20 +718,82 @@ def test_sql_is_sandboxed(nights: tuple[Path, Path], tmp_path: Path) -> None:
     assert ok.exit_code == 0 and len(json.loads(written.read_text())) == 4
 
 
-def test_a_closed_pipe_ends_quietly(nights: tuple[Path, Path]) -> None:
+def _closed_early(command: list[str], *, stderr: int = subprocess.PIPE) -> tuple[int, bytes]:
+    """`command` with standard output's reader gone before it writes (`census … | head -1`
+    once head has its line): its exit code and standard error."""
+    with subprocess.Popen([str(CENSUS), *command], stdout=subprocess.PIPE, stderr=stderr) as proc:
+        assert proc.stdout is not None
+        # Closed before census has loaded, so its first write finds no reader, every time.
+        proc.stdout.close()
+        err = proc.stderr.read() if proc.stderr is not None else b""
+        return proc.wait(timeout=120), err
+
+
+def _read_whole(command: list[str]) -> tuple[int, bytes]:
+    done = subprocess.run(
+        [str(CENSUS), *command], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=120
+    )
+    return done.returncode, done.stderr
+
+
+@pytest.mark.parametrize(
+    ("command", "found"),
+    [
+        (["check", "--fail-above", "0.01"], 1),
+        (["compare"], 1),
+        (["report", "--fail-above", "0.01"], 1),
+        (["detect", "--gate", "manifest"], 1),
+        (["check"], 0),
+        (["stats"], 0),
+        (["sql", "SELECT * FROM range(200000)"], 0),
+    ],
+)
+def test_a_reader_that_leaves_early_loses_no_alarm_and_no_exit_code(
+    nights: tuple[Path, Path], tmp_path: Path, command: list[str], found: int
+) -> None:
+    """`census check --fail-above 0.01 | head -1` exited 141 with an empty stderr: the closed
+    stdout dropped the alarms. Standard error holds what it holds with a reader that reads all,
+    and the exit code says what was found; 141 (the shell's closed pipe) only for nothing."""
+    corpus, out = nights
+    if command[0] == "detect":
+        command = [*command, str(next(corpus.glob("repo-*/docs/research/*-brainstorm")))]
+    elif command[0] == "report":
+        command = [*command, "--out", str(out), "--html", str(tmp_path / "r.html")]
+    else:
+        command = [*command, "--out", str(out)]
+    whole = _read_whole(command)
+    assert whole[0] == found, whole
+    code, err = _closed_early(command)
+    assert err == whole[1], command
+    assert code == (found or 141), (command, err)
+    if "--fail-above" in command:
+        # Each alarm one line: the rule, the point, the figures and the threshold (README).
+        alarm = r"census: [A-Z-]+\d\d at night-4 is [\d.]+% \(\d+/\d+\), above 1\.0%"
+        lines = err.decode().splitlines()
+        assert lines and all(re.fullmatch(alarm, line) for line in lines), lines
+
+
+def test_an_alarm_still_exits_1_when_stderr_shares_the_closed_pipe(
+    nights: tuple[Path, Path],
+) -> None:
+    """`census check … 2>&1 | head -1`: the alarm lines have no reader, the exit code still
+    says one tripped."""
     _, out = nights
-    for command in (["check"], ["stats"], ["sql", "SELECT * FROM range(200000)"]):
-        with subprocess.Popen(
-            [str(CENSUS), *command, "--out", str(out)],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-        ) as proc:
-            assert proc.stdout is not None and proc.stderr is not None
-            proc.stdout.readline()
-            proc.stdout.close()
-            code = proc.wait(timeout=120)
-            assert proc.stderr.read() == b"", command
-        assert code in (0, 141), (command, code)
+    code, _ = _closed_early(
+        ["check", "--out", str(out), "--fail-above", "0.01"], stderr=subprocess.STDOUT
+    )
+    assert code == 1
+
+
+def test_compare_writes_its_sarif_after_its_reader_left(
+    nights: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """The SARIF file is written after the table: a closed stdout stopped compare before it."""
+    _, out = nights
+    sarif = tmp_path / "c.sarif"
+    code, err = _closed_early(["compare", "--out", str(out), "--sarif", str(sarif)])
+    assert code == 1, err
+    assert json.loads(sarif.read_text())["version"] == "2.1.0"
 
 
 @pytest.mark.parametrize("columns", ["60", "200"])
