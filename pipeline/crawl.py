@@ -46,7 +46,7 @@ from pipeline.store import (
     crash_point,
     new_run_id,
     publish,
-    read_parquet,
+    read_committed,
     read_statcache,
     read_state,
     write_state,
@@ -239,6 +239,8 @@ class _Plan:
 
 
 def _crawl_locked(out: Out, trees: list[Tree], plan: _Plan) -> CrawlSummary:
+    # The crawl reads few of OUT's files, and committed its run onto an OUT that check refused.
+    out.require_whole()
     run_id = new_run_id()
     point = plan.point or run_id
     if plan.point:  # a new run id names a new point, which nothing can have checked
@@ -851,7 +853,7 @@ def _observed_commits(out: Out, roots: list[str]) -> set[str]:
     keys = set(read_state(out, PRUNED_COMMITS).get("keys", []))
     wanted = pa.array(roots, pa.string())
     for file in out.files(OBSERVATIONS.name):
-        data = read_parquet(file, ["root", "session_key", "commit"])
+        data = read_committed(file, ["root", "session_key", "commit"])
         data = data.filter(
             pc.and_(pc.is_valid(data.column("commit")), pc.is_in(data.column("root"), wanted))
         )

@@ -27,7 +27,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pipeline.errors import OutError
+from pipeline.errors import OutError, damaged_out, os_trouble
 from pipeline.schema import (
     RULE_RESULTS,
     RUNS,
@@ -224,8 +224,18 @@ class Out:
     def stored_snapshot_ids(self) -> set[str]:
         ids: set[str] = set()
         for file in self.files("snapshots"):
-            ids.update(read_parquet(file, ["snapshot_id"]).column(0).to_pylist())
+            ids.update(read_committed(file, ["snapshot_id"]).column(0).to_pylist())
         return ids
+
+    def require_whole(self) -> None:
+        """Refuse, as damaged, an OUT that lists a table file gone or cut short, told by each
+        file's Parquet magic bytes and footer length, not its data (an unchanged rerun stays
+        cheap): a crawl reads few of OUT's files, and committed its run onto such an OUT."""
+        for files in self.manifest().values():
+            for rel in files:
+                problem = _not_parquet(self.tables / rel)
+                if problem is not None:
+                    raise OutError(damaged_out(problem))
 
 
 def _corpus_in(root: Path, name: str, within: tuple[str, ...], by_path: bool) -> str | None:
@@ -253,6 +263,41 @@ def read_parquet(path: Path | str, columns: list[str] | None = None) -> Any:
 
     with pq.ParquetFile(path) as parquet:
         return parquet.read(columns=columns)
+
+
+def read_committed(path: Path, columns: list[str] | None = None) -> Any:
+    """One of OUT's committed table files, as read_parquet reads it; one that cannot be read
+    (garbled, gone) is damage to OUT, said as check says it, not a bug of the census."""
+    import pyarrow as pa
+
+    try:
+        return read_parquet(path, columns)
+    except (OSError, pa.ArrowException) as err:
+        if os_trouble(err) is not None and not isinstance(err, FileNotFoundError):
+            raise  # the machine's (a permission, too many open files): said as such
+        first = str(err).splitlines()[0] if str(err) else type(err).__name__
+        raise OutError(damaged_out(f"{first.strip()} in '{path}'")) from err
+
+
+# Every Parquet file begins and ends with these bytes; a footer length and they close it.
+_PARQUET_MAGIC = b"PAR1"
+
+
+def _not_parquet(path: Path) -> str | None:
+    """Why `path` cannot be a whole Parquet file (gone, or cut short: no footer at its end),
+    by its first and last bytes alone; None when it may be one."""
+    try:
+        with open(path, "rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            head = handle.read(4)
+            handle.seek(max(size - 8, 0))
+            tail = handle.read(8)
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return f"no file at '{path}'"
+    footer = int.from_bytes(tail[:4], "little") if size >= 12 else size
+    if head != _PARQUET_MAGIC or tail[4:] != _PARQUET_MAGIC or footer > size - 12:
+        return f"no Parquet footer at the end of '{path}', {size} bytes: cut short or overwritten"
+    return None
 
 
 def _legacy_manifest(out: Out) -> dict[str, list[str]]:

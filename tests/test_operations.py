@@ -1045,6 +1045,86 @@ def test_a_damaged_table_file_is_one_line_naming_out(
         assert "internal error" not in result.stderr
 
 
+DAMAGED_OUT = "census: OUT is damaged: a table file cannot be read ("
+RESTORE = "; restore OUT from a copy, or crawl into a new --out"
+
+
+@pytest.fixture(scope="module")
+def crawled(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """Two sessions crawled and checked; a test damages a copy of OUT, never this one."""
+    base = tmp_path_factory.mktemp("damaged")
+    corpus = base_corpus(base / "corpus", 2)
+    crawl([str(corpus)], str(base / "out"), workers=1)
+    check(str(base / "out"))
+    return corpus, base / "out"
+
+
+def _copies(crawled: tuple[Path, Path], tmp_path: Path, changed: bool) -> tuple[Path, Path]:
+    """A copy of the crawled OUT, and the corpus to crawl into it: the same (every session
+    unchanged), or a copy with a fork added (every session read, as a new root's are)."""
+    corpus, source = crawled
+    out = tmp_path / "out"
+    shutil.copytree(source, out)
+    if changed:
+        corpus = shutil.copytree(corpus, tmp_path / "corpus")
+        _add_a_fork(corpus)
+    return corpus, out
+
+
+def _add_a_fork(corpus: Path) -> None:
+    forks = sorted(corpus.glob("repo-*/docs/*/*/forks.md"))[0]
+    forks.write_text(forks.read_text() + "\n## F77 — Should a new question wait? [open]\n")
+
+
+def _crawl_refused_as_damaged(corpus: Path, out: Path) -> None:
+    """A crawl of `corpus` into `out` says "OUT is damaged" in one line, exit 2, and commits
+    nothing."""
+    manifest = (out / "manifest.json").read_bytes()
+    result = runner.invoke(app, ["crawl", str(corpus), "--out", str(out), "--workers", "1"])
+    assert result.exit_code == 2, result.output
+    [line] = result.stderr.splitlines()
+    assert line.startswith(DAMAGED_OUT) and line.endswith(RESTORE), line
+    assert (out / "manifest.json").read_bytes() == manifest, "the crawl committed a run"
+    assert not any((out / "staging").glob("*")), "nothing is left staged"
+
+
+@pytest.mark.parametrize("changed", [False, True], ids=["unchanged", "changed"])
+@pytest.mark.parametrize("damage", ["cut", "gone"])
+@pytest.mark.parametrize(
+    "table", ["snapshots", "observations", "files", "parse_issues", "rule_results"]
+)
+def test_a_crawl_into_an_out_with_a_damaged_table_file_refuses_before_it_commits(
+    crawled: tuple[Path, Path], tmp_path: Path, table: str, damage: str, changed: bool
+) -> None:
+    """A crawl into an OUT whose table file was cut short or deleted said `internal error:
+    ArrowInvalid: Parquet magic bytes not found …` or "Failed to open local file …; check the
+    disk", and when no session had changed (or none it read) committed its run, exit 0, onto
+    an OUT the next check refused as damaged (found by a test session). It refuses as check
+    does, whether or not a session changed: the tables it does not read are damage too."""
+    corpus, out = _copies(crawled, tmp_path, changed)
+    victim = sorted((out / "tables" / table).glob("*/*.parquet"))[0]
+    if damage == "cut":
+        victim.write_bytes(victim.read_bytes()[:100])
+    else:
+        victim.unlink()
+    _crawl_refused_as_damaged(corpus, out)
+
+
+def test_a_crawl_that_reads_a_garbled_table_file_says_out_is_damaged(
+    crawled: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """A snapshots file whose footer is whole and whose pages are garbled passes the crawl's
+    look at each file's ends; the crawl that then read it (a session changed) said `internal
+    error: OSError: Couldn't deserialize thrift …`."""
+    corpus, out = _copies(crawled, tmp_path, changed=True)
+    victim = sorted((out / "tables" / "snapshots").glob("*/*.parquet"))[0]
+    data = bytearray(victim.read_bytes())
+    for i in range(8, len(data) // 2, 3):
+        data[i] ^= 0x5A
+    victim.write_bytes(bytes(data))
+    _crawl_refused_as_damaged(corpus, out)
+
+
 def test_a_lost_manifest_never_re_decides_a_checked_point(
     nights: tuple[Path, Path], tmp_path: Path
 ) -> None:
