@@ -118,3 +118,42 @@ def test_an_arrow_in_the_commentary_after_refs_is_the_remarks(
     found = detect(appended(tmp_path, "converging", "state.md", line), "manifest")
     assert ("BS-ASPECT-02" in failing(found)) is fails, notes(found)
     assert "BS-ASPECT-01" not in failing(found), notes(found)
+
+
+@pytest.mark.parametrize(
+    ("refs", "fails"),
+    [
+        # Refs begin at the first arrow after the name that refs follow (found by a hunt:
+        # read from the last arrow, the gap and F9 were the description's, and both passed).
+        ("→ none yet; follow-up → thesis", {"BS-ASPECT-02"}),
+        ("→ F9; folded into → thesis", {"BS-ASPECT-01"}),
+        # An arrow in the description with no ref after it stays the description's.
+        ("email → digest order → D2, thesis", set()),
+    ],
+)
+def test_refs_begin_at_the_first_arrow_that_refs_follow(
+    tmp_path: Path, refs: str, fails: set[str]
+) -> None:
+    line = f"- legal — what the digest may hold {refs}\n"
+    found = detect(appended(tmp_path, "converging", "state.md", line), "manifest")
+    assert failing(found) == fails and found["notes"] == [], found
+
+
+@pytest.mark.parametrize(
+    ("note", "fails"),
+    [
+        # A sub-bullet is part of the aspect's value (§3.1), as a continuation line is: a gap
+        # or an ID in it counts (found by a hunt: only a continuation line's did).
+        ("  - none yet for the unsubscribe-link wording\n", {"BS-ASPECT-02"}),
+        ("  - the DST edge case is still F9\n", {"BS-ASPECT-01"}),
+        # The rest of such a note is commentary: no unknown ref.
+        ("  - see the unsubscribe-link notes in D2\n", set()),
+        ("  - revisit after the pilot\n", set()),
+    ],
+)
+def test_refs_in_a_note_under_an_aspect_count(tmp_path: Path, note: str, fails: set[str]) -> None:
+    found = detect(
+        session(tmp_path, "converging", "state.md", _replaced(OPT_OUT, OPT_OUT + note)),
+        "manifest",
+    )
+    assert failing(found) == fails and found["notes"] == [], found

@@ -917,6 +917,8 @@ def test_thesis_stamp_equals_last_compose_written_with_another_offset() -> None:
         ("2026-07-08T16:30+02:00", AT),
         ("2026-07-08T16:30:00+0200", AT),
         ("2026-07-08T10:30-04", AT),
+        # ISO 8601's own minus sign (U+2212), which `-` stands in for (found by a hunt).
+        ("2026-07-08T12:30\u221202:00", AT),
         ("2026-07-09T00:30+10:00", AT),  # the offset crosses midnight
         ("  2026-07-08T14:30Z  ", AT),
         ("2026-07-08", None),

@@ -635,8 +635,19 @@ def test_every_reversal_annotation_counts_with_its_own_line() -> None:
     assert issues(rec) == []
 
 
-def test_a_field_given_again_the_same_is_a_note() -> None:
-    assert issues(read("state", "- Status: open\n- **Status:** open\n")) == [
+@pytest.mark.parametrize(
+    ("kind", "text"),
+    [
+        ("state", "- Status: open\n- **Status:** open\n"),
+        # The same value in other words (found by a hunt: each failed as two values).
+        ("state", "- Status: stopping\n- Status: stopping (stop pipeline running)\n"),
+        ("state", "- Last compose: 2026-07-10T16:05Z\n- Last compose: 2026-07-10T16:05:00Z\n"),
+        ("state", "- Last compose: 2026-07-10T16:05Z\n- Last compose: 2026-07-10T18:05+02:00\n"),
+        ("thesis", "Current as of: 2026-07-10T16:05Z\nCurrent as of: 2026-07-10T18:05+02:00\n"),
+    ],
+)
+def test_a_field_given_again_the_same_is_a_note(kind: str, text: str) -> None:
+    assert [i for i in issues(read(kind, text)) if i[1] == "duplicate-field"] == [
         (2, "duplicate-field", None)
     ]
 

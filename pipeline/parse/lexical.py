@@ -63,11 +63,11 @@ _MISSPELT_ID_RES = {
 # is glued to an offset is kept with it, so `12:00-12:30Z` (a range) is no time at -12:30.
 _TS_FIND_RE = re.compile(
     r"(?<!\d)\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d++)?+)?+"
-    r"(?:[ \t]*+(?:[Zz]|[+-]\d{2}(?::?\d{2})?+[-:0-9A-Za-z]*+))?+"
+    r"(?:[ \t]*+(?:[Zz]|[+\u2212-]\d{2}(?::?\d{2})?+[-:0-9A-Za-z]*+))?+"
 )
 _TS_RE = re.compile(
     r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?"
-    r"[ \t]*(?:[Zz]|[+-]\d{2}(?::?\d{2})?)"
+    r"[ \t]*(?:[Zz]|[+\u2212-]\d{2}(?::?\d{2})?)"
 )
 _DATE_RE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
 _DATE_AT_RE = re.compile(r"\d{4}-\d{2}-\d{2}(?![\d:T])")
@@ -603,14 +603,22 @@ def split_arrow(text: str) -> tuple[str, str] | None:
     around it dropped: (before, after); None when there is no arrow. An arrow in the
     commentary after an aspect's refs (`→ none yet (D1 -> D3 next)`) is the remark's, not
     the one that begins the refs (found by a hunt)."""
-    arrows = list(_ARROW_RE.finditer(text))
+    arrows = arrows_in(text)
     if not arrows:
         return None
     last = arrows[-1]
-    if "(" in text or "`" in text:
-        hidden = Spans([*code_spans(text), *remarks_in(text)])
-        last = next((m for m in reversed(arrows) if m.start() not in hidden), last)
     return text[: last.start()].rstrip(), text[last.end() :].lstrip()
+
+
+def arrows_in(text: str) -> list[re.Match[str]]:
+    """The arrows (`→` or `->`) of text outside parentheses and code spans, in order; all of
+    them when every one is inside."""
+    arrows = list(_ARROW_RE.finditer(text))
+    if arrows and ("(" in text or "`" in text):
+        hidden = Spans([*code_spans(text), *remarks_in(text)])
+        outside = [m for m in arrows if m.start() not in hidden]
+        return outside or arrows[-1:]
+    return arrows
 
 
 class Spans:
@@ -691,6 +699,8 @@ def parse_timestamp(raw: str) -> datetime | None:
             return None
     if text[-1] == "z":
         text = text[:-1] + "Z"
+    # ISO 8601's own minus sign before an offset (U+2212), for which `-` stands in.
+    text = text.replace("\u2212", "-")
     if text.find(" ", 11) >= 0 or "\t" in text:
         text = text[:11] + "".join(text[11:].split())  # spaces before the zone
     try:
@@ -708,6 +718,12 @@ def parse_date_or_timestamp(raw: str) -> datetime | None:
         return datetime(int(m[1]), int(m[2]), int(m[3]), tzinfo=UTC)
     except ValueError:
         return None
+
+
+def read_stamp(raw: str) -> datetime | str | None:
+    """A stamp's value as read: its instant, `never`, or None when it is neither."""
+    instant, never = stamp(raw)
+    return "never" if never else instant
 
 
 def stamp(raw: str | None, date: bool = False) -> tuple[datetime | None, bool]:

@@ -823,18 +823,33 @@ def item_value(item: Item, first: str) -> str:
 
 
 def repeated(
-    rec: Records, file: str, line: int, name: str, first: str, value: str, rule: str | None
-) -> None:
+    rec: Records,
+    file: str,
+    line: int,
+    name: str,
+    first: str,
+    value: str,
+    rule: str | None,
+    read: Callable[[str], object] | None = None,
+) -> bool:
     """A field given a second time: the first counts. A second that says the same is a note;
     one that says something else is a line that was not read, so `rule` (the rule that needs
-    the field) fails (spec §3.1, fail closed)."""
-    if bare(value).lower() == bare(first).lower():
+    the field) fails (spec §3.1, fail closed). `read`: the value as the field reads it (an
+    instant, a token; None when unreadable): a second that reads the same says the same
+    (`16:05Z` and `16:05:00Z`, `stopping` and `stopping (pipeline running)`; until 2026-12-07
+    they failed as two values, found by a hunt). Whether it said the same."""
+    same = bare(value).lower() == bare(first).lower()
+    if not same and read is not None:
+        read_first = read(first)
+        same = read_first is not None and read_first == read(value)
+    if same:
         rec.issue(file, line, "duplicate-field", f"second '{name}:' ignored (the same value)")
-        return
+        return True
     message = (
         f"second '{name}:' says '{value[:60]}', the first '{first[:60]}'; only the first is read"
     )
     rec.issue(file, line, "duplicate-field", message, rule)
+    return False
 
 
 # A heading that is a link (`[Claim](#claim)`, `[Claim][c]`): the page shows its text.

@@ -9,9 +9,11 @@ from pipeline.parse.blocks import Block, Heading, Item, Line, Paragraph, Table, 
 from pipeline.parse.lexical import (
     WHOLE_ID,
     Spans,
+    arrows_in,
     bare,
     canonical_id,
     decoded,
+    read_stamp,
     seen_chars,
     shown,
     split_arrow,
@@ -48,6 +50,11 @@ _FIELDS = {
 # The rule that cannot be shown to hold when a field is given twice, differently.
 _NEEDED_BY = {"status": "BS-STATE-01", "last_compose_raw": "BS-COMPOSE-01"}
 _STATUSES = ("open", "stopping", "harvested")
+# What a field's value reads as, so that a second line saying the same in other words is one.
+_READ: dict[str, Callable[[str], object]] = {
+    "status": lambda value: token(value, _STATUSES),
+    "last_compose_raw": read_stamp,
+}
 # Other names a line meant as Status is written under (`Current status: stopping`, `Stage:
 # converging`): not read, but named, where the rule failed with no line (found by a hunt).
 _OTHER_STATUS = {
@@ -311,8 +318,8 @@ def _field(
     snap = rec.snapshot
     if key in given:
         name = key.replace("_raw", "").replace("_", " ").capitalize()
-        repeated(rec, FILE, line, name, given[key], value, _NEEDED_BY.get(key))
-        if bare(value).lower() != bare(given[key]).lower():
+        rule, read = _NEEDED_BY.get(key), _READ.get(key)
+        if not repeated(rec, FILE, line, name, given[key], value, rule, read):
             unread.append((key, value, line, "duplicate-field"))  # only the first is read
         return
     given[key] = value
@@ -402,6 +409,7 @@ def _aspect(item: Item, rec: Records) -> None:
         arrow = first[0], f"{first[1]} {more}"
         _aspects_below(item, rec)
     head, refs_raw = (text, None) if arrow is None else (arrow[0], arrow[1].strip())
+    in_notes: list[tuple[str, str, str | None]] = []
     if arrow is not None and not refs_raw and item.parts:
         refs_raw = shown(item.rest())
     elif item.parts:
@@ -413,10 +421,13 @@ def _aspect(item: Item, rec: Records) -> None:
         if below:
             arrow = arrow or below[0]
             refs_raw = ", ".join(filter(None, [refs_raw, *(a[1].strip() for a in below)]))
+        in_notes = _refs_in_notes(item) if arrow is not None else []
+    if arrow is not None:
+        head, refs_raw = _refs_from_earlier_arrow(head, refs_raw)
     m = _DASH_AT_RE.search(head)
     name = bare(head[: m.start()] if m else head)
     description = head[m.end() :].strip() if m else None
-    refs = _refs(refs_raw) if refs_raw else []
+    refs = [*(_refs(refs_raw) if refs_raw else []), *in_notes]
     line = item.line
     rec.add(
         "aspects",
@@ -445,6 +456,37 @@ def _aspects_below(item: Item, rec: Records) -> None:
                 f"aspect ('{text[:80]}'); write `- name — … → refs`"
             )
             _unread_aspect(rec, line, "aspect-not-bullet", message)
+
+
+def _refs_from_earlier_arrow(head: str, refs_raw: str | None) -> tuple[str, str | None]:
+    """(head, refs) with the refs begun at the first arrow after the aspect's name that refs
+    follow: `→ none yet; follow-up → thesis` holds a gap that reading from the last arrow
+    alone put in the description, and BS-ASPECT-02 passed (found by a hunt). An arrow in the
+    description with no ref after it (`email → digest order → F1`) stays the description's."""
+    dash = _DASH_AT_RE.search(head)
+    start = dash.end() if dash is not None else 0
+    # The first arrow only: the text after it holds every later one's (one pass, not one per
+    # arrow, which the bounded-time tests found quadratic).
+    first = next((a for a in arrows_in(head) if a.start() >= start), None)
+    if first is None:
+        return head, refs_raw
+    between = head[first.end() :].strip()
+    if not any(kind != "unknown" for _, kind, _ in _refs(between)):
+        return head, refs_raw
+    return head[: first.start()].rstrip(), f"{between} → {refs_raw}" if refs_raw else between
+
+
+def _refs_in_notes(item: Item) -> list[tuple[str, str, str | None]]:
+    """The refs named in the sub-bullets and paragraphs under an aspect that have no arrow of
+    their own (`  - the DST edge case is still F9`, `  - none yet for the link wording`): part
+    of its value (spec §3.1), as the same words on a continuation line are, so a gap or an ID
+    there counts; the rest of such a note is commentary, no unknown ref."""
+    found: list[tuple[str, str, str | None]] = []
+    for part in item.parts:
+        if _part_arrow(part) is None:
+            text = part.text if isinstance(part, Item) else " ".join(t for _, t in part)
+            found += [r for r in _refs(decoded(shown(text))) if r[1] != "unknown"]
+    return found
 
 
 def _part_arrow(part: Item | list[Line]) -> tuple[str, str] | None:

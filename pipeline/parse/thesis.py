@@ -10,6 +10,7 @@ from pipeline.parse.lexical import (
     UNICODE_SPACES,
     bare,
     find_timestamp,
+    read_stamp,
     stamp,
     stamp_hint,
 )
@@ -99,8 +100,9 @@ def parse_thesis(lines: list[str], rec: Records) -> None:
                 _stamp(rec, raw, line)
             else:
                 first = snap["thesis_stamp_raw"]
-                repeated(rec, FILE, line, "Current as of", first, raw, "BS-COMPOSE-01")
-                unread += [(raw, line, "duplicate-field")]
+                rule = "BS-COMPOSE-01"
+                if not repeated(rec, FILE, line, "Current as of", first, raw, rule, read_stamp):
+                    unread += [(raw, line, "duplicate-field")]
     _unread_stamps(rec, unread)
     _other_stamps(rec, others)
     _not_sections(rec, elsewhere, near)
