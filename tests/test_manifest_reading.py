@@ -407,3 +407,33 @@ def test_this_round_under_the_test_or_prose_about_a_round_is_no_issue(tail: str)
     rec = read(manifest(tail=tail))
     assert [i["code"] for i in rec.of("parse_issues")] in ([], ["duplicate-field"])
     assert rec.of("manifests")[0]["round"] == 1
+
+
+ROW_3 = "| 3 | parked fork F4 | forks.md | docs/architecture/open-questions.md | append |"
+
+
+@pytest.mark.parametrize(
+    "row",
+    [
+        # Wrapped onto the next line: GFM reads a row with no Destination, then another.
+        "| 3 | parked fork F4 | forks.md |\ndocs/architecture/open-questions.md | append |",
+        "| 3 | parked fork F4 | forks.md |\n| docs/architecture/open-questions.md | append |",
+        # A cell too many: GFM drops the last, and the Destination is another cell.
+        ROW_3.replace("forks.md |", "forks.md | forks.md |"),
+    ],
+    ids=["wrapped", "wrapped-piped", "extra-cell"],
+)
+def test_a_route_whose_cells_are_not_where_the_header_says_fails_both_rules(
+    tmp_path: Path, row: str
+) -> None:
+    """Its Destination was read empty or as another cell, with no note: a link into the
+    session folder from the document it named passed BS-HARVEST-01 (found by a hunt)."""
+    rules, notes, _ = detect(tmp_path, manifest().replace(ROW_3, row))
+    assert status(rules, "BS-MANIFEST-01") == "fail" and status(rules, "BS-HARVEST-01") == "fail"
+    assert notes and all("the routing row" in note for note in notes), notes
+
+
+def test_a_route_without_its_action_cell_is_read(tmp_path: Path) -> None:
+    """No rule reads Action: a row that leaves it out routes as written."""
+    rules, notes, verdict = detect(tmp_path, manifest().replace(ROW_3, ROW_3[: -len(" append |")]))
+    assert verdict == "clean" and notes == [], rules

@@ -182,7 +182,7 @@ def parse_manifest(
             continue
         if isinstance(block, Table):
             _unread(rec, block, current)
-            if _table(block, current, rows, links):
+            if _table(block, current, rows, links, rec):
                 tables += 1
             elif not useless:
                 _unread_table(rec, block)
@@ -627,7 +627,7 @@ def _no_table(rec: Records, block: Paragraph) -> None:
 
 
 def _table(
-    table: Table, current: dict[str, Any], rows: list[dict[str, Any]], links: _Links
+    table: Table, current: dict[str, Any], rows: list[dict[str, Any]], links: _Links, rec: Records
 ) -> bool:
     """The rows of a routing table: one whose header names the five columns (any case,
     any order, emphasis dropped; more columns are allowed). False for another table."""
@@ -646,6 +646,7 @@ def _table(
         num, what, source, destination, action = (
             shown(cells[i]) if i < len(cells) else "" for i in where
         )
+        _uneven_row(rec, line, cells, table.header, where)
         rows.append(
             {
                 "line": line,
@@ -660,6 +661,29 @@ def _table(
             }
         )
     return True
+
+
+def _uneven_row(
+    rec: Records, line: int, cells: list[str], header: list[str], where: list[int]
+) -> None:
+    """A route whose row has fewer cells than its What, Source or Destination needs (a row
+    wrapped onto the next line: GFM reads the rest as another row), or more than the header
+    (GFM drops those past it, so the Destination may be another cell): what it routes and
+    where cannot be read as written, so neither rule can be shown to hold (§3.1, fail
+    closed; until 2026-12-07 the route read with an empty Destination, and a link in the
+    document it named passed BS-HARVEST-01, found by a hunt)."""
+    if len(cells) > len(header):
+        problem = f"has {len(cells)} cells where the header has {len(header)}: GFM drops "
+        problem += "those past the header's, so its Destination may be another cell"
+    elif max(where[:4]) >= len(cells):
+        missing = [name for name, at in zip(_COLUMNS[:4], where, strict=False) if at >= len(cells)]
+        problem = f"has {len(cells)} cells, none for {', '.join(missing)} (wrapped onto the "
+        problem += "next line? a route is one row)"
+    else:
+        return
+    message = f"the routing row '{' | '.join(cells)[:80]}' {problem}"
+    for rule in ("BS-MANIFEST-01", "BS-HARVEST-01"):
+        rec.issue(FILE, line, "unread-table", message, rule)
 
 
 def destinations(cell: str) -> list[tuple[str, str | None]]:
