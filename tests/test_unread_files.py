@@ -301,6 +301,9 @@ def test_an_ops_folder_of_another_case_that_is_a_clone_of_its_own_fails_bs_ops_0
         ("forks.md", "Copy of forks.md", "BS-FORK-03"),
         ("ops/capture.md", "ops/capture copy.md", "BS-COMPOSE-02"),
         ("ops/capture.md", "ops/capture.log", "BS-COMPOSE-02"),
+        # An ops file beside the session's files, not in ops/ (found by a hunt).
+        ("ops/capture.md", "capture.md", "BS-COMPOSE-02"),
+        ("ops/sync-log.md", "sync_log.md", "BS-SYNC-01"),
     ],
 )
 def test_a_session_file_in_another_spelling_is_misnamed_and_fails_its_readers(
@@ -321,12 +324,13 @@ def test_a_session_file_in_another_spelling_is_misnamed_and_fails_its_readers(
     assert _crawled_statuses(tmp_path / "corpus", tmp_path / "out", [rule]) == {rule: "fail"}
 
 
-def test_a_singular_beside_the_session_file_is_no_misnamed_file(tmp_path: Path) -> None:
+@pytest.mark.parametrize("name", ["fork.md", "capture.md"])
+def test_a_singular_beside_the_session_file_is_no_misnamed_file(tmp_path: Path, name: str) -> None:
     """`fork.md` beside forks.md is some other note, not a misspelt forks.md: the spelling
-    is only weighed when the file itself is missing."""
+    is only weighed when the file itself is missing (so is `capture.md` beside ops/)."""
     repo = copy_tree(FIXTURES / "cases" / "base" / "converging" / "repo", tmp_path / "corpus" / "r")
     session = repo / SESSION
-    (session / "fork.md").write_text("# Fork notes\n\nscratch\n", encoding="utf-8")
+    (session / name).write_text("# Notes\n\nscratch\n", encoding="utf-8")
     found = detect(str(session), "manifest")
     assert [n for n in found.notes if n["code"] == "misnamed-file"] == []
     assert found.result == "clean"

@@ -318,9 +318,16 @@ def _misnamed(files: Mapping[str, bytes]) -> list[tuple[str, str, str]]:
     for name in EXISTS_FLAGS:
         if name not in files:
             other = next((f for f in sorted(files) if _spelling(f) == _spelling(name)), None)
+            if other is None and name.startswith("ops/") and name != "ops/.gitignore":
+                # An ops file beside the session's files, not in ops/ (`capture.md`); a
+                # .gitignore there is the folder's own.
+                alike = _spelling(name.removeprefix("ops/"))
+                other = next((f for f in sorted(files) if _spelling(f) == alike), None)
             if other is not None:
                 message = (
                     f"'{other}' is meant as {name}, but file names are read exactly: rename it"
+                    if "/" in other or "/" not in name
+                    else f"'{other}' is meant as {name}, but it is not in ops/: move it there"
                 )
                 found.append((name, "misnamed-file", message))
     tops = {f.split("/")[0] for f in files if "/" in f}
