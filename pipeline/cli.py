@@ -69,6 +69,9 @@ class _CensusGroup(typer.core.TyperGroup):
                 # The traceback is added; the exit code still says "unusable input" (2).
                 traceback.print_exc()
             typer.echo(f"census: {one_line(_error_line(err, ctx))}", err=True)
+            if _stdout_failed(err):
+                # Said once: the output still buffered would fail again at exit, a traceback.
+                _to_devnull(sys.stdout.fileno())
             ctx.exit(2)
 
     def main(self, *args: Any, **kwargs: Any) -> Any:
@@ -165,10 +168,15 @@ class _PipeEnd(io.FileIO):
             # The rest goes nowhere and the command runs to its end: stopping here lost the
             # alarms and warnings still due on stderr, and the exit code that says what it found.
             _state["reader_left"] = True
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, self.fileno())
-            os.close(devnull)
+            _to_devnull(self.fileno())
             return super().write(data)
+
+
+def _to_devnull(fd: int) -> None:
+    """What is still written to `fd` (a stream's buffer flushed at exit) goes nowhere."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, fd)
+    os.close(devnull)
 
 
 def _stdout_line(err: Exception) -> str:
@@ -235,8 +243,7 @@ def _usage_line(err: Any, args: list[str] | None = None) -> NoReturn:
 def _quiet_pipe() -> NoReturn:
     """The reader of a pipe census writes by name went away (`--output` a FIFO): stop without
     a word, as for a closed standard output with nothing found."""
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.stdout.fileno())
+    _to_devnull(sys.stdout.fileno())
     raise SystemExit(141)
 
 
