@@ -47,6 +47,7 @@ from pipeline.store import (
     new_run_id,
     publish,
     read_committed,
+    read_parquet,
     read_statcache,
     read_state,
     write_state,
@@ -600,26 +601,24 @@ def _drop_stored_meanwhile(out: Out, staging: Path, before: frozenset[str]) -> i
 
     meanwhile = [out.tables / rel for rel in out.manifest()[SNAPSHOTS.name] if rel not in before]
     staged = sorted((staging / SNAPSHOTS.name).glob("*.parquet"))
-    stored = _snapshot_ids(staged) & _snapshot_ids(meanwhile) if meanwhile and staged else set()
+    stored = set()
+    if meanwhile and staged:
+        stored = _snapshot_ids(staged, read_parquet) & _snapshot_ids(meanwhile, read_committed)
     if not stored:
         return 0
     left_out = pa.array(sorted(stored), pa.string())
     for table in CONTENT_TABLES:
         for file in sorted((staging / table.name).glob("*.parquet")):
-            rows = pq.read_table(file)
+            rows = read_parquet(file)
             theirs = pc.fill_null(pc.is_in(rows["snapshot_id"], left_out), False)
             pq.write_table(rows.filter(pc.invert(theirs)), file, compression="zstd")
     return len(stored)
 
 
-def _snapshot_ids(files: list[Path]) -> set[str]:
-    import pyarrow.parquet as pq
-
-    return {
-        i
-        for f in files
-        for i in pq.read_table(f, columns=["snapshot_id"])["snapshot_id"].to_pylist()
-    }
+def _snapshot_ids(files: list[Path], read: Callable[..., Any]) -> set[str]:
+    """The snapshot ids in these files, each read with `read` (read_committed for OUT's own:
+    one that cannot be read is damage to OUT, said so)."""
+    return {i for f in files for i in read(f, ["snapshot_id"])["snapshot_id"].to_pylist()}
 
 
 def _root_key(tree: Tree) -> str:
