@@ -312,6 +312,7 @@ def test_a_field_written_as_a_setext_heading_is_read_as_an_atx_one(
         # Beside the Status bullet: a note, failing the rule only when it says otherwise.
         ("- Status: stopping\n- Current status: stopping", False),
         ("- Status: stopping\n- Stage: open", True),
+        ("- Status: stopping\n- Status now: harvested", True),
     ],
 )
 def test_a_status_under_another_name_is_named(tmp_path: Path, new: str, fails: bool) -> None:
@@ -499,3 +500,24 @@ def test_tildes_that_strike_nothing_on_the_page_hide_no_id(
 ) -> None:
     folder = session(tmp_path, "converging", file, _replaced(old, new))
     assert rule in failing(detect(folder, "session"))
+
+
+LAST_COMPOSE = "- Last compose: 2026-07-10T16:05Z"
+
+
+@pytest.mark.parametrize(
+    ("new", "fails"),
+    [
+        # Beside the field, another time passed unread (found by a hunt).
+        (f"{LAST_COMPOSE}\n- Last composed: 2026-07-11T09:00Z (after S3)", True),
+        (f"{LAST_COMPOSE}\n- **Composed at:** 2026-07-10T18:05+02:00", False),
+        ("- Last composed: 2026-07-10T16:05Z", True),
+    ],
+)
+def test_a_last_compose_under_another_name_is_named(tmp_path: Path, new: str, fails: bool) -> None:
+    folder = session(tmp_path, "applied", "state.md", _replaced(LAST_COMPOSE, new))
+    found = detect(folder, "session")
+    line = 6 + new.count("\n")
+    assert ("state.md", line, "malformed-field") in notes(found), found["notes"]
+    named = [n for _, n, _ in findings(found, "BS-COMPOSE-01")]
+    assert (line in named) == fails, found

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from pipeline.parse.blocks import Block, Heading, Item, Line, Paragraph, Table, parse
 from pipeline.parse.lexical import (
@@ -39,6 +40,9 @@ from pipeline.parse.reading import (
 )
 from pipeline.parse.records import Records
 
+if TYPE_CHECKING:
+    from datetime import datetime
+
 FILE = "state.md"
 _FIELDS = {
     "status": "status",
@@ -60,8 +64,17 @@ _READ: dict[str, Callable[[str], object]] = {
 _OTHER_STATUS = {
     "current status": "Current status",
     "session status": "Session status",
+    "status now": "Status now",
     "stage": "Stage",
     "state": "State",
+}
+# Likewise for Last compose (`Last composed: 2026-…`): beside the field, it passed unread
+# though it said another time (found by a hunt).
+_OTHER_COMPOSE = {
+    "last composed": "Last composed",
+    "last composition": "Last composition",
+    "composed": "Composed",
+    "composed at": "Composed at",
 }
 # A heading that gives one of these fields a value it takes is meant as the field
 # (`## Status: stopping`); any other is a section heading (reading.note_heading_field).
@@ -209,7 +222,9 @@ def _noted(rec: Records, block: Block) -> list[tuple[str, str, int, str]]:
     and the lines meant as Status under another name (noted once the Status read is known)."""
     found = note_unread(rec, FILE, block, _FIELDS, _needed_by, _IN_HEADING)
     other = [
-        (key, value, line, "malformed-field") for key, value, line in fields(block, _OTHER_STATUS)
+        (key, value, line, "malformed-field")
+        for names in (_OTHER_STATUS, _OTHER_COMPOSE)
+        for key, value, line in fields(block, names)
     ]
     return [(key, value, line, code) for key, _, value, line, code in found] + other
 
@@ -362,6 +377,22 @@ def _unread_fields(rec: Records, unread: list[tuple[str, str, int, str]]) -> Non
             snap.setdefault("other_last_compose", []).append(compose)
         elif key in _OTHER_STATUS.values():
             _other_status(rec, key, value, line, read)
+        elif key in _OTHER_COMPOSE.values() and (instant := stamp(value)[0]) is not None:
+            _other_compose(rec, key, value, line, instant)
+
+
+def _other_compose(rec: Records, name: str, value: str, line: int, instant: datetime) -> None:
+    """A timestamp meant as Last compose under another name (`Last composed: 2026-…`): not
+    read, and noted. It fails BS-COMPOSE-01 when no Last compose is read or it gives another
+    instant, and is weighed against the capture's turns as any unread Last compose is."""
+    snap = rec.snapshot
+    fails = snap.get("last_compose") != instant
+    message = (
+        f"'{name}: {value[:60]}' is meant as the 'Last compose:' field but is not written "
+        "'Last compose: value', so it is not read"
+    )
+    rec.issue(FILE, line, "malformed-field", message, "BS-COMPOSE-01" if fails else None)
+    snap.setdefault("other_last_compose", []).append((line, value, instant, "malformed-field"))
 
 
 def _other_status(rec: Records, name: str, value: str, line: int, read: str | None) -> None:
