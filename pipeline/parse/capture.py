@@ -73,7 +73,7 @@ def parse_capture(lines: list[str], rec: Records) -> None:
         # Turns in HTML blocks are not read: each is a parse issue.
         hidden_entries(doc, lines, rec, FILE, "T", RULE, _weigh)
     for index, block in enumerate(doc.blocks):
-        if isinstance(block, Heading) and block.underlined and not _begins_with_id(block.text):
+        if isinstance(block, Heading) and block.underlined and not _begins_like_a_turn(block):
             # The schema's `---` before each turn underlines the last line of the turn above:
             # a setext heading nobody wrote, so it is that line of the talk (spec §3.1: a turn
             # is a heading that begins with `T{n}`), never a turn without its ID or with it late.
@@ -153,6 +153,23 @@ _ID_FIELD_END_RE = re.compile(r"[*_`)\]]*+[ \t]*+(?:[·—–|:]|-[ \t]|$)")
 def _begins_with_id(text: str) -> bool:
     """Whether a heading's text begins with a turn ID (`T7 · …`, `**T7** …`)."""
     return entry_id(text, "T")[0]
+
+
+# Talk that names a turn first: its ID, a space, then a word (`T3 still holds: …`).
+_TALK_AFTER_ID_RE = re.compile(r"[*_`]*+[ \t]++[A-Za-z]")
+
+
+def _begins_like_a_turn(block: Heading) -> bool:
+    """Whether a line above a `---` (a setext heading) begins as a turn's heading does: with
+    its ID, unless talk follows the ID and no timestamp stands anywhere in it (`T3 still holds:
+    opt-out is not silence.`, the last line of a turn above the next turn's `---`, failed
+    BS-COMPOSE-02 as a turn with no timestamp; found by a hunt). One with a time is weighed
+    as a turn still: the census cannot tell it from a turn's heading (fail closed)."""
+    meant, digits, rest = entry_id(block.text, "T")
+    if not meant:
+        return False
+    talk = digits is not None and _TALK_AFTER_ID_RE.match(rest) is not None
+    return not talk or find_timestamp(block.text) is not None
 
 
 def _bare_turn(block: Heading, rec: Records) -> None:
