@@ -337,16 +337,17 @@ def lifetimes_check(con: Any, point: str, under: str | None = None) -> str | Non
 
 
 def longest_open(con: Any, point: Point, limit: int = OPEN_FORKS) -> list[dict[str, Any]]:
-    """The point's longest-open forks (session_key, root, fork_id), longest first: as check
-    froze them, or ranked from the point_forks its own lifetime pass left (a point checked by
-    an older census)."""
+    """The point's longest-open forks (session_key, root, fork_id, rank, hours), longest
+    first: as check froze them, or ranked from the point_forks its own lifetime pass left (a
+    point checked by an older census)."""
+    columns = "session_key, root, fork_id, rank, hours"
     check_id = lifetimes_check(con, point.name)
     if check_id is None:
-        query = f"SELECT session_key, root, fork_id FROM ({query_sql('longest_open')})"
+        query = f"SELECT {columns} FROM ({query_sql('longest_open')})"
         return fetch_dicts(con, query, {"limit": limit})
     return fetch_dicts(
         con,
-        "SELECT session_key, root, fork_id FROM longest_open "
+        f"SELECT {columns} FROM longest_open "
         "WHERE point = $point AND check_id = $check_id ORDER BY rank LIMIT $limit",
         {"point": point.name, "check_id": check_id, "limit": limit},
     )

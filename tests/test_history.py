@@ -1863,6 +1863,38 @@ def test_a_recheck_under_the_same_rules_keeps_what_a_prune_left_of_the_history(
     assert _night_rates(out, 4) == night_four
 
 
+def test_a_prune_leaves_the_report_s_longest_open_forks_as_check_ranked_them(
+    tmp_path: Path,
+) -> None:
+    """The report ranked a kept night's longest-open forks by hours it counted live: after a
+    prune of the night that first saw the commit raising them, their raise was no longer in
+    the history, and the list changed (found by a hunt). It lists check's frozen rows, in
+    their rank, with their hours."""
+    from pipeline.report import _histories
+    from pipeline.select import all_points
+
+    repo = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", tmp_path / "root" / "repo")
+    git(repo, "init", "-q")
+    (repo / SESSION / "forks.md").write_text(FORKS_T1)
+    _set_compose(repo, "2026-01-01T10:00Z")
+    commit(repo, "2026-01-01T10:00:00Z", "F1, F2, F5 open")
+    out = tmp_path / "out"
+    _night(repo, out, 1)
+    _night(repo, out, 2)
+
+    def listed() -> list[tuple[object, ...]]:
+        con = connect(Out(out))
+        point = next(p for p in all_points(con) if p.name == "night-2")
+        con.close()
+        _, rows, _ = _histories(Out(out), point, None, set())
+        return [(r["fork_id"], r["hours"]) for r in rows]
+
+    before = listed()
+    assert before and all(hours and hours > 24 * 50 for _, hours in before), before
+    prune(str(out), keep_last=1)
+    assert listed() == before
+
+
 def test_a_census_upgrade_that_reads_a_title_otherwise_finds_no_step(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
