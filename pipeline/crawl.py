@@ -240,14 +240,12 @@ class _Plan:
 
 
 def _crawl_locked(out: Out, trees: list[Tree], plan: _Plan) -> CrawlSummary:
-    # The crawl reads few of OUT's files, and committed its run onto an OUT that check refused.
-    out.require_whole()
+    out.require_whole()  # the crawl reads few of OUT's files: a damaged one is refused first
     run_id = new_run_id()
     point = plan.point or run_id
     if plan.point:  # a new run id names a new point, which nothing can have checked
         _refuse_closed_point(out, point, plan.shard, plan.labels, trees)
-    now = datetime.now(UTC)
-    _refuse_clock_behind(out, point, now)
+    _refuse_clock_behind(out, point, now := datetime.now(UTC))
     made = memo.context(READER_VERSION, plan.git_history, plan.shard_name)
     memos, vouched_by = memo.load(_memo_file(out, plan), made)
     staging = out.root / "staging" / run_id
