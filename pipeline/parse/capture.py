@@ -150,11 +150,6 @@ _STAMP_LIKE_RE = re.compile(
 _ID_FIELD_END_RE = re.compile(r"[*_`)\]]*+[ \t]*+(?:[·—–|:]|-[ \t]|$)")
 
 
-def _begins_with_id(text: str) -> bool:
-    """Whether a heading's text begins with a turn ID (`T7 · …`, `**T7** …`)."""
-    return entry_id(text, "T")[0]
-
-
 # Talk that names a turn first: its ID, a space, then a word (`T3 still holds: …`).
 _TALK_AFTER_ID_RE = re.compile(r"[*_`]*+[ \t]++[A-Za-z]")
 

@@ -448,11 +448,13 @@ def _aspect(item: Item, rec: Records) -> None:
         # an arrow of its own (`  - email preview → none yet`, or `  → none yet` after a blank
         # line) adds its refs, and gives the aspect its arrow when the aspect's line has none;
         # one without is a note on the aspect, no ref.
-        below = [a for p in item.parts if (a := _part_arrow(p))]
+        parts = [(p, _part_arrow(p)) for p in item.parts]
+        below = [a for _, a in parts if a]
         if below:
             arrow = arrow or below[0]
             refs_raw = ", ".join(filter(None, [refs_raw, *(a[1].strip() for a in below)]))
-        in_notes = _refs_in_notes(item) if arrow is not None else []
+        notes = [p for p, a in parts if a is None]
+        in_notes = _refs_in_notes(notes) if arrow is not None else []
     if arrow is not None:
         head, refs_raw = _refs_from_earlier_arrow(head, refs_raw)
     m = _DASH_AT_RE.search(head)
@@ -507,16 +509,15 @@ def _refs_from_earlier_arrow(head: str, refs_raw: str | None) -> tuple[str, str 
     return head[: first.start()].rstrip(), f"{between} → {refs_raw}" if refs_raw else between
 
 
-def _refs_in_notes(item: Item) -> list[tuple[str, str, str | None]]:
+def _refs_in_notes(notes: list[Item | list[Line]]) -> list[tuple[str, str, str | None]]:
     """The refs named in the sub-bullets and paragraphs under an aspect that have no arrow of
     their own (`  - the DST edge case is still F9`, `  - none yet for the link wording`): part
     of its value (spec §3.1), as the same words on a continuation line are, so a gap or an ID
     there counts; the rest of such a note is commentary, no unknown ref."""
     found: list[tuple[str, str, str | None]] = []
-    for part in item.parts:
-        if _part_arrow(part) is None:
-            text = part.text if isinstance(part, Item) else " ".join(t for _, t in part)
-            found += [r for r in _refs(decoded(shown(text))) if r[1] != "unknown"]
+    for part in notes:
+        text = part.text if isinstance(part, Item) else " ".join(t for _, t in part)
+        found += [r for r in _refs(decoded(shown(text))) if r[1] != "unknown"]
     return found
 
 
