@@ -489,6 +489,15 @@ def test_history_rerun_reads_nothing_again(
     assert (again.read, again.parsed) == (0, 0)
 
 
+def _forks_committed(repo: Path, compose: str, when: str, message: str) -> None:
+    """The repository made a git one, its forks.md FORKS_T1 and its compose at `compose`,
+    committed at `when`."""
+    git(repo, "init", "-q")
+    (repo / SESSION / "forks.md").write_text(FORKS_T1)
+    _set_compose(repo, compose)
+    commit(repo, when, message)
+
+
 def _set_compose(repo: Path, when: str) -> None:
     """Last compose and the thesis stamp move together (BS-COMPOSE-01 stays clean)."""
     for name, prefix in (("state.md", "- Last compose: "), ("thesis.md", "Current as of: ")):
@@ -547,10 +556,7 @@ def test_lifetimes_from_commit_dates(tmp_path: Path) -> None:
         "S2 | gate: intake | dispatched: 2026-07-02T09:00Z | scope: full\n"
         "S2 → reconciled | 2026-07-02T09:30Z | 1 edits · 0 new forks · 3 open\n"
     )
-    git(repo, "init", "-q")
-    (repo / SESSION / "forks.md").write_text(FORKS_T1)
-    _set_compose(repo, "2026-07-01T10:00Z")
-    commit(repo, "2026-07-01T10:00:00Z", "F1, F2, F5 open")
+    _forks_committed(repo, "2026-07-01T10:00Z", "2026-07-01T10:00:00Z", "F1, F2, F5 open")
     forks = (repo / SESSION / "forks.md").read_text()
     forks = forks.replace(
         "[open]\n- Raised by: user\n- Closes when: a pick of time zone",
@@ -1195,10 +1201,7 @@ def test_commits_in_one_second_are_ordered_by_ancestry_for_lifetimes(tmp_path: P
     root = tmp_path / "root"
     for i in range(8):
         repo = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", root / f"repo-{i}")
-        git(repo, "init", "-q")
-        (repo / SESSION / "forks.md").write_text(FORKS_T1)
-        _set_compose(repo, "2026-07-01T10:00Z")
-        commit(repo, "2026-07-05T12:00:00Z", "F1 open")
+        _forks_committed(repo, "2026-07-01T10:00Z", "2026-07-05T12:00:00Z", "F1 open")
         _resolve_f1(repo)
         _set_compose(repo, "2026-07-01T16:00Z")
         commit(repo, "2026-07-05T12:00:00Z", "resolve F1, in the same second")
@@ -1236,10 +1239,9 @@ def test_a_commit_dated_in_the_future_is_never_ordered_after_the_crawl_that_saw_
     crawl that first saw it, and before its child (dated correctly, so earlier) by ancestry."""
     repo = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", tmp_path / "root" / "repo")
     _sync_log(repo)
-    git(repo, "init", "-q")
-    (repo / SESSION / "forks.md").write_text(FORKS_T1)
-    _set_compose(repo, "2026-07-01T10:00Z")
-    commit(repo, "2030-01-01T10:00:00Z", "F1, F2, F5 open, on a fast clock")
+    _forks_committed(
+        repo, "2026-07-01T10:00Z", "2030-01-01T10:00:00Z", "F1, F2, F5 open, on a fast clock"
+    )
     out = tmp_path / "out"
     _night(repo, out, 1)
     _resolve_f1(repo)
@@ -1305,10 +1307,7 @@ def test_a_content_time_from_a_clock_running_ahead_is_no_later_than_the_crawl_th
     before the crawl ended, so a content time is never later than the first crawl that read
     it."""
     repo = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", tmp_path / "root" / "repo")
-    git(repo, "init", "-q")
-    (repo / SESSION / "forks.md").write_text(FORKS_T1)
-    _set_compose(repo, "2026-07-01T10:00Z")
-    commit(repo, "2026-07-01T10:00:00Z", "F1, F2, F5 open")
+    _forks_committed(repo, "2026-07-01T10:00Z", "2026-07-01T10:00:00Z", "F1, F2, F5 open")
     _set_compose(repo, "2030-01-01T10:00Z")
     out = tmp_path / "out"
     _night(repo, out, 1)
@@ -1874,10 +1873,7 @@ def test_a_prune_leaves_the_report_s_longest_open_forks_as_check_ranked_them(
     from pipeline.select import all_points
 
     repo = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", tmp_path / "root" / "repo")
-    git(repo, "init", "-q")
-    (repo / SESSION / "forks.md").write_text(FORKS_T1)
-    _set_compose(repo, "2026-01-01T10:00Z")
-    commit(repo, "2026-01-01T10:00:00Z", "F1, F2, F5 open")
+    _forks_committed(repo, "2026-01-01T10:00Z", "2026-01-01T10:00:00Z", "F1, F2, F5 open")
     out = tmp_path / "out"
     _night(repo, out, 1)
     _night(repo, out, 2)
