@@ -24,7 +24,7 @@ from typing import Any
 
 from pipeline.engine import connect, fetch_dicts
 from pipeline.errors import SelectorError
-from pipeline.rules import HARVEST_SKIP, load_rules
+from pipeline.rules import NOT_APPLICABLE_SKIPS, load_rules
 from pipeline.select import (
     Point,
     all_points,
@@ -322,28 +322,30 @@ def between(
     return result
 
 
-# The candidate's skips of a rule that hide a measure: every one but the schema's own
-# `ops/ removed at harvest` (spec §5), which says the rule does not apply to a harvested
-# session, not that its evidence went missing (no git context, no repository layout).
+# The candidate's skips of a rule that hide a measure: every one but those saying the rule does
+# not apply (spec §5: `ops/ removed at harvest` in a history folder, `no manifest` where none
+# exists), not that its evidence went missing (no git context, no repository layout).
 HIDING_SKIPS = """
 SELECT DISTINCT r.rule_id
 FROM point_sessions ps
 JOIN points p ON p.point = ps.point
 JOIN own_gate_results r ON r.snapshot_id = ps.snapshot_id AND r.ruleset = p.ruleset
 WHERE ps.point = $point AND list_contains($rules, r.rule_id) AND r.status = 'skipped'
-    AND gate_includes(ps.gate, r.gate) AND r.message IS DISTINCT FROM $harvested
+    AND gate_includes(ps.gate, r.gate)
+    AND NOT list_contains($not_applicable, coalesce(r.message, ''))
 """
 
 
 def _no_longer_applies(con: Any, cand: Point, rows: list[Row]) -> None:
-    """A rule skipped on every candidate session only because each was harvested since (its
-    sessions moved to history, where ops/ is gone by design) no longer applies: 'no
-    sessions', as for a rule with none to measure, not 'skipped everywhere', which trips
-    compare and the nightly alarm on a healthy night's harvests (found by a hunt)."""
+    """A rule skipped on every candidate session only because it does not apply to any (each
+    was harvested since, its ops/ gone by design, or holds no manifest for a manifest rule)
+    measures nothing: 'no sessions', as for a rule with none to measure, not 'skipped
+    everywhere', which trips compare and the nightly alarm on a healthy night's harvests
+    (found by two hunts, the harvested case first)."""
     skipped = [r.metric for r in rows if r.verdict == SKIPPED_EVERYWHERE]
     if not skipped:
         return
-    params = {"point": cand.name, "rules": skipped, "harvested": HARVEST_SKIP}
+    params = {"point": cand.name, "rules": skipped, "not_applicable": list(NOT_APPLICABLE_SKIPS)}
     hiding = {rule for (rule,) in con.execute(HIDING_SKIPS, params).fetchall()}
     for row in rows:
         if row.verdict == SKIPPED_EVERYWHERE and row.metric not in hiding:

@@ -34,6 +34,13 @@ RULE_VIEWS = ("05_macros.sql", "10_points.sql", "15_history.sql")
 # The reason a rule that reads only ops/ is skipped in a history folder (spec §5): ops/ is gone
 # by design there, so the rule does not apply, which no other skip reason says.
 HARVEST_SKIP = "ops/ removed at harvest"
+# The reason a manifest rule is skipped where no ops/manifest.md exists: the rule applies only
+# where one does (spec §5), so this skip too says the rule does not apply, not that its
+# evidence went missing.
+NO_MANIFEST_SKIP = "no manifest"
+# The skips that mean "the rule does not apply here"; any other (no git context, no
+# repository layout) hides a measure.
+NOT_APPLICABLE_SKIPS = (HARVEST_SKIP, NO_MANIFEST_SKIP)
 # The shape of rule_results' rows, part of the rule set: a new shape checks points anew.
 RESULTS_LAYOUT = "one row per snapshot, gate and rule"
 

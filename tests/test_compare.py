@@ -30,7 +30,7 @@ from pipeline.compare import (
 from pipeline.crawl import crawl
 from pipeline.engine import connect
 from pipeline.errors import SelectorError
-from pipeline.rules import HARVEST_SKIP, load_rules
+from pipeline.rules import NOT_APPLICABLE_SKIPS, load_rules
 from pipeline.select import resolve
 from pipeline.stats import CURVE_POINTS, Lifetime
 from pipeline.store import Out
@@ -996,6 +996,34 @@ def test_a_rule_that_no_longer_applies_once_harvested_is_no_alarm(tmp_path: Path
         assert rows[rule]["baseline"]["evaluated"] > 0, rows[rule]
         assert rows[rule]["candidate"]["evaluated"] == 0, rows[rule]
         assert rows[rule]["verdict"] == "no sessions", rows[rule]
-    # The reason compare tells apart is the rule files' own (one text, spec §5).
+    # The reasons compare tells apart are the rule files' own (one text each, spec §5).
     reasons = {reason for rule in load_rules() for _, reason in rule.skips}
-    assert HARVEST_SKIP in reasons
+    assert set(NOT_APPLICABLE_SKIPS) <= reasons
+
+
+def test_the_last_manifest_harvested_is_no_alarm(tmp_path: Path) -> None:
+    """Night 1 holds a converging session (its manifest checked by BS-MANIFEST-01) and an open
+    one (no manifest: skipped); by night 2 the converging one is harvested as the schema
+    prescribes. Every rule passes on both nights, and BS-MANIFEST-01 now applies to no
+    session (`ops/ removed at harvest`, `no manifest`): that measures nothing, no alarm. It
+    tripped `check --fail-on-regression` and compare ("nothing shows it holds"; found by a
+    hunt), as only the harvest's reason was known not to hide a measure."""
+    base = FIXTURES / "cases" / "base"
+    root = tmp_path / "root"
+    copy_tree(base / "converging" / "repo", root / "ra")
+    copy_tree(base / "open" / "repo", root / "rb")
+    out = tmp_path / "out"
+    crawl([str(root)], str(out), workers=1, point="night-1")
+    check(str(out))
+    shutil.rmtree(root / "ra")
+    copy_tree(base / "harvested" / "repo", root / "ra")
+    crawl([str(root)], str(out), workers=1, point="night-2")
+    night = runner.invoke(app, ["check", "--out", str(out), "--fail-on-regression"])
+    assert night.exit_code == 0, night.output
+    args = ["compare", "--out", str(out), "--baseline-run", "night-1", "--candidate-run", "night-2"]
+    result = runner.invoke(app, [*args, "--json"])
+    assert result.exit_code == 0, result.output
+    rows = {r["metric"]: r for r in json.loads(result.output)["rows"]}
+    assert rows["BS-MANIFEST-01"]["baseline"]["evaluated"] == 1, rows["BS-MANIFEST-01"]
+    assert rows["BS-MANIFEST-01"]["verdict"] == "no sessions", rows["BS-MANIFEST-01"]
+    assert rows["clean-share"]["verdict"] == "unchanged", rows["clean-share"]
