@@ -108,6 +108,9 @@ class Comparison:
     # The candidate's sessions when the baseline has none (a wrong folder for the baseline):
     # nothing was compared, which must not read as a pass.
     baseless: int = 0
+    # Neither arm saw a session (two replays that wrote nothing, two wrong folders): nothing
+    # was compared either, which must not read as a pass.
+    unseen: bool = False
     # Sessions of one arm matched by none of the other's (same_session), when both saw some:
     # a replay that lost sessions is compared on the rest, and says so.
     baseline_only: int = 0
@@ -132,8 +135,14 @@ class Comparison:
         """Whether the candidate is worse: a regression, a metric it skipped on every session
         where the baseline measured it, or no session where the baseline had some (`compare`
         exits 1, as `check --fail-on-regression` does); or nothing could be compared, the
-        baseline having no session."""
-        return bool(self.regressions or self.skipped_everywhere or self.emptied or self.baseless)
+        baseline having no session (or neither arm)."""
+        return bool(
+            self.regressions
+            or self.skipped_everywhere
+            or self.emptied
+            or self.baseless
+            or self.unseen
+        )
 
     def counts(self) -> dict[str, int]:
         verdicts = ("regression", "improvement", "unchanged", *UNTESTED)
@@ -151,6 +160,7 @@ class Comparison:
             "counts": self.counts(),
             "emptied": self.emptied,
             "baseless": self.baseless,
+            "unseen": self.unseen,
             "baseline_only": self.baseline_only,
             "candidate_only": self.candidate_only,
             # A gate that reads --json alone must see what stderr says of how the arms were chosen.
@@ -316,6 +326,7 @@ def between(
     result.rows.append(untested(median_row(base_life, cand_life, z)))
     before, after, result.baseline_only, result.candidate_only = _matched(con, base, cand)
     result.emptied, result.baseless = (before if not after else 0), (after if not before else 0)
+    result.unseen = not before and not after
     if not before or not after:
         result.baseline_only = result.candidate_only = 0
     result.disjoint = bool(before and after and result.baseline_only == before)

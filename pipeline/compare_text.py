@@ -135,4 +135,9 @@ def summary_line(result: Comparison) -> str:
             f"; the baseline {result.baseline.name} saw no session, where the candidate "
             f"{result.candidate.name} saw {result.baseless}: nothing was compared"
         )
+    if result.unseen:
+        line += (
+            f"; neither the baseline {result.baseline.name} nor the candidate "
+            f"{result.candidate.name} saw a session: nothing was compared"
+        )
     return line

@@ -406,6 +406,28 @@ def test_a_candidate_that_saw_no_session_fails_compare_as_it_fails_the_night(
     assert doc["baseless"] > 0 and doc["emptied"] == 0
 
 
+def test_two_arms_that_saw_no_session_compare_nothing_and_fail(tmp_path: Path) -> None:
+    """Two replays that wrote nothing: every row reads "no sessions", which no test flags.
+    One empty arm exits 1 ("nothing was compared"); both empty exited 0 with no word (found
+    by a hunt), an eval gate's pass on no evidence at all."""
+    out = tmp_path / "out"
+    for arm in ("baseline", "candidate"):
+        (tmp_path / arm).mkdir()
+        crawl([str(tmp_path / arm)], str(out), {"run": arm}, workers=1)
+    assert runner.invoke(app, ["check", "--out", str(out)]).exit_code == 0
+    args = ["compare", "--out", str(out), "--baseline", "run=baseline", "--candidate"]
+    result = runner.invoke(app, [*args, "run=candidate"])
+    assert result.exit_code == 1, result.output
+    assert "saw a session: nothing was compared" in result.output
+    doc = json.loads(runner.invoke(app, [*args, "run=candidate", "--json"]).output)
+    assert doc["unseen"] is True and doc["emptied"] == doc["baseless"] == 0
+    html = tmp_path / "report.html"
+    arms = ["--baseline", "run=baseline", "--candidate", "run=candidate"]
+    shown = runner.invoke(app, ["report", "--out", str(out), "--html", str(html), *arms])
+    assert shown.exit_code == 0, shown.output  # the report's exit reads the alarms asked for
+    assert "Neither the baseline nor the candidate saw a session" in html.read_text()
+
+
 def test_fail_on_regression_and_the_trend(replay: Path, tmp_path: Path) -> None:
     from pipeline.stats import compute
 

@@ -298,12 +298,14 @@ def test_compare_tiny_replay(checked: Path) -> None:
         "counts",
         "emptied",
         "baseless",
+        "unseen",
         "baseline_only",
         "candidate_only",
         "notes",
         "rows",
     ]
     assert plain["emptied"] == plain["baseless"] == 0  # both arms saw sessions
+    assert plain["unseen"] is False
     assert plain["baseline_only"] == plain["candidate_only"] == 0  # the same sessions
     assert plain["baseline"] == {
         "point": result.baseline.name,
