@@ -440,16 +440,19 @@ def session_input(ctx: RepoContext, session: SessionRef) -> SessionInput:
         # is in doubt, so its rules fail instead of passing on what happened to be read.
         inp.unreadable.append((".", "archive-incomplete", ctx.repo.incomplete))
     for entry in session.entries:
+        top, _, below = entry.path.partition("/")
+        # A history folder keeping `Ops/` still has its ops layer (CENSUS-LOC-01); so may one
+        # keeping an ops entry not read (a link out of the root, to nothing, in an archive):
+        # what it is is unknown, so it is taken for a folder (fail closed; until READER 177 it
+        # passed CENSUS-LOC-01 where a link inside the root failed it; found by a hunt).
+        if is_ops(top) and (below or entry.is_dir or entry.problem is not None):
+            inp.has_ops_dir = True
         if entry.path in RULE_FOLDERS and not entry.is_dir:
             # A file named ops where the folder should be: every rule reading ops/ fails. A link
             # not followed (out of the root, to nothing) is no file: its own problem says why.
             why = ("unreadable", entry.problem) if entry.problem else NOT_A_FOLDER
             inp.unreadable.append((entry.path + "/", *why))
             continue
-        # A history folder keeping `Ops/` still has its ops layer (CENSUS-LOC-01).
-        top, _, below = entry.path.partition("/")
-        if is_ops(top) and (below or entry.is_dir):
-            inp.has_ops_dir = True
         if is_unlisted(entry):
             # A folder that could not be listed ('.': the session's own): its files are
             # unknown, so every rule reading one fails (spec §3.1).

@@ -147,6 +147,32 @@ def test_a_rule_folder_linked_out_of_the_root_says_so(
     assert readers <= failed
 
 
+@pytest.mark.parametrize("target", ["outside", "nowhere", "archived"])
+def test_a_history_folder_keeping_an_ops_link_not_followed_fails_census_loc_01(
+    target: str, tmp_path: Path
+) -> None:
+    """A history folder whose ops is a link out of the root, to nothing, or inside an archive,
+    may still hold its ops layer: CENSUS-LOC-01 fails, as it does for a link inside the root.
+    It passed, and detect said `clean` (found by a hunt): the link not followed was no folder."""
+    repo = copy_tree(FIXTURES / "cases" / "base" / "harvested" / "repo", tmp_path / "corpus" / "r")
+    session = repo / "docs/history/brainstorms/demo"
+    assert _statuses(session)["CENSUS-LOC-01"] == "pass"
+    elsewhere = tmp_path / "scratch-ops"
+    elsewhere.mkdir()
+    (elsewhere / "capture.md").write_text("notes\n", encoding="utf-8")
+    (session / "ops").symlink_to(elsewhere if target != "nowhere" else tmp_path / "gone")
+    if target != "archived":
+        assert _statuses(session)["CENSUS-LOC-01"] == "fail"
+        return
+    archive = tmp_path / "inputs" / "r.tar.gz"
+    archive.parent.mkdir()
+    with tarfile.open(archive, "w:gz") as tar:
+        tar.add(repo, arcname="r")
+    assert _crawled_statuses(archive, tmp_path / "out", ["CENSUS-LOC-01"]) == {
+        "CENSUS-LOC-01": "fail"
+    }
+
+
 def test_an_ops_gitignore_that_is_a_symbolic_link_fails_bs_ops_01(tmp_path: Path) -> None:
     """ops/.gitignore as a link to a shared ignore file holding `*` (found by a hunt): the census
     followed the link, read `*` and passed BS-OPS-01, but git does not read a .gitignore that is
