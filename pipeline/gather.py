@@ -26,7 +26,14 @@ from pipeline.discover import (
     sessions_holding,
 )
 from pipeline.parse.lexical import MARKDOWN_SUFFIXES, MAX_FILE_BYTES, is_markdown
-from pipeline.parse.links import composed, extract_links, is_inside, resolve, same_name
+from pipeline.parse.links import (
+    TooDeep,
+    composed,
+    extract_links,
+    is_inside,
+    resolve,
+    same_name,
+)
 from pipeline.parse.manifest import parse_manifest
 from pipeline.parse.records import Records
 from pipeline.parse.session import EXISTS_FLAGS, RULE_FOLDERS, LinkIn, SessionInput, is_ops
@@ -234,11 +241,15 @@ class RepoContext:
                 continue
             own = any(is_inside(path, folder) for folder in folders)
             root = self.root_names
-            links = (
-                _parsed_links(path, data, root)
-                if own
-                else _resolved_links(path, data, {topic}, root)
-            )
+            try:
+                links = (
+                    _parsed_links(path, data, root)
+                    if own
+                    else _resolved_links(path, data, {topic}, root)
+                )
+            except ReadError as err:
+                self.unreadable_documents[path] = (err.code, err.message)
+                continue
             for line, kind, target, resolved in links:
                 if any(is_inside(resolved, folder) for folder in folders):
                     found.append(LinkIn(path, line, kind, target, resolved))
@@ -263,20 +274,16 @@ class RepoContext:
             else:
                 try:
                     data = self.read(doc.path)
+                    if NUL in data:  # never cached: read again, and noted again, each time
+                        raise ReadError("binary", NOT_TEXT)
+                    # Cached per blob across commits, whichever sessions each commit touched.
+                    scope = topics if key is None else None
+                    links = _resolved_links(doc.path, data, scope, self.root_names)
                 except ReadError as err:
                     self.issues.append((doc.path, err.code, err.message))
                     self.unreadable_documents[doc.path] = (err.code, err.message)
                     continue
-                if NUL in data:  # never cached: it is read again, and noted again, each time
-                    self.issues.append((doc.path, "binary", NOT_TEXT))
-                    self.unreadable_documents[doc.path] = ("binary", NOT_TEXT)
-                    continue
-                if key is None:
-                    links = _resolved_links(doc.path, data, topics, self.root_names)
-                else:
-                    # Cached per blob across commits, whichever sessions each commit touched.
-                    links = _resolved_links(doc.path, data, None, self.root_names)
-                    assert self.link_cache is not None
+                if key is not None and self.link_cache is not None:
                     self.link_cache[key] = links
             for line, kind, target, resolved in links:
                 path = same_name(resolved)
@@ -320,7 +327,11 @@ def _parsed_links(
         data = data[len(BOM) :]  # else a reference on the first line is no definition
     text = data.decode("utf-8", "replace").replace("\r\n", "\n").replace("\r", "\n")
     links = []
-    for line, kind, target in extract_links(text):
+    try:
+        found = extract_links(text)
+    except TooDeep as err:
+        raise ReadError("too-deep", str(err)) from None
+    for line, kind, target in found:
         resolved = resolve(document, target, root)
         if resolved is not None:
             links.append((line, kind, target, resolved))

@@ -376,3 +376,47 @@ def test_a_package_with_sessions_of_its_own_is_read_for_a_harvested_session(
     outcome = next(o for o in detection.outcomes if o.rule == "BS-HARVEST-01")
     assert outcome.status == "fail"
     assert [f["file"] for f in outcome.findings] == ["/pkg/README.md"]
+
+
+def _document_says(tmp_path: Path, text: str) -> tuple[str, list[str], list[str]]:
+    """BS-HARVEST-01 at the move gate when the destination document docs/features/demo.md
+    holds `text` after its own (and no other link into the session folder)."""
+    repo = _repo(tmp_path, DEMO, DEMO, link=False)
+    (repo / DEMO).write_text((repo / DEMO).read_text(encoding="utf-8") + text, encoding="utf-8")
+    return _harvest(repo)
+
+
+def test_a_link_after_a_deeply_nested_list_is_found_or_the_document_is_unread(
+    tmp_path: Path,
+) -> None:
+    """A list nested ten deep stopped the Markdown parser, which dropped the rest of the
+    document without a word: a link into the folder after it was no link, and BS-HARVEST-01
+    passed (found by a hunt). Ten levels are read now; a document nested past the parser's
+    limit is a document not read (`too-deep`), which fails the rule."""
+    nested = "".join(f"{'  ' * i}- level {i}\n" for i in range(10))
+    status, findings, _ = _document_says(tmp_path / "ten", f"\n{nested}{LINK}")
+    assert status == "fail" and any("thesis.md" in f for f in findings), findings
+    deeper = "".join(f"{'  ' * i}- level {i}\n" for i in range(60))
+    status, findings, codes = _document_says(tmp_path / "sixty", f"\n{deeper}{LINK}")
+    assert status == "fail" and "too-deep" in codes, (findings, codes)
+
+
+def test_a_table_cell_is_read_on_its_own(tmp_path: Path) -> None:
+    """GitHub splits a table row at its pipes before reading a cell: a backtick alone in one
+    cell opens no code span, so the link in the next cell is a link (it was hidden, and the
+    folder passed BS-HARVEST-01; found by a hunt)."""
+    table = (
+        "\n| character | meaning | see |\n|---|---|---|\n"
+        "| ` | command substitution | [notes](../research/demo-brainstorm/thesis.md) |\n"
+        "| `x` | quoted | - |\n"
+    )
+    status, findings, _ = _document_says(tmp_path, table)
+    assert status == "fail" and any("thesis.md" in f for f in findings), findings
+
+
+def test_a_second_definition_of_a_label_is_a_link_too(tmp_path: Path) -> None:
+    """Every reference-style definition is a link (spec §3.1), a label's second one too,
+    though its uses lead to the first (it passed: the parser kept only the first)."""
+    text = "\n[n]: ../architecture/overview.md\n[n]: ../research/demo-brainstorm/thesis.md\n"
+    status, findings, _ = _document_says(tmp_path, text)
+    assert status == "fail" and any("thesis.md" in f for f in findings), findings

@@ -52,14 +52,27 @@ def _recording_start(rule: Any) -> Any:
     return rule_with_start
 
 
+# How deep blocks may nest (markdown-it's commonmark preset says 20): at the limit the parser
+# drops the rest of the document without a word, so a document that reaches it is not read
+# (TooDeep), never read as far as it went. A list nested ten deep reached 20.
+MAX_NESTING = 100
+
+
+class TooDeep(Exception):
+    """A document nested deeper than MAX_NESTING: the parser read no further."""
+
+
 @cache
 def _parser() -> Any:
     # Imported here so that `census detect` pays for markdown-it only when it reads links.
     from markdown_it import MarkdownIt, rules_inline
     from mdit_py_plugins.footnote import footnote_plugin
 
-    # GitHub's footnotes: a definition's text is Markdown, its links links (spec §3.1, GFM).
-    md = MarkdownIt("commonmark").use(footnote_plugin)
+    # GitHub's footnotes: a definition's text is Markdown, its links links (spec §3.1, GFM);
+    # GitHub's tables, whose cells are split at their pipes before each is read, so a backtick
+    # in one cell opens no code span that hides a link in the next.
+    md = MarkdownIt("commonmark", {"maxNesting": MAX_NESTING}).use(footnote_plugin)
+    md.enable("table")
     for name in ("link", "image", "autolink", "html_inline"):
         md.inline.ruler.at(name, _recording_start(getattr(rules_inline, name)))
     return md
@@ -68,7 +81,10 @@ def _parser() -> Any:
 def extract_links(text: str) -> list[Link]:
     env: dict[str, Any] = {}
     links: list[Link] = []
-    for token in _parser().parse(text, env):
+    tokens = _parser().parse(text, env)
+    if any(token.level >= MAX_NESTING - 1 for token in tokens):
+        raise TooDeep(f"nested more than {MAX_NESTING // 2} levels deep; not read")
+    for token in tokens:
         if token.type == "html_block" and token.map:
             links += _html_links(token.content, token.map[0] + 1)
         if token.type != "inline" or not token.children or not token.map:
@@ -88,7 +104,9 @@ def extract_links(text: str) -> list[Link]:
                 links.append((line, "image", str(child.attrs.get("src", ""))))
             else:
                 links += _html_links(child.content, line)
-    for ref in env.get("references", {}).values():
+    # Every definition is a link, a label's second one too (the parser keeps it aside: only
+    # the first is what the label's uses lead to).
+    for ref in [*env.get("references", {}).values(), *env.get("duplicate_refs", [])]:
         ref_map = ref.get("map") or [0]
         links.append((ref_map[0] + 1, "reference", str(ref.get("href", ""))))
     return links
