@@ -270,6 +270,16 @@ def test_an_unread_cell_of_an_earlier_round_fails_too(tmp_path: Path) -> None:
         ("[a](docs/a.md) [b](docs/b.md)", ["docs/a.md", "docs/b.md"]),
         ("docs/a.md (new) [b](docs/b.md)", ["docs/a.md", "docs/b.md"]),
         ("docs/a\\_b.md", ["docs/a_b.md"]),
+        # Commentary glued on with no space, by a mark no name goes on with (found by a hunt:
+        # read as a document that does not exist, whose links were never read).
+        ("docs/a.md—new page", ["docs/a.md"]),
+        ("docs/a.md→create", ["docs/a.md"]),
+        ("docs/a.md\uff08new\uff09", ["docs/a.md"]),
+        ("\u00abdocs/a.md\u00bb", ["docs/a.md"]),
+        ("docs/a.md\uff0cdocs/b.md", ["docs/a.md", "docs/b.md"]),
+        ("docs/a.md\u3001docs/b.md", ["docs/a.md", "docs/b.md"]),
+        ("docs/a.mdx", ["docs/a.mdx"]),
+        ("docs/a.md.orig", ["docs/a.md.orig"]),
         ("`docs/a\\_b.md`", ["docs/a\\_b.md"]),  # a code span keeps its backslashes
         # A footnote's mark is no part of the path (until 2026-12-07 it was, naming no file).
         ("docs/a.md[^1]", ["docs/a.md"]),
@@ -419,4 +429,13 @@ def test_a_second_definition_of_a_label_is_a_link_too(tmp_path: Path) -> None:
     though its uses lead to the first (it passed: the parser kept only the first)."""
     text = "\n[n]: ../architecture/overview.md\n[n]: ../research/demo-brainstorm/thesis.md\n"
     status, findings, _ = _document_says(tmp_path, text)
+    assert status == "fail" and any("thesis.md" in f for f in findings), findings
+
+
+@pytest.mark.parametrize("cell", [f"{DEMO}—new page", f"{DEMO}→create", f"{DEMO}\uff08new\uff09"])
+def test_a_destination_with_commentary_glued_on_is_read(cell: str, tmp_path: Path) -> None:
+    """A Destination with commentary glued to its name by a mark no name goes on with was
+    read as a document that does not exist: the real one's link into the folder was never
+    read, and BS-HARVEST-01 passed (found by a hunt)."""
+    status, findings, _ = _harvest(_repo(tmp_path, DEMO, cell))
     assert status == "fail" and any("thesis.md" in f for f in findings), findings

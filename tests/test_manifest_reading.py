@@ -233,7 +233,20 @@ def test_links_are_read_as_the_old_pattern_read_them() -> None:
             assert [written for written, _ in destinations(cell)] == read, cell
 
 
-@pytest.mark.parametrize("source", ["thesis + fragments", "Thesis + Fragments", "FRAGMENTS"])
+@pytest.mark.parametrize(
+    "source",
+    [
+        "thesis + fragments",
+        "Thesis + Fragments",
+        "FRAGMENTS",
+        # The folder by a path to it (found by a hunt: a false failure).
+        "../fragments/",
+        "./fragments/",
+        "docs/research/demo-brainstorm/fragments/",
+        # A backslash escape the page does not show (`fragment:send\_window` likewise).
+        "fragment:send\\-window",
+    ],
+)
 def test_a_source_holding_the_word_fragments_routes_them_all_in_any_case(
     tmp_path: Path, source: str
 ) -> None:
@@ -241,6 +254,21 @@ def test_a_source_holding_the_word_fragments_routes_them_all_in_any_case(
     text = manifest().replace("| fragment:send-window |", f"| {source} |")
     rules, notes, verdict = detect(tmp_path, text)
     assert status(rules, "BS-MANIFEST-01") == "pass" and verdict == "clean" and notes == [], rules
+
+
+@pytest.mark.parametrize("source", ["basis/fragments", "../fragments/x.md", "x-fragments"])
+def test_a_path_that_is_not_the_fragments_folder_routes_none(tmp_path: Path, source: str) -> None:
+    text = manifest().replace("| fragment:send-window |", f"| {source} |")
+    rules, _, verdict = detect(tmp_path, text)
+    assert status(rules, "BS-MANIFEST-01") == "fail" and verdict == "failing", rules
+
+
+def test_a_header_cell_with_a_backslash_escape_is_read_as_shown(tmp_path: Path) -> None:
+    """`| \\# | What | …`: GFM shows `#`. The table was not read as the routing table, and
+    BS-MANIFEST-01 and BS-HARVEST-01 failed (found by a hunt: a false failure)."""
+    text = manifest().replace("| # | What |", "| \\# | What |")
+    rules, notes, verdict = detect(tmp_path, text)
+    assert verdict == "clean" and notes == [], (rules, notes)
 
 
 # The routing table's header over a delimiter row of another number of cells, or over no

@@ -400,6 +400,20 @@ def decoded(text: str) -> str:
     return "".join([*parts, _CHAR_REF_RE.sub(_char, text[at:])])
 
 
+def unescaped(text: str) -> str:
+    """Text with its backslash escapes undone outside code spans, as a rendered page shows
+    it (`send\\_window` is `send_window`, `\\#` is `#`); a code span keeps its backslashes."""
+    if "\\" not in text:
+        return text
+    if "`" not in text:
+        return ESCAPED_RE.sub(r"\1", text)
+    parts, at = [], 0
+    for start, end in code_spans(text):
+        parts += [ESCAPED_RE.sub(r"\1", text[at:start]), text[start:end]]
+        at = end
+    return "".join([*parts, ESCAPED_RE.sub(r"\1", text[at:])])
+
+
 def _char(m: re.Match[str]) -> str:
     return html.unescape(m[0])
 

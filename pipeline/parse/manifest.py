@@ -23,6 +23,7 @@ from pipeline.parse.blocks import (
 )
 from pipeline.parse.lexical import (
     ESCAPED_RE,
+    MARKDOWN_SUFFIXES,
     Rows,
     bare,
     decoded,
@@ -30,6 +31,7 @@ from pipeline.parse.lexical import (
     remarks_in,
     shown,
     token,
+    unescaped,
 )
 from pipeline.parse.lexical import field as field_of
 from pipeline.parse.links import back_inside
@@ -91,7 +93,12 @@ _TARGET_RE = re.compile(r"\s*+<?([^)>\s]*+)")
 # ` and ` (or ` & `, ` + `: the same word, spaced) starts only where a run of spaces starts:
 # tried at every space of a long run, `\s+and` rescans the rest of the run each time
 # (quadratic).
-_SPLIT_RE = re.compile(r"<br\s*/?>|[,;]|(?<!\s)\s++(?:and|&|\+)\s+", re.I)
+_SPLIT_RE = re.compile(r"<br\s*/?>|[,;，；、]|(?<!\s)\s++(?:and|&|\+)\s+", re.I)
+# A Markdown document's name and a mark that no name or path goes on with: commentary glued to
+# the name (`docs/a.md—new`); `docs/a.mdx`, `docs/a.md.bak`, `docs/a.md%20x` go on.
+_GLUED_RE = re.compile(
+    rf"(.+?(?:{'|'.join(re.escape(s) for s in MARKDOWN_SUFFIXES)}))(?=[^\w.%/\\~+-])", re.I
+)
 # A `)` and spaces before a link's `[text](`: the end of one link (or of commentary), then
 # another destination.
 _SIDE_BY_SIDE_RE = re.compile(r"\)[ \t]++(?=!?\[[^\[\]]*+\]\()")
@@ -107,8 +114,8 @@ _PATH_END_RE = re.compile(r"(?:\.[A-Za-z0-9]++|/)\Z")
 _WORD_RE = re.compile(r"[\w-]+")
 # Around a word read as a path: brackets and quotes (emphasis and code marks are dropped
 # as before), and sentence punctuation after a word's last letter or `/`.
-_OPENING = "[{\"'“‘"
-_CLOSING = "]}\"'”’"
+_OPENING = "[{\"'“‘«‹「"
+_CLOSING = "]}\"'”’»›」"
 _SENTENCE_END_RE = re.compile(r"(?<=[\w/])[.,;!?]++\Z")
 _EXTENSION_RE = re.compile(r"\.[A-Za-z0-9]++\Z")
 _ALNUM_RE = re.compile(r"[A-Za-z0-9]")
@@ -574,7 +581,7 @@ def _unread_table(rec: Records, table: Table) -> None:
     (`Target` for `Destination`, `No.` for `#`): its rows are not read as routes, so neither
     the routes (BS-MANIFEST-01) nor the destinations' links into the folder (BS-HARVEST-01)
     can be shown to hold (§3.1, fail closed). A table of something else is left alone."""
-    names = [bare(shown(cell)).lower() for cell in table.header]
+    names = [bare(unescaped(shown(cell))).lower() for cell in table.header]
     if not _routing(names):
         return
     missing = ", ".join(f"`{name.capitalize()}`" for name in _COLUMNS if name not in names)
@@ -631,7 +638,8 @@ def _table(
 ) -> bool:
     """The rows of a routing table: one whose header names the five columns (any case,
     any order, emphasis dropped; more columns are allowed). False for another table."""
-    names = [bare(shown(cell)).lower() for cell in table.header]
+    # Names and cells as the page shows them: `\#` is `#`, `send\_window` is `send_window`.
+    names = [bare(unescaped(shown(cell))).lower() for cell in table.header]
     if not all(name in names for name in _COLUMNS):
         return False
     where = [names.index(name) for name in _COLUMNS]
@@ -646,6 +654,7 @@ def _table(
         num, what, source, destination, action = (
             shown(cells[i]) if i < len(cells) else "" for i in where
         )
+        num, what, source, action = map(unescaped, (num, what, source, action))
         _uneven_row(rec, line, cells, table.header, where)
         rows.append(
             {
@@ -851,6 +860,11 @@ def _reading(written: str, links: _Links = _NOWHERE) -> tuple[str | None, str, s
     paren = first.find("(")
     if paren == 0 or (paren > 0 and _PATH_END_RE.search(first, 0, paren)):
         first = first[:paren]
+    # So may any mark no name ends in, after a Markdown document's name: `docs/a.md—new`,
+    # `docs/a.md→create`, `docs/a.md（new）` (found by a hunt: read as a document that does
+    # not exist, whose links were then never read).
+    if glued := _GLUED_RE.match(first):
+        first = glued[1]
     first = first.strip("`*_")
     if links.folder and first.startswith("../"):
         first = posixpath.join(links.folder, "ops", first)

@@ -10,9 +10,12 @@ with current_rows as (
 ),
 routes_all_fragments as (
     -- The word in any case: `Thesis + Fragments` routes them all as `thesis + fragments` does;
-    -- so does the folder, `fragments/`, while `fragments/x.md` names one fragment only.
+    -- so does the folder, `fragments/`, also by a path to it (`../fragments/` from ops/, the
+    -- session folder's), while `fragments/x.md` names one fragment only.
     select distinct snapshot_id from current_rows
-    where regexp_matches(source, '(^|[^\w/.-])fragments/?([^\w/.-]|$)', 'i')
+    where regexp_matches(
+        source, '(^|[^\w/.-])(\.\.?/|[\w./-]*-brainstorm/)?fragments/?([^\w/.-]|$)', 'i'
+    )
 )
 select snapshot_id, file, coalesce(round_line, line) as line,
     case
