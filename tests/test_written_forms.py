@@ -307,6 +307,8 @@ def test_the_crawl_reads_them_as_detect_does(tmp_path: Path) -> None:
         "fragment\uff1asend-window",
         "fragment:send\u2011window",
         "fragment:send-window.",
+        # A backslash escape the page does not show (a false failure, found by a hunt).
+        "fragment:send\\-window",
     ],
 )
 def test_a_fragment_name_as_people_write_it(ref: str, tmp_path: Path) -> None:

@@ -21,6 +21,7 @@ from pipeline.parse.lexical import (
     stamp,
     stamp_hint,
     token,
+    unescaped,
 )
 from pipeline.parse.reading import (
     IN_HEADING,
@@ -536,8 +537,9 @@ def _refs(raw: str) -> list[tuple[str, str, str | None]]:
     found: list[tuple[str, str, str | None]] = []
     for part in _ref_parts(raw):
         # Emphasis around a whole ref is no part of it (`_thesis_`, `*none yet*`); the ref is
-        # read as the page shows it (a zero-width space in it, `Ｆ2` typed fullwidth).
-        text = bare(seen_chars(part))
+        # read as the page shows it (a zero-width space in it, `Ｆ2` typed fullwidth, a
+        # backslash escape: `fragment:send\_window` names send_window).
+        text = bare(unescaped(seen_chars(part)))
         if not text:
             continue
         simple = _simple_ref(text)
