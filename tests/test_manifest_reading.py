@@ -271,6 +271,18 @@ def test_a_header_cell_with_a_backslash_escape_is_read_as_shown(tmp_path: Path) 
     assert verdict == "clean" and notes == [], (rules, notes)
 
 
+def test_a_routing_table_naming_a_column_twice_fails_both_rules(tmp_path: Path) -> None:
+    """Two Destination columns: only the first was read, and a link into the folder from the
+    second's document passed BS-HARVEST-01 (found by a hunt)."""
+    text = manifest().replace("| Action |", "| Action | Destination |")
+    text = text.replace("|--------|\n", "|--------|---|\n", 1)
+    text = text.replace("| create |", "| create | docs/architecture/overview.md |")
+    rules, notes, verdict = detect(tmp_path, text)
+    assert verdict == "failing" and any("twice" in note for note in notes), (rules, notes)
+    for rule in ("BS-MANIFEST-01", "BS-HARVEST-01"):
+        assert status(rules, rule) == "fail", rules
+
+
 # The routing table's header over a delimiter row of another number of cells, or over no
 # delimiter row at all: GFM reads no table, only a paragraph. Its rows vanished with no note:
 # BS-MANIFEST-01 failed for want of a table, but BS-HARVEST-01 passed though no destination's

@@ -644,6 +644,16 @@ def _table(
         return False
     where = [names.index(name) for name in _COLUMNS]
     current["has_table"] = True
+    twice = [name for name in _COLUMNS if names.count(name) > 1]
+    if twice:
+        # Two Destination columns: the route's cells cannot be told, so neither rule can be
+        # shown to hold (found by a hunt: the second column's documents were never read).
+        message = (
+            f"the routing table's header names {', '.join(f'`{n.capitalize()}`' for n in twice)} "
+            "twice: which cell is the route's cannot be read; give each column once"
+        )
+        for rule in ("BS-MANIFEST-01", "BS-HARVEST-01"):
+            rec.issue(FILE, table.line, "unread-table", message, rule)
     # A field written right under the table is a row to GFM (a parse issue), not a route.
     fields_below = {line for *_, line in table_fields(table, _FIELDS)}
     for line, cells in table.rows:
