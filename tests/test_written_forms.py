@@ -322,3 +322,54 @@ def test_a_fragment_name_as_people_write_it(ref: str, tmp_path: Path) -> None:
 def test_a_quoted_fragment_that_is_not_there_still_fails(ref: str, tmp_path: Path) -> None:
     found = detect(_session(tmp_path, "r", "state.md", "fragment:send-window", ref), "move")
     assert _status(found, "BS-ASPECT-01") == "fail"
+
+
+# A fork's line that the page shows as one but that starts otherwise in the file: an escaped
+# heading mark, an inline tag (an anchor), a character reference, a status emoji. Each
+# vanished with no note, and an open fork passed BS-FORK-03 (found by a hunt).
+@pytest.mark.parametrize(
+    "line",
+    [
+        "\\## F5 — Should digests batch? [open]",
+        '<span id="f5"></span>F5 — Should digests batch? [open]',
+        "<b>F5 — Should digests batch? [open]</b>",
+        "&nbsp;F5 — Should digests batch? [open]",
+        "\U0001f7e2 F5 — Should digests batch? [open]",
+        "\\- F5 — Should digests batch? [open]",
+    ],
+)
+def test_a_fork_line_the_page_shows_as_one_is_never_lost(line: str, tmp_path: Path) -> None:
+    end = "- Closes when: the translation budget for notification templates is known\n"
+    found = detect(_session(tmp_path, "r", "forks.md", end, f"{end}\n{line}\n"), "manifest")
+    assert _status(found, "BS-FORK-03") == "fail", found.outcomes
+    assert any(n["file"] == "forks.md" for n in found.notes), found.notes
+
+
+def test_a_turn_heading_with_an_escaped_mark_is_never_lost(tmp_path: Path) -> None:
+    """`\\### T9 · …` later than Last compose: a turn the page shows, which vanished, and a
+    stale compose passed BS-COMPOSE-02 (found by a hunt)."""
+    late = "\n\\### T9 · 2026-07-11T09:00Z\nuser: one more thing.\n"
+    first = "### T1 · 2026-07-06T10:02Z"
+    session = _session(tmp_path, "r", "ops/capture.md", first, first)
+    capture = session / "ops" / "capture.md"
+    capture.write_text(capture.read_text(encoding="utf-8") + late, encoding="utf-8")
+    assert _status(detect(session, "manifest"), "BS-COMPOSE-02") == "fail"
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "rule"),
+    [
+        # An escaped list marker: the page shows `- Resolves: F4`, a field on its own line.
+        ("- Resolves: F2", "\n\\- Resolves: F4", "BS-FORK-02"),
+        ("- Resolves: F2", "\n1\\. Resolves: F4", "BS-FORK-02"),
+        # A semicolon for the colon beside it on the keyboard.
+        ("- Resolves: F2", "- Resolves; F4", "BS-FORK-02"),
+    ],
+)
+def test_a_field_written_a_little_off_is_never_lost(
+    old: str, new: str, rule: str, tmp_path: Path
+) -> None:
+    """Each field vanished with no note, and F4, still listed parked, passed BS-FORK-02 though
+    D4 resolves it (found by a hunt)."""
+    found = detect(_session(tmp_path, "r", "ledger.md", old, new), "move")
+    assert _status(found, rule) == "fail", found.outcomes

@@ -32,6 +32,7 @@ from pipeline.parse.blocks import (
 )
 from pipeline.parse.lexical import (
     BREAK_RE,
+    ESCAPED_RE,
     FILLERS,
     INVISIBLE,
     LIST_MARKER_RE,
@@ -41,6 +42,7 @@ from pipeline.parse.lexical import (
     bare,
     canonical_id,
     code_spans,
+    decoded,
     decoded_separator,
     field,
     heading_shown,
@@ -178,7 +180,10 @@ def fields(block: Block, known: Mapping[str, str]) -> list[tuple[str, str, int]]
     for index, (line, text) in enumerate(every):
         if shown_lines is not None:
             text = shown_lines[index]
-        parsed = field(text)
+        # `\\- Resolves: F1`: a list marker escaped, so CommonMark takes no item; the page
+        # shows `- Resolves: F1`, a field on a line of its own (it vanished; found by a hunt).
+        escaped = _ESCAPED_MARKER_RE.match(text) if "\\" in text[:12] else None
+        parsed = field(text[escaped.end() :] if escaped else text)
         # `\t* Resolves: F1` under prose is more of the paragraph (a nested field), not one.
         if parsed is not None and parsed[0] in known and not (index and LIST_MARKER_RE.match(text)):
             if key:
@@ -460,15 +465,20 @@ class NearField(NamedTuple):
 
 # What separates a near-miss field's name from its value: a colon after a misspelt name, an
 # equals sign, a dash or an arrow.
-_NEAR_SEPARATOR = r"(:|=|—|–|->|→|-(?=[ \t]|$))?"
+_NEAR_SEPARATOR = r"(:|;|=|—|–|->|→|-(?=[ \t]|$))?"
 # A remark in parentheses between a field's name and its separator (`Resolves (forks): F1`,
 # `Last compose (UTC): …`): the name is still the field's, with a remark the schema does not
 # write, so the line is meant as that field (never a field of another name, nor prose).
-_NEAR_REMARK = r"(?:\([^()\n]*+\)[ \t\xa0]*+(?=[:=—–→]|->|-(?:[ \t]|$)))?+"
+_NEAR_REMARK = r"(?:\([^()\n]*+\)[ \t\xa0]*+(?=[:;=—–→]|->|-(?:[ \t]|$)))?+"
 _NEAR_RES: dict[tuple[str, ...], tuple[re.Pattern[str], frozenset[str]]] = {}
 # What else a line meant as a field may begin with that the page does not show as written:
 # an invisible character, an HTML emphasis tag, a character reference (lexical.shown_name).
 _SHOWN_STARTS = frozenset(INVISIBLE + "<&")
+# What a line may begin with that the page shows otherwise: a backslash escape (`\\## F3 …`
+# shows `## F3 …`), an inline tag (`<span id="f3"></span>F3 — …`), a character reference.
+_SHOWN_OTHERWISE = "\\<&"
+# A list marker escaped so that CommonMark takes no item (`\\- F3 — …`, `1\\. Resolves: F1`).
+_ESCAPED_MARKER_RE = re.compile(r"[ \t]*+(?:\\[-+*]|[0-9]{1,9}\\[.)])[ \t]++")
 # What is derived from a mapping of field names, looked up by the mapping's identity: readers
 # pass the same module-level mapping for every block, and deriving it again per block cost a
 # tenth of a reader's time. An entry keeps its mapping alive, so an id is never reused while
@@ -1099,15 +1109,43 @@ _REFERENCE_RE = re.compile(
 _ESCAPE_RE = re.compile(r"\\(.)")
 
 
+def as_shown_start(text: str) -> str:
+    """A line's start as the page shows it, where that differs from the text (escaped
+    marks, leading inline tags, character references, and symbols such as a status emoji
+    before an entry's ID): `\\## F3 — …` and `🟢 F3 — …` show an entry's line, which the
+    reading of the file does not take, so it must not vanish (spec §3.1; found by a hunt)."""
+    if text[:1] == "<":
+        tags = _LEADING_TAGS_RE.match(text)
+        text = text[tags.end() :] if tags else text
+    if "&" in text[:1]:
+        text = decoded(text)
+    if text[:1] == "\\":
+        marker = _ESCAPED_MARKER_RE.match(text)
+        text = text[marker.end() :] if marker else ESCAPED_RE.sub(r"\1", text)
+    lead = 0
+    while lead < len(text) and (text[lead] in " \t" or _symbol(text[lead])):
+        lead += 1
+    return text[lead:]
+
+
+def _symbol(char: str) -> bool:
+    return char >= "\x80" and unicodedata.category(char) in _SYMBOL_CATEGORIES
+
+
 def _meant_lines(
     lines: Iterable[tuple[int, str]], letter: str
 ) -> Iterator[tuple[int, str, str, bool]]:
     """Each line that may be meant as an entry, as entry_line gives it."""
     starts = _STARTS[letter]
-    for line, text in lines:
+    for line, written in lines:
         # A first look: the line begins with a mark or the ID's letter.
+        text = written
         if text[:1] not in starts:
-            continue
+            if not text or (text[0] not in _SHOWN_OTHERWISE and not _symbol(text[0])):
+                continue
+            text = as_shown_start(text)
+            if text[:1] not in starts:
+                continue
         seen = past_list_marker(text.lstrip(_BLANK_LEAD)) if text[0] in _BLANK_LEAD else text
         if _WIDE[letter] in seen[:2]:
             seen = seen_chars(seen)
@@ -1119,8 +1157,8 @@ def _meant_lines(
         found = meant_entry(seen.rstrip(" \t"), letter)
         if found is not None:
             # Invisible characters first: its shape is a heading's, so it is meant as one.
-            strong = found[2] or shaped is not text
-            yield line, text.rstrip(" \t"), found[1], strong
+            strong = found[2] or shaped is not written
+            yield line, written.rstrip(" \t"), found[1], strong
 
 
 def linked_entries(block: Block, letter: str) -> list[tuple[int, str]]:
