@@ -196,6 +196,13 @@ def crawl(
             "--shard needs --point NAME, the census point the shards of one night share "
             "(e.g. --point $(date -u +%F))"
         )
+    if shard is not None and labels and "shard" in labels:
+        # The crawl labels each shard's run `shard=K-of-N`, by which check tells a night
+        # whole: a label of the user's there (`shard=1-of-1`) froze half a night as whole.
+        raise UsageError(
+            f"--label shard={labels['shard']} names the label --shard gives the run "
+            "(shard=K-of-N); give your label another name"
+        )
     trees = [open_root(r, out_path) for r in roots]  # a bad root fails before any write
     _refuse_overlapping(roots)
     out.require_folder()

@@ -127,6 +127,19 @@ def test_a_shard_of_another_n_is_refused(tmp_path: Path) -> None:
     assert runner.invoke(app, ["check", "--out", str(out)]).exit_code == 0
 
 
+def test_a_label_named_shard_beside_shard_is_refused(tmp_path: Path) -> None:
+    """`--label shard=1-of-1` with `--shard 1/2` kept the user's label over the crawl's own,
+    and check froze the night whole with one shard of two in it (found by a hunt)."""
+    root, out = _corpus(tmp_path), tmp_path / "out"
+    code, stderr = _crawl(root, out, "A", "--shard", "1/2", "--label", "shard=1-of-1")
+    assert code == 2
+    assert stderr == (
+        "census: --label shard=1-of-1 names the label --shard gives the run (shard=K-of-N); "
+        "give your label another name\n"
+    )
+    assert not (out / "manifest.json").exists(), "nothing was written"
+
+
 def test_a_crawl_with_other_labels_than_its_point_is_refused(tmp_path: Path) -> None:
     root, out = _corpus(tmp_path), tmp_path / "out"
     assert _crawl(root, out, "replay", "--label", "arm=baseline", "--shard", "1/2")[0] == 0
