@@ -123,10 +123,11 @@ def test_a_reference_the_sync_log_shows_as_written_is_no_arrow(
 
 def test_a_reference_in_a_fenced_sync_log_shows_as_written(tmp_path: Path) -> None:
     """Guard: the lines of a fence are read as if unfenced (the schema shows the log in
-    one), but a code block shows `&rarr;` as written: no arrow."""
+    one), but a code block shows `&rarr;` as written: no arrow (line 5; the fence itself,
+    line 1, is a `code-block` finding of its own)."""
     edit = lambda old: f"```\n{old.replace(S2_DONE, S2_DONE.replace('→', '&rarr;'))}```\n"  # noqa: E731
     found = detect(session(tmp_path, "open", "ops/sync-log.md", edit), "session")
-    assert [line for _, line, _ in findings(found, "BS-SYNC-01")] == [5], found
+    assert [line for _, line, _ in findings(found, "BS-SYNC-01")] == [1, 5], found
 
 
 def test_a_referenced_colon_in_a_dispatch_cell_is_its_colon(tmp_path: Path) -> None:

@@ -10,9 +10,11 @@ from __future__ import annotations
 import html
 import posixpath
 import re
+import threading
 import unicodedata
 from bisect import bisect_left
-from functools import cache, lru_cache
+from collections.abc import Callable
+from functools import lru_cache
 from itertools import dropwhile
 from typing import Any
 from urllib.parse import unquote
@@ -56,14 +58,36 @@ def _recording_start(rule: Any) -> Any:
 # drops the rest of the document without a word, so a document that reaches it is not read
 # (TooDeep), never read as far as it went. A list nested ten deep reached 20.
 MAX_NESTING = 100
+# Inline nesting (brackets, emphasis) keeps the preset's limit: past it the text is read as
+# text, nothing dropped, and a deeper limit costs time on `[[[…` in proportion.
+INLINE_NESTING = 20
 
 
 class TooDeep(Exception):
     """A document nested deeper than MAX_NESTING: the parser read no further."""
 
 
-@cache
+def _nesting(limit: int) -> Callable[[Any], None]:
+    """A core rule that sets the parser's nesting limit for the rules after it."""
+
+    def set_limit(state: Any) -> None:
+        state.md.options["maxNesting"] = limit
+
+    return set_limit
+
+
+# One parser per thread: its nesting limit changes between the block and inline passes.
+_PARSERS = threading.local()
+
+
 def _parser() -> Any:
+    md = getattr(_PARSERS, "md", None)
+    if md is None:
+        md = _PARSERS.md = _new_parser()
+    return md
+
+
+def _new_parser() -> Any:
     # Imported here so that `census detect` pays for markdown-it only when it reads links.
     from markdown_it import MarkdownIt, rules_inline
     from mdit_py_plugins.footnote import footnote_plugin
@@ -71,8 +95,10 @@ def _parser() -> Any:
     # GitHub's footnotes: a definition's text is Markdown, its links links (spec §3.1, GFM);
     # GitHub's tables, whose cells are split at their pipes before each is read, so a backtick
     # in one cell opens no code span that hides a link in the next.
-    md = MarkdownIt("commonmark", {"maxNesting": MAX_NESTING}).use(footnote_plugin)
+    md = MarkdownIt("commonmark").use(footnote_plugin)
     md.enable("table")
+    md.core.ruler.before("block", "block_nesting", _nesting(MAX_NESTING))
+    md.core.ruler.before("inline", "inline_nesting", _nesting(INLINE_NESTING))
     for name in ("link", "image", "autolink", "html_inline"):
         md.inline.ruler.at(name, _recording_start(getattr(rules_inline, name)))
     return md
