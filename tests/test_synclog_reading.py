@@ -361,11 +361,12 @@ def test_a_sync_line_after_a_br_is_a_line_of_its_own(br: str, tmp_path: Path) ->
     """A `<br>` shows what follows on a line of its own, so a dispatch written after one is
     read as a dispatch. It was read as the end of the result line before it: S2 never
     answered, with S3 newer, passed BS-SYNC-01 and the folder was clean (found by a hunt).
-    Other text after a `<br>` stays part of the summary."""
+    Other text after a `<br>` stays part of the summary. The two sync lines share a line,
+    whose order rules cannot read: that is an issue of its own."""
     s3 = "S3 | gate: on-demand | dispatched: 2026-07-08T15:00Z | scope: full"
     text = "\n".join([S1, f"{S1_DONE}{br}untouched: none{br}{S2}", s3, ""])
     rec = read(text)
-    assert issues(rec) == []
+    assert issues(rec) == [(2, "shared-line", "BS-SYNC-01")]
     assert [e[:3] for e in events(rec)] == [
         (1, "S1", "dispatch"),
         (2, "S1", "result"),
@@ -501,3 +502,46 @@ def test_a_fork_citing_a_sync_answered_before_its_dispatch_fails_sync_02(
         "result before its dispatch, so no reply to it"
     )
     assert found == ("BS-SYNC-02 pass" if answered else expected)
+
+
+# ───────────────────────────── order on the page ─────────────────────────────
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"{S1}\n{S1_DONE}\n{S2}<br>{S2_DONE}\n",  # a pair on one line: fine on the page
+        f"{S1}<br>{S2}\n{S2_DONE}\n",  # S1 unpaired before the newest
+        f"{S1_DONE}<br>{S1}\n",  # a result before its dispatch
+    ],
+)
+def test_sync_lines_sharing_a_line_fail_sync_01(text: str) -> None:
+    """Both are read, but rules and pairs order sync lines by their line, which the two share:
+    an unpaired dispatch before the newest passed, as did a result before its dispatch, and a
+    right pair failed BS-SYNC-02 (found by a hunt). One issue per shared line."""
+    rec = read(text)
+    shared = [i for i in issues(rec) if i[1] == "shared-line"]
+    assert len(shared) == 1 and shared[0][2] == "BS-SYNC-01", issues(rec)
+    assert len(events(rec)) == text.count("S1") + text.count("S2")
+
+
+@pytest.mark.parametrize(
+    "heading",
+    [
+        "## S3 · gate: stop · dispatched: 2026-07-10T15:58Z · scope: stop",
+        "### S3 — gate: stop — dispatched: 2026-07-10T15:58Z — scope: stop",
+        "### S3 dispatched 2026-07-10T15:58Z (gate: stop)",
+        "S3 failed: timed out\n---",
+    ],
+)
+def test_a_heading_holding_a_sync_lines_words_is_read_as_one(heading: str) -> None:
+    """A title names a sync; one holding its fields or a time is a sync line written as a
+    heading, and fails BS-SYNC-01 as the same line in a paragraph does (it vanished as a
+    section title: an unpaired dispatch above it then read as the newest; found by a hunt)."""
+    rec = read(f"{S1}\n{S1_DONE}\n\n{heading}\n")
+    assert [i[1] for i in issues(rec)] == ["bad-sync-line"], issues(rec)
+
+
+def test_a_heading_naming_a_sync_is_still_a_title() -> None:
+    rec = read(f"## S1 — intake\n\n{S1}\n{S1_DONE}\n")
+    assert issues(rec) == [] and len(events(rec)) == 2
