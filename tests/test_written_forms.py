@@ -373,3 +373,28 @@ def test_a_field_written_a_little_off_is_never_lost(
     D4 resolves it (found by a hunt)."""
     found = detect(_session(tmp_path, "r", "ledger.md", old, new), "move")
     assert _status(found, rule) == "fail", found.outcomes
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["(T9 · 2026-07-11T09:00Z) user: one more thing", "[T9 · 2026-07-11T09:00Z] user: one more"],
+)
+def test_a_turn_in_brackets_is_never_lost(line: str, tmp_path: Path) -> None:
+    """A turn later than Last compose written in parentheses vanished with no note, and the
+    stale compose passed BS-COMPOSE-02, where the same line in square brackets failed it
+    (found by a hunt)."""
+    first = "### T1 · 2026-07-06T10:02Z"
+    session = _session(tmp_path, "r", "ops/capture.md", first, first)
+    capture = session / "ops" / "capture.md"
+    capture.write_text(capture.read_text(encoding="utf-8") + f"\n{line}\n", encoding="utf-8")
+    found = detect(session, "manifest")
+    assert _status(found, "BS-COMPOSE-02") == "fail", found.outcomes
+    assert any(n["file"] == "ops/capture.md" for n in found.notes), found.notes
+
+
+def test_a_fork_id_in_parentheses_opens_prose(tmp_path: Path) -> None:
+    """An entry's ID in parentheses at a line's start is prose about it, not an entry."""
+    end = "- Closes when: the translation budget for notification templates is known\n"
+    prose = f"{end}\n(F4 — see the budget note above.)\n"
+    found = detect(_session(tmp_path, "r", "forks.md", end, prose), "move")
+    assert found.result == "clean", found.outcomes

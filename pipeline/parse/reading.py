@@ -101,11 +101,14 @@ _ODD_SPACE_RE = re.compile(rf"[{_HASHES}]++([{_ODD_SPACES}{INVISIBLE}])")
 # A line meant as an entry though not written as its heading (`##F5 — …`, `- F5 — …`,
 # `**F5 — …**`, `[F5] — …`, `F5a — …`): #s, emphasis or a bracket, the ID's letter, its
 # digits and anything glued to them, the marks that close it, then a separator.
+# A turn may stand in parentheses too (`(T2 · 2026-…) user: …`: found by a hunt); an entry's
+# ID in parentheses opens prose (`(F2 — see above)`).
+_OPENERS = {"F": "[", "D": "[", "T": "[("}
 _MEANT_RES = {
     letter: re.compile(
         rf"([{_HASHES}]*+)[ \t{_ODD_SPACES}{INVISIBLE}]*+"
-        rf"([*_`\[]*+){letter}([0-9]++)([A-Za-z0-9_]*+)"
-        r"([\]*_`]*+)([ \t]*+)"
+        rf"([*_`{re.escape(_OPENERS[letter])}]*+){letter}([0-9]++)([A-Za-z0-9_]*+)"
+        r"([\])*_`]*+)([ \t]*+)"
         r"([—–:·|]|-(?=[ \t])|$)?"
     )
     for letter in "FDT"
@@ -125,7 +128,8 @@ _BLANK_LEAD = (
 # the letter it shows.
 _WIDE = {letter: chr(ord(letter) + 0xFEE0) for letter in "FDT"}
 _STARTS = {
-    letter: frozenset(_HASHES + "*_`[" + letter + _WIDE[letter] + _BLANK_LEAD) for letter in "FDT"
+    letter: frozenset(_HASHES + "*_`" + _OPENERS[letter] + letter + _WIDE[letter] + _BLANK_LEAD)
+    for letter in "FDT"
 }
 
 
