@@ -982,6 +982,17 @@ def test_a_rule_the_candidate_skipped_on_every_session_fails_closed(tmp_path: Pa
     assert {r["metric"]: r["verdict"] for r in doc["rows"]}["BS-OPS-02"] == "no sessions"
 
 
+def _night_2_raises_no_alarm(out: Path) -> dict[str, Any]:
+    """night-2's check trips no alarm and compare finds no regression since night-1: its rows
+    by metric."""
+    night = runner.invoke(app, ["check", "--out", str(out), "--fail-on-regression"])
+    assert night.exit_code == 0, night.output
+    args = ["compare", "--out", str(out), "--baseline-run", "night-1", "--candidate-run", "night-2"]
+    result = runner.invoke(app, [*args, "--json"])
+    assert result.exit_code == 0, result.output
+    return {r["metric"]: r for r in json.loads(result.output)["rows"]}
+
+
 def test_a_rule_that_no_longer_applies_once_harvested_is_no_alarm(tmp_path: Path) -> None:
     """Every applied session of night-1 harvested by night-2, as the schema prescribes: the
     move gate's ops/ rules (BS-USELESS-01, CENSUS-MOVE-01) are then skipped on every session,
@@ -1008,12 +1019,7 @@ def test_a_rule_that_no_longer_applies_once_harvested_is_no_alarm(tmp_path: Path
         state = history / "state.md"
         state.write_text(re.sub(r"(?m)^- Status: .*$", "- Status: harvested", state.read_text()))
     crawl([str(corpus)], str(out), workers=1, point="night-2")
-    night = runner.invoke(app, ["check", "--out", str(out), "--fail-on-regression"])
-    assert night.exit_code == 0, night.output
-    args = ["compare", "--out", str(out), "--baseline-run", "night-1", "--candidate-run", "night-2"]
-    result = runner.invoke(app, [*args, "--json"])
-    assert result.exit_code == 0, result.output
-    rows = {r["metric"]: r for r in json.loads(result.output)["rows"]}
+    rows = _night_2_raises_no_alarm(out)
     for rule in ("BS-USELESS-01", "CENSUS-MOVE-01"):
         assert rows[rule]["baseline"]["evaluated"] > 0, rows[rule]
         assert rows[rule]["candidate"]["evaluated"] == 0, rows[rule]
@@ -1040,12 +1046,7 @@ def test_the_last_manifest_harvested_is_no_alarm(tmp_path: Path) -> None:
     shutil.rmtree(root / "ra")
     copy_tree(base / "harvested" / "repo", root / "ra")
     crawl([str(root)], str(out), workers=1, point="night-2")
-    night = runner.invoke(app, ["check", "--out", str(out), "--fail-on-regression"])
-    assert night.exit_code == 0, night.output
-    args = ["compare", "--out", str(out), "--baseline-run", "night-1", "--candidate-run", "night-2"]
-    result = runner.invoke(app, [*args, "--json"])
-    assert result.exit_code == 0, result.output
-    rows = {r["metric"]: r for r in json.loads(result.output)["rows"]}
+    rows = _night_2_raises_no_alarm(out)
     assert rows["BS-MANIFEST-01"]["baseline"]["evaluated"] == 1, rows["BS-MANIFEST-01"]
     assert rows["BS-MANIFEST-01"]["verdict"] == "no sessions", rows["BS-MANIFEST-01"]
     assert rows["clean-share"]["verdict"] == "unchanged", rows["clean-share"]
