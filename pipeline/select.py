@@ -119,14 +119,33 @@ def missing_shards(con: Any, unchecked: list[str], order: list[str]) -> str | No
     freezes a night for good (a late shard is then refused), so a missing one would lose its
     sessions. `order`: every point's name, oldest first."""
     rows = con.execute(
-        "SELECT point, list(labels['shard'] ORDER BY run_id) FROM run_points "
-        "WHERE list_contains($points, point) GROUP BY point ORDER BY point",
+        "SELECT point, list(labels['shard'] ORDER BY run_id), list(len(roots) ORDER BY run_id) "
+        "FROM run_points WHERE list_contains($points, point) GROUP BY point ORDER BY point",
         {"points": unchecked},
     ).fetchall()
-    for point, names in rows:
+    for point, names, roots in rows:
         # A user's own `shard` label (not K-of-N) says nothing about the night's shards.
-        shards = {(int(m[1]), int(m[2])) for n in names if n and (m := SHARD_LABEL_RE.fullmatch(n))}
+        sharded = [
+            (int(m[1]), int(m[2]), count)
+            for n, count in zip(names, roots, strict=True)
+            if n and (m := SHARD_LABEL_RE.fullmatch(n))
+        ]
+        shards = {(k, n) for k, n, _ in sharded}
         counts = {n for _, n in shards}
+        # A shard crawled again stands for it (its runs are in run order, the latest last).
+        sharded = list({(k, n): (k, n, c) for k, n, c in sharded}.values())
+        if len({count for *_, count in sharded}) > 1:
+            from pipeline.textout import plural
+
+            # Each shard takes its share of the roots it crawls: one that missed a root lost
+            # that root's share of the night (found by a hunt: check froze it without them).
+            crawled = ", ".join(f"{k}/{n} crawled {plural(c, 'root')}" for k, n, c in sharded)
+            return (
+                f"the shards of census point {point!r} crawled other roots ({crawled}): each "
+                "shard takes its share of the roots it is given, so every shard of a night is "
+                f"given the same roots; crawl the shard again with them (--point {point}), "
+                "then check"
+            )
         if not shards or (len(counts) == 1 and len(shards) == max(counts)):
             continue
         crawled = ", ".join(f"{k}/{n}" for k, n in sorted(shards))

@@ -127,6 +127,27 @@ def test_a_shard_of_another_n_is_refused(tmp_path: Path) -> None:
     assert runner.invoke(app, ["check", "--out", str(out)]).exit_code == 0
 
 
+def test_shards_given_other_roots_are_not_checked(tmp_path: Path) -> None:
+    """Shard 2/2 crawled root A only where 1/2 crawled A and B: B's share of shard 2 was never
+    read, and check froze the night without it (found by a hunt). Check refuses the night
+    until the shard is crawled again with the night's roots."""
+    first, second = _corpus(tmp_path / "a"), _corpus(tmp_path / "b")
+    out = tmp_path / "out"
+    both = ["crawl", str(first), str(second), "--out", str(out), "--point", "n"]
+    assert runner.invoke(app, [*both, "--shard", "1/2"]).exit_code == 0
+    assert _crawl(first, out, "n", "--shard", "2/2")[0] == 0
+    refused = runner.invoke(app, ["check", "--out", str(out)])
+    assert refused.exit_code == 2
+    assert refused.stderr == (
+        "census: the shards of census point 'n' crawled other roots (1/2 crawled 2 roots, 2/2 "
+        "crawled 1 root): each shard takes its share of the roots it is given, so every shard "
+        "of a night is given the same roots; crawl the shard again with them (--point n), "
+        "then check\n"
+    )
+    assert runner.invoke(app, [*both, "--shard", "2/2"]).exit_code == 0
+    assert runner.invoke(app, ["check", "--out", str(out)]).exit_code == 0
+
+
 def test_a_label_named_shard_beside_shard_is_refused(tmp_path: Path) -> None:
     """`--label shard=1-of-1` with `--shard 1/2` kept the user's label over the crawl's own,
     and check froze the night whole with one shard of two in it (found by a hunt)."""
