@@ -179,30 +179,7 @@ def crawl(
     """
     started = time.perf_counter()
     out = Out(out_path)
-    if scheduler is not None and not scheduler.strip():
-        # `--scheduler "$DASK_SCHEDULER"` with the variable unset: crawling here instead would
-        # hide that the cluster asked for was never used.
-        raise UsageError("--scheduler '' names no Dask scheduler; give tcp://HOST:PORT")
-    if point is not None and (
-        not point.strip() or point in ("latest", "previous") or RUN_ID_RE.fullmatch(point)
-    ):
-        # Selectors read these words as positions, and `--run ID` a run id as the point that
-        # holds that run: a point so named could never be chosen.
-        raise UsageError(
-            f"--point {point!r} cannot name a census point; write --point $(date -u +%F)"
-        )
-    if shard is not None and not point:
-        raise UsageError(
-            "--shard needs --point NAME, the census point the shards of one night share "
-            "(e.g. --point $(date -u +%F))"
-        )
-    if shard is not None and labels and "shard" in labels:
-        # The crawl labels each shard's run `shard=K-of-N`, by which check tells a night
-        # whole: a label of the user's there (`shard=1-of-1`) froze half a night as whole.
-        raise UsageError(
-            f"--label shard={labels['shard']} names the label --shard gives the run "
-            "(shard=K-of-N); give your label another name"
-        )
+    _refuse_bad_options(labels or {}, shard, scheduler, point)
     trees = [open_root(r, out_path) for r in roots]  # a bad root fails before any write
     _refuse_overlapping(roots)
     out.require_folder()
@@ -629,6 +606,36 @@ def _snapshot_ids(files: list[Path], read: Callable[..., Any]) -> set[str]:
 def _root_key(tree: Tree) -> str:
     """A root as the series know it: its real absolute path, however it was spelled."""
     return os.path.realpath(tree.label)
+
+
+def _refuse_bad_options(
+    labels: dict[str, str], shard: tuple[int, int] | None, scheduler: str | None, point: str | None
+) -> None:
+    """Options that cannot work together, refused before anything is read or written."""
+    if scheduler is not None and not scheduler.strip():
+        # `--scheduler "$DASK_SCHEDULER"` with the variable unset: crawling here instead would
+        # hide that the cluster asked for was never used.
+        raise UsageError("--scheduler '' names no Dask scheduler; give tcp://HOST:PORT")
+    if point is not None and (
+        not point.strip() or point in ("latest", "previous") or RUN_ID_RE.fullmatch(point)
+    ):
+        # Selectors read these words as positions, and `--run ID` a run id as the point that
+        # holds that run: a point so named could never be chosen.
+        raise UsageError(
+            f"--point {point!r} cannot name a census point; write --point $(date -u +%F)"
+        )
+    if shard is not None and not point:
+        raise UsageError(
+            "--shard needs --point NAME, the census point the shards of one night share "
+            "(e.g. --point $(date -u +%F))"
+        )
+    if shard is not None and "shard" in labels:
+        # The crawl labels each shard's run `shard=K-of-N`, by which check tells a night
+        # whole: a label of the user's there (`shard=1-of-1`) froze half a night as whole.
+        raise UsageError(
+            f"--label shard={labels['shard']} names the label --shard gives the run "
+            "(shard=K-of-N); give your label another name"
+        )
 
 
 def _refuse_closed_point(

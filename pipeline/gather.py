@@ -442,6 +442,14 @@ def _nested_ops(
 NOT_A_FOLDER = ("not-a-folder", "a file, not a folder")
 
 
+def _in_ops_layer(top: str, below: str, entry: Entry) -> bool:
+    """Whether an entry is (or is in) the session's ops layer, for CENSUS-LOC-01: `Ops/` too,
+    and an ops entry not read (a link out of the root, to nothing, in an archive), taken for a
+    folder as what it is is unknown (fail closed; until READER 177 it passed CENSUS-LOC-01
+    where a link inside the root failed it; found by a hunt)."""
+    return is_ops(top) and bool(below or entry.is_dir or entry.problem is not None)
+
+
 def session_input(ctx: RepoContext, session: SessionRef) -> SessionInput:
     inp = SessionInput(session.location, session.topic, session.path)
     inp.root_names = ctx.root_names
@@ -452,11 +460,7 @@ def session_input(ctx: RepoContext, session: SessionRef) -> SessionInput:
         inp.unreadable.append((".", "archive-incomplete", ctx.repo.incomplete))
     for entry in session.entries:
         top, _, below = entry.path.partition("/")
-        # A history folder keeping `Ops/` still has its ops layer (CENSUS-LOC-01); so may one
-        # keeping an ops entry not read (a link out of the root, to nothing, in an archive):
-        # what it is is unknown, so it is taken for a folder (fail closed; until READER 177 it
-        # passed CENSUS-LOC-01 where a link inside the root failed it; found by a hunt).
-        if is_ops(top) and (below or entry.is_dir or entry.problem is not None):
+        if _in_ops_layer(top, below, entry):
             inp.has_ops_dir = True
         if entry.path in RULE_FOLDERS and not entry.is_dir:
             # A file named ops where the folder should be: every rule reading ops/ fails. A link
