@@ -109,7 +109,10 @@ def extract_links(text: str) -> list[Link]:
     links: list[Link] = []
     tokens = _parser().parse(text, env)
     if any(token.level >= MAX_NESTING - 1 for token in tokens):
-        raise TooDeep(f"nested more than {MAX_NESTING // 2} levels deep; not read")
+        raise TooDeep(
+            f"blocks nested past the Markdown parser's {MAX_NESTING} levels (a list level "
+            "takes two, a quote one), after which it reads no further; not read"
+        )
     for token in tokens:
         if token.type == "html_block" and token.map:
             links += _html_links(token.content, token.map[0] + 1)

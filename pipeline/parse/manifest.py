@@ -239,8 +239,7 @@ def _listed_routes(rec: Records, listed: list[tuple[int, str]], tables: int) -> 
             f"'{text.strip()[:80]}' names a document as a route would, but routes are read "
             "only from the routing table (`| # | What | Source | Destination | Action |`)"
         )
-        for rule in ("BS-MANIFEST-01", "BS-HARVEST-01"):
-            rec.issue(FILE, line, "unread-routes", message, rule)
+        _unread_routes(rec, line, message, "unread-routes")
 
 
 # A row of an HTML table, and the text of each of its cells (a closing tag may be left out).
@@ -273,8 +272,7 @@ def _html_tables(rec: Records, doc: Document, lines: list[str]) -> None:
                     "the routing table is written inside an HTML block, where CommonMark reads "
                     "no table, so its rows are not routes; write it as a GFM table outside HTML"
                 )
-                for rule in ("BS-MANIFEST-01", "BS-HARVEST-01"):
-                    rec.issue(FILE, first + at, "unread-table", message, rule)
+                _unread_routes(rec, first + at, message)
                 break
 
 
@@ -289,8 +287,7 @@ def _stray_rows(rec: Records, block: Paragraph) -> None:
                 f"'{text.strip()[:80]}' is written as a routing row, but the table ended above "
                 "it (a blank line), so it is not read; keep the rows together"
             )
-            for rule in ("BS-MANIFEST-01", "BS-HARVEST-01"):
-                rec.issue(FILE, line, "row-outside-table", message, rule)
+            _unread_routes(rec, line, message, "row-outside-table")
 
 
 def _round_field(
@@ -576,12 +573,24 @@ def _new_round(num: int | None, line: int | None) -> dict[str, Any]:
     return state
 
 
+def _header_names(table: Table) -> list[str]:
+    """A table's column names as the page shows them (`\\#` is `#`), in lower case."""
+    return [bare(unescaped(shown(cell))).lower() for cell in table.header]
+
+
+def _unread_routes(rec: Records, line: int, message: str, code: str = "unread-table") -> None:
+    """Routes that cannot be read: neither what they route (BS-MANIFEST-01) nor where, whose
+    links into the folder BS-HARVEST-01 checks, can be shown to hold (§3.1, fail closed)."""
+    for rule in ("BS-MANIFEST-01", "BS-HARVEST-01"):
+        rec.issue(FILE, line, code, message, rule)
+
+
 def _unread_table(rec: Records, table: Table) -> None:
     """A table meant as the routing table whose header does not name its five columns
     (`Target` for `Destination`, `No.` for `#`): its rows are not read as routes, so neither
     the routes (BS-MANIFEST-01) nor the destinations' links into the folder (BS-HARVEST-01)
     can be shown to hold (§3.1, fail closed). A table of something else is left alone."""
-    names = [bare(unescaped(shown(cell))).lower() for cell in table.header]
+    names = _header_names(table)
     if not _routing(names):
         return
     missing = ", ".join(f"`{name.capitalize()}`" for name in _COLUMNS if name not in names)
@@ -589,8 +598,7 @@ def _unread_table(rec: Records, table: Table) -> None:
         f"a table with the header '{' | '.join(table.header)[:80]}' is not read as the routing "
         f"table: its header lacks {missing}; write `| # | What | Source | Destination | Action |`"
     )
-    for rule in ("BS-MANIFEST-01", "BS-HARVEST-01"):
-        rec.issue(FILE, table.line, "unread-table", message, rule)
+    _unread_routes(rec, table.line, message)
 
 
 # Other words people name the routing table's columns with: such a table is meant as the
@@ -628,8 +636,7 @@ def _no_table(rec: Records, block: Paragraph) -> None:
                 "no table here (the line below it must be a delimiter row of as many cells, "
                 "`|---|---|…`), so its rows are not read"
             )
-            for rule in ("BS-MANIFEST-01", "BS-HARVEST-01"):
-                rec.issue(FILE, line, "unread-table", message, rule)
+            _unread_routes(rec, line, message)
             return
 
 
@@ -638,8 +645,7 @@ def _table(
 ) -> bool:
     """The rows of a routing table: one whose header names the five columns (any case,
     any order, emphasis dropped; more columns are allowed). False for another table."""
-    # Names and cells as the page shows them: `\#` is `#`, `send\_window` is `send_window`.
-    names = [bare(unescaped(shown(cell))).lower() for cell in table.header]
+    names = _header_names(table)
     if not all(name in names for name in _COLUMNS):
         return False
     where = [names.index(name) for name in _COLUMNS]
@@ -652,8 +658,7 @@ def _table(
             f"the routing table's header names {', '.join(f'`{n.capitalize()}`' for n in twice)} "
             "twice: which cell is the route's cannot be read; give each column once"
         )
-        for rule in ("BS-MANIFEST-01", "BS-HARVEST-01"):
-            rec.issue(FILE, table.line, "unread-table", message, rule)
+        _unread_routes(rec, table.line, message)
     # A field written right under the table is a row to GFM (a parse issue), not a route.
     fields_below = {line for *_, line in table_fields(table, _FIELDS)}
     for line, cells in table.rows:
@@ -700,9 +705,7 @@ def _uneven_row(
         problem += "next line? a route is one row)"
     else:
         return
-    message = f"the routing row '{' | '.join(cells)[:80]}' {problem}"
-    for rule in ("BS-MANIFEST-01", "BS-HARVEST-01"):
-        rec.issue(FILE, line, "unread-table", message, rule)
+    _unread_routes(rec, line, f"the routing row '{' | '.join(cells)[:80]}' {problem}")
 
 
 def destinations(cell: str) -> list[tuple[str, str | None]]:

@@ -32,7 +32,6 @@ from pipeline.parse.blocks import (
 )
 from pipeline.parse.lexical import (
     BREAK_RE,
-    ESCAPED_RE,
     FILLERS,
     INVISIBLE,
     LIST_MARKER_RE,
@@ -53,6 +52,7 @@ from pipeline.parse.lexical import (
     shown,
     shown_name,
     unbroken,
+    unescaped,
 )
 from pipeline.parse.records import Records
 
@@ -1125,7 +1125,7 @@ def as_shown_start(text: str) -> str:
         text = decoded(text)
     if text[:1] == "\\":
         marker = _ESCAPED_MARKER_RE.match(text)
-        text = text[marker.end() :] if marker else ESCAPED_RE.sub(r"\1", text)
+        text = text[marker.end() :] if marker else unescaped(text)
     lead = 0
     while lead < len(text) and (text[lead] in " \t" or _symbol(text[lead])):
         lead += 1

@@ -92,11 +92,12 @@ def parse_sync_log(lines: list[str], rec: Records) -> None:
     # A comment never closed hides the rest of the log (spec §3.1: fail closed).
     unclosed_comment(doc, rec, FILE, RULE)
     reads: Iterator[Read] = _block_reads(doc)
-    if doc.code or doc.html:
+    inner = list(_inner_reads(doc, lines)) if doc.code or doc.html else []
+    if inner:
         # Lines in code and HTML blocks are read too, all in file order.
-        reads = iter(sorted([*reads, *_inner_reads(doc, lines)], key=lambda r: r[0]))
+        reads = iter(sorted([*reads, *inner], key=lambda r: r[0]))
     for first, last in doc.code:
-        if any(_inner(lines[at - 1], at) for at in range(first, last + 1)):
+        if any(first <= read[0] <= last for read in inner):
             # CommonMark reads no entry in a code block (spec §3.1), and the log holds sync
             # lines alone: its lines are read, so none is lost, and BS-SYNC-01 fails on the
             # block (until 2026-12-07 a log copied fence and all from the schema passed).
