@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import shutil
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -228,7 +229,7 @@ def _crawl_locked(out: Out, trees: list[Tree], plan: _Plan) -> CrawlSummary:
     run_id = new_run_id()
     point = plan.point or run_id
     if plan.point:  # a new run id names a new point, which nothing can have checked
-        _refuse_closed_point(out, point, plan.shard, plan.labels, trees)
+        _refuse_closed_point(out, point, plan.shard, plan.labels, trees, plan.git_history)
     _refuse_clock_behind(out, point, now := datetime.now(UTC))
     made = memo.context(READER_VERSION, plan.git_history, plan.shard_name)
     memos, vouched_by = memo.load(_memo_file(out, plan), made)
@@ -529,6 +530,7 @@ def _runs_row(summary: CrawlSummary, plan: _Plan, started: datetime) -> dict[str
         "finished_at": datetime.now(UTC),
         "roots": summary.roots,
         "labels": list(labels.items()),
+        "git_history": plan.git_history,
         "tool_version": __version__,
         "sessions": summary.sessions + summary.history,
         "new_snapshots": summary.new_snapshots,
@@ -550,7 +552,13 @@ def _commit(
     from pipeline.aftercommit import Step, after_commit, cache_step, state_step
 
     with out.commit_lock():
-        if plan.shard_name:
+        if plan.shard:
+            try:
+                # A shard that ran beside this one may have committed the other way meanwhile.
+                _refuse_other_history(out, summary.point, plan.shard, plan.git_history)
+            except UsageError:
+                shutil.rmtree(staging, ignore_errors=True)  # nothing of a refused run stays
+                raise
             summary.new_snapshots -= _drop_stored_meanwhile(out, staging, plan.snapshot_files)
         publish(out, staging, summary.run_id)
         steps = [cache_step(out, cache, plan.shard_name)] if saved.cache_changed else []
@@ -608,6 +616,36 @@ def _root_key(tree: Tree) -> str:
     return os.path.realpath(tree.label)
 
 
+def _refuse_other_history(out: Out, point: str, shard: tuple[int, int], git_history: bool) -> None:
+    """The shards of one night are crawled all with --git-history or all without: each shard
+    reads its share of the night's history, so a night checked whole with one shard crawled
+    the other way would lack that shard's commits (found by a hunt). The same shard crawled
+    again may change its way: it then stands for the shard."""
+    from pipeline.engine import table_scan
+
+    files = out.files(RUNS.name)
+    if not files:
+        return
+    mine = f"{shard[0]}-of-{shard[1]}"
+    # Each other shard as its latest run crawled it (a shard crawled again stands for it).
+    rows = _query(
+        "SELECT shard FROM (SELECT labels['shard'] AS shard, arg_max(git_history, run_id) AS way "
+        f"FROM ({table_scan(RUNS, files)}) WHERE point = ? GROUP BY shard) "
+        "WHERE shard <> ? AND way <> ?",
+        [point, mine, git_history],
+    )
+    others = sorted(r[0].replace("-of-", "/") for r in rows if SHARD_LABEL_RE.fullmatch(r[0]))
+    if others:
+        way, other_way = ("with", "without") if git_history else ("without", "with")
+        raise UsageError(
+            f"census point {point!r} holds shard{'s' if len(others) > 1 else ''} "
+            f"{', '.join(others)} crawled {other_way} "
+            f"--git-history; shard {shard[0]}/{shard[1]} cannot join it {way} (each shard "
+            "reads its share of the night's history, so every shard of a night is crawled "
+            "the same way)"
+        )
+
+
 def _refuse_bad_options(
     labels: dict[str, str], shard: tuple[int, int] | None, scheduler: str | None, point: str | None
 ) -> None:
@@ -639,7 +677,12 @@ def _refuse_bad_options(
 
 
 def _refuse_closed_point(
-    out: Out, point: str, shard: tuple[int, int] | None, labels: dict[str, str], trees: list[Tree]
+    out: Out,
+    point: str,
+    shard: tuple[int, int] | None,
+    labels: dict[str, str],
+    trees: list[Tree],
+    git_history: bool,
 ) -> None:
     """A crawl adds to the latest census point or starts a new one, never rewrites one: a
     checked point is final, and a point crawled after this one would have its sessions'
@@ -683,6 +726,8 @@ def _refuse_closed_point(
             "cannot join them (the shards of one night share one N)"
         )
     _refuse_other_labels(point, dict(held_labels or {}), labels)
+    if shard is not None:
+        _refuse_other_history(out, point, shard, git_history)
     if shard is None and written:
         raise UsageError(
             f"census point {point!r} holds shards {held}; a crawl without --shard cannot join "

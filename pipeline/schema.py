@@ -68,6 +68,11 @@ RUNS = _table(
     _c("finished_at", "timestamp", "When the run committed (UTC)."),
     _c("roots", "list<string>", "The roots crawled, as given on the command line."),
     _c("labels", "map<string,string>", "Labels given with --label k=v."),
+    _c(
+        "git_history",
+        "bool",
+        "Whether the run read git history (--git-history); null for a run an older census wrote.",
+    ),
     _c("tool_version", "string", "Version of brainstorm-census that wrote the run."),
     _c(
         "reader_version",

@@ -9,6 +9,9 @@ into the baseline's point made one point of both arms, compared with itself."""
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
+import time
 from datetime import datetime, timedelta, tzinfo
 from pathlib import Path
 
@@ -18,7 +21,7 @@ from typer.testing import CliRunner
 import pipeline.crawl
 import pipeline.store
 from pipeline.cli import app
-from tests.conftest import FIXTURES, copy_tree
+from tests.conftest import FIXTURES, copy_tree, make_git_repo
 
 runner = CliRunner()
 STATE = "repo/docs/research/demo-brainstorm/state.md"
@@ -259,3 +262,59 @@ def test_a_check_whose_clock_is_behind_the_last_check_is_refused(
     # clock an hour ahead, is no re-check and sorts after nothing of its own.
     assert _crawl(root, out, "n2")[0] == 0
     assert runner.invoke(app, ["check", "--out", str(out)]).exit_code == 0
+
+
+def _rows(out: Path, query: str) -> list[tuple[object, ...]]:
+    from pipeline.engine import connect
+
+    rows: list[tuple[object, ...]] = connect(pipeline.store.Out(str(out))).execute(query).fetchall()
+    return rows
+
+
+def _git_corpus(tmp_path: Path) -> Path:
+    root = _corpus(tmp_path)
+    make_git_repo(root / "repo")
+    return root
+
+
+def test_a_shard_crawled_the_other_way_is_refused(tmp_path: Path) -> None:
+    """Shard 1/2 read git history and 2/2 did not: the night's commit snapshots of shard 2's
+    sessions were never read, and check froze the night as whole without them (found by a
+    hunt). The shard is refused, and crawled again the night's way it joins."""
+    root, out = _git_corpus(tmp_path), tmp_path / "out"
+    assert _crawl(root, out, "A", "--shard", "1/2", "--git-history")[0] == 0
+    code, stderr = _crawl(root, out, "A", "--shard", "2/2")
+    assert code == 2
+    assert stderr == (
+        "census: census point 'A' holds shard 1/2 crawled with --git-history; shard 2/2 cannot "
+        "join it without (each shard reads its share of the night's history, so every shard "
+        "of a night is crawled the same way)\n"
+    )
+    assert _crawl(root, out, "A", "--shard", "1/2")[0] == 0, "a shard crawled again may change"
+    assert _crawl(root, out, "A", "--shard", "2/2")[0] == 0
+    assert runner.invoke(app, ["check", "--out", str(out)]).exit_code == 0
+    runs = _rows(out, "SELECT labels['shard'], git_history FROM runs ORDER BY run_id")
+    assert runs == [("1-of-2", True), ("1-of-2", False), ("2-of-2", False)]
+
+
+def test_shards_crawled_two_ways_at_once_commit_one_way(tmp_path: Path) -> None:
+    """Two shards started together, one with --git-history: neither saw the other's run when
+    it began, so the second to commit is refused then, and leaves nothing in OUT."""
+    root, out = _git_corpus(tmp_path), tmp_path / "out"
+    assert _crawl(root, out, "before")[0] == 0  # OUT exists, so its commit lock can be held
+    census = [sys.executable, "-m", "pipeline.cli", "crawl", str(root), "--out", str(out)]
+    night = [*census, "--point", "A"]
+    with pipeline.store.Out(str(out)).commit_lock():
+        shards = [
+            subprocess.Popen([*night, "--shard", "1/2", "--git-history"], stderr=subprocess.PIPE),
+            subprocess.Popen([*night, "--shard", "2/2"], stderr=subprocess.PIPE),
+        ]
+        # Both have staged their run when two runs tables wait in staging/.
+        while len(list((out / "staging").glob("*/runs/*.parquet"))) < 2:
+            assert all(s.poll() is None for s in shards), "a shard ended before its commit"
+            time.sleep(0.05)
+    ended = sorted((s.wait(timeout=120), s.communicate()[1].decode()) for s in shards)
+    assert [code for code, _ in ended] == [0, 2]
+    assert "--git-history; shard" in ended[1][1] and "cannot join it" in ended[1][1]
+    assert not list((out / "staging").glob("*")), "the refused run left its staging"
+    assert len(_rows(out, "SELECT * FROM runs WHERE point = 'A'")) == 1
