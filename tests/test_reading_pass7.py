@@ -459,3 +459,29 @@ def test_a_value_left_to_fill_takes_the_code_block_below_in_forks_and_ledger_ali
         tmp_path / "ledger", "open", "ledger.md", _replaced(WHY_D1, f"- Why: {word}{fence}")
     )
     assert findings(detect(folder, "session"), "BS-LEDGER-01") == []
+
+
+@pytest.mark.parametrize(
+    "destination",
+    ["docs/x.md | open", "docs/x.md|open", "docs/x.md / open", "docs/x.md or open", "x, **open**"],
+)
+def test_a_parked_destination_that_offers_open_fails(tmp_path: Path, destination: str) -> None:
+    """`[parked → docs/x.md | open]` is the schema's two values offered side by side, left
+    as they are: it passed as parked to a place named `docs/x.md | open`, while `[parked →
+    x] | open` failed (found by a hunt)."""
+    heading = F4.replace("docs/architecture/open-questions.md", destination)
+    found = detect(session(tmp_path, "open", "forks.md", _replaced(F4, heading)), "session")
+    messages = [m for _, _, m in findings(found, "BS-FORK-01")]
+    assert any("open beside parked" in m for m in messages), messages
+    assert "BS-FORK-01" in failing(found)
+
+
+@pytest.mark.parametrize(
+    "destination", ["docs/open/x.md", "docs/open questions.md", "open-questions.md", "x | openings"]
+)
+def test_a_parked_destination_with_open_in_its_name_passes(
+    tmp_path: Path, destination: str
+) -> None:
+    heading = F4.replace("docs/architecture/open-questions.md", destination)
+    found = detect(session(tmp_path, "open", "forks.md", _replaced(F4, heading)), "session")
+    assert findings(found, "BS-FORK-01") == [], found

@@ -433,12 +433,24 @@ def _read_marker(fork: dict[str, Any], raw: str, line: int, rec: Records) -> Non
             # as `[parked]`.
             destination = bare(text[arrow.end() :])
             fork["destination"] = "" if _names_no_place(destination) else destination
+            if _OPEN_ALTERNATIVE_RE.search(destination):
+                # `[parked → docs/x.md | open]` offers both values: the fork says two things.
+                fork["marker"], fork["destination"] = None, None
+                message = f"the marker offers open beside parked: [{raw.strip()[:120]}]"
+                rec.issue(FILE, line, "contradicting-markers", message, RULE)
         else:
             # `[parked: docs/x.md]` writes a destination but no arrow before it (null, so
             # BS-FORK-01 names the arrow); `[parked]` writes none ('').
             fork["destination"] = None if text[6:].strip(" \t*_`:;,.-–—") else ""
         return
     rec.issue(FILE, line, "unknown-marker", f"marker '[{raw[:80]}]' is neither open nor parked")
+
+
+# `open` as an alternative of its own in a parked fork's destination (`x | open`, `x / open`,
+# `x or open`), not a word of a place (`open-questions.md`, `docs/open questions.md`).
+_OPEN_ALTERNATIVE_RE = re.compile(
+    r"(?i)(?:[|,;]|[ \t]/|(?<![\w-])or)[ \t*_`]*+open[ \t*_`]*+(?:$|[|,;)]|/[ \t])"
+)
 
 
 def _names_no_place(destination: str) -> bool:
