@@ -705,7 +705,8 @@ def test_links_every_kind_with_its_line() -> None:
         (15, "inline", "../research/demo-brainstorm/after.md"),
         (17, "reference", "../history/brainstorms/demo/ledger.md"),
         (18, "reference", "/README.md"),
-        (20, "inline", "../history/brainstorms/demo/ledger.md"),  # [the ref][ref]
+        # `[the ref][ref]` on line 20 is a use of the definition on line 17, which is the
+        # link (spec §3): until 2026-12-07 both were, two findings for one link.
         (30, "html", "../research/demo-brainstorm/block.md"),  # an HTML block
         (33, "image", "../research/demo-brainstorm/alt.png"),
         # After an image whose description spans lines 33-34.
@@ -1078,3 +1079,17 @@ def test_a_fork_whose_marker_could_not_be_read_counts_as_open(
     snapshot = parse_session(inp).snapshot
     assert (snapshot["forks_open"], snapshot["forks_total"]) == (open_count, 2)
     assert snapshot["forks_open"] + snapshot["forks_parked"] == snapshot["forks_total"]
+
+
+def test_a_use_of_a_reference_is_not_a_link_of_its_own() -> None:
+    """Each use of a reference (full, collapsed, shortcut, image) leads to its definition,
+    which is the link (spec §3): one link into the session, one BS-HARVEST-01 finding."""
+    text = (
+        "See [the notes][n], [n][], [n] and ![a chart][n].\n"
+        "Also [inline](../research/x-brainstorm/a.md).\n\n"
+        "[n]: ../research/x-brainstorm/\n"
+    )
+    assert extract_links(text) == [
+        (2, "inline", "../research/x-brainstorm/a.md"),
+        (4, "reference", "../research/x-brainstorm/"),
+    ]

@@ -46,9 +46,13 @@ def _recording_start(rule: Any) -> Any:
         start, before = state.pos, len(state.tokens)
         found = bool(rule(state, silent))
         if found and not silent:
+            # A reference link (`[text][label]`, `[label]`) ends at its `]`, an inline one at
+            # its `)`: the reference's target is its definition's, a link of its own.
+            reference = state.src[state.pos - 1 : state.pos] == "]"
             for token in state.tokens[before:]:
                 if token.type in _LINK_TOKENS:
                     token.meta.setdefault("start", start)
+                    token.meta.setdefault("reference", reference)
         return found
 
     return rule_with_start
@@ -120,8 +124,8 @@ def extract_links(text: str) -> list[Link]:
             continue
         breaks: list[int] | None = None
         for child in token.children:
-            if child.type not in _LINK_TOKENS:
-                continue
+            if child.type not in _LINK_TOKENS or child.meta.get("reference"):
+                continue  # a use of a reference: its definition is the link (spec §3)
             # The inline source is the block's text with its line ends kept.
             start = child.meta.get("start", 0)
             breaks = _line_breaks(token.content) if breaks is None else breaks
