@@ -178,8 +178,17 @@ class Out:
         except ValueError as err:  # other OSErrors (permissions, open files) are the machine's
             raise OutError(f"{self.manifest_path} cannot be read ({err}); OUT is damaged") from None
         files = data.get("files") if isinstance(data, dict) else None
-        if not isinstance(files, dict):
-            # Read as an empty manifest, every committed file would be swept away as stale.
+        # Every commit lists a runs file (a prune keeps one point): a manifest listing none, or
+        # naming files by anything but their paths, was written by another tool. Read as
+        # empty, every committed file would be swept away as stale (found by a hunt).
+        if (
+            not isinstance(files, dict)
+            or not files.get(RUNS.name)
+            or not all(
+                isinstance(listed, list) and all(isinstance(rel, str) for rel in listed)
+                for listed in files.values()
+            )
+        ):
             raise OutError(f"{self.manifest_path} is not a census manifest; OUT is damaged")
         return {name: list(files.get(name, [])) for name in TABLES}
 

@@ -606,13 +606,24 @@ def test_no_output_option_writes_over_outs_own_data(crawled: Path, tmp_path: Pat
         assert done.exit_code in (0, 1) and (crawled / name).is_file(), done.output
 
 
-@pytest.mark.parametrize("body", ["{}", "[]", '{"version": "2.1.0", "runs": []}'])
-def test_a_manifest_that_is_not_one_is_damage_not_an_empty_out(crawled: Path, body: str) -> None:
+@pytest.mark.parametrize(
+    "body",
+    [
+        *("{}", "[]", '{"version": "2.1.0", "runs": []}'),
+        # A map of files that lists no run, or names a file by a number (found by a hunt: the
+        # next crawl swept every committed file away, checked points too).
+        *('{"format": 2, "files": {}}', '{"format": 2, "files": {"runs": [1]}}'),
+        '{"format": 2, "files": {"runs": "runs/x.parquet"}}',
+    ],
+)
+def test_a_manifest_that_is_not_one_is_damage_not_an_empty_out(
+    crawled: Path, corpus: Path, body: str
+) -> None:
     """A manifest.json without its list of files read as an OUT with no files: `sql` counted
     zero sessions with exit 0, and the next writer deleted every table file as superseded."""
     (crawled / "manifest.json").write_text(body)
     files = sorted((crawled / "tables").rglob("*.parquet"))
-    for command in (["sql", "SELECT count(*) FROM sessions"], ["check"]):
+    for command in (["sql", "SELECT count(*) FROM sessions"], ["check"], ["crawl", str(corpus)]):
         done = runner.invoke(app, [*command, "--out", str(crawled)])
         assert done.exit_code == 2, (command, done.output)
         assert "is not a census manifest; OUT is damaged" in done.stderr, done.stderr
@@ -752,6 +763,12 @@ def test_sql_refuses_two_queries_rather_than_drop_the_first(crawled: Path) -> No
     setup = "CREATE TEMP MACRO m() AS 41; SELECT m() + 1 AS x;"
     ok = runner.invoke(app, ["sql", setup, "--out", str(crawled), "--format", "csv"])
     assert ok.exit_code == 0 and ok.stdout.splitlines() == ["x", "42"], ok.output
+    # The README's other set-up forms; a setting of DuckDB's own is locked in the sandbox.
+    setup = "SET VARIABLE n = 41; SET search_path = 'main'; SELECT getvariable('n') + 1 AS x"
+    ok = runner.invoke(app, ["sql", setup, "--out", str(crawled), "--format", "csv"])
+    assert ok.exit_code == 0 and ok.stdout.splitlines() == ["x", "42"], ok.output
+    locked = runner.invoke(app, ["sql", "SET TimeZone = 'EST'; SELECT 1", "--out", str(crawled)])
+    assert locked.exit_code == 2 and "the configuration has been locked" in locked.stderr
 
 
 def test_sql_help_lists_the_tables_and_views() -> None:
