@@ -265,7 +265,7 @@ def field(text: str) -> tuple[str, str] | None:
     colon = text.find(":", 0, MAX_FIELD_NAME + 8)
     if colon < 1:
         return None
-    name = text[:colon].strip(_MARKS).lower()
+    name = inner_marks_dropped(text[:colon].strip(_MARKS).lower())
     if "  " in name or "\t" in name or "\xa0" in name:
         name = " ".join(name.split())  # `Raised  by`, `Raised\tby`: the same name, spaced
     if not name or len(name) > MAX_FIELD_NAME:
@@ -275,6 +275,17 @@ def field(text: str) -> tuple[str, str] | None:
     if value[:1] in ("*", "_"):
         value = value.lstrip("*_")
     return name, shown(value.strip(" \t\xa0"))
+
+
+# Emphasis on a word inside a name (`**Last** compose`, `_Current_ as of`): the marks next to
+# a space between its words, which the page does not show.
+_INNER_MARKS_RE = re.compile(r"(?<=\w)[*_`]++(?=[ \t])|(?<=[ \t])[*_`]++(?=\w)")
+
+
+def inner_marks_dropped(name: str) -> str:
+    """A name with the emphasis on its words dropped, as the page shows it (a hunt found
+    `## What *changed*` and `- **Last** compose:` read as no such name)."""
+    return _INNER_MARKS_RE.sub("", name) if "*" in name or "_" in name or "`" in name else name
 
 
 # A bullet character that is no list marker to CommonMark, and the spaces after it that

@@ -45,6 +45,7 @@ from pipeline.parse.lexical import (
     decoded_separator,
     field,
     heading_shown,
+    inner_marks_dropped,
     int32,
     past_list_marker,
     says_nothing,
@@ -164,7 +165,7 @@ def fields(block: Block, known: Mapping[str, str]) -> list[tuple[str, str, int]]
         colon = text.find(":", 0, MAX_FIELD_NAME + 8)
         if colon < 1:
             return []
-        name = text[:colon].strip(" \t*_`").lower()
+        name = inner_marks_dropped(text[:colon].strip(" \t*_`").lower())
         if name not in known and not (_ODD_SPACE.search(name) and " ".join(name.split()) in known):
             return []
         parsed = field(text)
@@ -896,7 +897,7 @@ def section(text: str, names: tuple[str, ...]) -> str | None:
     text = heading_shown(text)
     if not text.isascii() or "[" in text[:4]:
         text = _heading_shown(text)
-    lowered = bare(text).lower()
+    lowered = inner_marks_dropped(bare(text).lower())
     if "  " in lowered or "\t" in lowered:
         lowered = " ".join(lowered.split())  # `Aspect  map` is the name too
     # Marks after the name close its emphasis only when marks opened it (`Claim_x` is a word).

@@ -14,6 +14,7 @@ from pipeline.parse.lexical import (
     bare,
     canonical_id,
     decoded,
+    misspelt_ids,
     read_stamp,
     seen_chars,
     shown,
@@ -101,7 +102,8 @@ _HYPHENS = str.maketrans("\u2010\u2011", "--")
 # A keyword as a word of its own, or wrapped in underscore emphasis (`_thesis_ (claim)`).
 _ALONE_BEFORE, _ALONE_AFTER = r"(?:(?<![\w-])|(?<=(?<![\w-])_))", r"(?=_?(?![\w-]))"
 _THESIS_RE = re.compile(rf"(?i){_ALONE_BEFORE}thesis{_ALONE_AFTER}")
-_NONE_YET_RE = re.compile(rf"(?i){_ALONE_BEFORE}none\s+yet{_ALONE_AFTER}")
+# `none-yet`, `none_yet` and `none‑yet` (a no-break hyphen) are the gap too (found by a hunt).
+_NONE_YET_RE = re.compile(rf"(?i){_ALONE_BEFORE}none[\s_\u2010\u2011-]+yet{_ALONE_AFTER}")
 _REF_ID_RE = re.compile(WHOLE_ID.format("[FD]"))
 _ASPECTS_RE = re.compile(r"(?i)(?<![a-z])aspects?(?![a-z])")
 
@@ -563,6 +565,12 @@ def _refs(raw: str) -> list[tuple[str, str, str | None]]:
             hits.append((m.start(), m[0], "none_yet", None))
         if not hits:
             found.append((text, "unknown", None))
+        else:
+            # An ID misspelt beside a ref read (`thesis and D-9`, `D1 and fork 9`) is a ref
+            # that resolves to nothing, as it is in a part of its own (found by a hunt).
+            for letter in "FD":
+                for written, _ in misspelt_ids(text_ids, letter):
+                    hits.append((text_ids.find(written), written, "unknown", None))
         found += [(ref, kind, target) for _, ref, kind, target in sorted(hits, key=_first)]
     return found
 
