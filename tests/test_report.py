@@ -284,6 +284,14 @@ def test_tables_sort_numerically(
     assert failed() == sorted(failed())
     header.click()
     assert failed() == sorted(failed(), reverse=True)
+    # A cell with no number ("no sessions") sorts last either way (it sorted first ascending,
+    # as -Infinity, against the script's own comment; found by a hunt).
+    rate = page.locator("#rates table thead th", has_text="rate").first
+    at = 1 + page.locator("#rates table thead th").all_inner_texts().index("rate")
+    for _ in range(2):
+        rate.click()
+        cells = page.locator(f"#rates table tbody td:nth-child({at})").all_inner_texts()
+        assert cells[-1] == "no sessions" and "no sessions" not in cells[:-1], cells
 
 
 def test_a_table_sorts_from_the_keyboard(report: Path, browser: Any) -> None:
