@@ -213,7 +213,7 @@ def test_a_change_to_the_macros_the_series_queries_call_is_a_rule_set_change(
         shutil.copytree(root / part, copy / part)
     macros = copy / "queries" / "views" / "05_macros.sql"
     text = macros.read_text()
-    macros.write_text(text.replace("replace(t, '*', '')", "t", 1))
+    macros.write_text(text.replace("replace(shown_markup(t), '*', '')", "shown_markup(t)", 1))
     assert macros.read_text() != text
     other = subprocess.run(
         [sys.executable, "-c", "from pipeline.rules import ruleset; print(ruleset())"],
@@ -2240,3 +2240,48 @@ def test_a_working_tree_moved_along_committed_history_counts_no_step_again(
     ).fetchall()
     con.close()
     assert found == expected
+
+
+D3 = (
+    "\n## D3 — Digests off means email off after all\n- Decision: turning digests off stops "
+    "email.\n- Why: support asked.\n- How to apply: one toggle.\n- Reverses: D2\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("file", "old", "new"),
+    [
+        # A no-break or zero-width space: RE2's \s is ASCII's alone (found by a hunt).
+        ("forks.md", "decides the send window", "decides the send\u00a0window"),
+        ("ledger.md", "receives each notification", "receives\u00a0each noti\u200bfication"),
+        # Markup the page shows as the same words.
+        ("forks.md", "Do security alerts", "Do <em>security</em> alerts"),
+        ("forks.md", "ride in a digest?", "ride in a [digest](#digests)\\?"),
+        ("ledger.md", "each notification", "each&#32;<b>notification</b>"),
+        # A reversal note with the dash, date or split emphasis around it.
+        ("ledger.md", "never nothing.", "never nothing. — Reversed by D3."),
+        ("ledger.md", "never nothing.", "never nothing. (Reversed by D3 on 2026-07-10.)"),
+        ("ledger.md", "never nothing.", "never nothing. **Reversed** by D3."),
+        ("ledger.md", "never nothing.", "never nothing. Reversed by [D3](#d3)."),
+    ],
+)
+def test_a_text_shown_the_same_is_no_retitle_or_rewrite(
+    tmp_path: Path, file: str, old: str, new: str
+) -> None:
+    """A fork's title or a ledger text that the page shows with the same words, or with a
+    reversal note added, is no finding along history, nor any content failure (found by a
+    hunt: each was `retitled` or `rewritten` at the night it was made)."""
+    repo = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", tmp_path / "root" / "repo")
+    out = tmp_path / "out"
+    _night(repo, out, 1)
+    edit(repo, file, old, new)
+    if "D3" in new:  # the entry that reverses D2, after it
+        ledger = repo / SESSION / "ledger.md"
+        ledger.write_text(ledger.read_text() + D3)
+    _night(repo, out, 2)
+    assert _series(out) == []
+    failed = connect(Out(out)).execute(
+        "SELECT rule_id FROM rule_rates WHERE point = 'night-2' AND failed > 0 "
+        "AND rule_id IN ('BS-FORK-01', 'BS-LEDGER-01')"
+    )
+    assert failed.fetchall() == []
