@@ -168,6 +168,7 @@ def detect(path: str | os.PathLike[str], gate: str = "session") -> Detection:
     inp = session_input(ctx, session)
     if in_layout:
         inp.twins = _twins(repo_root, topic)
+        inp.other_place = _other_place(repo_root, topic, location)
     rec = parse_session(inp)
     # What the walk could not enter is shown, as crawl shows it (a link out of the folder
     # is a parse issue of the session already).
@@ -209,6 +210,27 @@ def _twins(repo_root: str, topic: str) -> list[str]:
             if named and other != topic and composed(other) == composed(topic) and folder_too:
                 found.append(f"{folder}/{name}")
     return sorted(found)
+
+
+def _other_place(repo_root: str, topic: str, location: str) -> str | None:
+    """The topic's folder in the repository's other location, as the crawl finds it among the
+    repository's sessions (gather: RepoContext.other_place), in any Unicode form."""
+    folder, suffix = (
+        ("docs/history/brainstorms", "")
+        if location == "research"
+        else ("docs/research", "-brainstorm")
+    )
+    try:
+        names = sorted(os.listdir(os.path.join(repo_root, folder)))
+    except OSError:
+        return None
+    for name in names:
+        if suffix and not name.endswith(suffix):
+            continue
+        same = composed(name.removesuffix(suffix) if suffix else name) == composed(topic)
+        if same and os.path.isdir(os.path.join(repo_root, folder, name)):
+            return f"{folder}/{name}"
+    return None
 
 
 def not_utf8(path: str) -> bool:

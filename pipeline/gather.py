@@ -92,6 +92,7 @@ class RepoContext:
     # Session folder → session_trees(): asked for its index, its stamps and its history.
     _trees: dict[str, list[tuple[GitRepo, str, str]]] = field(default_factory=dict)
     _spellings: dict[str, list[SessionRef]] | None = None
+    _places: dict[tuple[str, str], str] | None = None
 
     def twins(self, session: SessionRef) -> list[str]:
         """The other session folders spelling the session's topic in another Unicode form: one
@@ -105,6 +106,16 @@ class RepoContext:
             return []
         alike = self._spellings.get(composed(session.topic), [])
         return sorted(other.path for other in alike if other.topic != session.topic)
+
+    def other_place(self, session: SessionRef) -> str | None:
+        """The topic's folder in the repository's other location (a move half done), as the
+        twins' spellings are kept: the first by path when there are several."""
+        if self._places is None:  # built once per repository: a monorepo holds many sessions
+            self._places = {}
+            for other in sorted(self.repo.sessions.values(), key=lambda o: o.path, reverse=True):
+                self._places[(other.location, composed(other.topic))] = other.path
+        wanted = "history" if session.location == "research" else "research"
+        return self._places.get((wanted, composed(session.topic)))
 
     def tracked(self, session: SessionRef) -> list[str] | None:
         """Paths under the session folder (relative to it) that a git index tracks: that of the
@@ -454,6 +465,7 @@ def session_input(ctx: RepoContext, session: SessionRef) -> SessionInput:
     inp = SessionInput(session.location, session.topic, session.path)
     inp.root_names = ctx.root_names
     inp.twins = ctx.twins(session)
+    inp.other_place = ctx.other_place(session)
     if ctx.repo.incomplete:
         # Files of the session may be missing from the listing itself: the whole folder ('.')
         # is in doubt, so its rules fail instead of passing on what happened to be read.

@@ -248,6 +248,40 @@ def test_a_topic_in_research_and_history_at_once_is_its_research_folder(tmp_path
     assert rows == [("research", False)]
 
 
+def test_a_topic_in_research_and_history_at_once_fails_loc_01(tmp_path: Path) -> None:
+    """The research folder stands for a session in two places, so the history copy's failures
+    went unseen and the session read clean (found by a hunt): being in two places is a layout
+    that disagrees with the lifecycle, and fails CENSUS-LOC-01 in both folders, in crawl and
+    detect alike."""
+    from pipeline.check import check
+    from pipeline.detect import detect
+
+    repo = copy_tree(FIXTURES / "cases" / "base" / "converging" / "repo", tmp_path / "c" / "repo")
+    research = repo / "docs" / "research" / "demo-brainstorm"
+    out = tmp_path / "out"
+    crawl([str(tmp_path / "c")], str(out), workers=1)
+    check(str(out))
+    assert connect(Out(out)).execute("SELECT clean FROM sessions").fetchall() == [(True,)]
+    history = repo / "docs" / "history" / "brainstorms" / "demo"
+    history.mkdir(parents=True)
+    for name in ("state.md", "thesis.md", "forks.md", "ledger.md"):
+        (history / name).write_text((research / name).read_text().replace("stopping", "bogus"))
+    crawl([str(tmp_path / "c")], str(out), workers=1)
+    check(str(out))
+    con = connect(Out(out))
+    latest = "WHERE point = (SELECT max_by(point, position) FROM points)"
+    rows = con.execute(f"SELECT location, clean FROM sessions {latest}").fetchall()
+    assert rows == [("research", False)]
+    for folder, other in ((research, history), (history, research)):
+        found = detect(str(folder), "session")
+        (loc,) = [o for o in found.outcomes if o.rule == "CENSUS-LOC-01"]
+        assert loc.status == "fail"
+        where = "/" + other.relative_to(repo).as_posix()
+        assert any(
+            f"the topic is also at {where} (a move half done)" in f["message"] for f in loc.findings
+        )
+
+
 def test_a_session_folder_that_is_a_link_inside_the_root_is_that_session(tmp_path: Path) -> None:
     """Spec §2: a session folder is found by its path. One that is a symbolic link to a folder
     inside the root was dropped (its repository had no other session) or read as empty

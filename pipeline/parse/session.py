@@ -108,6 +108,8 @@ class SessionInput:
     from_commit: bool = False
     # Other session folders of the repository spelling the topic in another Unicode form.
     twins: list[str] = field(default_factory=list)
+    # The topic's folder in the other location of the same repository (a move half done).
+    other_place: str | None = None
     # Each file's SHA-256, computed once for the snapshot id and reused for the files table.
     _digests: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
 
@@ -138,6 +140,8 @@ class SessionInput:
         for name, code, _ in self.unreadable_documents:
             parts += ["ud", name, code]
         parts += ["tw", *self.twins]
+        if self.other_place:
+            parts += ["op", self.other_place]
         h.update("\x1e".join(parts).encode("utf-8", "surrogatepass"))
         return h.hexdigest()[:32]
 
@@ -193,6 +197,7 @@ def parse_session(inp: SessionInput, snapshot_id: str | None = None) -> Records:
         rec.add("tracked_files", file=tracked, commit=commit)
     _add_links(rec, inp)
     _twin_folders(rec, inp)
+    _two_places(rec, inp)
     _unread_documents(rec, inp)
     _contradicted_compose(rec)
     _summarise(rec, inp)
@@ -237,6 +242,21 @@ def _twin_folders(rec: Records, inp: SessionInput) -> None:
             "to Unicode forms, such as macOS): the two are one session; merge them into one"
         )
         rec.issue(".", None, "twin-folder", message, "CENSUS-LOC-01")
+
+
+def _two_places(rec: Records, inp: SessionInput) -> None:
+    """The topic under docs/research/ and docs/history/brainstorms/ at once (a move half done):
+    one session in two places, of which the research folder stands for it, so the history
+    copy's failures went unseen (found by a hunt). The layout disagrees with the lifecycle."""
+    if inp.other_place is None:
+        return
+    stands = ", which the research folder stands for" if inp.location == "history" else ""
+    message = (
+        f"the topic is also at /{inp.other_place} (a move half done): one session in two "
+        f"places{stands}; finish the move (remove the research folder once the history "
+        "folder holds all of it)"
+    )
+    rec.issue(".", None, "two-places", message, "CENSUS-LOC-01")
 
 
 def _suffixed_history(rec: Records, inp: SessionInput) -> None:
