@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.test_entry_reading import detect, failing, findings, session
+from tests.test_reading_pass6 import _replaced
 
 ASPECT = "- batching — which notifications fold into one digest → F1, D1"
 
@@ -89,3 +90,67 @@ def test_a_name_with_one_word_emphasised_is_the_name(
     folder = session(tmp_path, "open", file, lambda text: text.replace(written, emphasised, 1))
     found = detect(folder, "manifest")
     assert failing(found) == {"BS-FORK-03"}, found  # the base's open forks, as before the edit
+
+
+# ─────────────────── forks and ledger fields (found by a hunt, 2026-12-07) ───────────────────
+
+F2_TWIN = "- Raised by: twin (S2)"
+D2_HOW = "the sender checks email first, digest second."
+
+
+@pytest.mark.parametrize(
+    "raiser", ["the twin", "our twin", "the twin agent", "[twin](../../agents/twin.md)"]
+)
+def test_the_twin_named_in_words_without_a_sync_fails_sync_02(tmp_path: Path, raiser: str) -> None:
+    """§3.1: `Raised by: twin` with no S# fails BS-SYNC-02; the twin named in words (`the
+    twin`) passed as a raiser of another kind."""
+    edit = _replaced(F2_TWIN, f"- Raised by: {raiser}")
+    assert "BS-SYNC-02" in failing(detect(session(tmp_path, "open", "forks.md", edit), "session"))
+
+
+@pytest.mark.parametrize("raiser", ["the twin (S2)", "the twin in S2", "our twin, S2"])
+def test_the_twin_named_in_words_with_its_sync_passes(tmp_path: Path, raiser: str) -> None:
+    edit = _replaced(F2_TWIN, f"- Raised by: {raiser}")
+    found = detect(session(tmp_path, "open", "forks.md", edit), "session")
+    assert "BS-SYNC-02" not in failing(found), found
+
+
+@pytest.mark.parametrize("joined", ["&", "and", "+", "/"])
+def test_a_heading_of_two_forks_joined_by_a_word_is_no_entry(tmp_path: Path, joined: str) -> None:
+    """`## F4 & F5 — …` read as F4 alone, and F5 vanished; `F4/F5` already failed."""
+    edit = _replaced("## F4 —", f"## F4 {joined} F5 —")
+    found = detect(session(tmp_path, "open", "forks.md", edit), "session")
+    messages = [m for _, _, m in findings(found, "BS-FORK-01")]
+    assert any("is meant as a fork entry" in m for m in messages), messages
+
+
+@pytest.mark.parametrize("value", ["none.", "(none)", "None — a policy decision, no fork open"])
+def test_resolves_none_with_commentary_closes_no_fork(tmp_path: Path, value: str) -> None:
+    edit = _replaced(D2_HOW, f"{D2_HOW}\n- Resolves: {value}")
+    found = detect(session(tmp_path, "open", "ledger.md", edit), "session")
+    assert "BS-FORK-02" not in failing(found), found
+
+
+def test_a_raiser_in_a_fence_below_its_name_is_read(tmp_path: Path) -> None:
+    edit = _replaced(F2_TWIN, "- Raised by:\n  ```\n  twin (S9)\n  ```")
+    found = detect(session(tmp_path, "open", "forks.md", edit), "session")
+    messages = [m for _, _, m in findings(found, "BS-SYNC-02")]
+    assert any("S9 is not in ops/sync-log.md" in m for m in messages), messages
+
+
+@pytest.mark.parametrize(
+    "written", ["- Resolves:\n  ```\n  F2\n  ```", "\n**Resolves:**\n\nF2", "- Resolves:\n\nF2"]
+)
+def test_resolves_with_its_value_below_is_read(tmp_path: Path, written: str) -> None:
+    """An empty `Resolves:` over its value (in a fence, or past a blank line) read as none on
+    purpose: F2, still listed, passed BS-FORK-02 with no note."""
+    edit = _replaced(D2_HOW, f"{D2_HOW}\n{written}\n")
+    found = detect(session(tmp_path, "open", "ledger.md", edit), "session")
+    messages = [m for _, _, m in findings(found, "BS-FORK-02")]
+    assert any("F2 is still listed" in m for m in messages), messages
+
+
+def test_prose_below_an_empty_resolves_is_no_value_of_it(tmp_path: Path) -> None:
+    edit = _replaced(D2_HOW, f"{D2_HOW}\n- Resolves:\n\nThe team agreed on a call.\n")
+    found = detect(session(tmp_path, "open", "ledger.md", edit), "session")
+    assert "BS-FORK-02" not in failing(found), found

@@ -55,6 +55,7 @@ from pipeline.parse.reading import (
     split_rows,
     stray_table,
     table_rows,
+    taken_below,
     titled_entry,
     unclosed_block,
 )
@@ -125,7 +126,14 @@ def parse_forks(lines: list[str], rec: Records) -> None:
             if fork[key] is not None:
                 repeated(rec, FILE, line, *_needs(key, fork[key], value))
             elif key == "raised_by":
-                _raised_by(fork, value, line, rec)
+                # A value in a fence below an empty name is the value (found by a hunt).
+                below = code_value(doc, lines, block, line) if left_to_fill(value) else ""
+                if left_to_fill(value) and not below:
+                    names = ("Raised by", _FIELDS)
+                    below = taken_below(
+                        rec, FILE, blocks, index, line, names, "BS-SYNC-02", _names_raiser
+                    )
+                _raised_by(fork, below or value, line, rec)
             else:
                 said = "" if left_to_fill(value) else value  # `—`, `TBD`: an empty condition
                 said = said or code_value(doc, lines, block, line)  # a fence below
@@ -463,6 +471,10 @@ def _names_no_place(destination: str) -> bool:
 _NO_PLACE_RE = words_alone(r"none(?: yet)?|not (?:yet|decided)|undecided|unknown|nowhere|n/?a")
 
 
+def _names_raiser(value: str) -> bool:
+    return _RAISER_RE.search(value) is not None or bool(ids(value, "S"))
+
+
 def _raised_by(fork: dict[str, Any], value: str, line: int, rec: Records) -> None:
     fork["raised_by"], fork["raised_by_line"] = value, line
     kind = token(value, _RAISERS) or token(value, ("twin",), fold=True)
@@ -479,6 +491,10 @@ def _raised_by(fork: dict[str, Any], value: str, line: int, rec: Records) -> Non
         message = f"Raised by '{value[:80]}' names more than one raiser ({listed}); name one"
         rec.issue(FILE, line, "unknown-raiser", message, rule)
         return
+    if kind is None and named == {"twin"}:
+        # `the twin (S2)`, `our twin`, `[twin](…)`: the twin named in words is the twin, held
+        # to BS-SYNC-02 (found by a hunt: `the twin` with no sync passed, `the twin (S2)` failed).
+        kind = "twin"
     if kind is None:
         fork["raised_by_kind"] = "other"
         # A raiser that names a sync may be the twin's: BS-SYNC-02 cannot be shown to hold.

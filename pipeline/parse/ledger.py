@@ -56,6 +56,7 @@ from pipeline.parse.reading import (
     split_rows,
     stray_table,
     table_rows,
+    taken_below,
     titled_entry,
     unclosed_block,
 )
@@ -163,6 +164,16 @@ _SPACED = {
 }
 # Resolves values that say, on purpose, that an entry closes no fork.
 _NOTHING = {"", "none", "nothing", "n/a", "-", "—", "–"}
+# `none` with commentary after it (`none.`, `(none)`, `None — a policy decision`): text after a
+# value is commentary (§3.1), so these close no fork on purpose, as `none` does.
+_NOTHING_RE = re.compile(r"(?i)[(\[]?(?:none|nothing|n/a)(?![\w/])")
+
+
+def _says_nothing(value: str) -> bool:
+    said = bare(value).lower()
+    return said in _NOTHING or _NOTHING_RE.match(said) is not None
+
+
 # A range of fork IDs (`F3–F5`, `F3..F5`, `F3 to F5`, `F3-5`): IDs are read as words, so only
 # its two ends would be, and a fork between them left open would pass BS-FORK-02.
 _FORK_RANGE_RE = re.compile(
@@ -257,12 +268,16 @@ def _entry_fields(
     field with nothing after its name taking the code block inside its item (a fence under
     `- Why:`)."""
     found = fields(block, _FIELDS) + _near(block, rec, line_below(blocks, index, _FIELDS))
-    return [
-        (key, code_value(doc, lines, block, line) or value, line)
-        if key in _TEXT and left_to_fill(value)
-        else (key, value, line)
-        for key, value, line in found
-    ]
+    read = []
+    for key, value, line in found:
+        if (key in _TEXT or key == "resolves") and left_to_fill(value):
+            value = code_value(doc, lines, block, line) or value
+        if key == "resolves" and left_to_fill(value):
+            names = ("Resolves", _FIELDS)
+            below = taken_below(rec, FILE, blocks, index, line, names, "BS-FORK-02", _names_fork)
+            value = below or value
+        read.append((key, value, line))
+    return read
 
 
 def _ends(
@@ -272,6 +287,10 @@ def _ends(
     fields are not that entry's), and BS-LEDGER-01 fails. The entry it ends, and its line."""
     not_an_entry_heading(rec, FILE, meant[0], meant[1], "D", RULE)
     return None if entry is None else (entry["decision_id"] or "the entry above", meant[0])
+
+
+def _names_fork(value: str) -> bool:
+    return bool(ids(value, "F") or misspelt_ids(value, "F"))
 
 
 def _near(block: Block, rec: Records, after: str) -> list[tuple[str, str, int]]:
@@ -438,7 +457,7 @@ def _field(
                 decision_id=entry["decision_id"],
                 fork_id=fork_id,
             )
-        if not forks and bare(value).lower() not in _NOTHING:
+        if not forks and not _says_nothing(value):
             message = f"{name} Resolves '{value[:80]}' names no F#"
             rec.issue(FILE, line, "no-fork-id", message, "BS-FORK-02")
             return

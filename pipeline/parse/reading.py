@@ -800,6 +800,42 @@ def line_below(blocks: list[Block], index: int, known: Mapping[str, str]) -> str
     return "" if parsed is not None and parsed[0] in known else shown(text).strip(" \t\xa0")
 
 
+def taken_below(
+    rec: Records,
+    file: str,
+    blocks: list[Block],
+    index: int,
+    line: int,
+    names: tuple[str, Mapping[str, str]],
+    rule: str | None,
+    meant: Callable[[str], bool],
+) -> str:
+    """The value of a field whose name ends its paragraph or item with nothing after it, when
+    the next paragraph or item holds it (`**Resolves:**`, a blank line, `F2`): taken, with a
+    note that fails `rule`, as the same name written without its colon already was (found by
+    a hunt: read as empty, F2 went unread and BS-FORK-02 passed). `names`: the field's name
+    as the schema writes it, and the fields of the file; `meant`: whether a value below is
+    one the field takes (prose below an empty field is no value of it). '' when none is."""
+    block = blocks[index]
+    if isinstance(block, Item):
+        ends = block.last
+    elif isinstance(block, Paragraph) and block.lines:
+        ends = block.lines[-1][0]
+    else:
+        return ""
+    if ends != line:
+        return ""
+    value = line_below(blocks, index, names[1])
+    if value and meant(value):
+        message = (
+            f"'{names[0]}:' has its value below it, past a blank line (taken as "
+            f"'{value[:60]}'); write '{names[0]}: {value[:40]}'"
+        )
+        rec.issue(file, line, "malformed-field", message, rule)
+        return value
+    return ""
+
+
 _FENCE_RE = re.compile(r"`{3,}+[^`]*+|~{3,}+.*+")
 
 
@@ -955,6 +991,10 @@ def entry_id(text: str, letter: str) -> tuple[bool, str | None, str]:
     if m is not None and m[1] and not _word_goes_on(rest[:1]):
         if "&" in rest:
             rest = decoded_separator(rest)  # `F1&mdash;title`: the dash the page shows
+        if letter != "T" and _SECOND_ID_RES[letter].match(rest):
+            # `## F5 & F6 — …`: two entries under one heading, read as F5 alone, and F6 vanished
+            # (found by a hunt); as `F5/F6` and `F5, F6`, meant as an entry but not one.
+            return False, None, ""
         if letter == "T" or rest[:1] in _AFTER_ID:
             return True, m[1], rest
         # `## F4. title`, `## D2) title`: §3.1 takes a dash, colon, space or the end after
@@ -969,6 +1009,15 @@ def entry_id(text: str, letter: str) -> tuple[bool, str | None, str]:
     if m is not None and not m[1] and (not m[2] or m[2] in " \t—–:"):
         return True, None, text[m.end(1) :]
     return False, None, ""
+
+
+# A second ID joined to the first after a space (`F5 & F6`, `F5 and F6`, `F5 + F6`, `F5 / F6`).
+_SECOND_ID_RES = {
+    letter: re.compile(
+        rf"[ \t]++(?:&(?:amp;)?|\+|/|,|(?i:and|or))[ \t]*+[*_`]*+{letter}[0-9]++(?![A-Za-z0-9])"
+    )
+    for letter in "FD"
+}
 
 
 def _past_closing(text: str, at: int) -> str:
