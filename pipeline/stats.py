@@ -573,7 +573,7 @@ def compute(
         records(con, ComposeLag, query_sql("compose_lag"), at),
         records(con, Idle, query_sql("idle"), at),
         records(con, TrendRate, query_sql("trend"), at),
-        unchecked_after(con, point),
+        unchecked_after(con, point, labels),
     )
 
 

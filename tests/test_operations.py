@@ -22,7 +22,7 @@ from pipeline.maintain import COMPACT_AT
 from pipeline.rules import load_rules
 from pipeline.store import Out
 from pipeline.textout import count_rate, interval, num, pct
-from tests.conftest import base_corpus
+from tests.conftest import FIXTURES, base_corpus, copy_tree
 from tests.test_nightly import assert_frozen
 
 runner = CliRunner()
@@ -929,6 +929,25 @@ def test_stats_and_report_name_a_later_point_not_checked_yet(
     check(str(out))
     after = runner.invoke(app, ["stats", "--out", str(out)])
     assert after.exit_code == 0 and after.stderr == "" and "night-5" in after.stdout
+
+
+def test_a_later_point_of_other_labels_is_not_named(tmp_path: Path) -> None:
+    """`stats --label team=a` named an unchecked team=b point as the later night, though a1
+    is the latest team=a point; report and compare already named only the points the labels
+    select (found by a hunt). One rule: the labels select the later points too."""
+    corpus = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", tmp_path / "c" / "repo")
+    out = tmp_path / "out"
+    crawl([str(corpus.parent)], str(out), workers=1, point="a1", labels={"team": "a"})
+    check(str(out))
+    crawl([str(corpus.parent)], str(out), workers=1, point="b1", labels={"team": "b"})
+    shown = runner.invoke(app, ["stats", "--out", str(out), "--label", "team=a", "--json"])
+    assert shown.exit_code == 0 and shown.stderr == "", shown.output
+    assert json.loads(shown.stdout)["unchecked_later"] == []
+    page = tmp_path / "r.html"
+    report = ["report", "--out", str(out), "--label", "team=a", "--html", str(page)]
+    assert runner.invoke(app, report).stderr == ""
+    unlabelled = runner.invoke(app, ["stats", "--out", str(out), "--json"])
+    assert json.loads(unlabelled.stdout)["unchecked_later"] == ["b1"]
 
 
 def test_report_exits_1_on_an_alarm_it_was_asked_for(
