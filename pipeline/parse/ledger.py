@@ -270,9 +270,11 @@ def _entry_fields(
     found = fields(block, _FIELDS) + _near(block, rec, line_below(blocks, index, _FIELDS))
     read = []
     for key, value, line in found:
-        if (key in _TEXT or key == "resolves") and left_to_fill(value):
+        # A Resolves naming an F# (most of them) is written: no look below it.
+        empty = (key in _TEXT or (key == "resolves" and "F" not in value)) and left_to_fill(value)
+        if empty:
             value = code_value(doc, lines, block, line) or value
-        if key == "resolves" and left_to_fill(value):
+        if empty and key == "resolves" and left_to_fill(value):
             names = ("Resolves", _FIELDS)
             below = taken_below(rec, FILE, blocks, index, line, names, "BS-FORK-02", _names_fork)
             value = below or value
@@ -536,11 +538,13 @@ def _misspelt_after(
     `Reversed by: …` is read as a field, whose reading notes its own value."""
     if _FIELD_COLON_RE.match(text, words.end()):
         return
-    if "](" in text:
-        # A link's target is not shown (`Reversed by [D3](#d3)`: `d3` is no misspelt ID; found
-        # by a hunt); blanked in place, so that `listed_to` still counts in `text`.
-        text = _LINK_TARGET_RE.sub(lambda m: "]" + " " * (len(m[0]) - 1), text)
-    clause = text[listed_to : listed_to + _CLAUSE_CHARS]
+    # From the character before the clause: a link's target is not shown (`Reversed by
+    # [D3](#d3)`: `d3` is no misspelt ID; found by a hunt), and the clause begins after its `]`.
+    start = max(listed_to - 1, 0)
+    window = text[start : listed_to + _CLAUSE_CHARS]
+    if "](" in window:
+        window = _LINK_TARGET_RE.sub(lambda m: "]" + " " * (len(m[0]) - 1), window)
+    clause = window[listed_to - start :]
     if (end := _CLAUSE_END_RE.search(clause)) is not None:
         clause = clause[: end.start()]
     _misspelt(rec, line, f"{entry['decision_id'] or 'entry'} Reversed by", clause, "D", RULE)

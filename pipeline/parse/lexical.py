@@ -279,7 +279,10 @@ def field(text: str) -> tuple[str, str] | None:
 
 # Emphasis on a word inside a name (`**Last** compose`, `_Current_ as of`): the marks next to
 # a space between its words, which the page does not show.
-_INNER_MARKS_RE = re.compile(r"(?<=\w)[*_`]++(?=[ \t])|(?<=[ \t])[*_`]++(?=\w)")
+# After a letter or digit, not an underscore: inside a run of underscores no match may start,
+# else each position scanned the rest of the run again (quadratic, found by the bounded-time
+# tests).
+_INNER_MARKS_RE = re.compile(r"(?<=[^\W_])[*_`]++(?=[ \t])|(?<=[ \t])[*_`]++(?=\w)")
 
 
 def inner_marks_dropped(name: str) -> str:
