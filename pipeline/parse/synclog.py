@@ -117,8 +117,8 @@ def parse_sync_log(lines: list[str], rec: Records) -> None:
             # lines by their line, which the two share (found by a hunt: an unpaired
             # dispatch before the newest passed).
             shared = line
-            message = "two sync lines on one line (joined by <br>): their order cannot be "
-            message += "read; write each on a line of its own"
+            message = "two sync lines on one line (joined by <br>, or one written on after the "
+            message += "other): their order cannot be read; write each on a line of its own"
             rec.issue(FILE, line, "shared-line", message, RULE)
         previous = line
         _line(text, line, rec, strict)
@@ -208,11 +208,38 @@ def _own_line(text: str, after_sync: bool) -> bool:
     return _SYNC_START_RE.match(text) is not None or _MEANT_AS_SYNC_RE.search(text) is not None
 
 
+# A sync line begun inside another's scope or summary (`… | untouched: noneS4 | gate: …`, as
+# a writer appending to a log with no final newline leaves it, glued to the word before): a
+# dispatch's `S# | gate:` or a result's `S# → reconciled|failed`.
+_JOINED_SYNC_RE = re.compile(
+    r"(?<![0-9])S[0-9]++[ \t]*+(?:\|[ \t]*+(?i:gate)[ \t]*+:"
+    r"|(?:→|->|&rarr;)[ \t]*+(?i:reconciled|failed)(?![A-Za-z]))"
+)
+
+
+def _joined(text: str) -> list[str]:
+    """A line cut where a sync line begins after another's fields: each is read on its own,
+    sharing the line, which fails BS-SYNC-01 (found by a hunt: the second vanished into the
+    first's summary, and an unanswered dispatch before the newest passed)."""
+    bar = text.find("|")  # a sync line's fields come before the one glued on
+    cuts = [m.start() for m in _JOINED_SYNC_RE.finditer(text, bar + 1)] if bar >= 0 else []
+    if not cuts:
+        return [text]
+    return [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True)]
+
+
 def _broken(text: str) -> list[str]:
     """A line cut at each `<br>` that a sync line follows (`… | 0 open<br>S3 | gate: …`):
     the page shows that sync line on a line of its own, so it is read as one, never as the
     summary of the line before. Other text after a `<br>` stays with the text before it
-    (`S2 touched the map`, with neither a field separator nor an arrow, is none)."""
+    (`S2 touched the map`, with neither a field separator nor an arrow, is none). A sync line
+    glued to the one before it is cut off too (_joined)."""
+    if "S" in text and "|" in text:
+        return [piece for part in _at_breaks(text) for piece in _joined(part)]
+    return _at_breaks(text)
+
+
+def _at_breaks(text: str) -> list[str]:
     if "<" not in text:
         return [text]
     first, *rest = BREAK_RE.split(text)
