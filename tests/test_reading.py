@@ -543,10 +543,14 @@ def test_raised_by_twin_without_a_sync_fails_sync_02() -> None:
 
 
 def test_raised_by_that_is_no_raiser_is_noted_and_fails_sync_02_when_it_names_a_sync() -> None:
-    rec = read("forks", "## F1 — T [open]\n- Raised by: the twin in S9\n- Closes when: x\n")
+    rec = read("forks", "## F1 — T [open]\n- Raised by: a bot in S9\n- Closes when: x\n")
     assert issues(rec) == [(2, "unknown-raiser", "BS-SYNC-02")]
     rec = read("forks", "## F1 — T [open]\n- Raised by: User\n- Closes when: x\n")
     assert issues(rec) == [(2, "unknown-raiser", None)]
+    # The twin named in words is the twin, held to its sync by BS-SYNC-02 (since 2026-12-07).
+    rec = read("forks", "## F1 — T [open]\n- Raised by: the twin in S9\n- Closes when: x\n")
+    assert issues(rec) == []
+    assert pick(rec.of("forks"), "raised_by_kind", "raised_by_sync") == [("twin", "S9")]
 
 
 def test_keyword_refs_in_any_case() -> None:

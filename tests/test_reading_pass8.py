@@ -154,3 +154,70 @@ def test_prose_below_an_empty_resolves_is_no_value_of_it(tmp_path: Path) -> None
     edit = _replaced(D2_HOW, f"{D2_HOW}\n- Resolves:\n\nThe team agreed on a call.\n")
     found = detect(session(tmp_path, "open", "ledger.md", edit), "session")
     assert "BS-FORK-02" not in failing(found), found
+
+
+@pytest.mark.parametrize("glue", ["", " ", "\t", "; "])
+def test_a_sync_line_written_on_after_another_fails_sync_01(tmp_path: Path, glue: str) -> None:
+    """A log with no final newline, appended to: S4's dispatch became S3's summary, and an
+    unanswered dispatch before the newest passed BS-SYNC-01 (found by a hunt); it is read on
+    its own, sharing the line, as a line joined by <br> already was."""
+
+    def edit(text: str) -> str:
+        return (
+            text.rstrip("\n") + glue + "S4 | gate: on-demand | dispatched: 2026-07-10T16:06Z | "
+            "scope: recheck\nS5 | gate: on-demand | dispatched: 2026-07-10T16:08Z | scope: again\n"
+            "S5 → reconciled | 2026-07-10T16:09Z | 0 edits · 0 new forks · 0 open\n"
+        )
+
+    found = detect(session(tmp_path, "converging", "ops/sync-log.md", edit), "manifest")
+    messages = [m for _, _, m in findings(found, "BS-SYNC-01")]
+    assert any("S4 has no result" in m for m in messages), messages
+    assert any("two sync lines on one line" in m for m in messages), messages
+
+
+# ──────────────── manifest destinations (found by a hunt, 2026-12-07) ────────────────
+
+ROW_3 = "| 3 | parked fork F4 | forks.md | docs/architecture/open-questions.md | append |"
+INTO_SESSION = "\nSee the [brainstorm](../research/demo-brainstorm/thesis.md).\n"
+
+
+def _routed(tmp_path: Path, cell: str, definitions: str = "") -> dict[str, object]:
+    """The applied base with row 3's Destination written `cell`, and its document linking
+    into the session, which BS-HARVEST-01 must see."""
+
+    def edit(text: str) -> str:
+        return text.replace(ROW_3, f"| 3 | parked fork F4 | forks.md | {cell} | append |") + (
+            definitions
+        )
+
+    folder = session(tmp_path, "applied", "ops/manifest.md", edit)
+    document = folder.parents[2] / "docs" / "architecture" / "open-questions.md"
+    document.write_text(document.read_text() + INTO_SESSION)
+    return detect(folder, "move")
+
+
+@pytest.mark.parametrize(
+    "cell",
+    [
+        "[Open questions [F4]](docs/architecture/open-questions.md)",
+        "[Open questions \\[F4\\]](docs/architecture/open-questions.md)",
+        "[demo](docs/features/demo.md), [Open questions [F4]](docs/architecture/open-questions.md)",
+    ],
+)
+def test_a_destination_link_with_brackets_in_its_text_is_its_target(
+    tmp_path: Path, cell: str
+) -> None:
+    """The outer `[` was forgotten at the inner `]`: the path read as `F4]](docs/…)`, taken
+    for a document not created yet, and BS-HARVEST-01 passed on the real one's link."""
+    messages = [m for _, _, m in findings(_routed(tmp_path, cell), "BS-HARVEST-01")]
+    assert any("open-questions.md" in m for m in messages), messages
+
+
+def test_a_shortcut_reference_destination_is_read(tmp_path: Path) -> None:
+    """`[open questions]` with its label defined in the manifest was unread, a false failure
+    (the collapsed `[open questions][]` was read); read, its document's link fails the rule."""
+    definition = "\n[open questions]: docs/architecture/open-questions.md\n"
+    found = _routed(tmp_path, "[open questions]", definition)
+    messages = [m for _, _, m in findings(found, "BS-HARVEST-01")]
+    assert messages and all("could not read" not in m for m in messages), messages
+    assert any("open-questions.md" in m for m in messages), messages

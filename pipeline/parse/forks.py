@@ -6,7 +6,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from pipeline.parse.blocks import Block, Heading, Item, Paragraph, Table, parse
+from pipeline.parse.blocks import Block, Document, Heading, Item, Paragraph, Table, parse
 from pipeline.parse.lexical import (
     ARROW_RE,
     bare,
@@ -122,28 +122,40 @@ def parse_forks(lines: list[str], rec: Records) -> None:
         if fork is None:
             outside_entry(rec, FILE, fields(block, _FIELDS), "F", _rule_of, above)
             continue
-        for key, value, line in fields(block, _FIELDS) + _near(block, rec, blocks, index):
-            if fork[key] is not None:
-                repeated(rec, FILE, line, *_needs(key, fork[key], value))
-            elif key == "raised_by":
-                # A value in a fence below an empty name is the value (found by a hunt).
-                below = code_value(doc, lines, block, line) if left_to_fill(value) else ""
-                if left_to_fill(value) and not below:
-                    names = ("Raised by", _FIELDS)
-                    below = taken_below(
-                        rec, FILE, blocks, index, line, names, "BS-SYNC-02", _names_raiser
-                    )
-                _raised_by(fork, below or value, line, rec)
-            else:
-                said = "" if left_to_fill(value) else value  # `—`, `TBD`: an empty condition
-                said = said or code_value(doc, lines, block, line)  # a fence below
-                fork["closes_when"], fork["closes_when_line"] = said, line
+        _fork_fields(fork, block, (doc, lines, blocks, index), rec)
         _status_lines(block, fork, rec)
         worded += [(fork, line, text) for line, text in own_lines(block)]
     _raised_in_words(worded, rec)
     if untaken or linked:
         ids = {row["fork_id"] for row in rec.of("forks")}
         entries_in_tables_only(rec, FILE, untaken, ids, "F", RULE, linked)
+
+
+def _fork_fields(
+    fork: dict[str, Any],
+    block: Block,
+    where: tuple[Document, list[str], list[Block], int],
+    rec: Records,
+) -> None:
+    """The fields of a fork's block, as read (`where`: the document, its lines, its blocks
+    and the block's index among them): each read once, a second noted."""
+    doc, lines, blocks, index = where
+    for key, value, line in fields(block, _FIELDS) + _near(block, rec, blocks, index):
+        if fork[key] is not None:
+            repeated(rec, FILE, line, *_needs(key, fork[key], value))
+        elif key == "raised_by":
+            # A value in a fence below an empty name is the value (found by a hunt).
+            below = code_value(doc, lines, block, line) if left_to_fill(value) else ""
+            if left_to_fill(value) and not below:
+                names = ("Raised by", _FIELDS)
+                below = taken_below(
+                    rec, FILE, blocks, index, line, names, "BS-SYNC-02", _names_raiser
+                )
+            _raised_by(fork, below or value, line, rec)
+        else:
+            said = "" if left_to_fill(value) else value  # `—`, `TBD`: an empty condition
+            said = said or code_value(doc, lines, block, line)  # a fence below
+            fork["closes_when"], fork["closes_when_line"] = said, line
 
 
 _SYNC_FIRST_RE = re.compile(r"[*_`\[(]*+S\d+(?![A-Za-z0-9])")

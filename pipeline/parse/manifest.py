@@ -731,6 +731,10 @@ def _destinations(cell: str, links: _Links = _Links()) -> list[tuple[str, str | 
         if "\0" in resolved:  # a reference with no definition in the file names nothing known
             return [(cell.strip(), None, "unread")]
         cell = resolved
+    if "[" in cell and links.references:
+        # A shortcut reference (`[open questions]`, its label defined in the file) is a link
+        # too, as a full or collapsed one is (until 2026-12-07 it was unread; found by a hunt).
+        cell = _SHORTCUT_RE.sub(lambda m: _shortcut(m, links), cell)
     linked = "](" in cell
     if linked:
         # Links side by side (`[a](x.md) [b](y.md)`) name one destination each.
@@ -778,6 +782,15 @@ def _escape_angled(m: re.Match[str]) -> str:
     escaped; destination_path decodes them again."""
     target = m[2].replace(" ", "%20").replace("\t", "%09").replace("(", "%28")
     return m[1] + target.replace(")", "%29") + ">"
+
+
+# `[label]` with no `(`, `[` or `:` after it: a shortcut reference when the label is defined.
+_SHORTCUT_RE = re.compile(r"!?\[([^\[\]]++)\](?![\[(:])")
+
+
+def _shortcut(m: re.Match[str], links: _Links) -> str:
+    target = links.references.get(_label(m[1]))
+    return f" {target} " if target is not None else m[0]
 
 
 def _referenced(m: re.Match[str], links: _Links) -> str:
@@ -897,25 +910,33 @@ def _unlink(cell: str) -> str:
 
 
 def _scan(cell: str) -> str:
-    """_unlink in one pass where link text may hold `[`: a link is the first `[` after the
-    last one read whose `]` is followed by `(`, up to the next `)`."""
+    """_unlink in one pass where link text may hold brackets: a `]` followed by `(` ends a
+    link's text, up to the next `)`, and any other closes the latest open `[` (`[Open questions
+    [F4]](docs/x.md)`: until 2026-12-07 the outer `[` was forgotten and the path read as
+    `F4]](docs/x.md)`; found by a hunt)."""
     out: list[str] = []
-    done = pos = 0
-    while (start := cell.find("[", pos)) >= 0:
-        close = cell.find("]", start + 1)
-        if close < 0:
-            break
-        if not cell.startswith("(", close + 1):
-            pos = close + 1  # every `[` before this `]` closes here too
-            continue
-        end = cell.find(")", close + 2)
-        if end < 0:
-            break  # no later link can end either
-        if start > done and cell[start - 1] == "!":
-            start -= 1
-        target = _TARGET_RE.match(cell, close + 2, end)
-        out += [cell[done:start], f" {target[1] if target else ''} "]
-        done = pos = end + 1
+    opened: list[int] = []
+    done = at = 0
+    while at < len(cell):
+        char = cell[at]
+        if char == "[":
+            opened.append(at)
+        elif char == "]" and opened:
+            # A `](` ends the link begun at the earliest `[` still open (the link text may
+            # hold a `[`); any other `]` closes the latest.
+            start = opened[0] if cell.startswith("(", at + 1) else opened.pop()
+            if cell.startswith("(", at + 1):
+                end = cell.find(")", at + 2)
+                if end < 0:
+                    break  # no later link can end either
+                if start > done and cell[start - 1] == "!":
+                    start -= 1
+                target = _TARGET_RE.match(cell, at + 2, end)
+                out += [cell[done:start], f" {target[1] if target else ''} "]
+                done = at = end + 1
+                opened.clear()
+                continue
+        at += 1
     out.append(cell[done:])
     return "".join(out)
 
