@@ -763,6 +763,36 @@ def test_a_test_field_outside_the_uselessness_section_fails_useless_01(
     )
 
 
+@pytest.mark.parametrize(
+    "heading",
+    [
+        "## Uselessness test — Result: fail",
+        "## Uselessness test (result: pass)",
+        "## **Uselessness test** — Gaps: docs/a.md is missing",
+    ],
+)
+def test_a_test_field_in_the_uselessness_heading_fails_useless_01(
+    tmp_path: Path, heading: str
+) -> None:
+    """`## Uselessness test — Result: fail` over `- Result: pass`: the heading's field was
+    not read and the test passed, clean (found by a hunt). A field is a line of its own."""
+    edit = lambda text: text.replace("## Uselessness test", heading, 1)  # noqa: E731
+    found = detect(session(tmp_path, "applied", "ops/manifest.md", edit), "move")
+    assert failing(found) == {"BS-USELESS-01"}, notes(found)
+    assert any("in its heading" in f[2] for f in findings(found, "BS-USELESS-01"))
+
+
+@pytest.mark.parametrize(
+    "heading", ["## Uselessness test — results below", "## Uselessness test: round 1"]
+)
+def test_trailing_words_after_the_uselessness_heading_are_no_field(
+    tmp_path: Path, heading: str
+) -> None:
+    edit = lambda text: text.replace("## Uselessness test", heading, 1)  # noqa: E731
+    found = detect(session(tmp_path, "applied", "ops/manifest.md", edit), "move")
+    assert failing(found) == set(), notes(found)
+
+
 def appended_text(more: str) -> Callable[[str], str]:
     return lambda text: text.rstrip("\n") + "\n" + more
 

@@ -142,6 +142,17 @@ CASES = {
         "BS-HARVEST-01",
         "move",
     ),
+    "a-routing-row-right-under-a-list-item": (
+        "applied",
+        "ops/manifest.md",
+        "| append |\n\n",
+        "| append |\n\n- added after approval:\n"
+        "| 4 | digest page | thesis + ledger | docs/features/demo.md | create |\n\n",
+        "| 4 | digest page | thesis + ledger | docs/features/demo.md | create |",
+        "row-outside-table",
+        "BS-HARVEST-01",
+        "move",
+    ),
     "raised-by-in-details": (
         "converging",
         "forks.md",
@@ -224,6 +235,18 @@ def test_the_routing_row_is_noted_once_and_fails_the_routes_too(tmp_path: Path) 
     found = detect(str(folder), gate)
     assert _notes(found) == [(file, _line(folder, file, unread), code)]
     assert _status(found, "BS-MANIFEST-01") == "fail"
+
+
+def test_the_routing_table_inside_a_list_item_is_read(tmp_path: Path) -> None:
+    # Indented under `- Routes:` past a blank line, the table is the item's and still read.
+    folder = _session(tmp_path, "applied", "ops/manifest.md", "Round: 1", "Round: 1")
+    path = folder / "ops/manifest.md"
+    lines = path.read_text().splitlines()
+    at = next(i for i, text in enumerate(lines) if text.startswith("|"))
+    lines[at:] = [f"  {t}" if t.startswith("|") else t for t in lines[at:]]
+    path.write_text("\n".join([*lines[:at], "- Routes:", "", *lines[at:]]) + "\n")
+    found = detect(str(folder), "move")
+    assert found.result == "clean" and _notes(found) == []
 
 
 def test_a_table_further_down_is_no_stray_row(tmp_path: Path) -> None:

@@ -186,6 +186,8 @@ def parse_manifest(
             _unread_round(rec, round_heading)
             round_heading = block if _names_round(block.text) else None
             useless = block.level if section(block.text, ("uselessness test",)) else 0
+            if useless:
+                _field_in_test_heading(rec, block)
             continue
         if isinstance(block, Table):
             _unread(rec, block, current)
@@ -197,7 +199,7 @@ def parse_manifest(
         _unread(rec, block, current)
         if isinstance(block, Item) and not useless and not fields(block, _FIELDS):
             listed += [(n, text) for n, text in block.all_lines() if _names_document(text)]
-        if current["has_table"] and isinstance(block, Paragraph):
+        if current["has_table"] and isinstance(block, Paragraph | Item):
             _stray_rows(rec, block)
         elif isinstance(block, Paragraph) and not useless:
             _no_table(rec, block)
@@ -276,16 +278,22 @@ def _html_tables(rec: Records, doc: Document, lines: list[str]) -> None:
                 break
 
 
-def _stray_rows(rec: Records, block: Paragraph) -> None:
+def _stray_rows(rec: Records, block: Paragraph | Item) -> None:
     """Lines written as routing rows after the table ended (a blank line between, so GFM
-    reads a paragraph, not rows): their destinations are not read, so neither the routes
+    reads a paragraph, not rows; or right under a list item, `- added after approval:`,
+    whose text they become): their destinations are not read, so neither the routes
     (BS-MANIFEST-01) nor the destinations' links into the folder (BS-HARVEST-01) can be
-    shown to hold (§3.1, fail closed)."""
-    for line, text in block.lines:
+    shown to hold (§3.1, fail closed; rows under an item passed, found by a hunt)."""
+    for line, text in block.all_lines() if isinstance(block, Item) else block.lines:
         if text.lstrip(" \t").startswith("|") and len(split_cells(text)) >= 3:
+            where = (
+                "right under a list item, whose text it becomes"
+                if isinstance(block, Item)
+                else "after the table ended above it (a blank line)"
+            )
             message = (
-                f"'{text.strip()[:80]}' is written as a routing row, but the table ended above "
-                "it (a blank line), so it is not read; keep the rows together"
+                f"'{text.strip()[:80]}' is written as a routing row, but {where}, so it is "
+                "not read; keep the rows together in the table"
             )
             _unread_routes(rec, line, message, "row-outside-table")
 
@@ -311,6 +319,31 @@ def _outside_test(rec: Records, key: str, value: str, line: int) -> None:
         "section, where it is not read; move it under that heading"
     )
     rec.issue(FILE, line, "unread-field", message, "BS-USELESS-01")
+
+
+# A field of the test written into its section's heading, after the name and a separator
+# (`## Uselessness test — Result: fail`, `## Uselessness test (Gaps: none)`).
+_FIELD_AFTER_NAME_RE = re.compile(
+    r"uselessness[ \t]++test\W*+((?:result|gaps|cold-reader allowed paths)[ \t]*+[:\uff1a].*)",
+    re.I,
+)
+
+
+def _field_in_test_heading(rec: Records, block: Heading) -> None:
+    """A field of the uselessness test given in the section's heading: a field is a bullet or
+    a line of its own (spec §3.1), so it is not read, and a reader takes it for the test's;
+    it fails BS-USELESS-01 rather than a `Result: pass` below it passing the test the
+    heading says failed (found by a hunt)."""
+    m = _FIELD_AFTER_NAME_RE.search(bare(block.text))
+    parsed = field_of(m[1]) if m else None
+    if parsed is None or parsed[0] not in _FIELDS or not parsed[1].strip(" \t\xa0*_`)"):
+        return
+    written = f"{'#' * block.level} {block.text}"
+    message = (
+        f"'{written.strip()[:80]}' gives the test's {_NAMES[_FIELDS[parsed[0]]]} in its "
+        "heading, where it is not read; write it as a line of its own under the heading"
+    )
+    rec.issue(FILE, block.line, "unread-field", message, "BS-USELESS-01")
 
 
 def _unread_rule(key: str, _value: str) -> str:
