@@ -89,6 +89,9 @@ LINKED_CELLS = [
     (DEMO, "docs/features/"),
     (SPACED, "[features](docs/features)"),
     ("docs/features/digest.md", "docs/features/ (new guide)"),
+    # A link target may hold balanced parentheses (until stop 67 it was cut at the first `)`).
+    ("docs/features/digest(v2).md", "[digest](docs/features/digest(v2).md)"),
+    ("docs/features/digest(v2).md", "[digest [F4]](docs/features/digest(v2).md) append"),
     # A pattern: each document it matches is a destination (until 2026-12-07 none was).
     (DEMO, "docs/features/*.md"),
     (SPACED, "`docs/*/digest*.md`"),
@@ -248,6 +251,8 @@ def test_an_unread_cell_of_an_earlier_round_fails_too(tmp_path: Path) -> None:
         ("[d](<docs/a b.md>)", ["docs/a b.md"]),
         ("[d](<docs/a%20b.md>)", ["docs/a b.md"]),
         ("[d](<docs/a (b).md>)", ["docs/a (b).md"]),
+        ("[d](docs/a(b).md)", ["docs/a(b).md"]),
+        ("[d](docs/a(b).md) [e](docs/e.md)", ["docs/a(b).md", "docs/e.md"]),
         ("![d](<docs/a b.png>)", ["docs/a b.png"]),
         ("docs/a%20b.md", ["docs/a b.md"]),
         ("docs/a.md: new page", ["docs/a.md"]),

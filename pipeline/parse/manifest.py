@@ -85,11 +85,12 @@ _COLUMNS = ("#", "what", "source", "destination", "action")
 # A Markdown link or image, `[text](<target> "title")`, whose text holds no `[`: tried
 # only on a cell cut after its last `)`, every attempt stops at the next bracket or ends
 # in a match, so no attempt rescans the cell (`[^\]]*+` did, from each `[` of `[[[…`).
-_LINK_RE = re.compile(r"!?\[[^\[\]]*+\]\(\s*+<?([^)>\s]*+)>?[^)]*+\)")
+# Its target may hold balanced parentheses (`docs/a(v2).md`), as CommonMark's do.
+_LINK_RE = re.compile(r"!?\[[^\[\]]*+\]\(\s*+<?((?:[^()>\s]++|\([^()>\s]*+\))*+)>?[^)]*+\)")
 # A `[` inside a link's text: the link then starts at the first `[` (found by _scan).
 _NESTED_RE = re.compile(r"\[[^\[\]]*+\[")
 # What follows a link's `](`, matched only up to the link's `)`.
-_TARGET_RE = re.compile(r"\s*+<?([^)>\s]*+)")
+_TARGET_RE = re.compile(r"\s*+<?((?:[^()>\s]++|\([^()>\s]*+\))*+)")
 # ` and ` (or ` & `, ` + `: the same word, spaced) starts only where a run of spaces starts:
 # tried at every space of a long run, `\s+and` rescans the rest of the run each time
 # (quadratic).
@@ -959,7 +960,7 @@ def _scan(cell: str) -> str:
             # hold a `[`); any other `]` closes the latest.
             start = opened[0] if cell.startswith("(", at + 1) else opened.pop()
             if cell.startswith("(", at + 1):
-                end = cell.find(")", at + 2)
+                end = _closing(cell, at + 2)
                 if end < 0:
                     break  # no later link can end either
                 if start > done and cell[start - 1] == "!":
@@ -972,6 +973,21 @@ def _scan(cell: str) -> str:
         at += 1
     out.append(cell[done:])
     return "".join(out)
+
+
+def _closing(cell: str, start: int) -> int:
+    """Where the `)` that ends a link's `(` before `start` is: its target may hold balanced
+    parentheses (`docs/a(v2).md`); -1 when none does."""
+    depth = 0
+    for at in range(start, len(cell)):
+        char = cell[at]
+        if char == "(":
+            depth += 1
+        elif char == ")":
+            if not depth:
+                return at
+            depth -= 1
+    return cell.find(")", start)
 
 
 def _first_path(text: str) -> tuple[str, str]:
