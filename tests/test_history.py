@@ -2263,6 +2263,15 @@ D3 = (
         ("ledger.md", "never nothing.", "never nothing. (Reversed by D3 on 2026-07-10.)"),
         ("ledger.md", "never nothing.", "never nothing. **Reversed** by D3."),
         ("ledger.md", "never nothing.", "never nothing. Reversed by [D3](#d3)."),
+        # Every form the ledger's reader takes as the phrase (found by a hunt: the rest of
+        # the note was left behind, a rewrite).
+        ("ledger.md", "never nothing.", "never nothing. Reversed by D3 and D4."),
+        ("ledger.md", "never nothing.", "never nothing. Reversed by D3, D4."),
+        ("ledger.md", "never nothing.", "never nothing. Reversed by (D3)."),
+        ("ledger.md", "never nothing.", "never nothing. Reversed-by #D3."),
+        ("ledger.md", "never nothing.", "never nothing. **Reversed by:** D3"),
+        ("ledger.md", "never nothing.", "never nothing. (Reversed by D3, 2026-07-10)"),
+        ("ledger.md", "never nothing.", "never nothing. Reversed by D3 (2026-07-10)."),
     ],
 )
 def test_a_text_shown_the_same_is_no_retitle_or_rewrite(
@@ -2275,9 +2284,10 @@ def test_a_text_shown_the_same_is_no_retitle_or_rewrite(
     out = tmp_path / "out"
     _night(repo, out, 1)
     edit(repo, file, old, new)
-    if "D3" in new:  # the entry that reverses D2, after it
+    if "D3" in new:  # the entry that reverses D2, after it (and a second, when named)
         ledger = repo / SESSION / "ledger.md"
-        ledger.write_text(ledger.read_text() + D3)
+        second = D3.replace("D3", "D4") if "D4" in new else ""
+        ledger.write_text(ledger.read_text() + D3 + second)
     _night(repo, out, 2)
     assert _series(out) == []
     failed = connect(Out(out)).execute(

@@ -26,9 +26,14 @@ CREATE OR REPLACE MACRO as_shown(t) AS trim(regexp_replace(regexp_replace(regexp
 -- after it (`— Reversed by D3.`, `(Reversed by D3 on 2026-07-10.)`, `**Reversed** by D3`) are
 -- the note's too: left behind, they made the annotation a rewrite (found by a hunt).
 CREATE OR REPLACE MACRO without_reversal(t) AS as_shown(regexp_replace(
-    shown_markup(t), '(?:[ \t]*(?:[—–]|--?|→|->|=>))?[ \t]*[*_]*[(\[]?[*_]*reversed[*_]*[ \t]+[*_]*by[*_]*:?'
-        || '[ \t]*[*_]*D[0-9]+[*_]*(?:[ \t]+(?:on|in|at|since)[ \t]+[^)\].;,]*)?[.;,]?[)\]]?[*_]*'
-        || '[.;,]?', '', 'gi'));
+    shown_markup(t), '(?:[ \t]*(?:[—–]|--?|→|->|=>))?[ \t]*[*_]*[(\[]?[*_]*'
+        -- The phrase as the ledger's reader takes it (`Reversed-by`, `by:**`, `(D3)`, `#D3`)…
+        || 'reversed[*_`~]*(?:[ \t]+|-)[*_`~]*by\b[ \t:*_`~\[(#]*'
+        -- …with every ID it lists (`D3 and D4`, `D3, D4`: the second was left behind)…
+        || 'D-?[0-9]+\b(?:[ \t*_`)\]]*(?:[,;&/]|\band\b|\bor\b)?[ \t*_`\[(#]*D-?[0-9]+\b)*'
+        -- …and what closes it: brackets, a clause of when, a date, punctuation.
+        || '[*_`)\]]*(?:[ \t]*,?[ \t]*(?:(?:on|in|at|since)[ \t]+[^)\].;,]*'
+        || '|\(?[0-9]{4}-[0-9]{2}-[0-9]{2}\)?))?[.;,]?[)\]]?[*_]*[.;,]?', '', 'gi'));
 
 -- The Wilson score interval for k failures out of n at normal quantile z (null when n is 0):
 -- the one definition every rate's interval and every comparison in census uses.
