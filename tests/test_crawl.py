@@ -282,6 +282,35 @@ def test_a_topic_in_research_and_history_at_once_fails_loc_01(tmp_path: Path) ->
         )
 
 
+def test_an_empty_research_folder_coming_and_going_is_seen_by_a_rerun(tmp_path: Path) -> None:
+    """An empty research folder beside a harvested session makes it one in two places
+    (CENSUS-LOC-01). A rerun into the same OUT kept the verdict of the night before either
+    way, as the repository's signature held files alone: a pass after the folder appeared,
+    a fail after it was removed, while detect and a fresh OUT said otherwise (found by a
+    hunt)."""
+    from pipeline.check import check
+
+    repo = copy_tree(FIXTURES / "cases" / "base" / "harvested" / "repo", tmp_path / "c" / "repo")
+    empty = repo / "docs" / "research" / "demo-brainstorm"
+    out = tmp_path / "out"
+    latest = (
+        "SELECT r.status FROM observations o JOIN run_points p USING (run_id) "
+        "JOIN rule_results r USING (snapshot_id) WHERE r.rule_id = 'CENSUS-LOC-01' "
+        "AND r.gate = 'session' AND o.path = 'docs/history/brainstorms/demo' "
+        "AND p.point = (SELECT max_by(point, position) FROM points)"
+    )
+    statuses = []
+    for present in (False, True, False):
+        if present:
+            empty.mkdir(parents=True)
+        elif empty.exists():
+            empty.rmdir()
+        crawl([str(tmp_path / "c")], str(out), workers=1)
+        check(str(out))
+        statuses.append(connect(Out(out)).execute(latest).fetchall())
+    assert statuses == [[("pass",)], [("fail",)], [("pass",)]]
+
+
 def test_a_session_folder_that_is_a_link_inside_the_root_is_that_session(tmp_path: Path) -> None:
     """Spec §2: a session folder is found by its path. One that is a symbolic link to a folder
     inside the root was dropped (its repository had no other session) or read as empty
