@@ -113,7 +113,11 @@ def test_a_second_status_that_says_the_same_is_a_note(tmp_path: Path) -> None:
 def test_a_round_heading_is_a_parse_issue_unless_a_round_line_follows() -> None:
     rec = read(manifest(tail="\n## Round 2\n\n| a | b |\n|---|---|\n"))
     issues = [(i["line"], i["code"], i["rule_id"]) for i in rec.of("parse_issues")]
-    assert issues == [(16, "round-heading", "BS-MANIFEST-01")]
+    # It names a later round than the one read: each rule reading the current round fails.
+    assert issues == [
+        (16, "round-heading", rule)
+        for rule in ("BS-MANIFEST-01", "CENSUS-MOVE-01", "BS-USELESS-01")
+    ]
     assert rec.of("manifests")[0]["round"] == 1
     rec = read(manifest(tail="\n## Round 2\nRound: 2\nStatus: proposed\n"))
     assert rec.of("parse_issues") == []
@@ -436,6 +440,15 @@ def test_a_round_meant_but_not_written_round_fails(tmp_path: Path, tail: str) ->
     assert verdict == "failing", rules
     assert status(rules, "BS-MANIFEST-01") == "fail", rules
     assert any("Round 2" in note for note in notes), notes
+    # Its uselessness test is not the one read (found by a hunt: round 1's passed).
+    assert status(rules, "BS-USELESS-01") == "fail", rules
+
+
+def test_a_round_hidden_under_gaps_fails_the_uselessness_rule(tmp_path: Path) -> None:
+    rules, _, verdict = detect(tmp_path, manifest(tail="Round: 2\nStatus: applied\n"))
+    assert verdict == "failing", rules
+    for rule in ("BS-MANIFEST-01", "CENSUS-MOVE-01", "BS-USELESS-01"):
+        assert status(rules, rule) == "fail", (rule, rules)
 
 
 @pytest.mark.parametrize(

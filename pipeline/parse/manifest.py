@@ -410,6 +410,15 @@ def _not_last(
 ) -> None:
     """A Round or Status not read below an applied round: the move rule would pass on the
     round it sees, though the manifest may end on a later one."""
+    for key, name, value, line, code in hidden:
+        if key == "round":
+            # The round read may not be the page's current one, nor its test that round's
+            # (found by a hunt: a hidden `Round: 2` under `- Gaps: none` passed round 1's).
+            message = (
+                f"'{name.capitalize()}: {value[:60]}' is not read, so the uselessness test "
+                "read may be an earlier round's"
+            )
+            rec.issue(FILE, line, code, message, "BS-USELESS-01")
     if current["status"] is None:
         # Weighed when the round's Status is read (_field), should it say applied.
         current["unread_status"] += [h for h in hidden if h[0] == "status"]
@@ -506,7 +515,10 @@ def _unread_round(rec: Records, heading: Heading | None) -> None:
     round, so BS-MANIFEST-01 fails rather than the round's lines silently joining the last."""
     if heading is not None:
         message = f"heading '{heading.text[:80]}' is no 'Round:' line, so it starts no round"
-        rec.issue(FILE, heading.line, "round-heading", message, "BS-MANIFEST-01")
+        # The page names a later round than the one read: each rule reading the current
+        # round fails, as for a round out of order (its test may be an earlier round's).
+        for rule in _CURRENT_ROUND_RULES:
+            rec.issue(FILE, heading.line, "round-heading", message, rule)
 
 
 # The rules that read the manifest's current round, which a round out of order leaves unknown.
