@@ -121,6 +121,10 @@ def test_the_same_destination_without_the_link_passes(
         ("[demo][d]", "[d]: docs/features/demo.md"),
         ("[docs/features/demo.md][]", "[DOCS/features/demo.md]: <docs/features/demo.md>"),
         ("[demo][page]", "[page]: ../../../features/demo.md"),
+        # The first definition of a label wins, and one in a fence is text (CommonMark):
+        # until stop 67 the last won, and the destination read was another document.
+        ("[demo][d]", "[d]: docs/features/demo.md\n[d]: docs/architecture/overview.md"),
+        ("[demo][d]", "```\n[d]: docs/architecture/overview.md\n```\n[d]: docs/features/demo.md"),
     ],
 )
 def test_a_reference_link_reads_its_definition(cell: str, definition: str, tmp_path: Path) -> None:
@@ -152,6 +156,16 @@ def _crawled(tmp_path: Path, out: str, query: str = HARVEST_RESULTS) -> list[tup
     with duckdb.connect(str(where / "census.duckdb"), read_only=True) as con:
         con.execute(f"SET file_search_path = '{where}'")
         return con.execute(query).fetchall()
+
+
+def test_an_angled_reference_definition_keeps_its_spaces(tmp_path: Path) -> None:
+    repo = _repo(tmp_path, SPACED, "[digest notes][n]")
+    manifest = repo / SESSION / "ops" / "manifest.md"
+    text = manifest.read_text(encoding="utf-8")
+    manifest.write_text(text + "\n[n]: <docs/features/digest notes.md>\n", encoding="utf-8")
+    status, findings, notes = _harvest(repo)
+    assert (status, notes) == ("fail", []), findings
+    assert any(f.startswith(f"/{SPACED} ") and "links into" in f for f in findings), findings
 
 
 def test_the_crawl_and_check_read_an_angled_target_with_spaces(tmp_path: Path) -> None:

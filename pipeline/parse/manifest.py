@@ -135,8 +135,9 @@ class _Links:
     root: tuple[str, ...] = ()
 
 
-# A reference definition, `[label]: target` (up to three spaces in).
-_DEFINITION_RE = re.compile(r" {0,3}\[([^\]]+)\]:[ \t]*+<?([^\s>]+)>?")
+# A reference definition, `[label]: target` (up to three spaces in); a target in angle
+# brackets may hold spaces.
+_DEFINITION_RE = re.compile(r" {0,3}\[([^\]]+)\]:[ \t]*+(?:<([^<>\n]*+)>|([^\s<>]++))")
 # A full or collapsed reference link, `[text][label]` or `[text][]`: its text holds no
 # bracket, so an attempt from each `[` of a run of them stops at the next one.
 # A footnote's mark after a path shows as a superscript number, no part of the path
@@ -149,6 +150,20 @@ _REFERENCE_RE = re.compile(r"!?\[([^\[\]]*+)\]\[([^\[\]]*+)\]")
 
 
 _NOWHERE = _Links()
+
+
+def _definitions(lines: list[str], doc: Document) -> dict[str, str]:
+    """The file's reference definitions as CommonMark reads them: the first of a label wins,
+    one in a code or HTML block is text, and an angled target keeps its spaces (escaped, as
+    destination_path decodes them). Until stop 67 the last won, a fenced one counted and
+    `<docs/a b.md>` was cut at its space (found by a hunt)."""
+    hidden = {n for first, last in (*doc.code, *doc.html) for n in range(first, last + 1)}
+    found: dict[str, str] = {}
+    for n, line in enumerate(lines, 1):
+        if "]:" in line and n not in hidden and (m := _DEFINITION_RE.match(line)):
+            target = m[3] if m[2] is None else m[2].replace(" ", "%20").replace("\t", "%09")
+            found.setdefault(_label(m[1]), target)
+    return found
 
 
 def _label(text: str) -> str:
@@ -164,8 +179,6 @@ def parse_manifest(
 ) -> None:
     """`folder`: the session folder, repository-relative (a link relative to ops/ resolves
     from it); `root`: the folders the repository root sits in, its own name last."""
-    definitions = (m for line in lines if "]:" in line and (m := _DEFINITION_RE.match(line)))
-    links = _Links(folder, {_label(m[1]): m[2] for m in definitions}, root)
     current = _new_round(None, None)
     rounds = 0
     useless = 0  # the uselessness test section's heading level; 0 outside it
@@ -174,6 +187,7 @@ def parse_manifest(
     listed: list[tuple[int, str]] = []  # list lines naming a document: routes, if no table is
     tables = 0  # routing tables read
     doc = parse(lines)
+    links = _Links(folder, _definitions(lines, doc), root)
     # A fence or a comment never closed hides the rest of the file (spec §3.1: fail closed).
     unclosed_block(doc, rec, FILE, "BS-MANIFEST-01")
     in_html = note_html_fields(rec, FILE, doc, lines, _FIELDS, _unread_rule)
