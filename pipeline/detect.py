@@ -31,6 +31,7 @@ from pipeline.sources.tree import (
     OUT_OF_ROOT,
     DirTree,
     Entry,
+    ReadError,
     read_file,
     storable_name,
 )
@@ -160,6 +161,8 @@ def detect(path: str | os.PathLike[str], gate: str = "session") -> Detection:
         repo, lambda p: read_file(os.path.join(repo_root, p), walker.bound), base=repo_root
     )
     ctx.root_names = folder_names(repo_root)
+    if in_layout and gate != "move":
+        _add_named_files(ctx, repo_root, session_path)
     # As in the crawl: the working tree at or above the repository root, and any nested below
     # it that holds the session's files (a submodule at docs/ or at the session folder).
     git = _git_context(repo_root)
@@ -301,6 +304,21 @@ def _add_repo_documents(repo: RepoRef, repo_root: str, session_path: str) -> Non
     for found in discover([*entries, Entry(session_path, True, 0, 0)]):
         if found.path == "":
             repo.documents, repo.files, repo.unseen = found.documents, found.files, found.unseen
+
+
+def _add_named_files(ctx: RepoContext, repo_root: str, session_path: str) -> None:
+    """Below the move gate the repository is not listed (no rule there reads its documents),
+    but the files its manifest names are looked up: a one-word Destination naming a file
+    (`CHANGELOG`) then reads as in a crawl and at the move gate, not as a note that it names
+    no path (found by a hunt)."""
+    from pipeline.gather import manifest_destinations
+
+    try:
+        manifest = ctx.read(f"{session_path}/ops/manifest.md")
+    except (OSError, ReadError):
+        return  # the session's own reading says why
+    named = manifest_destinations(manifest, session_path, ctx.root_names)
+    ctx.repo.files = {d for d in named if os.path.isfile(os.path.join(repo_root, d))}
 
 
 def _evaluate(rec: Records, gate: str) -> list[RuleOutcome]:

@@ -458,3 +458,23 @@ def test_a_destination_with_commentary_glued_on_is_read(cell: str, tmp_path: Pat
     read, and BS-HARVEST-01 passed (found by a hunt)."""
     status, findings, _ = _harvest(_repo(tmp_path, DEMO, cell))
     assert status == "fail" and any("thesis.md" in f for f in findings), findings
+
+
+@pytest.mark.parametrize("gate", ["session", "manifest", "move"])
+def test_a_one_word_destination_naming_a_file_is_no_note_at_any_gate(
+    gate: str, tmp_path: Path
+) -> None:
+    """`CHANGELOG`, a file at the repository root: below the move gate detect lists no
+    repository, and noted that the cell named no path, which the crawl and the move gate
+    did not (found by a hunt)."""
+    repo = _repo(tmp_path, DEMO, DEMO, link=False)
+    (repo / "CHANGELOG").write_text("# changes\n", encoding="utf-8")
+    manifest = repo / SESSION / "ops" / "manifest.md"
+    text = manifest.read_text(encoding="utf-8")
+    manifest.write_text(
+        text.replace(OTHER_2, OTHER_2.replace("docs/architecture/overview.md", "CHANGELOG")),
+        encoding="utf-8",
+    )
+    assert "| CHANGELOG |" in manifest.read_text(encoding="utf-8")
+    detection = detect(str(repo / SESSION), gate)
+    assert detection.notes == [], detection.notes
