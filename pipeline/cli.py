@@ -162,14 +162,24 @@ class _PipeEnd(io.FileIO):
     where a reader that left early (`census check | head -1`) is handled, once."""
 
     def write(self, data: ReadableBuffer, /) -> int:
+        # All of it, write after write: the kernel may take part (a pipe's or a disk's room),
+        # and a text layer straight over this raw stream (python -u) drops the rest unsaid
+        # (found by a hunt: a cut or full output exited 0). The next write then fails as it must.
+        view = memoryview(data).cast("B")
+        done = 0
         try:
-            return super().write(data)
+            while done < len(view):
+                written = super().write(view[done:])
+                if not written:
+                    break  # a non-blocking stream that takes nothing now: say what it took
+                done += written
         except BrokenPipeError:
             # The rest goes nowhere and the command runs to its end: stopping here lost the
             # alarms and warnings still due on stderr, and the exit code that says what it found.
             _state["reader_left"] = True
             _to_devnull(self.fileno())
-            return super().write(data)
+            return done + (super().write(view[done:]) or 0)
+        return done
 
 
 def _to_devnull(fd: int) -> None:

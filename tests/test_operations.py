@@ -773,6 +773,25 @@ def test_a_reader_that_leaves_early_loses_no_alarm_and_no_exit_code(
         assert lines and all(re.fullmatch(alarm, line) for line in lines), lines
 
 
+@pytest.mark.parametrize("unbuffered", ["1", ""])
+def test_an_output_cut_after_its_first_line_says_so_buffered_or_not(
+    nights: tuple[Path, Path], unbuffered: str
+) -> None:
+    """`census sql … | head -1` under PYTHONUNBUFFERED=1: the one large write went straight
+    to the pipe, which took part of it, and the rest was dropped with exit 0 (found by a
+    hunt); it exits 141, as with buffering, so `set -o pipefail` sees the cut."""
+    _, out = nights
+    query = "SELECT range, 'abcdefghij' AS s FROM range(300000)"
+    env = {**os.environ, "PYTHONUNBUFFERED": unbuffered}
+    command = [str(CENSUS), "sql", query, "--out", str(out), "--format", "csv"]
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env) as proc:
+        assert proc.stdout is not None and proc.stderr is not None
+        assert proc.stdout.readline() == b"range,s\n"
+        proc.stdout.close()
+        err = proc.stderr.read()
+        assert (proc.wait(timeout=120), err) == (141, b"")
+
+
 def test_an_alarm_still_exits_1_when_stderr_shares_the_closed_pipe(
     nights: tuple[Path, Path],
 ) -> None:
