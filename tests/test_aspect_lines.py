@@ -29,6 +29,9 @@ GAP = "quiet-hours — no sends at night → none yet"
         (f"\n{GAP}\n", "aspect-not-bullet"),
         ("\n| aspect | refs |\n|---|---|\n| quiet-hours | none yet |\n", "aspect-not-bullet"),
         (f"\n## Aspects added at stop\n- {GAP}\n", "aspect-outside-map"),
+        # A heading with refs after an arrow, no dash (found by a hunt: it vanished).
+        ("\n### risks → none yet\n", "aspect-not-bullet"),
+        ("\n## risks → none yet\n", "aspect-not-bullet"),
     ],
 )
 def test_an_aspect_not_read_fails_the_gate(tmp_path: Path, text: str, code: str) -> None:

@@ -40,6 +40,14 @@ def appended(tmp_path: Path, base: str, file: str, text: str) -> Path:
     return repo / SESSION
 
 
+@pytest.mark.parametrize("heading", ["# Forks [open questions]", "### Notes [open"])
+def test_a_heading_with_no_closed_marker_at_another_level_is_no_fork(
+    tmp_path: Path, heading: str
+) -> None:
+    folder = appended(tmp_path, "converging", "forks.md", f"\n{heading}\nprose\n")
+    assert failing(detect(folder, "manifest")) == set()
+
+
 @pytest.mark.parametrize(
     "heading",
     [
@@ -48,6 +56,9 @@ def appended(tmp_path: Path, base: str, file: str, text: str) -> Path:
         "## Open: F9 — Is there a weekly digest too?",
         f"##{NBSP}F9 — Is there a weekly digest too? [open]",
         "## Is there a weekly digest too? [open]",  # no ID at all
+        # …at another level (found by a hunt: it vanished under `## Open forks`).
+        "## Open forks\n\n### Is there a weekly digest too? [open]",
+        "# Is there a weekly digest too? [ parked ]",
     ],
 )
 def test_an_open_fork_under_an_odd_heading_fails_the_manifest_gate(
@@ -60,7 +71,8 @@ def test_an_open_fork_under_an_odd_heading_fails_the_manifest_gate(
     )
     found = detect(folder, "manifest")
     assert "BS-FORK-01" in failing(found), heading
-    assert ("forks.md", 9, "entry-not-heading") in notes(found), found["notes"]
+    line = 9 + heading.count("\n")  # the heading's own line
+    assert ("forks.md", line, "entry-not-heading") in notes(found), found["notes"]
 
 
 def test_a_ledger_entry_named_decision_d2_is_read_and_fails(tmp_path: Path) -> None:

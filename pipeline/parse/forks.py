@@ -76,6 +76,10 @@ _BLANK = blank_row(FORKS, "file", "line")
 RULE = "BS-FORK-01"
 # A marker anywhere in a line: the sign that a line not written as a heading is a fork.
 _MARKER_AT_RE = re.compile(r"\[[ \t*_`]*+(?:open|parked)(?![A-Za-z0-9_])")
+# A marker closed as a fork's is (`[open]`, `[parked]`): at a heading of another level than a
+# fork's, the sign that it is meant as one (`### Retry policy? [open]`), where `# Forks [open
+# questions]` is a title.
+_CLOSED_MARKER_RE = re.compile(r"\[[ \t*_`]*+(?i:open|parked)[ \t*_`]*+\]")
 
 
 def parse_forks(lines: list[str], rec: Records) -> None:
@@ -254,9 +258,10 @@ def _entry_heading(
     marked = _MARKER_AT_RE.search(block.text) is not None
     if meant is None:
         meant = late_entry_id(block.text, "F", marked)
-    if meant is None and marked and block.level == 2:
+    if meant is None and marked and (block.level == 2 or _CLOSED_MARKER_RE.search(block.text)):
         # `## Should cursors expire? [open]`: a fork with no ID, counted (BS-FORK-03 sees it
-        # open), and BS-FORK-01 fails on the missing ID.
+        # open), and BS-FORK-01 fails on the missing ID; so at another level with its marker
+        # closed (found by a hunt: `### Retry policy? [open]` vanished and the gate was clean).
         meant = None, block.text
     if meant is not None:
         # `## [F5] — …`, `## F5a — …` or `## Fork F5 — …`: meant as a fork, counted, and

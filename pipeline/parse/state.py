@@ -89,14 +89,23 @@ _SITTINGS = ("single", "multi")
 # Searched for alone (the spaces around it are trimmed): `^(.*?)` before DASH's `\s*`
 # is quadratic in a long run of spaces.
 _DASH_AT_RE = re.compile(r"[—–]|(?<=\s)-(?=\s)")
+# An em or en dash with space each side: the name's end before any unspaced one, which may be
+# the name's own (`read–write split — which …`: until stop 67 the name was `read`).
+_SPACED_DASH_RE = re.compile(r"(?<=\s)[—–](?=\s)")
 # A fragment's name ends where emphasis closing it does (`_fragment:x_ (notes)` names x); it
 # may stand in quotes, a code span or emphasis, or be a link's text (`fragment:"x"`,
 # `fragment:[x](fragments/x.md)`), and a full stop may end the sentence after it.
 _QUOTES = "\"'\u201c\u201d\u2018\u2019\u201e\u201a\u00ab\u00bb\u2039\u203a"
+# A fragment ref's name: a link's text, a code span or double quotes (which may hold spaces,
+# as a file name may: until stop 67 `fragment:`send window`` was cut at its space, found by a
+# hunt; a code span closing the part has lost its last mark to `bare`), or a word.
 _FRAGMENT_RE = re.compile(
     r"(?i:fragment):[ \t]*+(?:\[([^\[\]]++)\]\([^()\s]*+\)"
+    r"|`([^`\n]++)(?:`(?![\w`])|$)|[\"\u201c]([^\"\u201c\u201d\n]++)[\"\u201d](?!\w)"
     rf"|[{_QUOTES}`*]*+([^\s,;()\[\]`*]+?)(?=[{_QUOTES}`*_]*+[.!?:]?+(?:[\s,;()\[\]`*]|$)))"
 )
+# A fragment named otherwise than `fragment:{name}`: `fragments:x`, `fragments/x.md`.
+_FRAGMENT_LIKE_RE = re.compile(r"(?<![\w/.-])(?i:fragments?)[ \t]*+[:/][^\s,;()\[\]]*+")
 _NAME_MARKS = _QUOTES + "`* \t"
 _HYPHENS = str.maketrans("\u2010\u2011", "--")
 # A keyword as a word of its own, or wrapped in underscore emphasis (`_thesis_ (claim)`).
@@ -135,7 +144,7 @@ def parse_state(lines: list[str], rec: Records) -> None:
                 _heading_in_map(block, rec)
                 continue  # a subheading inside the map
             # Aspects written as headings at the map's own level end it, one after another.
-            ended = bool(map_level or ended) and _meant_as_aspect(block.text)
+            ended = bool(map_level or ended) and _aspect_shaped(block.text)
             if ended:
                 _heading_in_map(block, rec)
             if map_level:
@@ -261,7 +270,7 @@ def _not_bullets(block: Block, rec: Records) -> None:
         lines = [(line, " | ".join(cells)) for line, cells in block.rows]
         how = "a table row in the aspect map"
     elif isinstance(block, Paragraph):
-        lines = [(n, text) for n, text in block.lines if _meant_as_aspect(text) or _cites(text)]
+        lines = [(n, text) for n, text in block.lines if _aspect_shaped(text)]
         how = "an aspect written as a plain line, not a bullet"
     else:
         return
@@ -272,10 +281,10 @@ def _not_bullets(block: Block, rec: Records) -> None:
 
 def _heading_in_map(block: Heading, rec: Records) -> None:
     """A subheading of the map groups its bullets (`### Delivery`); one written as an aspect
-    (`### quiet hours — … → none yet`, or at the map's own level right after it, which ends
-    the map) is meant as one but is no bullet, so it is not read and fails both aspect rules,
-    as a plain line there does (§3.1, fail closed)."""
-    if _meant_as_aspect(block.text):
+    (`### quiet hours — … → none yet`, `### risks → none yet`, or at the map's own level
+    right after it, which ends the map) is meant as one but is no bullet, so it is not read
+    and fails both aspect rules, as a plain line there does (§3.1, fail closed)."""
+    if _aspect_shaped(block.text):
         message = (
             f"an aspect written as a heading, not a bullet: not read as an aspect "
             f"('{block.text[:80]}'); write `- name — … → refs`"
@@ -422,6 +431,13 @@ def _cites(text: str) -> bool:
     return any(pattern.search(refs) is not None for pattern in found)
 
 
+def _aspect_shaped(text: str) -> bool:
+    """A line or heading in the map meant as an aspect: written as one, or refs after an
+    arrow, dash or not (`### risks → none yet`: until stop 67 such a heading vanished, found
+    by a hunt)."""
+    return _meant_as_aspect(text) or _cites(text)
+
+
 def _meant_as_aspect(text: str) -> bool:
     """`{name} — {description} → {refs}`: a name, a dash, then an arrow."""
     arrow = split_arrow(decoded(shown(text)))
@@ -460,7 +476,7 @@ def _aspect(item: Item, rec: Records) -> None:
         in_notes = _refs_in_notes(notes) if arrow is not None else []
     if arrow is not None:
         head, refs_raw = _refs_from_earlier_arrow(head, refs_raw)
-    m = _DASH_AT_RE.search(head)
+    m = _name_dash(head)
     name = bare(head[: m.start()] if m else head)
     description = head[m.end() :].strip() if m else None
     refs = [*(_refs(refs_raw) if refs_raw else []), *in_notes]
@@ -494,12 +510,17 @@ def _aspects_below(item: Item, rec: Records) -> None:
             _unread_aspect(rec, line, "aspect-not-bullet", message)
 
 
+def _name_dash(head: str) -> re.Match[str] | None:
+    """The dash that ends an aspect's name: the first spaced em or en dash, else the first."""
+    return _SPACED_DASH_RE.search(head) or _DASH_AT_RE.search(head)
+
+
 def _refs_from_earlier_arrow(head: str, refs_raw: str | None) -> tuple[str, str | None]:
     """(head, refs) with the refs begun at the first arrow after the aspect's name that refs
     follow: `→ none yet; follow-up → thesis` holds a gap that reading from the last arrow
     alone put in the description, and BS-ASPECT-02 passed (found by a hunt). An arrow in the
     description with no ref after it (`email → digest order → F1`) stays the description's."""
-    dash = _DASH_AT_RE.search(head)
+    dash = _name_dash(head)
     start = dash.end() if dash is not None else 0
     # The first arrow only: the text after it holds every later one's (one pass, not one per
     # arrow, which the bounded-time tests found quadratic).
@@ -550,7 +571,8 @@ def _refs(raw: str) -> list[tuple[str, str, str | None]]:
             continue
         hits: list[tuple[int, str, str, str | None]] = []
         for m in _FRAGMENT_RE.finditer(text):
-            hits.append((m.start(), m[0], "fragment", fragment_name(m[1] or m[2])))
+            name = m[1] or m[2] or m[3] or m[4]
+            hits.append((m.start(), m[0], "fragment", fragment_name(name)))
         # An ID inside a fragment's name (`fragment:F2-notes`) is part of the name.
         text_ids = _FRAGMENT_RE.sub(lambda m: " " * len(m[0]), text) if hits else text
         seen: set[str] = set()
@@ -571,6 +593,11 @@ def _refs(raw: str) -> list[tuple[str, str, str | None]]:
             for letter in "FD":
                 for written, _ in misspelt_ids(text_ids, letter):
                     hits.append((text_ids.find(written), written, "unknown", None))
+            # So is a fragment named in another form than `fragment:{name}` (`fragments:x`,
+            # `fragments/x.md`, a link to one), as in a part of its own (found by a hunt: a
+            # missing fragment so named beside `D4` passed as commentary).
+            for m in _FRAGMENT_LIKE_RE.finditer(text_ids):
+                hits.append((m.start(), m[0], "unknown", None))
         found += [(ref, kind, target) for _, ref, kind, target in sorted(hits, key=_first)]
     return found
 
