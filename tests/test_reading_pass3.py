@@ -135,7 +135,13 @@ def test_a_level_3_capture_heading_with_a_later_timestamp_makes_the_compose_stal
 
 
 @pytest.mark.parametrize(
-    "heading", [f"## Late note · {CAPTURE_AT}", f"#### Notes from {CAPTURE_AT}"]
+    "heading",
+    [
+        f"## Late note · {CAPTURE_AT}",
+        f"#### Notes from {CAPTURE_AT}",
+        # Underlined with `===`, written as a heading (until stop 67 read as talk; a hunt).
+        f"Late note · {CAPTURE_AT}\n=========================",
+    ],
 )
 def test_a_section_heading_with_a_later_timestamp_makes_the_compose_stale(
     tmp_path: Path, heading: str

@@ -217,20 +217,96 @@ class _Box:
 def parse_full(lines: list[str]) -> Document:
     """The same structure as parse(), always by the general parser (tests compare the
     two readings)."""
-    return _unticked(_Parser(lines).run())
+    return _uncommented(_unticked(_Parser(lines).run()), lines)
 
 
 def parse(lines: list[str]) -> Document:
     """The block structure of a file given as its lines (line ends removed)."""
     if len(lines) < _LARGE or not gc.isenabled():
-        return _unticked(_flat(lines) or _Parser(lines).run())
+        return _uncommented(_unticked(_flat(lines) or _Parser(lines).run()), lines)
     # The parse makes no reference cycles, so a collection during it would only walk again
     # what it has just made: on a large file that doubles its time.
     gc.disable()
     try:
-        return _unticked(_flat(lines) or _Parser(lines).run())
+        return _uncommented(_unticked(_flat(lines) or _Parser(lines).run()), lines)
     finally:
         gc.enable()
+
+
+def _uncommented(doc: Document, lines: list[str]) -> Document:
+    """A comment opened inside a paragraph runs over its lines to the `-->` that closes it
+    (CommonMark's inline HTML): the page shows none of it, so the blocks hold none of it
+    either (found by a hunt: a `Result: pass`, a `Status:` or a sync result inside such a
+    comment was read, and its rule passed). A `<!--` no later line closes is text."""
+    if not any("<!--" in line for line in lines):
+        return doc
+    stack: list[Block | Item] = list(doc.blocks)
+    while stack:
+        block = stack.pop()
+        if isinstance(block, Paragraph):
+            if block.end - block.start > 1 or block._lines is not None:
+                shown = _comments_hidden(block.lines)
+                if shown is not None:
+                    block._lines = shown
+        elif isinstance(block, Item):
+            shown = _comments_hidden(block.lines)
+            if shown is not None:
+                block.lines = shown
+            for part in block.parts:
+                if isinstance(part, Item):
+                    stack.append(part)
+                elif (shown := _comments_hidden(part)) is not None:
+                    part[:] = shown
+    return doc
+
+
+def _comments_hidden(lines: list[Line]) -> list[Line] | None:
+    """A paragraph's lines without the comments that span them; None when none does."""
+    if len(lines) < 2:
+        return None
+    out: list[Line] | None = None
+    at = 0
+    while at < len(lines) - 1:
+        opened = _open_comment(lines[at][1])
+        after = at
+        if opened >= 0:
+            after = next((k for k in range(at + 1, len(lines)) if "-->" in lines[k][1]), -1)
+        if after < 0:
+            break  # no later line closes it, nor any comment opened further down
+        if opened < 0:
+            at += 1
+            continue
+        out = list(lines) if out is None else out
+        close = out[after][1].find("-->")
+        out[at] = (out[at][0], out[at][1][:opened].rstrip(" \t"))
+        out[after] = (out[after][0], out[after][1][close + 3 :].lstrip(" \t"))
+        for k in range(at + 1, after):
+            out[k] = (out[k][0], "")
+        lines, at = out, after
+    if out is None:
+        return None
+    # A line the comment hid entirely is no line of the paragraph's.
+    return [(n, t) for i, (n, t) in enumerate(out) if t or i == 0]
+
+
+def _open_comment(text: str) -> int:
+    """Where a `<!--` that its own line does not close starts, outside code spans; -1 if none."""
+    at = 0
+    while (start := text.find("<!--", at)) >= 0:
+        end = text.find("-->", start + 4)
+        if end < 0:
+            if "`" in text and _in_code(text, start):
+                at = start + 4
+                continue
+            return start
+        at = end + 3
+    return -1
+
+
+def _in_code(text: str, at: int) -> bool:
+    from pipeline.parse.lexical import code_spans
+
+    return any(start <= at < end for start, end in code_spans(text))
 
 
 # A GFM task list item's checkbox, opening its first line before the item's text.

@@ -73,10 +73,17 @@ def parse_capture(lines: list[str], rec: Records) -> None:
         # Turns in HTML blocks are not read: each is a parse issue.
         hidden_entries(doc, lines, rec, FILE, "T", RULE, _weigh)
     for index, block in enumerate(doc.blocks):
-        if isinstance(block, Heading) and block.underlined and not _begins_like_a_turn(block):
+        if (
+            isinstance(block, Heading)
+            and block.underlined
+            and block.level == 2
+            and not _begins_like_a_turn(block)
+        ):
             # The schema's `---` before each turn underlines the last line of the turn above:
             # a setext heading nobody wrote, so it is that line of the talk (spec §3.1: a turn
             # is a heading that begins with `T{n}`), never a turn without its ID or with it late.
+            # One underlined with `===` was written as a heading (found by a hunt: a stamped
+            # section so written lost its time, and a stale compose passed BS-COMPOSE-02).
             _bare_turn(block, rec)
             block = Paragraph(block.underlined)
         if not isinstance(block, Heading):
