@@ -230,6 +230,25 @@ def test_a_template_result_fails_sync_01_and_leaves_its_fork_unreconciled_in_det
     ]
 
 
+@pytest.mark.parametrize("cell", ["| scope: full reconcile", "| dispatched: 2026-07-08T14:24Z"])
+def test_a_dispatch_wrapped_before_a_field_cell_is_one_sync_line(cell: str) -> None:
+    """`S2 | gate: on-demand | dispatched: …` over `| scope: full reconcile`: the line below
+    is the dispatch's wrapped end, not a line of its own (found by a hunt: it failed BS-SYNC-01
+    and BS-SYNC-02 on a log the page shows whole)."""
+    head = S2[: S2.index(f" {cell[2:].split(':')[0]}:") - 1].rstrip(" |")
+    tail = S2[S2.index(cell[2:].split(":")[0] + ":") :]
+    text = "\n".join([S1, S1_DONE, head, f"| {tail}", S2_DONE, ""])
+    rec = read(text)
+    assert issues(rec) == []
+    kinds = [(e["line"], e["sync_id"], e["kind"]) for e in rec.of("sync_events")]
+    assert kinds == [
+        (1, "S1", "dispatch"),
+        (2, "S1", "result"),
+        (3, "S2", "dispatch"),
+        (5, "S2", "result"),
+    ]
+
+
 def test_a_list_item_wrapped_onto_an_indented_line_is_one_sync_line() -> None:
     """A result written as a list item and wrapped is one item on the page (spec §3.1:
     continuation lines belong to the item above); its second line was read as a line of its
@@ -318,6 +337,11 @@ def test_a_sub_bullet_under_a_sync_item_is_part_of_its_line() -> None:
         "Result S3: reconciled (2026-07-08T14:41Z)",
         "(S3 reconciled at 14:41)",
         "Sync S3 failed: timed out",
+        # A dispatch written in words (found by a hunt: S3 was never answered, and passed).
+        "Dispatched S3 at 2026-07-08T14:40Z (gate: on-demand, scope: recompose)",
+        "2026-07-08T14:40Z S3 dispatched (gate: on-demand)",
+        "Dispatch S3 — gate: on-demand — dispatched: 2026-07-08T14:40Z — scope: full",
+        "(S3 dispatched at 14:40)",
     ],
 )
 def test_a_sync_line_misspelt_right_under_another_is_an_issue_never_its_wrapped_end(
@@ -488,10 +512,13 @@ def test_a_result_timestamped_before_its_dispatch_fails_sync_01(
         ([S1, S1_DONE, S2, S2_DONE], True),
         ([S1, S1_DONE, S2_DONE, S2], False),  # the result written above its dispatch
         ([S1, S1_DONE, S2, S2_DONE.replace("14:30Z", "14:00Z")], False),  # stamped before it
+        # A time that cannot be read shows no order (found by a hunt: it passed).
+        ([S1, S1_DONE, S2, S2_DONE.replace("2026-07-08T14:30Z", "2026-07-07")], None),
+        ([S1, S1_DONE, S2.replace("14:24Z", "14:2OZ"), S2_DONE], None),
     ],
 )
 def test_a_fork_citing_a_sync_answered_before_its_dispatch_fails_sync_02(
-    tmp_path: Path, log: list[str], answered: bool
+    tmp_path: Path, log: list[str], answered: bool | None
 ) -> None:
     """F2 is raised by twin (S2). A result above S2's dispatch, or stamped before it, is no
     reply to it (BS-SYNC-01 fails it, sync_pairs gives it no latency), yet BS-SYNC-02 took it
@@ -501,6 +528,11 @@ def test_a_fork_citing_a_sync_answered_before_its_dispatch_fails_sync_02(
         "BS-SYNC-02 fail forks.md:12 F2 is raised by twin (S2), but S2 has its reconciled "
         "result before its dispatch, so no reply to it"
     )
+    if answered is None:
+        expected = (
+            "BS-SYNC-02 fail forks.md:12 F2 is raised by twin (S2), but S2 has a reconciled "
+            "result whose time, or its dispatch's, could not be read"
+        )
     assert found == ("BS-SYNC-02 pass" if answered else expected)
 
 

@@ -305,6 +305,21 @@ def test_an_ops_folder_of_another_case_that_is_a_clone_of_its_own_fails_bs_ops_0
     assert crawled == {"BS-OPS-02": "fail"}
 
 
+def test_an_ops_folder_committed_as_a_link_fails_bs_ops_02(tmp_path: Path) -> None:
+    """ops/ a symbolic link to a folder whose files git tracks, the link committed: git
+    tracks `ops` itself, which the rule's `ops/%` did not match, so it passed (found by a
+    hunt; BS-OPS-01 fails on the link as before)."""
+    repo = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", tmp_path / "corpus" / "r")
+    (repo / "shared").mkdir()
+    (repo / SESSION / "ops").rename(repo / "shared" / "ops")
+    (repo / SESSION / "ops").symlink_to("../../../shared/ops")
+    make_git_repo(repo, force_add=["shared/ops/capture.md"])
+    found = detect(str(repo / SESSION), "session")
+    assert {o.rule: o.status for o in found.outcomes}["BS-OPS-02"] == "fail"
+    crawled = _crawled_statuses(tmp_path / "corpus", tmp_path / "out", ["BS-OPS-02"])
+    assert crawled == {"BS-OPS-02": "fail"}
+
+
 @pytest.mark.parametrize(
     ("name", "written", "rule"),
     [

@@ -58,11 +58,14 @@ _SYNC_START_RE = re.compile(r"[ \t*_`]*+S\d")
 # `S 3 → failed …`, a table row with no table `| S3 | on-demand | …`, a result in words near
 # the line's start, `Result S3: reconciled …`): never the wrapped end of the line above,
 # where it would vanish.
+# A dispatch in words (`Dispatched S4 at …`, `… S4 dispatched (…)`) is such a line too (found
+# by a hunt: it vanished into the result above, and an unanswered dispatch passed).
 _MEANT_AS_SYNC_RE = re.compile(
     r"(?i)^[ \t*_`]*+s[ \t]*+\d|^[ \t]*+\|[ \t*_`]*+s[ \t]*+\d++[ \t*_`]*+\|"
     r"|\|[ \t*_`]*+(?:gate|dispatched|scope)[ \t*_`]*+:"
     r"|(?:→|->|&rarr;)[ \t*_`]*+(?:reconciled|failed)\b"
-    r"|^[^|]{0,30}?(?<![A-Za-z0-9])S\d++(?![A-Za-z0-9])[^|]{0,12}?\b(?:reconciled|failed)\b"
+    r"|^[^|]{0,30}?(?<![A-Za-z0-9])S\d++(?![A-Za-z0-9])[^|]{0,12}?\b(?:reconciled|failed|dispatched)\b"
+    r"|^[^|]{0,30}?\bdispatch(?:ed)?+\b[^|]{0,12}?(?<![A-Za-z0-9])S\d++(?![A-Za-z0-9])"
 )
 # What a sync line holds and a section title naming a sync does not: a field's or an outcome's
 # word, or a time.
@@ -205,7 +208,14 @@ def _own_line(text: str, after_sync: bool) -> bool:
     under S1's result is a note of that item (spec §3.1: a sub-item belongs to the item)."""
     if not after_sync and "|" not in text and not ARROW_RE.search(text) and "&rarr;" not in text:
         return False
-    return _SYNC_START_RE.match(text) is not None or _MEANT_AS_SYNC_RE.search(text) is not None
+    if _SYNC_START_RE.match(text) is not None:
+        return True
+    # A field cell that begins the line (`| scope: …`) is the wrapped end of the dispatch
+    # above (found by a hunt: it was a line of its own, and a whole log failed BS-SYNC-01).
+    return _FIELD_CELL_RE.match(text) is None and _MEANT_AS_SYNC_RE.search(text) is not None
+
+
+_FIELD_CELL_RE = re.compile(r"(?i)[ \t]*+\|[ \t*_`]*+(?:gate|dispatched|scope)[ \t*_`]*+:")
 
 
 # A sync line begun inside another's scope or summary (`… | untouched: noneS4 | gate: …`, as

@@ -10,4 +10,6 @@ select
     file || ' is tracked by git' || coalesce(' (commit ' || "commit" || ')', '')
         || '; untrack it with git rm --cached and keep ops/.gitignore' as message
 from tracked_files
-where lower(file) like 'ops/%'
+-- ops itself tracked: a link committed in its place, whose target git may track too (found by
+-- a hunt: it passed), or a repository committed there as a gitlink.
+where lower(file) like 'ops/%' or lower(file) = 'ops'

@@ -14,11 +14,14 @@ with events as (
 outcome as (
     -- A result is the sync's when it follows its dispatch, in file order and in time (as
     -- BS-SYNC-01 and sync_pairs pair them): one written above it, or stamped before it, is
-    -- no reply, and the sync is still in flight.
+    -- no reply, and the sync is still in flight. A time that could not be read shows no
+    -- order (fail closed: until stop 67 it passed as one after the dispatch; found by a hunt).
     select snapshot_id, sync_id,
         bool_or(kind = 'result' and result = 'reconciled' and (dispatch_line is null
-            or (line > dispatch_line and not coalesce("at" < dispatched_at, false))))
+            or (line > dispatch_line and coalesce("at" >= dispatched_at, false))))
             as reconciled,
+        bool_or(kind = 'result' and result = 'reconciled' and line > dispatch_line
+            and ("at" is null or dispatched_at is null)) as untimed,
         bool_or(kind = 'result' and result = 'reconciled') as answered,
         bool_or(kind = 'result' and result = 'failed') as failed,
         bool_or(kind = 'dispatch') as dispatched
@@ -48,6 +51,8 @@ select c.snapshot_id, c.file, c.line,
         when u.line is not null then ' may have a result on ops/sync-log.md:' || u.line
             || ', which could not be read'
         when o.sync_id is null then ' is not in ops/sync-log.md'
+        when o.untimed and not o.reconciled
+            then ' has a reconciled result whose time, or its dispatch''s, could not be read'
         when o.dispatched and o.answered and not o.reconciled
             then ' has its reconciled result before its dispatch, so no reply to it'
         when o.dispatched and not o.reconciled then ' is still in flight'
