@@ -454,7 +454,13 @@ LINKS = _table(
     _c("file", "string", "The linking document, relative to the repository root."),
     LINE,
     _c("kind", "string", "inline, image, reference, autolink or html."),
-    _c("target", "string", "The link target as written."),
+    _c(
+        "target",
+        "string",
+        "The link target as the page's parser reads it, and findings quote it: a Markdown "
+        "link's with character references decoded and what a URL may not hold percent-encoded "
+        "(`<a b.md>` is `a%20b.md`), an HTML attribute's with its references decoded.",
+    ),
     _c("resolved", "string", "The target resolved to a repository-relative path."),
 )
 

@@ -739,6 +739,12 @@ def test_a_footnote_holding_a_link_is_that_link() -> None:
             '<svg><use xlink:href="../x/i.svg#a"/></svg> <a data-href="n.md">n</a>\n',
             ["../x/i.svg#a"],
         ),
+        # Text, escaped markup and another attribute's value are no tag's attribute (found by
+        # a hunt: each failed BS-HARVEST-01).
+        ('<table>\n<tr><td><code>&lt;a href="../x/"&gt;</code></td></tr>\n</table>\n', []),
+        ("<p>\nWe used to write href=../x/ here.\n</p>\n", []),
+        ('<a title=\'<a href="../x/">\' href="w.md">w</a>\n', ["w.md"]),
+        ('<pre>\n&lt;img src="../x/p.png"&gt;\n</pre>\n', []),
     ],
 )
 def test_html_links_outside_comments_and_only_href_and_src(text: str, links: list[str]) -> None:
@@ -747,6 +753,24 @@ def test_html_links_outside_comments_and_only_href_and_src(text: str, links: lis
     assert [target for _, _, target in extract_links(text)] == links
     if links == ["y.md"]:
         assert extract_links(text)[0][0] == 5, "the line after a comment stays its line"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # `^[…]` is no footnote on GitHub (Pandoc's inline form): the link is a link.
+        "Results were poor^[1](../x/t.md).\n",
+        "Text ^[see [the thesis](../x/t.md)] more.\n",
+        # A footnote's label matched in any case, its first definition used (GitHub), and a
+        # definition no use names: each definition's links are links, as every reference
+        # definition is (found by a hunt: these went unread).
+        "Text[^Note].\n\n[^note]: see [the thesis](../x/t.md)\n",
+        "Text[^n].\n\n[^n]: see [the thesis](../x/t.md)\n\n[^n]: another note\n",
+        "Text.\n\n[^unused]: see [the thesis](../x/t.md)\n",
+    ],
+)
+def test_a_link_in_any_footnote_form_is_a_link(text: str) -> None:
+    assert [target for _, _, target in extract_links(text)] == ["../x/t.md"]
 
 
 def test_links_in_code_spans_and_code_blocks_are_not_links() -> None:

@@ -200,9 +200,7 @@ def parse_manifest(
                 continue
             _unread_round(rec, round_heading)
             round_heading = block if _names_round(block.text) else None
-            useless = block.level if section(block.text, ("uselessness test",)) else 0
-            if useless:
-                _field_in_test_heading(rec, block)
+            useless = _test_heading(rec, block)
             continue
         if isinstance(block, Table):
             _unread(rec, block, current)
@@ -342,6 +340,15 @@ _FIELD_AFTER_NAME_RE = re.compile(
     r"uselessness[ \t]++test\W*+((?:result|gaps|cold-reader allowed paths)[ \t]*+[:\uff1a].*)",
     re.I,
 )
+
+
+def _test_heading(rec: Records, block: Heading) -> int:
+    """The level of the uselessness test section's heading, 0 for any other heading; a field
+    of the test written into it is noted (_field_in_test_heading)."""
+    if section(block.text, ("uselessness test",)) is None:
+        return 0
+    _field_in_test_heading(rec, block)
+    return block.level
 
 
 def _field_in_test_heading(rec: Records, block: Heading) -> None:
