@@ -78,6 +78,8 @@ _OTHER_COMPOSE = {
     "composed": "Composed",
     "composed at": "Composed at",
 }
+# Both, looked up at once (every block of the file is asked).
+_OTHER = {**_OTHER_STATUS, **_OTHER_COMPOSE}
 # A heading that gives one of these fields a value it takes is meant as the field
 # (`## Status: stopping`); any other is a section heading (reading.note_heading_field).
 _IN_HEADING: dict[str, Callable[[str], bool]] = {
@@ -233,11 +235,7 @@ def _noted(rec: Records, block: Block) -> list[tuple[str, str, int, str]]:
     """The fields a block holds that are noted but not read: (key, value, line, issue code),
     and the lines meant as Status under another name (noted once the Status read is known)."""
     found = note_unread(rec, FILE, block, _FIELDS, _needed_by, _IN_HEADING)
-    other = [
-        (key, value, line, "malformed-field")
-        for names in (_OTHER_STATUS, _OTHER_COMPOSE)
-        for key, value, line in fields(block, names)
-    ]
+    other = [(key, value, line, "malformed-field") for key, value, line in fields(block, _OTHER)]
     return [(key, value, line, code) for key, _, value, line, code in found] + other
 
 
