@@ -667,9 +667,10 @@ def _refuse_bad_options(
             "--shard needs --point NAME, the census point the shards of one night share "
             "(e.g. --point $(date -u +%F))"
         )
-    if shard is not None and "shard" in labels:
+    if "shard" in labels:
         # The crawl labels each shard's run `shard=K-of-N`, by which check tells a night
-        # whole: a label of the user's there (`shard=1-of-1`) froze half a night as whole.
+        # whole: a label of the user's there (`shard=1-of-1`) froze half a night as whole,
+        # and without --shard made a night no crawl could finish (found by a hunt).
         raise UsageError(
             f"--label shard={labels['shard']} names the label --shard gives the run "
             "(shard=K-of-N); give your label another name"

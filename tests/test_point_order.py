@@ -151,11 +151,16 @@ def test_shards_given_other_roots_are_not_checked(tmp_path: Path) -> None:
     assert runner.invoke(app, ["check", "--out", str(out)]).exit_code == 0
 
 
-def test_a_label_named_shard_beside_shard_is_refused(tmp_path: Path) -> None:
+@pytest.mark.parametrize("shard", [("--shard", "1/2"), ()])
+def test_a_label_named_shard_beside_shard_is_refused(
+    tmp_path: Path, shard: tuple[str, ...]
+) -> None:
     """`--label shard=1-of-1` with `--shard 1/2` kept the user's label over the crawl's own,
-    and check froze the night whole with one shard of two in it (found by a hunt)."""
+    and check froze the night whole with one shard of two in it (found by a hunt). Without
+    --shard, the label made a night of shards that no crawl could finish, and every check
+    after it exited 2 (found by a hunt)."""
     root, out = _corpus(tmp_path), tmp_path / "out"
-    code, stderr = _crawl(root, out, "A", "--shard", "1/2", "--label", "shard=1-of-1")
+    code, stderr = _crawl(root, out, "A", *shard, "--label", "shard=1-of-1")
     assert code == 2
     assert stderr == (
         "census: --label shard=1-of-1 names the label --shard gives the run (shard=K-of-N); "

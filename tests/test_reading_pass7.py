@@ -70,6 +70,8 @@ def test_a_value_the_page_shows_blank_is_empty(tmp_path: Path, blank: str) -> No
         "[condition]",
         # An unticked box: until 2026-12-07 it was a condition written (found by a hunt).
         *("[ ]", "[]"),
+        # Several, or one with a question mark (until stop 67 filled in; found by a hunt).
+        *("TBD?", "TBD TBD", "—?", "? ?", "tbd, tbd"),
     ],
 )
 def test_a_value_left_to_fill_is_empty(tmp_path: Path, word: str) -> None:
@@ -161,7 +163,8 @@ def test_a_parked_destination_that_says_nothing_is_none(tmp_path: Path, destinat
 
 
 @pytest.mark.parametrize(
-    "destination", ["TBD", "none", "n/a", "?", "(none yet)", "Unknown", "*TODO*", "tba."]
+    "destination",
+    ["TBD", "none", "n/a", "?", "(none yet)", "Unknown", "*TODO*", "tba.", "TBD?", "TBD, TBD"],
 )
 def test_a_parked_destination_that_names_no_place_is_none(tmp_path: Path, destination: str) -> None:
     """A word that says where is not decided (`[parked → TBD]`) routes the fork nowhere: it

@@ -316,3 +316,52 @@ def test_a_comment_no_later_line_closes_is_text() -> None:
     assert block.lines == [(1, "a <!-- b"), (2, "Status: x")]
     (block,) = parse(["a <!-- b", "Status: x -->", "c"]).blocks
     assert isinstance(block, Paragraph) and block.lines == [(1, "a"), (3, "c")]
+
+
+@pytest.mark.parametrize("mark", ["✅ ", "✔️ ", "→ ", "🔒 "])
+def test_a_symbol_before_a_field_name_is_a_mark_and_the_field_is_read(
+    tmp_path: Path, mark: str
+) -> None:
+    """`- ✅ Resolves: F2` resolving a fork still listed open: the name behind the symbol was
+    no field's, the line vanished, and BS-FORK-02 passed (found by a hunt)."""
+    fork = "\n## F2 — Whose clock decides? [open]\n- Raised by: user\n- Closes when: a pick\n"
+    folder = session(
+        tmp_path,
+        "converging",
+        "ledger.md",
+        lambda t: t.replace("- Resolves: F2", f"- {mark}Resolves: F2"),
+    )
+    with open(folder / "forks.md", "a", encoding="utf-8") as handle:
+        handle.write(fork)
+    assert "BS-FORK-02" in failing(detect(folder, "session"))
+    edit = lambda t: t.replace("- Closes when:", f"- {mark}Closes when:")  # noqa: E731
+    assert (
+        failing(detect(session(tmp_path / "f", "converging", "forks.md", edit), "manifest"))
+        == set()
+    )
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "- F6 — Should weekly stats leave the digest? **open**",
+        "- F6 — Should weekly stats leave the digest? — open",
+        "- F6 — Should weekly stats leave the digest? (still open)",
+        "- F6: Should weekly stats leave the digest? parked → docs/architecture/open-questions.md",
+        "F6 — Should weekly stats leave the digest? *open*",
+    ],
+)
+def test_a_fork_written_as_a_line_with_a_bare_marker_fails(tmp_path: Path, line: str) -> None:
+    """A fork as a list item or line, its marker with no brackets: it vanished, and an open
+    fork passed the manifest gate clean (found by a hunt)."""
+    edit = lambda t: t + f"\n## Still open\n{line}\n"  # noqa: E731
+    found = detect(session(tmp_path, "converging", "forks.md", edit), "manifest")
+    assert {"BS-FORK-01", "BS-FORK-03"} <= failing(found), found
+
+
+@pytest.mark.parametrize(
+    "line", ["- F4 stays parked until the budget is known.", "- F2 — Should the API stay open?"]
+)
+def test_prose_naming_a_fork_and_a_marker_word_stays_prose(tmp_path: Path, line: str) -> None:
+    edit = lambda t: t + f"\n## Notes\n{line}\n"  # noqa: E731
+    assert failing(detect(session(tmp_path, "converging", "forks.md", edit), "manifest")) == set()

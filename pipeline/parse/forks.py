@@ -76,6 +76,12 @@ _BLANK = blank_row(FORKS, "file", "line")
 RULE = "BS-FORK-01"
 # A marker anywhere in a line: the sign that a line not written as a heading is a fork.
 _MARKER_AT_RE = re.compile(r"\[[ \t*_`]*+(?:open|parked)(?![A-Za-z0-9_])")
+# A marker with no brackets that ends the line (`— open`, `**open**`, `(still open)`) or a
+# parking arrow (`parked → docs/x.md`): after an ID and a title, a fork written as a line
+# (found by a hunt: `- F6 — … **open**` vanished and the manifest gate was clean).
+_BARE_MARKER_RE = re.compile(
+    r"(?i)(?<![A-Za-z0-9_])(?:(?:open|parked)[ \t*_`).]*+$|parked[ \t*_`]*+(?:→|->|&rarr;))"
+)
 # A marker closed as a fork's is (`[open]`, `[parked]`): at a heading of another level than a
 # fork's, the sign that it is meant as one (`### Retry policy? [open]`), where `# Forks [open
 # questions]` is a title.
@@ -282,7 +288,11 @@ def _is_fork(rest: str, blocks: list[Block], index: int) -> bool:
     """Whether the text after an ID in a plain line or list item reads as a fork's title:
     it holds a marker (`(open)` too: until 2026-12-07 such a line vanished, found by a hunt),
     or a dash begins it and the fork's fields follow."""
-    return bool(MEANT_MARKER_RE.search(rest)) or titled_entry(rest, blocks, index, _FIELDS)
+    if MEANT_MARKER_RE.search(rest):
+        return True
+    if "|" not in rest and _BARE_MARKER_RE.search(rest):
+        return True  # a table row is weighed by its header and columns, not so
+    return titled_entry(rest, blocks, index, _FIELDS)
 
 
 def _rule_of(key: str, value: str) -> str | None:

@@ -254,6 +254,10 @@ def field(text: str) -> tuple[str, str] | None:
         # A bullet CommonMark takes for no list marker (`• Resolves: F4`, `-` and a no-break
         # space): the line is still the field it shows, not a line of prose.
         text = text[2:].lstrip(" \t\xa0")
+    elif first > "\x7f" and (mark := SYMBOL_LEAD_RE.match(text)) is not None:
+        # So is a symbol before the name (`✅ Resolves: F2`, `→ Resolves: F2`): a mark on the
+        # line, not a word of it (found by a hunt: the field vanished, and BS-FORK-02 passed).
+        text = text[mark.end() :]
     colon = text.find(":", 0, MAX_FIELD_NAME + 8)
     if (
         colon < 1
@@ -296,6 +300,12 @@ def inner_marks_dropped(name: str) -> str:
 # editor's smart dashes turn a typed `- `), or `-*+` and a no-break one.
 _ODD_BULLETS = {b: " \t\xa0\u202f" for b in "•◦‣▪–—"} | {b: "\xa0\u202f" for b in "-*+"}
 _BULLET_CHARS = "".join(_ODD_BULLETS)  # a string: `in` on it is the cheapest test per field
+# A symbol or emoji (Unicode's S categories, as the page shows them with their variation
+# selectors and joiners), then spaces: a mark before a field's name.
+SYMBOL_LEAD_RE = re.compile(
+    r"(?:[\u2190-\u2bff\u2713-\u2714\U0001f000-\U0001faff\u00a9\u00ae\u2122]"
+    r"[\ufe0f\u200d\U0001f3fb-\U0001f3ff\U0001f000-\U0001faff]*+)++[ \t\xa0]++"
+)
 
 
 def shown(text: str) -> str:
@@ -531,9 +541,15 @@ _PLACEHOLDER_RE = re.compile(r"\{[\w -]*\}")
 # Words that hold a value's place until it is written, alone, with marks around them; in
 # words too (`to be decided`, `N/A`, `pending`, `not yet known`) and a person's own
 # bracketed placeholder (`[condition]`; found by a hunt).
-_TO_FILL_RE = words_alone(
+_TO_FILL = (
     r"tbd|tba|tbc|to ?do|fixme|\?++|n/?a|pending|unknown|not (?:yet )?(?:known|decided|set)"
     r"|to be (?:decided|determined|defined|confirmed|written|filled(?: in)?)"
+)
+# One such word, or several with marks between (`TBD?`, `TBD TBD` from two sub-bullets, `—?`):
+# until stop 67 only one alone was, and these passed as filled in (found by a hunt).
+_TO_FILL_RE = re.compile(
+    rf"(?i)[\s*_`(\[—–-]*+(?:{_TO_FILL})(?:[\s*_`()\[\].!:?,;/—–-]++(?:{_TO_FILL}))*+"
+    r"[\s*_`)\].!:?]*+"
 )
 _BRACKETED_RE = re.compile(r"[ \t]*+\[[A-Za-z][A-Za-z -]*+\][ \t]*+")
 

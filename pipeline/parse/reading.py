@@ -36,6 +36,7 @@ from pipeline.parse.lexical import (
     INVISIBLE,
     LIST_MARKER_RE,
     MAX_FIELD_NAME,
+    SYMBOL_LEAD_RE,
     UNICODE_SPACES,
     Spans,
     bare,
@@ -161,6 +162,8 @@ def fields(block: Block, known: Mapping[str, str]) -> list[tuple[str, str, int]]
             return []
         line, text = block.lines[0]
         text = shown_name(text)  # `<b>Resolves:</b>`, `Resolves：`: the name the page shows
+        if text[:1] > "\x7f" and (mark := SYMBOL_LEAD_RE.match(text)) is not None:
+            text = text[mark.end() :]  # `✅ Closes when: …`: a mark before the name
         # Most items are no field this reader knows: look the name up before the value.
         colon = text.find(":", 0, MAX_FIELD_NAME + 8)
         if colon < 1:
@@ -294,6 +297,11 @@ def shared_fields(block: Block, known: Mapping[str, str]) -> list[tuple[str, str
         return []
     found = []
     for line, text in lines:
+        # A second field needs a colon of its own in the value, which is left as written:
+        # with one colon in the line, written plainly, that colon is the first field's.
+        colons = text.count(":")
+        if colons == 0 or (colons == 1 and not _OTHER_COLON_RE.search(text)):
+            continue
         parsed = field(past_list_marker(text))
         if parsed is None or parsed[0] not in known or ":" not in parsed[1]:
             continue
@@ -309,6 +317,8 @@ def shared_fields(block: Block, known: Mapping[str, str]) -> list[tuple[str, str
     return found
 
 
+# A colon a field's name may end with other than `:` (fullwidth, a reference, escaped).
+_OTHER_COLON_RE = re.compile(r"[\uff1a&\\]")
 # A field after another on its line stands behind a separator: `;`, `,` or a sentence's end
 # with a space after (not inside a URL), `|`, `·`, `•` or a dash; its value runs to the next
 # such field or the line's end.
