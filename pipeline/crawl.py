@@ -1594,7 +1594,8 @@ def _identity(job: Job, repo: RepoRef, ctx: RepoContext) -> str:
     if ctx.git is not None and ctx.git.origin:
         return f"{ctx.git.origin}:{ctx.git_prefix}" if ctx.git_prefix else ctx.git.origin
     if job.archive_name:
-        return f"{job.archive_name}:{repo.path or '.'}"
+        # The archive's own name, links resolved (root_abs): not the name the crawl was given.
+        return f"{os.path.basename(job.root_abs)}:{repo.path or '.'}"
     # A root that is itself the repository is named by its folder: '.' would make every
     # such root the same repository, and their sessions one another's.
     root_name = os.path.basename(job.root_abs.rstrip(os.sep)) or "."

@@ -450,3 +450,27 @@ def test_a_member_that_is_a_file_and_a_folder_is_not_read(
     assert con.execute("SELECT count(*) FROM forks").fetchone() == (0,)
     con.close()
     _assert_fork_01_fails(tmp_path / "out")
+
+
+def test_an_archive_named_through_a_symlink_is_the_archive_it_names(tmp_path: Path) -> None:
+    """Its repositories are named by the archive itself, not by the name the crawl was given:
+    a night that crawled `latest.tar.gz` (a link to the night's file) and one that crawled the
+    file had two series of each session, and two shards given the two names split the night's
+    sessions by different keys, so some were counted twice (found by a hunt)."""
+    import os
+
+    from pipeline.crawl import crawl
+    from pipeline.engine import connect
+    from pipeline.store import Out
+    from tests.conftest import base_corpus
+
+    root = base_corpus(tmp_path / "root", 4)
+    archive = tmp_path / "night.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        tar.add(root, arcname="root")
+    os.symlink(archive.name, tmp_path / "latest.tar.gz")
+    out = tmp_path / "out"
+    crawl([str(tmp_path / "latest.tar.gz")], str(out), workers=1, shard=(1, 2), point="night")
+    crawl([str(archive)], str(out), workers=1, shard=(2, 2), point="night")
+    query = "SELECT count(*), count(DISTINCT session_key) FROM observations"
+    assert connect(Out(out)).execute(query).fetchone() == (4, 4)
