@@ -348,7 +348,12 @@ SYNC_EVENTS = _table(
     _c("kind", "string", "dispatch or result."),
     _c("gate", "string", "Dispatch gate."),
     _c("scope", "string", "Dispatch scope."),
-    _c("result", "string", "reconciled or failed (result lines)."),
+    _c(
+        "result",
+        "string",
+        "reconciled or failed (result lines); null on a result line whose outcome could not "
+        "be read (its bad-sync-line issue).",
+    ),
     _c("at_raw", "string", "Timestamp as written."),
     _c(
         "at",
@@ -995,7 +1000,11 @@ VIEWS: dict[str, tuple[str, list[tuple[str, str]]]] = {
             ("gate", "Dispatch gate; null when there is no dispatch line."),
             ("scope", "Dispatch scope."),
             ("dispatched_at", "Dispatch time (UTC); null when missing or unparseable."),
-            ("result", "reconciled or failed; null while in flight (no result line)."),
+            (
+                "result",
+                "reconciled or failed; null while in flight (no result line), or when the result "
+                "line's outcome could not be read (result_line set: a bad-sync-line issue).",
+            ),
             ("result_at", "Result time (UTC)."),
             (
                 "latency_s",

@@ -136,6 +136,7 @@ class SyncHealth:
     failed: int
     in_flight: int
     unpaired: int
+    unread: int  # answered by a result line whose outcome could not be read
     orphaned: int
     misfiled: int
     failed_share: float | None

@@ -113,12 +113,13 @@ def _flows(stats: Stats) -> Any:
 
 def _sync(stats: Stats) -> Any:
     columns = ["gate", "sessions", "syncs", "reconciled", "failed", "in flight", "unpaired"]
-    columns += ["orphaned", "misfiled", "failed share", "p50", "p90", "max"]
+    columns += ["unread", "orphaned", "misfiled", "failed share", "p50", "p90", "max"]
     rows = [
         [
             h.gate,
             *(str(v) for v in (h.sessions, h.syncs, h.reconciled, h.failed, h.in_flight)),
             str(h.unpaired),
+            str(h.unread),
             str(h.orphaned),
             str(h.misfiled),
             pct(h.failed_share),

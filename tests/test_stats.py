@@ -575,6 +575,27 @@ def test_a_fork_naming_several_syncs_is_raised_at_the_first_dispatched(tmp_path:
     assert rows["F3"]["raise_source"] == "first_open"
 
 
+def test_a_fork_raised_by_a_sync_dispatched_at_an_unread_time_has_no_raise_time(
+    tmp_path: Path,
+) -> None:
+    """§7 raises a twin's fork at its sync's dispatch when the log shows it dispatched: a log
+    showing S2 dispatched at a time that cannot be read leaves the raise unknown (counted, not
+    estimated). It fell through to the first snapshot showing the fork open, a made-up shorter
+    lifetime in the estimate (found by a hunt)."""
+    session = Session(tmp_path / "corpus")
+    out = str(tmp_path / "out")
+    log = [*S1[:2], "S2 | gate: on-demand | dispatched: 2026-07-10 09:00 UTC | scope: full"]
+    forks = [(1, "open", "twin (S2)"), (2, "open", "twin (S1)")]
+    session.write("2026-07-10T12:00Z", TURNS[:1], log, forks, {1: []})
+    crawl([str(tmp_path / "corpus")], out, workers=1)
+    session.write("2026-07-11T12:00Z", TURNS[:1], log, [], {1: [1, 2]})
+    crawl([str(tmp_path / "corpus")], out, workers=1)
+    rows = {r["fork_id"]: r for r in _dicts(connect(Out(out)), "SELECT * FROM fork_lifetimes")}
+    fields = ("raised_at", "raise_source", "close_kind", "hours")
+    assert tuple(rows["F1"][f] for f in fields) == (None, None, "resolved", None)
+    assert rows["F2"]["raise_source"] == "sync", "a sync timed in the log still raises its fork"
+
+
 def test_an_open_fork_first_committed_without_a_content_time_stays_censored(
     tmp_path: Path,
 ) -> None:
@@ -813,6 +834,39 @@ def test_sync_pairs_unpaired_orphaned_and_health(tmp_path: Path) -> None:
     assert (health.syncs, health.reconciled, health.failed) == (4, 1, 1)
     assert (health.in_flight, health.unpaired, health.orphaned) == (1, 1, 1)
     assert health.failed_share == 0.5 and health.latency_p50_s == 90.0
+
+
+def test_a_result_line_whose_outcome_is_unread_is_no_sync_in_flight(tmp_path: Path) -> None:
+    """`S2 → FAILED | …` is a result line whose outcome cannot be read (BS-SYNC-01 fails on
+    it): its sync has a result line, so it is `unread`, neither in flight (the one state the
+    schema allows) nor unpaired; until 2026-12-07 it vanished and S2 read as in flight
+    (found by a hunt)."""
+    session = Session(tmp_path / "corpus")
+    out = str(tmp_path / "out")
+    log = [
+        *S1[:2],
+        "S2 | gate: on-demand | dispatched: 2026-07-06T11:00Z | scope: full reconcile",
+        "S2 → FAILED | 2026-07-06T11:30Z | timeout",
+        "S3 | gate: on-demand | dispatched: 2026-07-06T12:00Z | scope: full reconcile",
+        "S3 → reconciled | failed",
+    ]
+    session.write("2026-07-06T14:00Z", TURNS[:1], log, [(1, "open", "user")], {1: []})
+    crawl([str(tmp_path / "corpus")], out, workers=1)
+    check(out)
+    con = connect(Out(out))
+    pairs = "SELECT sync_id, result, result_line FROM sync_pairs ORDER BY sync_num"
+    assert con.execute(pairs).fetchall() == [
+        ("S1", "reconciled", 2),
+        ("S2", None, 4),
+        ("S3", None, 6),
+    ]
+    health = compute(out).sync_health[0]
+    assert (health.syncs, health.reconciled, health.unread) == (3, 1, 2)
+    assert (health.in_flight, health.unpaired, health.failed) == (0, 0, 0)
+    issues = "SELECT line, code FROM parse_issues WHERE file = 'ops/sync-log.md' ORDER BY line"
+    assert con.execute(issues).fetchall() == [(4, "bad-sync-line"), (6, "bad-sync-line")]
+    failing = "SELECT DISTINCT status FROM statuses WHERE rule_id = 'BS-SYNC-01'"
+    assert con.execute(failing).fetchall() == [("fail",)]
 
 
 def test_sync_health_counts_what_bs_sync_01_fails(tmp_path: Path) -> None:

@@ -203,7 +203,8 @@ def test_a_result_naming_both_outcomes_is_an_unfilled_template_and_fails_sync_01
     result: str,
 ) -> None:
     rec = read(f"{S2}\n{result}\n")
-    assert events(rec) == [(1, "S2", "dispatch", None)]
+    # Still S2's result line, its outcome unread: S2 is answered, not in flight (sync health).
+    assert events(rec) == [(1, "S2", "dispatch", None), (2, "S2", "result", None)]
     assert issues(rec) == [(2, "bad-sync-line", "BS-SYNC-01")]
 
 

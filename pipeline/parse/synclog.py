@@ -340,9 +340,13 @@ def _line(text: str, line: int, rec: Records, strict: bool) -> None:
             summary = "|".join(cells[2:]).strip()
             _result(m[1], outcome, cells[1], summary, line, rec)
             return
-        if outcome is not None and strict:
-            message = f"an unfilled template, reconciled and failed both named: {text[:120]}"
+        if strict:
+            message = f"neither a dispatch nor a result: {text[:120]}"
+            if outcome is not None:
+                message = f"an unfilled template, reconciled and failed both named: {text[:120]}"
             rec.issue(FILE, line, "bad-sync-line", message, RULE)
+            # Still a result line of its sync, whose outcome is unread: not one in flight.
+            _event(rec, line, m[1], "result", cells[1].strip() if outcome is None else "", False)
             return
     if strict:
         message = f"neither a dispatch nor a result: {text[:120]}"
@@ -390,9 +394,13 @@ def _result(num: str, outcome: str, at_raw: str, summary: str, line: int, rec: R
     )
 
 
-def _event(rec: Records, line: int, num: str, kind: str, at_raw: str, **fields: object) -> None:
+def _event(
+    rec: Records, line: int, num: str, kind: str, at_raw: str, timed: bool = True, **fields: object
+) -> None:
+    """A sync_events row; `timed`: a time that cannot be read is an issue of its own (not for a
+    line already noted as unread)."""
     at = stamp(at_raw)[0]
-    if at is None:
+    if at is None and timed:
         # A sync line whose time cannot be read is not fully read: the log's rule fails.
         message = f"S{num} timestamp '{at_raw[:80]}' is not ISO 8601"
         rec.issue(FILE, line, "bad-timestamp", message, RULE)

@@ -3,6 +3,9 @@
 -- row of a session's snapshot at the point:
 --   in_flight  dispatched, no result yet, and the session's newest dispatch (allowed);
 --   unpaired   dispatched, no result, and not the newest (BS-SYNC-01 fails);
+--   unread     a result line of it whose outcome could not be read (a bad-sync-line issue;
+--              BS-SYNC-01 fails it): answered, so neither in flight nor unpaired, and left
+--              out of failed_share, whose outcomes are the ones read;
 --   orphaned   a result line with no dispatch line;
 --   misfiled   dispatched or answered more than once, or answered before its dispatch: in
 --              file order (BS-SYNC-01 fails it for its lines) or by its timestamps;
@@ -24,8 +27,9 @@ SELECT
     count(*) AS syncs,
     count(*) FILTER (WHERE result = 'reconciled' AND failed_results = 0) AS reconciled,
     count(*) FILTER (WHERE failed_results > 0) AS failed,
-    count(*) FILTER (WHERE result IS NULL AND dispatch_line IS NOT NULL AND newest) AS in_flight,
-    count(*) FILTER (WHERE result IS NULL AND dispatch_line IS NOT NULL AND NOT newest) AS unpaired,
+    count(*) FILTER (WHERE result_line IS NULL AND newest) AS in_flight,
+    count(*) FILTER (WHERE result_line IS NULL AND NOT newest) AS unpaired,
+    count(*) FILTER (WHERE result_line IS NOT NULL AND result IS NULL) AS unread,
     count(*) FILTER (WHERE dispatch_line IS NULL) AS orphaned,
     count(*) FILTER (WHERE misfiled) AS misfiled,
     count(*) FILTER (WHERE failed_results > 0)

@@ -27,7 +27,8 @@
 --              is in the session's sync log in any of its snapshots (of several S# named,
 --              the earliest such dispatch, raised_by_sync then naming it); else the content_time
 --              of the first snapshot in which the fork is open (if that is before its close);
---              else unknown.
+--              else unknown. Unknown too when a named sync's dispatch line is shown but its
+--              time could be read in no snapshot (it may be the earliest).
 --   closed_at  the content_time of the first snapshot in which it is resolved or parked,
 --              with close_kind; unless it is open in the latest snapshot (reopened), which
 --              always makes it censored, never closed.
@@ -245,10 +246,13 @@ sync_read AS (
     JOIN syncs p USING (snapshot_id)
 ),
 dispatched AS (
+    -- A dispatch shown in some snapshot but timed in none has an unknown time (null), not no
+    -- dispatch: least skips a null, so the read_by bound applies only to a time read.
     SELECT session_key, root, sync_id,
-        least(min(dispatched_at), any_value(read_by)) AS dispatched_at
+        CASE WHEN min(dispatched_at) IS NOT NULL
+            THEN least(min(dispatched_at), any_value(read_by)) END AS dispatched_at
     FROM sync_read
-    WHERE dispatch_line IS NOT NULL AND dispatched_at IS NOT NULL
+    WHERE dispatch_line IS NOT NULL
     GROUP BY session_key, root, sync_id
 ),
 raise_syncs AS (
@@ -256,8 +260,11 @@ raise_syncs AS (
     -- dispatch among them that a log shows, not only at the first one's (`twin (S7, S2)`
     -- with S7 never dispatched was timed as if it named no sync). Only the twin's: a probe or
     -- the user citing a sync (`probe (S2)`) did not raise the fork by it (§7).
+    -- A named sync dispatched at a time no snapshot shows could be the earliest: the raise
+    -- time is then unknown (fail closed), not the first snapshot showing the fork open.
     SELECT f.session_key, f.root, f.fork_id,
-        arg_min(d.sync_id, d.dispatched_at) AS sync_id, min(d.dispatched_at) AS dispatched_at
+        arg_min(d.sync_id, d.dispatched_at) AS sync_id, min(d.dispatched_at) AS dispatched_at,
+        bool_or(d.dispatched_at IS NULL) AS untimed
     FROM (
         SELECT session_key, root, fork_id, unnest(raised_by_syncs) AS sync_id
         FROM per_fork
@@ -275,7 +282,8 @@ fates AS (
             WHEN f.close_seq IS NOT NULL THEN f.close_seq
             ELSE f.last_listed_seq
         END AS end_seq,
-        d.dispatched_at AS sync_raised_at
+        d.dispatched_at AS sync_raised_at,
+        coalesce(d.untimed, false) AS sync_untimed
     FROM per_fork f
     LEFT JOIN raise_syncs d USING (session_key, root, fork_id)
 ),
@@ -308,8 +316,9 @@ timed AS (
 ),
 raised AS (
     SELECT *,
-        coalesce(sync_raised_at, open_at) AS raised_at,
+        CASE WHEN NOT sync_untimed THEN coalesce(sync_raised_at, open_at) END AS raised_at,
         CASE
+            WHEN sync_untimed THEN NULL
             WHEN sync_raised_at IS NOT NULL THEN 'sync'
             WHEN open_at IS NOT NULL THEN 'first_open'
         END AS raise_source
