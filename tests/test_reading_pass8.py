@@ -69,7 +69,20 @@ def test_none_yet_hyphenated_beside_a_ref_is_a_gap(tmp_path: Path, refs: str) ->
     ], found
 
 
-@pytest.mark.parametrize("refs", ["F1; D1", "F1 and D1", "D1 (the fork F1 asked)", "F1, D1 (v2)"])
+@pytest.mark.parametrize(
+    "refs",
+    [
+        "F1; D1",
+        "F1 and D1",
+        "D1 (the fork F1 asked)",
+        "F1, D1 (v2)",
+        # A ref written as a link's text: its target is no second ref (found by a hunt: the
+        # target read as a misspelt fragment and failed BS-ASPECT-01).
+        "[fragment:send-window](fragments/send-window.md)",
+        "[F1](forks.md#f1), [fragment:send-window](fragments/send-window)",
+        "D1 and [`fragment:send-window`](fragments/send-window.md)",
+    ],
+)
 def test_refs_without_a_misspelt_id_pass(tmp_path: Path, refs: str) -> None:
     found = detect(_edited(tmp_path, refs), "manifest")
     assert not {"BS-ASPECT-01", "BS-ASPECT-02"} & failing(found), found
