@@ -266,11 +266,36 @@ def test_detect_with_a_sarif_path_it_cannot_write_prints_no_verdict(
     # the session folder is refused: the census never writes in what it reads.
     for path, line in (
         (tmp_path, f"--sarif {tmp_path} is a directory; give a file path, such as "),
-        (open_session / "r.sarif", "lies inside the session folder it checks"),
+        (open_session / "r.sarif", "lies inside the session folder"),
     ):
         result = runner.invoke(app, ["detect", str(open_session), "--sarif", str(path)])
         assert result.exit_code == 2 and line in result.stderr, result.stderr
     assert not (open_session / "r.sarif").exists()
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["check", "--sarif", "{file}"],
+        ["report", "--html", "{file}"],
+        ["sql", "SELECT 1", "--format", "csv", "--output", "{file}"],
+    ],
+)
+def test_no_command_writes_its_output_into_a_session_folder(
+    crawled: Path, corpus: Path, command: list[str]
+) -> None:
+    """The census never writes in what it reads (§12): a file written into a session folder
+    was read by the next crawl as the session's own (a SARIF as ops/manifest.md failed
+    BS-MANIFEST-01; found by a hunt), as `detect --sarif` there already refused."""
+    assert runner.invoke(app, ["check", "--out", str(crawled)]).exit_code == 0
+    session = next(corpus.glob("*/docs/research/*-brainstorm"))
+    target = session / "ops" / "manifest.md"
+    before = target.read_bytes() if target.exists() else None
+    args = [part.replace("{file}", str(target)) for part in command]
+    result = runner.invoke(app, [*args, "--out", str(crawled)])
+    assert result.exit_code == 2, result.output
+    assert f"lies inside the session folder {session}; give a path outside it" in result.stderr
+    assert (target.read_bytes() if target.exists() else None) == before
 
 
 def _rule_everywhere(session: Path, crawl_root: Path, rule: str) -> tuple[str, list[str]]:
