@@ -238,6 +238,35 @@ def test_commentary_after_the_marker_that_names_the_other_value_fails(
 @pytest.mark.parametrize(
     "heading",
     [
+        "## F4 — Should digests be localised per recipient? [parked → open]",
+        "## F4 — Should digests be localised per recipient? [parked → **open** again]",
+        "## F4 — Should digests be localised per recipient? [parked → back to open]",
+        F4 + " [reopened]",
+        F4 + " [un-parked]",
+    ],
+)
+def test_a_parked_marker_that_says_the_fork_is_open_again_fails(
+    tmp_path: Path, heading: str
+) -> None:
+    """A parked fork whose destination or a bracket after it says it is open again says two
+    things, as `Status: open → stopping` does (§3.1): it passed the manifest gate parked, and
+    its lifetime closed at the park (found by a hunt)."""
+    found = detect(session(tmp_path, "open", "forks.md", _replaced(F4, heading)), "manifest")
+    assert {"BS-FORK-01", "BS-FORK-03"} <= failing(found), found
+    assert ("forks.md", 15, "contradicting-markers") in {
+        (n["file"], n["line"], n["code"]) for n in found["notes"]
+    }, found["notes"]
+
+
+def test_a_status_line_saying_reopened_under_a_parked_marker_fails(tmp_path: Path) -> None:
+    edit = _replaced(F4, F4 + "\n- Status: reopened in S4")
+    found = detect(session(tmp_path, "open", "forks.md", edit), "manifest")
+    assert {"BS-FORK-01", "BS-FORK-03"} <= failing(found), found
+
+
+@pytest.mark.parametrize(
+    "heading",
+    [
         F4 + " (see open-questions.md)",
         F4 + " (reopened once)",
         "## F4 — Should digests be localised per recipient? [open] (raised T4)",

@@ -385,7 +385,12 @@ def _second_marker(fork: dict[str, Any], text: str, start: int, line: int, rec: 
     # makes it a template or a contradiction, as `Status: stopping (was open)` is.
     after = text[start + len(fork["marker_raw"] or "") + 2 :]
     other = "parked" if fork["marker"] == "open" else "open"
-    if re.search(rf"(?i)(?<![\w/.-]){other}(?![\w/.-])", shown(after)):
+    # A bracket after a parked marker saying it is open again (`[reopened]`) is a second
+    # marker; a remark in parentheses (`(reopened once)`) is the fork's story, commentary.
+    reopened = fork["marker"] == "parked" and any(
+        _says_reopened(m[1]) for m in re.finditer(r"\[([^\[\]]*+)\]", after)
+    )
+    if reopened or re.search(rf"(?i)(?<![\w/.-]){other}(?![\w/.-])", shown(after)):
         fork["marker"], fork["destination"] = None, None
         message = f"the commentary after the marker names {other}: {after.strip()[:120]}"
         rec.issue(FILE, line, "contradicting-markers", message, RULE)
@@ -412,6 +417,8 @@ def _status_lines(block: Block, fork: dict[str, Any], rec: Records) -> None:
             continue
         shown_value = bare(shown(decoded(value))).lstrip("[ \t")
         said = token(shown_value, ("open", "parked"), fold=True)
+        if said is None and _says_reopened(shown_value):
+            said = "open"
         if fork["marker"] is not None and said is not None and said != fork["marker"]:
             message = (
                 f"{fork['fork_id'] or 'the fork'} is [{fork['marker_raw'][:60]}] in its heading "
@@ -468,7 +475,7 @@ def _read_marker(fork: dict[str, Any], raw: str, line: int, rec: Records) -> Non
             # as `[parked]`.
             destination = bare(text[arrow.end() :])
             fork["destination"] = "" if _names_no_place(destination) else destination
-            if _OPEN_ALTERNATIVE_RE.search(destination):
+            if _OPEN_ALTERNATIVE_RE.search(destination) or _says_reopened(destination):
                 # `[parked → docs/x.md | open]` offers both values: the fork says two things.
                 fork["marker"], fork["destination"] = None, None
                 message = f"the marker offers open beside parked: [{raw.strip()[:120]}]"
@@ -479,6 +486,21 @@ def _read_marker(fork: dict[str, Any], raw: str, line: int, rec: Records) -> Non
             fork["destination"] = None if text[6:].strip(" \t*_`:;,.-–—") else ""
         return
     rec.issue(FILE, line, "unknown-marker", f"marker '[{raw[:80]}]' is neither open nor parked")
+
+
+# Words saying a parked fork is open again: `reopened`, `re-opened`, `un-parked`, `open again`.
+_REOPENED_RE = re.compile(
+    r"(?i)(?<![\w/.-])(?:re-?open(?:ed)?|un-?parked|(?:back|now) to open|open again)(?![\w/.-])"
+)
+
+
+def _says_reopened(text: str) -> bool:
+    """Whether a parked fork's destination, a bracket after its marker or a status line below
+    it says it is open again (`[parked → open]`, `[parked → x] [reopened]`, `- Status:
+    reopened`): the fork says two things, as `Status: open → stopping` does (spec §3.1); until
+    2026-12-07 it passed the manifest gate parked (found by a hunt)."""
+    shown_text = bare(shown(text).replace("*", "").replace("`", "")).strip(" \t.!")
+    return shown_text.lower() == "open" or _REOPENED_RE.search(shown_text) is not None
 
 
 # `open` as an alternative of its own in a parked fork's destination (`x | open`, `x / open`,
