@@ -1679,6 +1679,9 @@ def test_a_question_after_its_marker_is_the_forks_title(
         # Emphasis put on a word shows the same words: no retitle or rewrite.
         ("forks.md", "## F1 — Do security alerts ever", "## F1 — Do **security** alerts ever", 0),
         ("ledger.md", "anything marked urgent sends", "anything marked _urgent_ sends", 0),
+        # So does a code span (found by a hunt: it was a retitle and a rewrite).
+        ("forks.md", "## F1 — Do security alerts ever", "## F1 — Do `security` alerts ever", 0),
+        ("ledger.md", "anything marked urgent sends", "anything marked `urgent` sends", 0),
         # An underscore inside a word is a character, not emphasis: removing it is a rewrite.
         ("ledger.md", "anything marked urgent sends", "anything marked urgent_sends", 1),
         # The controls: a word changed is a rewrite and a retitle.

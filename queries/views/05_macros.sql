@@ -9,11 +9,12 @@ CREATE OR REPLACE MACRO shown_markup(t) AS replace(replace(replace(replace(repla
     '&nbsp;', ' '), '&#32;', ' '), '&#160;', ' '), '&amp;', '&'), '&lt;', '<'), '&gt;', '>');
 
 -- Text as a rendered page shows its words, for comparing along a history: runs of white space
--- read as one space and emphasis marks (`*`, and `_` at a word's edge, not inside snake_case)
--- are dropped, so a doubled space or a word put in bold is no retitle or rewrite; its markup
--- is read as shown_markup reads it.
+-- read as one space, and emphasis marks (`*`, and `_` at a word's edge, not inside snake_case)
+-- and code-span backticks are dropped, so a doubled space or a word put in bold or in a code
+-- span is no retitle or rewrite (a code span was; found by a hunt); its markup is read as
+-- shown_markup reads it. Struck-through words are not shown words: the readers drop them.
 CREATE OR REPLACE MACRO as_shown(t) AS trim(regexp_replace(regexp_replace(regexp_replace(
-    regexp_replace(replace(shown_markup(t), '*', ''),
+    regexp_replace(replace(replace(shown_markup(t), '*', ''), '`', ''),
         '(^|[^\pL\pN])_+', '\1', 'g'), '_+([^\pL\pN]|$)', '\1', 'g'),
     -- What the page shows as nothing, then every space it shows as one (RE2's \s is ASCII's
     -- alone: a no-break space made an unchanged title "retitled"; found by a hunt).
