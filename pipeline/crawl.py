@@ -244,8 +244,10 @@ def _crawl_locked(out: Out, trees: list[Tree], plan: _Plan) -> CrawlSummary:
         if summary.previous_reader:  # other readers made OUT's rows: every session is read
             memos = run.memos = {}
         blocks = [list(t.repo_roots()) if isinstance(t, DirTree) else [] for t in trees]
+        past: dict[str, Any] | None = None
         if plan.git_history:
             blocks = _with_emptied_repos(out, trees, blocks, plan)
+            blocks, past = _with_past_sessions(out, trees, blocks, plan)
         # Rows of memos saved while every snapshot file they name stayed committed need no
         # look-up in OUT; after a prune or a compaction each row is looked up.
         vouched = set(vouched_by) <= set(out.manifest()[SNAPSHOTS.name])
@@ -280,6 +282,7 @@ def _crawl_locked(out: Out, trees: list[Tree], plan: _Plan) -> CrawlSummary:
     # An unchanged rerun rewrites none of the caches: they are what it read.
     memos_changed = run.walked or run.memos_now.keys() != memos.keys() or not vouched
     saved = _Saved(cache != ctx.cache, heads != ctx.heads, memos_changed, run.memos_now, made)
+    saved.past = past
     _commit(out, staging, summary, plan, cache, heads, saved)
     summary.warnings += _root_warnings(trees, run.checkouts, summary.sessions, plan)
     summary.seconds = time.perf_counter() - plan.started
@@ -383,6 +386,10 @@ def _heads_file(plan: _Plan) -> str:
     return f"history{'-' + plan.shard_name if plan.shard_name else ''}.json"
 
 
+def _past_file(plan: _Plan) -> str:
+    return f"past-sessions{'-' + plan.shard_name if plan.shard_name else ''}.json"
+
+
 def _memo_file(out: Out, plan: _Plan) -> str:
     return str(out.state(f"memo{'-' + plan.shard_name if plan.shard_name else ''}.marshal"))
 
@@ -415,6 +422,8 @@ class _Saved:
     memos_changed: bool
     memos: dict[str, memo.Memo]
     made: list[Any]  # the context the memos were made under
+    # _with_past_sessions' answers, when they changed (None: as saved).
+    past: dict[str, Any] | None = None
 
 
 def _refuse_overlapping(roots: list[str]) -> None:
@@ -564,6 +573,8 @@ def _commit(
         steps = [cache_step(out, cache, plan.shard_name)] if saved.cache_changed else []
         if plan.git_history and saved.heads_changed:
             steps.append(state_step(out, _heads_file(plan), heads))
+        if saved.past is not None:
+            steps.append(state_step(out, _past_file(plan), saved.past))
         if saved.memos_changed:
             path = _memo_file(out, plan)
             steps.append(
@@ -872,6 +883,39 @@ def _with_emptied_repos(
                 around.add(_block_key(root, rel))
     plan.nested_emptied, plan.history_only = frozenset(nested), frozenset(around)
     return more
+
+
+def _with_past_sessions(
+    out: Out, trees: list[Tree], blocks: list[list[str]], plan: _Plan
+) -> tuple[list[list[str]], dict[str, Any] | None]:
+    """`blocks` and, per directory root, the git repositories that hold no session folder now
+    but whose history did (every session folder deleted, before OUT ever saw one): §2 reads a
+    snapshot per commit that touched a session folder, and on a new OUT (_with_emptied_repos
+    knows the repositories OUT saw) they were never read, a step back in them unseen (found by
+    a hunt). One around listed repositories has its history read unwalked, as there. Git is
+    asked once per HEAD; the answers, when they changed, are returned to be saved."""
+    known = read_state(out, _past_file(plan))
+    answers: dict[str, Any] = {}
+    more = [list(rels) for rels in blocks]
+    around = set(plan.history_only)
+    for tree, rels in zip(trees, more, strict=True):
+        if not isinstance(tree, DirTree):
+            continue
+        for rel in [r for r in tree.git_folders if r not in rels]:
+            key = _block_key(tree.root, rel)
+            repo = GitRepo(os.path.join(tree.root, rel) if rel else tree.root)
+            head = repo.head()
+            if head is None:  # no commit (or none git can name): no history to read
+                continue
+            seen = known.get(key)
+            held = seen["held"] if seen and seen.get("head") == head else repo.held_sessions()
+            answers[key] = {"head": head, "held": held}
+            if held:
+                if any(not rel or r.startswith(f"{rel}/") for r in rels):
+                    around.add(key)
+                rels.append(rel)
+    plan.history_only = frozenset(around)
+    return more, (answers if answers != known else None)
 
 
 def _emptied_inside(

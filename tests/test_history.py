@@ -20,7 +20,7 @@ from pipeline.engine import connect
 from pipeline.errors import UsageError
 from pipeline.maintain import prune
 from pipeline.stats import compute
-from pipeline.store import Out
+from pipeline.store import Out, read_state
 from tests.conftest import FIXTURES, age, copy_tree, git
 
 SESSION = "docs/research/demo-brainstorm"
@@ -2082,6 +2082,47 @@ def test_a_repository_around_a_listed_one_whose_last_session_was_deleted_has_its
         "AND point = 'night-2' ORDER BY 1"
     )
     assert statuses.fetchall() == [("outer", "fail"), ("outer/vendor/inner", "pass")]
+
+
+@pytest.mark.parametrize("around", [False, True])
+def test_a_repository_whose_sessions_were_all_deleted_is_read_on_a_first_crawl(
+    tmp_path: Path, around: bool
+) -> None:
+    """§2 reads a snapshot per commit that touched a session folder: a repository whose every
+    session folder was deleted before OUT ever saw it (a new OUT, a repository newly under the
+    root) was never read, and the step back in its history was found nowhere (found by a hunt;
+    OUT's own repositories were read since 2026-12-05). `around`: it holds a live clone."""
+    root = tmp_path / "root"
+    gone = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", root / "gone")
+    git(gone, "init", "-q")
+    edit(gone, "state.md", "Status: open", "Status: stopping")
+    commit(gone, "2026-07-01T10:00:00Z", "stopping")
+    edit(gone, "state.md", "Status: stopping", "Status: open")
+    commit(gone, "2026-07-02T10:00:00Z", "back to open")
+    shutil.rmtree(gone / SESSION)
+    commit(gone, "2026-07-02T11:00:00Z", "delete the session")
+    live = root / "gone" / "vendor" / "live" if around else root / "live"
+    copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", live)
+    if around:
+        (gone / ".gitignore").write_text("vendor/\n")
+    plain = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", root / "never")
+    git(plain, "init", "-q")
+    shutil.rmtree(plain / "docs")
+    commit(plain, "2026-07-01T09:00:00Z", "no session ever")
+    out = tmp_path / "out"
+    _night(gone, out, 1)
+    # Git's answers, kept per HEAD: the next night asks again only where HEAD moved.
+    asked = read_state(Out(out), "past-sessions.json")
+    assert {key.rpartition("\x1f")[2]: v["held"] for key, v in asked.items()} == {
+        "gone": True,
+        "never": False,
+    }
+    _night(gone, out, 2)  # from now on OUT knows `gone` as a repository it saw sessions in
+    assert [(p, r) for p, r, _ in _series(out)] == [("night-1", "BS-STATE-01")]
+    failing = connect(Out(out)).execute(
+        "SELECT point, repo_path FROM statuses WHERE rule_id = 'BS-STATE-01' AND status = 'fail'"
+    )
+    assert failing.fetchall() == [("night-1", "gone")]
 
 
 @pytest.mark.parametrize("outer_git", [True, False])

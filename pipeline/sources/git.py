@@ -209,6 +209,17 @@ class GitRepo:
                 found.setdefault(name, sha)
         return found
 
+    def held_sessions(self) -> bool:
+        """Whether a commit reachable from HEAD changed a path under the folders sessions lie
+        in (docs/research, docs/history/brainstorms): a git failure says yes, and the history
+        read then says what it can (fail closed)."""
+        done = _git(
+            self.path,
+            *("--literal-pathspecs", "log", "-1", "--format=%H", "HEAD", "--"),
+            *("docs/research", "docs/history/brainstorms"),
+        )
+        return done is None or done.returncode != 0 or bool(done.stdout.strip())
+
     def tracked_under(self, folder: str) -> list[str] | None:
         """Tracked paths under `folder` (relative to the working tree), relative to it."""
         tracked = self.tracked

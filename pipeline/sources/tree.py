@@ -233,6 +233,9 @@ class DirTree(Tree):
         # OUT wherever it lies: a link to it (census-out -> /big/disk/out) is OUT, not a
         # folder of the corpus that leads out of the root.
         self.out = os.path.realpath(skip) if skip is not None else None
+        # Folders holding a `.git` that repo_roots passed through, no repository root by
+        # their session folders (none now): --git-history asks whether their history held one.
+        self.git_folders: list[str] = []
 
     def blocks(self) -> Iterator[list[Entry]]:
         for rel in self.repo_roots():
@@ -253,6 +256,8 @@ class DirTree(Tree):
                 continue
             # Depth-first, in name order, so that the listing and the jobs are deterministic.
             scanned = self._scan(rel)
+            if any(e.problem == "git" for e in scanned):
+                self.git_folders.append(rel)
             # A name not UTF-8 is noted by the scan already.
             for entry in (e for e in scanned if is_unlisted(e) and e.problem != BAD_NAME):
                 # Repositories under it would vanish without a word (inside one, its session's
