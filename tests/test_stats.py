@@ -655,6 +655,23 @@ def test_an_open_fork_whose_latest_snapshot_has_no_content_time_stays_censored(
     assert tuple(rows["F3"][f] for f in ("censored", "hours")) == (True, None)
 
 
+def test_the_shares_still_open_after_days_are_of_hours_alone(tmp_path: Path) -> None:
+    """lifetime_summaries' open_1d, open_7d and open_30d are hours' (docs/tables.md, §7): the
+    syncs rows held the syncs curve read at 24, 168 and 720 syncs, a share that contradicted
+    the hours row of the same forks (found by a hunt)."""
+    out = str(tmp_path / "out")
+    crawl([str(FIXTURES / "example")], out, workers=1)
+    check(out)
+    query = (
+        "SELECT unit, count(*), count(open_1d) + count(open_7d) + count(open_30d) "
+        "FROM lifetime_summaries GROUP BY unit ORDER BY unit"
+    )
+    (hours, shares), (syncs, none) = [
+        (unit, read) for unit, _, read in connect(Out(out)).execute(query).fetchall()
+    ]
+    assert (hours, syncs, none) == ("hours", "syncs", 0) and shares > 0
+
+
 def test_an_unchanged_night_repeats_the_figures_of_the_night_before(tmp_path: Path) -> None:
     """Nothing changed between nights 2 and 3: check gives night 3 night 2's lifetimes, counts
     and verdicts (copied, not estimated again), and each equals what is counted live."""
