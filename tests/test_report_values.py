@@ -666,3 +666,35 @@ def test_a_night_that_saw_no_session_is_no_fix(tmp_path: Path) -> None:
     )
     assert card is not None, html
     assert card.groups() == ("delta bad", "no session seen"), card.group(0)
+
+
+@pytest.mark.parametrize("shards", [False, True])
+def test_a_rerun_of_the_night_replaces_its_roots_issues(tmp_path: Path, shards: bool) -> None:
+    """A root's parse issues are the latest run's of the night that crawled it (per shard, as
+    shards divide them): a damaged archive crawled three times into one point was three
+    `bad-archive` issues, and a folder renamed right between two runs stayed misnamed on the
+    page although the night read it (found by a hunt)."""
+    import tarfile
+
+    from pipeline.compare import Selector
+    from pipeline.report import gather
+    from tests.conftest import base_corpus
+
+    root = base_corpus(tmp_path / "root", 2)
+    whole = tmp_path / "whole.tar.gz"
+    with tarfile.open(whole, "w:gz") as tar:
+        tar.add(root, arcname="root")
+    cut = tmp_path / "cut.tar.gz"
+    cut.write_bytes(whole.read_bytes()[:3000])
+    misnamed = root / "repo-00" / "docs" / "research" / "demo0_brainstorm"
+    (root / "repo-00" / "docs" / "research" / "demo0-brainstorm").rename(misnamed)
+    out = tmp_path / "out"
+    for run in range(3):
+        if run == 2:  # the night's last look finds the folder named right
+            misnamed.rename(misnamed.with_name("demo0-brainstorm"))
+        for shard in [(1, 2), (2, 2)] if shards else [None]:
+            crawl([str(cut), str(root)], str(out), workers=1, point="night", shard=shard)
+    check(str(out))
+    issues = {g["code"]: g["count"] for g in gather(str(out), Selector("night")).issues}
+    assert issues.get("bad-archive") == 1, issues
+    assert "misnamed-folder" not in issues, issues
