@@ -482,13 +482,13 @@ def lifetime_rows(con: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]
     summary_rows = []
     for row in summaries:
         unit, grp = row.grp.split("|", 1)
-        values = {**asdict(row), "unit": unit, "grp": grp}
+        summary = {**asdict(row), "unit": unit, "grp": grp}
         if unit != "hours":
             # Shares still open after 1, 7 and 30 days are of hours alone (§7), as stats shows
             # them: the syncs curve read at 24, 168 and 720 syncs was frozen beside them as
             # the same columns (found by a hunt).
-            values.update(open_1d=None, open_7d=None, open_30d=None)
-        summary_rows.append(values)
+            summary.update(open_1d=None, open_7d=None, open_30d=None)
+        summary_rows.append(summary)
     curve_rows = []
     for grp_key, *values in curves:
         unit, grp = grp_key.split("|", 1)
