@@ -30,6 +30,7 @@ from typing import Any
 from pipeline.select import Point
 from pipeline.stats import Lifetimes, RuleRate, StageCount, TrendRate
 from pipeline.textout import pct
+from pipeline.visible import visible
 from pipeline.vocabulary import GATES, STAGES
 
 # Twenty colours, each distinct and dark enough to read as a thin line on white.
@@ -154,7 +155,9 @@ def point_labels(points: Sequence[Point]) -> dict[str, str]:
     for p in points:
         words = " ".join(short_date(v) for k, v in sorted(p.labels.items()) if k != "shard")
         named = short_date(p.name) if not RUN_ID_RE.fullmatch(p.name) else ""
-        labels[p.name] = words or named or short_date(f"{p.started_at:%Y-%m-%d}")
+        # A control character (a label `model=m\x1b[31m1`) made vl-convert panic, the process
+        # aborted and no report was written (found by a hunt): written out as an escape.
+        labels[p.name] = visible(words or named or short_date(f"{p.started_at:%Y-%m-%d}"))
     if len(set(labels.values())) < len(labels):
         labels = {p.name: f"{labels[p.name]} {p.started_at:%H:%M}" for p in points}
     if len(set(labels.values())) < len(labels):

@@ -8,6 +8,7 @@ from typing import Any
 
 from pipeline.stats import Lifetime, Lifetimes, Stats
 from pipeline.textout import DASH, console, count_rate, interval, num, pct, reached, table
+from pipeline.visible import visible
 from pipeline.vocabulary import STAGES
 
 # Census points shown in the stage-flow and trend tables (the JSON holds them all).
@@ -15,9 +16,12 @@ TEXT_POINTS = 6
 
 
 def format_text(stats: Stats) -> str:
+    from rich.text import Text
+
     buffer = io.StringIO()
     out = console(file=buffer)
-    out.print(f"Census point {stats.point.title}; {len(stats.history)} point(s) in its history")
+    title = f"Census point {stats.point.title}; {len(stats.history)} point(s) in its history"
+    out.print(Text(visible(title)))  # text, not markup: a label may hold brackets
     sections: Sequence[Callable[[Stats], Any]] = (
         _rates,
         lambda s: _lifetime_table("Fork lifetime in hours, raise to close", s.fork_lifetimes),

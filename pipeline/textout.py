@@ -14,6 +14,8 @@ import shutil
 from collections.abc import Sequence
 from typing import Any
 
+from pipeline.visible import visible
+
 NOT_REACHED = "not reached"
 DASH = "–"
 # Width for output that goes to a pipe or a file with no COLUMNS: wide enough for every table.
@@ -167,21 +169,25 @@ class _Fitted:
     def _table(self) -> Any:
         from rich import box
         from rich.table import Table
+        from rich.text import Text
 
+        # Cells are text, never markup: a label `model=[v2]` lost its value, and `[/]` made
+        # stats fail (found by a hunt).
         out = Table(box=box.SIMPLE_HEAD, pad_edge=False)
         for i, column in enumerate(self.columns):
-            out.add_column(column, justify="left" if i < self.keys else "right", no_wrap=True)
+            header = Text(column)
+            out.add_column(header, justify="left" if i < self.keys else "right", no_wrap=True)
         for row in self.rows:
-            out.add_row(*row)
+            out.add_row(*(Text(visible(cell)) for cell in row))
         return out
 
     def _blocks(self) -> list[str]:
         label = max((len(c) for c in self.columns[self.keys :]), default=0)
         lines = []
         for row in self.rows:
-            lines += ["", "  ".join(row[: self.keys])]
+            lines += ["", visible("  ".join(row[: self.keys]))]
             pairs = zip(self.columns[self.keys :], row[self.keys :], strict=True)
-            lines += [f"  {column:<{label}}  {value}" for column, value in pairs if value]
+            lines += [f"  {column:<{label}}  {visible(value)}" for column, value in pairs if value]
         return lines
 
     def __rich_console__(self, console: Any, options: Any) -> Any:
@@ -189,7 +195,7 @@ class _Fitted:
         from rich.text import Text
 
         # The title is a line of its own, wrapped at the console's width, not the table's.
-        yield Text(self.title)
+        yield Text(visible(self.title))
         shown = self._table()
         # Measured as if the console had no edge: rich clamps a measurement to the width.
         natural = Measurement.get(console, options.update_width(1 << 16), shown).maximum

@@ -698,3 +698,28 @@ def test_a_rerun_of_the_night_replaces_its_roots_issues(tmp_path: Path, shards: 
     issues = {g["code"]: g["count"] for g in gather(str(out), Selector("night")).issues}
     assert issues.get("bad-archive") == 1, issues
     assert "misnamed-folder" not in issues, issues
+
+
+def test_labels_with_markup_or_control_characters_are_shown_as_text(tmp_path: Path) -> None:
+    """A label is the user's text: `model=[v2]` lost its value in `census stats` (rich read it
+    as markup), and a control character in a label made vl-convert panic, aborting `census
+    report` with no page written (found by a hunt). Both are shown, the control escaped."""
+    from typer.testing import CliRunner
+
+    from pipeline.cli import app
+    from tests.conftest import base_corpus
+
+    root = base_corpus(tmp_path / "root", 2)
+    out = str(tmp_path / "out")
+    crawl([str(root)], out, {"model": "[v2]"}, workers=1, point="n1")
+    crawl([str(root)], out, {"model": "m\x1b[31m1"}, workers=1, point="n2")
+    check(out)
+    runner = CliRunner()
+    stats = runner.invoke(app, ["stats", "--out", out, "--run", "n1"])
+    assert stats.exit_code == 0 and "Census point n1 (model=[v2], " in stats.stdout, stats.output
+    shown = runner.invoke(app, ["stats", "--out", out])
+    assert shown.exit_code == 0 and "\x1b" not in shown.stdout and "\\x1b" in shown.stdout
+    page = tmp_path / "report.html"
+    done = runner.invoke(app, ["report", "--out", out, "--html", str(page)])
+    assert done.exit_code == 0, done.output
+    assert "m\\x1b[31m1" in page.read_text(), "the trend chart's axis names the point"
