@@ -245,16 +245,20 @@ def compare(out_path: str, baseline: Selector, candidate: Selector) -> Compariso
     out.require()
     con = connect(out)
     # The baseline a selector names is resolved first, so its error comes first.
-    before = baseline.run == "previous" and not baseline.labels
+    # `previous` is the point before the candidate (among those carrying the baseline's
+    # labels), with labels too: with them it was the one before the latest, later than the
+    # candidate it was compared with (found by a hunt).
+    before = baseline.run == "previous"
     named = None if before else resolve(con, baseline.run, baseline.labels, checked=True)
     cand = resolve(con, candidate.run, candidate.labels, checked=True)
-    base = named or _point_before(con, cand)
+    base = named or _point_before(con, cand, baseline.labels)
     if base.name == cand.name:
         # One point against itself is never a pass: the candidate's crawl failed, or the
         # selectors name one night (`--baseline run=baseline` alone takes the latest).
         raise SelectorError(
             f"the baseline and the candidate are both census point {base.name!r}; select "
-            "another for one of them (--candidate k=v, or --candidate-run NAME)"
+            "another for one of them (--candidate k=v; census compare also takes "
+            "--candidate-run NAME)"
         )
     differ = other_measure(base, cand, ("the baseline ", "the candidate "))
     if differ:
@@ -279,13 +283,17 @@ def compare(out_path: str, baseline: Selector, candidate: Selector) -> Compariso
     return result
 
 
-def _point_before(con: Any, cand: Point) -> Point:
+def _point_before(con: Any, cand: Point, labels: dict[str, str]) -> Point:
     """The default baseline: the checked point before the candidate (before the latest only
-    when the candidate is the latest)."""
+    when the candidate is the latest), among those carrying `labels` when given."""
     earlier = [p for p in all_points(con) if p.checked and p.position < cand.position]
+    if labels:
+        carrying = set(earlier_carrying(con, cand, labels))
+        earlier = [p for p in earlier if p.name in carrying]
     if not earlier:
+        carrying = f" carrying {labels_text(labels)}" if labels else ""
         raise SelectorError(
-            f"no checked census point before {cand.name!r} to compare it with; "
+            f"no checked census point before {cand.name!r}{carrying} to compare it with; "
             "name the baseline with --baseline-run or --baseline"
         )
     return earlier[-1]

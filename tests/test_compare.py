@@ -783,6 +783,27 @@ def test_a_candidate_alone_is_compared_with_the_point_before_it(tmp_path: Path) 
     assert "no checked census point before 'n1'" in first.output
 
 
+def test_a_previous_baseline_with_labels_is_the_point_before_the_candidate(
+    tmp_path: Path,
+) -> None:
+    """`--baseline-run previous` is the point before the candidate, as without labels: with
+    `--baseline env=prod`, which every point carries, it was the one before the latest, a
+    point after the candidate (found by a hunt)."""
+    corpus = generate_corpus(tmp_path / "corpus", 12, 4, 0.1)
+    out = str(tmp_path / "out")
+    for point in ("n1", "n2", "n3", "n4"):
+        crawl([str(corpus)], out, {"env": "prod"}, point=point, workers=1)
+    check(out)
+    arms = ["compare", "--out", out, "--candidate-run", "n2", "--baseline-run", "previous"]
+    for extra in ([], ["--baseline", "env=prod"]):
+        done = runner.invoke(app, [*arms, *extra, "--json"])
+        assert done.exit_code == 0, done.output
+        assert json.loads(done.stdout)["baseline"]["point"] == "n1", extra
+    lone = runner.invoke(app, [*arms[:-2], "--baseline-run", "previous", "--baseline", "env=dev"])
+    assert lone.exit_code == 2
+    assert "no checked census point before 'n2' carrying env=dev" in lone.stderr
+
+
 def test_a_key_held_under_two_roots_pairs_by_root_as_the_report_pairs_it(tmp_path: Path) -> None:
     """Two clones of one repository, crawled each night: every session key is held twice.
     Compare counted such sessions unpaired (a two-sample test) while the report matched them
