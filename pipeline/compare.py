@@ -288,8 +288,8 @@ def _point_before(con: Any, cand: Point, labels: dict[str, str]) -> Point:
     when the candidate is the latest), among those carrying `labels` when given."""
     earlier = [p for p in all_points(con) if p.checked and p.position < cand.position]
     if labels:
-        carrying = set(earlier_carrying(con, cand, labels))
-        earlier = [p for p in earlier if p.name in carrying]
+        kept = set(earlier_carrying(con, cand, labels))
+        earlier = [p for p in earlier if p.name in kept]
     if not earlier:
         carrying = f" carrying {labels_text(labels)}" if labels else ""
         raise SelectorError(
