@@ -795,8 +795,11 @@ VIEWS: dict[str, tuple[str, list[tuple[str, str]]]] = {
         _HISTORY_NODE,
     ),
     "history_pairs": (
-        "The pairs the series rules compare (before → after along git ancestry and working-tree "
-        "succession, never by date), at the point of the later node; identical pairs left out.",
+        "The pairs along every session's history (before → after along git ancestry and "
+        "working-tree succession, never by date), at the point of the later node; identical "
+        "pairs left out. A point's check compares history_pairs_in(position - 1, position), "
+        "which also leaves out a step shown again by an amended, rebased or cherry-picked copy "
+        "of a commit an earlier point saw; this view, which no earlier point bounds, lists it.",
         [
             ("pair_id", "Row number."),
             ("session_key", "The session."),

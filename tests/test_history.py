@@ -1194,6 +1194,35 @@ def test_a_step_made_again_on_a_copy_amended_the_same_night_counts_again(tmp_pat
     assert f"(commit {again[:12]})" in found[1][1], found
 
 
+@pytest.mark.parametrize("rewrite", ["amend", "rebase"])
+def test_a_second_step_back_rewritten_later_is_counted_once(tmp_path: Path, rewrite: str) -> None:
+    """Night 1 steps back, night 2 goes stopping again, night 3 steps back again (counted);
+    before night 4 that last commit is reworded (amend) or rebased: the same step shown again,
+    a copy of night 3's. The first step back, behind the copy, made it a new step, and night 4
+    failed again (found by a hunt)."""
+    repo = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", tmp_path / "root" / "repo")
+    git(repo, "init", "-q", "-b", "main")
+    edit(repo, "state.md", "Status: open", "Status: stopping")
+    commit(repo, "2026-07-02T10:00:00Z", "stopping")
+    edit(repo, "state.md", "Status: stopping", "Status: open")
+    commit(repo, "2026-07-02T11:00:00Z", "step back")
+    _night(repo, tmp_path / "out", 1)
+    edit(repo, "state.md", "Status: open", "Status: stopping")
+    commit(repo, "2026-07-03T10:00:00Z", "stopping again")
+    _night(repo, tmp_path / "out", 2)
+    edit(repo, "state.md", "Status: stopping", "Status: open")
+    commit(repo, "2026-07-04T10:00:00Z", "step back again")
+    _night(repo, tmp_path / "out", 3)
+    dates = {"GIT_COMMITTER_DATE": "2026-07-05T10:00:00Z"}
+    if rewrite == "amend":
+        git(repo, "commit", "-q", "--amend", "-m", "step back again, reworded", env=dates)
+    else:
+        git(repo, "rebase", "-q", "--force-rebase", "HEAD~1", env=dates)
+    _night(repo, tmp_path / "out", 4)
+    found = [p for p, r, _ in _series(tmp_path / "out") if r == "BS-STATE-01"]
+    assert found == ["night-1", "night-3"], found
+
+
 def test_commits_in_one_second_are_ordered_by_ancestry_for_lifetimes(tmp_path: Path) -> None:
     """Commit dates have one-second steps, so a script (or a twin) that raises a fork and
     resolves it in the next commit may date both alike. The lifetimes ordered such commits

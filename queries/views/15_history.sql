@@ -254,29 +254,50 @@ makers AS (
     FROM made_now
 ),
 ancestors AS (
-    -- The commits (that changed the session) behind each such pair's commit.
+    -- The commits (that changed the session) behind each such pair's commit, and behind each
+    -- commit that made its step before (each is its own too).
     SELECT DISTINCT session_key, root, after_commit AS start, after_commit AS at
     FROM same_step
+    UNION
+    SELECT session_key, root, earlier, earlier
+    FROM makers
     UNION
     SELECT a.session_key, a.root, a.start, unnest(c.parents)
     FROM ancestors a
     JOIN commits c ON c.session_key = a.session_key AND c.root = a.root AND c."commit" = a.at
 ),
 rewritten AS (
-    -- A step shown again: no commit that made it before is among its ancestors. One that is
-    -- (the step amended once, then made a second time on top of the amended commit) makes it
-    -- a new step, whatever other copies of the first were left behind.
+    -- A step shown again is a copy when a commit that made it before is not among its
+    -- ancestors (another branch's copy: amended, rebased, cherry-picked) and has behind it
+    -- every maker of the step that is: one made on top of a copy (the step amended once, then
+    -- made a second time on top of the amended commit) is a new step; one whose copy made it
+    -- again after an older maker behind both (stepped back twice, the second step then
+    -- amended) is the second step's copy, counted on its night (until 2026-12-07 the older
+    -- maker made it a new step; found by a hunt).
     SELECT DISTINCT m.session_key, m.root, m.before_id, m.after_commit
     FROM same_step m
+    JOIN makers s
+        ON s.session_key = m.session_key AND s.root = m.root AND s.before_id = m.before_id
+        AND s.after_commit = m.after_commit
     WHERE NOT EXISTS (
-        SELECT 1
-        FROM makers s
-        JOIN ancestors a
-            ON a.session_key = s.session_key AND a.root = s.root AND a.start = s.after_commit
-            AND a.at = s.earlier
-        WHERE s.session_key = m.session_key AND s.root = m.root AND s.before_id = m.before_id
-            AND s.after_commit = m.after_commit
-    )
+            SELECT 1 FROM ancestors a
+            WHERE a.session_key = m.session_key AND a.root = m.root
+                AND a.start = m.after_commit AND a.at = s.earlier
+        )
+        AND NOT EXISTS (
+            SELECT 1
+            FROM makers t
+            JOIN ancestors behind
+                ON behind.session_key = t.session_key AND behind.root = t.root
+                AND behind.start = m.after_commit AND behind.at = t.earlier
+            WHERE t.session_key = m.session_key AND t.root = m.root
+                AND t.before_id = m.before_id AND t.after_commit = m.after_commit
+                AND NOT EXISTS (
+                    SELECT 1 FROM ancestors o
+                    WHERE o.session_key = t.session_key AND o.root = t.root
+                        AND o.start = s.earlier AND o.at = t.earlier
+                )
+        )
 ),
 differing AS (
     FROM pairs
