@@ -151,3 +151,33 @@ def test_crawl_and_check_agree_with_detect(tmp_path: Path) -> None:
         .fetchall()
     )
     assert {r for r, _ in rows} == failing(detect(folder, "manifest")) >= {"BS-FORK-01"}
+
+
+@pytest.mark.parametrize(
+    ("file", "heading", "rule"),
+    [
+        (
+            "forks.md",
+            b"##\xff F9 \xe2\x80\x94 Weekly digest too? [open]\n" + BODY.encode(),
+            "BS-FORK-03",
+        ),
+        (
+            "ops/capture.md",
+            b"\n---\n###\xff T9 \xc2\xb7 2030-01-01T00:00Z\nuser: x\n",
+            "BS-COMPOSE-02",
+        ),
+    ],
+)
+def test_a_byte_not_utf8_after_the_hashes_keeps_the_entry_meant(
+    tmp_path: Path, file: str, heading: bytes, rule: str
+) -> None:
+    """A byte that is not UTF-8 right after a heading's #s reads as U+FFFD, which keeps
+    CommonMark from seeing a heading, as an invisible U+200B there does: the line was read as
+    nothing, so an open fork passed BS-FORK-03 and a turn after the compose BS-COMPOSE-02
+    (found by a hunt). It is meant as the entry, and its rule fails."""
+    folder = appended(tmp_path, "converging", file, "\n")
+    with open(folder / file, "ab") as handle:
+        handle.write(heading)
+    found = detect(folder, "manifest")
+    assert rule in failing(found), found
+    assert any(code == "entry-not-heading" for f, _, code in notes(found) if f == file), found

@@ -99,7 +99,10 @@ _ODD_SPACES = "\u00a0\u202f\u3000\u2000-\u200a"
 # CommonMark takes for no space: an odd space, or a character that shows nothing
 # (`##\u200b F1 — …`). Either makes the line a paragraph, which was read as nothing at all.
 _HASHES = "#\uff03"
-_ODD_SPACE_RE = re.compile(rf"[{_HASHES}]++([{_ODD_SPACES}{INVISIBLE}])")
+# A byte that is not UTF-8 there reads as U+FFFD, and hid the line the same way (`##\xff F2`:
+# an open fork passed BS-FORK-03; found by a hunt).
+_UNREADABLE = "\ufffd"
+_ODD_SPACE_RE = re.compile(rf"[{_HASHES}]++([{_ODD_SPACES}{INVISIBLE}{_UNREADABLE}])")
 # A line meant as an entry though not written as its heading (`##F5 — …`, `- F5 — …`,
 # `**F5 — …**`, `[F5] — …`, `F5a — …`): #s, emphasis or a bracket, the ID's letter, its
 # digits and anything glued to them, the marks that close it, then a separator.
@@ -108,7 +111,7 @@ _ODD_SPACE_RE = re.compile(rf"[{_HASHES}]++([{_ODD_SPACES}{INVISIBLE}])")
 _OPENERS = {"F": "[", "D": "[", "T": "[("}
 _MEANT_RES = {
     letter: re.compile(
-        rf"([{_HASHES}]*+)[ \t{_ODD_SPACES}{INVISIBLE}]*+"
+        rf"([{_HASHES}]*+)[ \t{_ODD_SPACES}{INVISIBLE}{_UNREADABLE}]*+"
         rf"([*_`{re.escape(_OPENERS[letter])}]*+){letter}([0-9]++)([A-Za-z0-9_]*+)"
         r"([\])*_`]*+)([ \t]*+)"
         r"([—–:·|]|-(?=[ \t])|$)?"
@@ -1337,7 +1340,9 @@ def not_an_entry_heading(
     elif text[:1] == "\uff03":
         message += " (fullwidth ＃ signs, not #, begin the line)"
     odd = _ODD_SPACE_RE.match(text)
-    if odd is not None and odd[1] in INVISIBLE:
+    if odd is not None and odd[1] == _UNREADABLE:
+        message += " (a byte that is not UTF-8 follows the #s)"
+    elif odd is not None and odd[1] in INVISIBLE:
         message += f" (an invisible U+{ord(odd[1]):04X} follows the #s)"
     elif odd is not None:
         message += f" (a U+{ord(odd[1]):04X} space, not a plain one, follows the #s)"
