@@ -109,6 +109,26 @@ def test_an_unread_document_no_round_names_fails_nothing(tmp_path: Path) -> None
     assert _harvest(repo / "docs" / "research" / "demo-brainstorm") == ("pass", [])
 
 
+@pytest.mark.parametrize("named", ["docs/features/", "docs/features", "docs/features/*.md"])
+def test_an_unread_document_in_a_folder_or_pattern_destination_fails_harvest(
+    tmp_path: Path, named: str
+) -> None:
+    """Each document in a folder Destination, or matching a pattern, is a destination
+    document: one that could not be read was a note only, and BS-HARVEST-01 passed over
+    whatever links it may hold (found by a hunt)."""
+    repo = copy_tree(FIXTURES / "cases" / "base" / "applied" / "repo", tmp_path / "corpus" / "repo")
+    session = repo / SESSION_APPLIED
+    manifest = session / "ops" / "manifest.md"
+    manifest.write_text(manifest.read_text().replace("docs/features/demo.md", named))
+    assert _harvest(session)[0] == "pass"
+    (repo / "docs" / "features" / "other.md").write_bytes(b"x\0[a](../research/demo-brainstorm/)")
+    status, findings = _harvest(session)
+    assert status == "fail", findings
+    assert any("/docs/features/other.md" in f and "NUL" in f for f in findings), findings
+    checked = _checked_status(tmp_path / "corpus", tmp_path / "out")
+    assert ("fail", "/docs/features/other.md") in checked
+
+
 def test_an_unread_destination_of_an_earlier_round_fails_harvest(tmp_path: Path) -> None:
     """BS-HARVEST-01 reads every round's destinations, but an unread one failed it only when
     the current round named it: a document named by round 1 alone, over 8 MiB, was a note and

@@ -395,7 +395,7 @@ def _unread_documents(rec: Records, inp: SessionInput) -> None:
     reads every round's destinations."""
     named = {row["destination_path"] for row in rec.of("manifest_destinations")}
     for name, code, message in inp.unreadable_documents:
-        needed = inp.location == "history" or name in named
+        needed = inp.location == "history" or _destined(name, named)
         rec.issue(
             f"/{name}",
             None,
@@ -403,6 +403,18 @@ def _unread_documents(rec: Records, inp: SessionInput) -> None:
             f"destination document not read, so its links are unknown: {message}",
             "BS-HARVEST-01" if needed else None,
         )
+
+
+def _destined(name: str, destinations: set[str]) -> bool:
+    """Whether a destination names the document as BS-HARVEST-01 reads them: itself, a folder
+    it lies in, or a pattern it matches (a document in a folder Destination that could not be
+    read was a note only, and the rule passed; found by a hunt)."""
+    from fnmatch import fnmatchcase
+
+    return any(
+        name == path or name.startswith(path + "/") or ("*" in path and fnmatchcase(name, path))
+        for path in destinations
+    )
 
 
 def _summarise(rec: Records, inp: SessionInput) -> None:
