@@ -181,3 +181,34 @@ def test_a_byte_not_utf8_after_the_hashes_keeps_the_entry_meant(
     found = detect(folder, "manifest")
     assert rule in failing(found), found
     assert any(code == "entry-not-heading" for f, _, code in notes(found) if f == file), found
+
+
+@pytest.mark.parametrize(
+    ("file", "text", "rule"),
+    [
+        (
+            "forks.md",
+            "\n{q} ## F9 — Weekly digest too? [open]\n{q} - Closes when: x\n",
+            "BS-FORK-01",
+        ),
+        ("ops/capture.md", "\n{q} ### T9 · 2030-01-01T00:00Z\n", "BS-COMPOSE-02"),
+        ("forks.md", "\n{items}", "BS-FORK-01"),
+    ],
+)
+def test_an_entry_nested_past_the_readers_depth_fails_its_rule(
+    tmp_path: Path, file: str, text: str, rule: str
+) -> None:
+    """Past 16 quotes or lists the block reader reads the markers as text: a fork or a turn
+    there vanished with no word and the manifest gate was clean (found by a hunt). It is a
+    `too-deep` parse issue that fails the rule reading the file."""
+
+    def nested(depth: int) -> str:
+        items = "".join("  " * i + "- x\n" for i in range(depth))
+        return text.format(q=">" * depth, items=items)
+
+    folder = appended(tmp_path, "converging", file, nested(17))
+    found = detect(folder, "manifest")
+    assert rule in failing(found) or "BS-FORK-01" in failing(found), found
+    assert any(code == "too-deep" for f, _, code in notes(found) if f == file), found
+    shallow = appended(tmp_path / "shallow", "converging", file, nested(3))
+    assert not any(code == "too-deep" for _, _, code in notes(detect(shallow, "manifest")))

@@ -174,7 +174,7 @@ Block = Heading | Item | Paragraph | Table
 class Document:
     """One parse: the blocks readers walk, and every item, code and HTML block."""
 
-    __slots__ = ("_items", "blocks", "code", "html", "unclosed_fence", "unclosed_html")
+    __slots__ = ("_items", "blocks", "code", "html", "too_deep", "unclosed_fence", "unclosed_html")
 
     def __init__(self) -> None:
         self.blocks: list[Block] = []
@@ -188,6 +188,9 @@ class Document:
         # Likewise (line, kind) of an HTML block with an end condition (`-->`, `?>`, …) still
         # open at the end of the file, when lines follow it.
         self.unclosed_html: tuple[int, int] | None = None
+        # The first line where a quote or list marker past MAX_DEPTH containers was read as
+        # text: what it holds (an entry, a field) cannot be read as the page shows it.
+        self.too_deep: int | None = None
 
     @property
     def items(self) -> list[Item]:
@@ -891,14 +894,19 @@ class _Parser:
                 self.pos = nonspace + (2 if s[nonspace + 1 : nonspace + 2] == " " else 1)
                 matched = self._open_box(matched, _Box(">", self.pos))
                 continue
+            if c == ">" and self.doc.too_deep is None:
+                self.doc.too_deep = self.number
             if c in "*-_" and _is_break(s, nonspace):
                 self._open_leaf(matched, "", nonspace)
                 return
-            if (c in "-*+" or "0" <= c <= "9") and len(self.stack) < MAX_DEPTH:
+            listed = c in "-*+" or "0" <= c <= "9"
+            if listed and len(self.stack) < MAX_DEPTH:
                 marker = _list_marker(s, nonspace)
                 if marker is not None:
                     matched = self._open_item(matched, nonspace, marker[0])
                     continue
+            elif listed and self.doc.too_deep is None and _list_marker(s, nonspace) is not None:
+                self.doc.too_deep = self.number
             self._open_other(matched, c, nonspace)
             return
 

@@ -15,6 +15,7 @@ from itertools import groupby
 from typing import NamedTuple, TypeVar, cast
 
 from pipeline.parse.blocks import (
+    MAX_DEPTH,
     PREFIX_RE,
     Block,
     Document,
@@ -1401,6 +1402,10 @@ def unclosed_block(doc: Document, rec: Records, file: str, rule: str) -> None:
     if doc.unclosed_fence is not None:
         message = "code fence never closed; the rest of the file is read as code"
         rec.issue(file, doc.unclosed_fence, "unclosed-fence", message, rule)
+    if doc.too_deep is not None:
+        # An entry 17 quotes or lists deep vanished with no word (found by a hunt).
+        message = f"quotes or lists nested more than {MAX_DEPTH} deep; what they hold is not read"
+        rec.issue(file, doc.too_deep, "too-deep", message, rule)
     unclosed_comment(doc, rec, file, rule)
 
 
