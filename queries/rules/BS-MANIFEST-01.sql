@@ -49,6 +49,10 @@ join manifests m using (snapshot_id)
 where (f.marker = 'parked' or f.marker is null) and f.fork_id is not null and not exists (
     select 1 from current_rows r
     where r.snapshot_id = f.snapshot_id
+        -- Its number written somewhere in the row first, a plain test that spares the regular
+        -- expressions (built per fork and row) every row that cannot name it: they made the
+        -- rule quadratic, minutes for a thousand forks and rows (found by a hunt).
+        and contains(concat_ws(' ', r.what, r.source), substr(f.fork_id, 2))
         -- The ID as a whole word, wrapped in emphasis or not (`_F4_` names F4), by its
         -- number: `F04` names F4 as the ID readers do (leading zeros dropped).
         and (regexp_matches(r.what, '(^|[^A-Za-z0-9])F0*' || substr(f.fork_id, 2) || '([^A-Za-z0-9]|$)')
@@ -63,6 +67,9 @@ where fr.snapshot_id not in (select snapshot_id from routes_all_fragments)
     and not exists (
         select 1 from current_rows r
         where r.snapshot_id = fr.snapshot_id
+            -- The name written somewhere in the row first (as for forks, above).
+            and (contains(concat_ws(' ', r.what, r.source), fr.name)
+                or contains(concat_ws(' ', r.what, r.source), regexp_extract(fr.file, '[^/]*$')))
             -- The name as a whole word, a hyphen or a dot within a name counting as part of
             -- it: `send-window-v2` and `send-window.v2.md` do not name `send-window`, while
             -- `send-window.md`, a sentence's last word `send-window.` and `c++` name theirs.
