@@ -289,6 +289,36 @@ def test_a_commit_snapshot_without_ops_skips_each_manifest_rule_for_that_reason(
     )
 
 
+def test_a_commit_s_link_into_the_folder_written_in_another_case_fails_harvest_01(
+    tmp_path: Path,
+) -> None:
+    """A guide links into the harvested folder as `../History/Brainstorms/demo/`: the folders
+    are compared blind to case, so the working tree fails BS-HARVEST-01, and so must the
+    commit holding the same guide (found by a hunt: its copy was never parsed, as the text
+    test for `brainstorm` minded the case, and the commit passed)."""
+    repo = copy_tree(FIXTURES / "cases" / "base" / "harvested" / "repo", tmp_path / "root" / "repo")
+    (repo / "docs" / "guides").mkdir()
+    guide = "# Tour\n\nSee [the session](../History/Brainstorms/demo/thesis.md).\n"
+    (repo / "docs" / "guides" / "tour.md").write_text(guide, encoding="utf-8")
+    git(repo, "init", "-q")
+    commit(repo, "2026-07-12T15:00:00Z", "harvest, with a link left behind")
+    out = Out(tmp_path / "out")
+    crawl([str(repo.parent)], str(out.root), workers=1, git_history=True)
+    check(str(out.root))
+    rows = (
+        connect(out)
+        .execute(
+            """
+            SELECT o."commit" IS NULL, r.status FROM observations o
+            JOIN rule_results r USING (snapshot_id)
+            WHERE r.rule_id = 'BS-HARVEST-01' AND r.gate = 'move' ORDER BY 1
+            """
+        )
+        .fetchall()
+    )
+    assert rows == [(False, "fail"), (True, "fail")]
+
+
 def _working_tree_ops_02(root: Path, out_path: Path) -> list[tuple[str, str]]:
     """BS-OPS-02's status and message on each working tree of a --git-history crawl of root."""
     out = Out(out_path)
