@@ -674,28 +674,64 @@ def manifest_destinations(data: bytes, folder: str, root: tuple[str, ...] = ()) 
 
 def destination_stamps(ctx: RepoContext) -> str:
     """The metadata of the session files a manifest of the repository may name as a
-    Destination (its folder's name and the file's path in it appear in the manifest's text):
-    a session's snapshot reads their links, so a change to one is a change to it too."""
+    Destination (its folder's name and the file's path in it appear in the manifest's text,
+    or a folder or pattern Destination reaches them): a session's snapshot reads their links,
+    so a change to one is a change to it too."""
     manifests = []
     for session in ctx.repo.sessions.values():
         if any(e.path == "ops/manifest.md" for e in session.entries):
             with contextlib.suppress(ReadError):  # read again, and noted, with its session
-                manifests.append(ctx.read(f"{session.path}/ops/manifest.md"))
+                manifests.append((session.path, ctx.read(f"{session.path}/ops/manifest.md")))
     if not manifests:
         return ""
     # A Destination names its path as a link may (`notes%20a.md`, `b%2Dbrainstorm`,
     # `notes\_a.md`): the folder's name is looked for in the text so unescaped too, and then
     # every document of that folder counts (more than are named, never fewer).
-    texts = [*manifests, *(unquote_to_bytes(data).replace(b"\\", b"") for data in manifests)]
+    raw = [data for _, data in manifests]
+    texts = [*raw, *(unquote_to_bytes(data).replace(b"\\", b"") for data in raw)]
+    reached = _reached_sessions(ctx, manifests)
     named = []
     for session in ctx.repo.sessions.values():
         name = posixpath.basename(session.path).encode("utf-8", "surrogateescape")
-        if not any(name in text for text in texts):
+        if session.path not in reached and not any(name in text for text in texts):
             continue
         for e in session.entries:
             if is_markdown(e.path):
                 named.append(f"{session.path}/{e.path}\0{e.stamp}")
     return "\n".join(named)
+
+
+# Where a Destination may reach session folders without naming one: a pattern, a character
+# reference, or a folder above them (`docs/research/`, `docs/`, `../..` from ops/) written
+# last in its path.
+_REACHING_RE = re.compile(
+    rb"\*|&(?:#|[A-Za-z][A-Za-z0-9]{1,31};)"
+    rb"|(?<![\w.-])(?i:docs|research|history|brainstorms|\.\.)[/\\]?(?![\w.%/\\-])"
+)
+
+
+def _reached_sessions(ctx: RepoContext, manifests: list[tuple[str, bytes]]) -> set[str]:
+    """The session folders holding a document that a Destination reaches without its text
+    naming the folder (`docs/research/`, `docs/research/*/notes.md`, `other&#45;brainstorm`):
+    such a manifest is read as the rule reads it, the others are not read at all (found by a
+    hunt: a rerun kept a pass after a document so reached began to link into the session)."""
+    reaching = [
+        d
+        for folder, data in manifests
+        if _REACHING_RE.search(data) or _REACHING_RE.search(unquote_to_bytes(data))
+        for d in manifest_destinations(data, folder, ctx.root_names)
+    ]
+    if not reaching:
+        return set()
+    found = set()
+    for session in ctx.repo.sessions.values():
+        paths = [f"{session.path}/{e.path}" for e in session.entries]
+        for d in reaching:
+            inside = is_inside(session.path, d) or is_inside(d, session.path)
+            if inside or ("*" in d and any(fnmatchcase(p, d) for p in paths)):
+                found.add(session.path)
+                break
+    return found
 
 
 def repo_signature(ctx: RepoContext) -> str:
