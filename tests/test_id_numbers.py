@@ -158,3 +158,13 @@ def test_a_fragment_is_named_by_its_own_name_not_a_longer_dotted_one(tmp_path: P
     assert status("fragments/send-window.md and fragments/send-window.v2.md") == "pass"
     assert status("fragment:send-window, fragment:send-window.v2") == "pass"
     assert status("send-window. Also send-window.v2.md") == "pass"  # a sentence's last word
+
+
+def test_a_fragment_is_named_by_a_whole_word_in_any_script(tmp_path: Path) -> None:
+    """BS-MANIFEST-01: a row naming `résumé` does not name the fragment `sumé` (the rule's
+    word boundary was RE2's ASCII \\w, so `é` ended a word and the unrouted fragment passed;
+    found by a hunt)."""
+    status = _fragment_routing(tmp_path, "sumé.md")
+    assert status("fragment:send-window, fragment:résumé") == "fail"
+    assert status("fragment:send-window, fragment:sumé") == "pass"
+    assert status("fragment:send-window, fragments/sumé.md") == "pass"

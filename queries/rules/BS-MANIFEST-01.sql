@@ -14,7 +14,7 @@ routes_all_fragments as (
     -- session folder's), while `fragments/x.md` names one fragment only.
     select distinct snapshot_id from current_rows
     where regexp_matches(
-        source, '(^|[^\w/.-])(\.\.?/|[\w./-]*-brainstorm/)?fragments/?([^\w/.-]|$)', 'i'
+        source, '(^|[^\pL\pN_/.-])(\.\.?/|[\pL\pN_./-]*-brainstorm/)?fragments/?([^\pL\pN_/.-]|$)', 'i'
     )
 )
 select snapshot_id, file, coalesce(round_line, line) as line,
@@ -73,9 +73,10 @@ where fr.snapshot_id not in (select snapshot_id from routes_all_fragments)
             -- The name as a whole word, a hyphen or a dot within a name counting as part of
             -- it: `send-window-v2` and `send-window.v2.md` do not name `send-window`, while
             -- `send-window.md`, a sentence's last word `send-window.` and `c++` name theirs.
-            and (regexp_matches(r.what, '(^|[^\w.-])' || regexp_escape(fr.name) || '(\.md)?(\.(\W|$)|[^\w.-]|$)')
-                or regexp_matches(r.source, '(^|[^\w.-])' || regexp_escape(fr.name) || '(\.md)?(\.(\W|$)|[^\w.-]|$)')
+            -- A letter is any script's (\pL), not RE2's ASCII \w: `résumé` names no `sumé`.
+            and (regexp_matches(r.what, '(^|[^\pL\pN_.-])' || regexp_escape(fr.name) || '(\.md)?(\.([^\pL\pN_]|$)|[^\pL\pN_.-]|$)')
+                or regexp_matches(r.source, '(^|[^\pL\pN_.-])' || regexp_escape(fr.name) || '(\.md)?(\.([^\pL\pN_]|$)|[^\pL\pN_.-]|$)')
                 -- Its file name as it is, whatever its extension (`retry-schedule.yaml`).
-                or regexp_matches(r.what, '(^|[^\w.-])' || regexp_escape(regexp_extract(fr.file, '[^/]*$')) || '(\.(\W|$)|[^\w.-]|$)')
-                or regexp_matches(r.source, '(^|[^\w.-])' || regexp_escape(regexp_extract(fr.file, '[^/]*$')) || '(\.(\W|$)|[^\w.-]|$)'))
+                or regexp_matches(r.what, '(^|[^\pL\pN_.-])' || regexp_escape(regexp_extract(fr.file, '[^/]*$')) || '(\.([^\pL\pN_]|$)|[^\pL\pN_.-]|$)')
+                or regexp_matches(r.source, '(^|[^\pL\pN_.-])' || regexp_escape(regexp_extract(fr.file, '[^/]*$')) || '(\.([^\pL\pN_]|$)|[^\pL\pN_.-]|$)'))
     )
