@@ -306,9 +306,12 @@ def evaluate_checked_with(
     with it (a night whose check did not run is decided by the next night's), as that check
     raised them: the report shows them beside the shown point's, as check's exit code
     covered them."""
+    # Only the points that check decided first: a re-check decides every point again, and the
+    # report after one alarmed on each earlier night its own check had alarmed on already.
     rows = connect(Out(out_path)).execute(
-        "SELECT point FROM points WHERE check_id = "
-        "(SELECT check_id FROM points WHERE point = $point) AND point <> $point "
+        "WITH shown AS (SELECT check_id FROM points WHERE point = $point) "
+        "SELECT point FROM points WHERE check_id = (FROM shown) AND point <> $point "
+        "AND point NOT IN (SELECT point FROM checks WHERE check_id < (FROM shown)) "
         "ORDER BY position",
         {"point": shown.point.name},
     )

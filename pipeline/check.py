@@ -67,6 +67,9 @@ class CheckSummary:
     seconds: float
     rechecked: bool = False
     unchanged: list[str] = field(default_factory=list)  # already-checked points left as they are
+    # The points no check had decided before this one: a re-check decides the others again,
+    # and their alarms were raised by the checks that first decided them.
+    first: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)  # steps after the commit that failed
     # Lines the evaluated snapshots could not read, and how many snapshots have any: each
     # failed the rule that needed it (spec §3.1, fail closed).
@@ -98,6 +101,7 @@ def check(out_path: str, recheck: bool = False) -> CheckSummary:
             pending, 0, 0, current, last if last and last != current else None, 0.0, recheck
         )
         summary.unchanged = [p for p, done in points if done and p not in pending]
+        summary.first = [p for p, done in points if not done]
         if pending:
             _decide(out, con, pending, current, summary)
     summary.seconds = time.perf_counter() - started

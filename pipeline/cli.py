@@ -670,7 +670,7 @@ def check(
     labels = _labels(label)
     report = alarms.evaluate(str(out), run, labels, gate_name, fail_above, metrics)
     earlier = alarms.evaluate_decided(
-        str(out), summary.points, report, labels, gate_name, fail_above, metrics
+        str(out), summary.first, report, labels, gate_name, fail_above, metrics
     )
     if sarif is not None and not _sarif_after_verdict(
         sarif, report.findings(), "the check is committed"

@@ -248,6 +248,42 @@ def test_the_report_shows_the_alarm_of_a_night_checked_with_it(tmp_path: Path) -
     assert earlier.exit_code == 1 and "ALARM at night-1" not in page.read_text()
 
 
+def test_a_recheck_raises_no_alarm_its_nights_own_checks_raised(tmp_path: Path) -> None:
+    """Night 2 broke BS-FORK-01 and its own check alarmed; night 3 was clean of regressions.
+    A --recheck under the same rules changed no figure, yet it and every report of night 3
+    after it exited 1 on night 2 again, "checked together with night-3", while check on
+    night 3 exited 0 (found by a hunt)."""
+    corpus = base_corpus(tmp_path / "corpus", 12)
+    out = tmp_path / "out"
+    for night in range(1, 4):
+        if night == 2:
+            _break_closes_when(corpus, 10)
+        crawl([str(corpus)], str(out), workers=1, point=f"night-{night}")
+        checked = runner.invoke(app, ["check", "--out", str(out), "--fail-on-regression"])
+        assert checked.exit_code == (1 if night == 2 else 0), checked.output
+    page = tmp_path / "r.html"
+    report = ["report", "--out", str(out), "--html", str(page), "--fail-on-regression"]
+    before = runner.invoke(app, report)
+    assert before.exit_code == 0, before.output
+    shown = page.read_text()
+    again = runner.invoke(app, ["check", "--out", str(out), "--recheck", "--fail-on-regression"])
+    assert again.exit_code == 0 and "night-2" not in again.stderr, again.output
+    after = runner.invoke(app, report)
+    assert after.exit_code == 0 and "at night-2" not in after.stderr, after.output
+    assert page.read_text() == shown
+    # Nights no check had decided yet are decided with the night shown, and alarm with it.
+    for forks in corpus.glob("repo-*/docs/*/*/forks.md"):
+        forks.write_text(forks.read_text().replace("- Closes:", "- Closes when:"))
+    crawl([str(corpus)], str(out), workers=1, point="night-4")
+    _break_closes_when(corpus, 10)
+    crawl([str(corpus)], str(out), workers=1, point="night-5")
+    late = runner.invoke(app, ["check", "--out", str(out), "--recheck", "--fail-on-regression"])
+    assert late.exit_code == 1 and "night-2" not in late.stderr, late.output
+    lines = late.stdout.strip().splitlines()
+    assert lines[-2].startswith("no alarm at night-4"), lines
+    assert lines[-1].startswith("ALARM at night-5; regressed since night-4: BS-FORK-01"), lines
+
+
 def test_no_regression_test_is_made_across_a_rule_set_change(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
