@@ -304,3 +304,22 @@ def test_a_turn_heading_indented_four_spaces_is_code_and_noted(tmp_path: Path) -
     found = detect(fenced, "manifest")
     assert statuses(found)["BS-COMPOSE-02"] == "pass"
     assert issues(found) == set()
+
+
+def test_a_section_heading_whose_time_cannot_be_read_fails_compose_freshness(
+    tmp_path: Path,
+) -> None:
+    """A section heading with a date and time counts as the capture's (stop 56); one whose
+    time has no zone, or is not ISO 8601, vanished with no note and BS-COMPOSE-02 passed,
+    though the same heading with `Z` fails it (spec §3.1, fail closed)."""
+    for name, heading in (
+        ("no-zone", "## Late note · 2026-07-10T16:10"),
+        ("basic", "#### Notes from 20260710T1610Z"),
+        ("hour", "## Late note · 2026-07-10T25:10Z"),
+    ):
+        folder = session(tmp_path / name, heading)
+        found = detect(folder, "manifest")
+        line = line_of(folder, heading)
+        assert statuses(found)["BS-COMPOSE-02"] == "fail", heading
+        assert issues(found) == {("bad-timestamp", line)}, heading
+        assert findings(found, "BS-COMPOSE-02") == {("ops/capture.md", line)}, heading

@@ -289,9 +289,17 @@ def _stamped_section(rec: Records, line: int, text: str, raw: str) -> None:
     note · 2026-…`, `#### Notes from 2026-…`): no turn, yet the capture holds something at
     that time, so its time counts as a turn's for BS-COMPOSE-02 (a compose before it is
     stale) and for content_time; a note says so. Until stop 56 the time was dropped and the
-    rule passed over a section written after the compose (§3.1, fail closed)."""
+    rule passed over a section written after the compose (§3.1, fail closed). One whose time
+    cannot be read fails BS-COMPOSE-02."""
     at = parse_timestamp(raw)
     if at is None:
+        # Its time may be later than Last compose: freshness cannot be shown (fail closed; a
+        # time with no zone, `## Late note · 2026-07-09T10:00`, vanished and the rule passed).
+        message = (
+            f"a section heading with a timestamp and no T# ('{text[:80]}'): its time "
+            f"'{raw[:60]}' is not ISO 8601, so Last compose cannot be shown to be later"
+        )
+        rec.issue(FILE, line, "bad-timestamp", message, RULE)
         return
     message = (
         f"a section heading with a timestamp and no T# ('{text[:80]}'): no turn, but its time "
