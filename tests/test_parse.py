@@ -945,6 +945,12 @@ def test_thesis_stamp_equals_last_compose_written_with_another_offset() -> None:
         # ISO 8601's own minus sign (U+2212), which `-` stands in for (found by a hunt).
         ("2026-07-08T12:30\u221202:00", AT),
         ("2026-07-09T00:30+10:00", AT),  # the offset crosses midnight
+        ("2026-07-09T04:30+14:00", AT),  # the zones' extremes (Kiribati, Baker Island)
+        ("2026-07-08T02:30-12:00", AT),
+        # A time range, not an offset no zone has: read as 16:10 at -16:20, a compose stamp
+        # looked 16 hours later than it was (found by a hunt).
+        ("2026-07-08T16:10-16:20", None),
+        ("2026-07-08T16:10+14:30", None),
         ("  2026-07-08T14:30Z  ", AT),
         ("2026-07-08", None),
         ("14:30Z", None),

@@ -144,7 +144,14 @@ def test_turn_heading_without_a_timestamp_fails_compose_freshness() -> None:
 
 
 @pytest.mark.parametrize(
-    "stamp", ["2026-07-08T15:00", "2026-07-08", "2026-02-30T15:00Z", "2026-07-08T25:00Z"]
+    "stamp",
+    [
+        "2026-07-08T15:00",
+        "2026-07-08",
+        "2026-02-30T15:00Z",
+        "2026-07-08T25:00Z",
+        "2026-07-08T15:00-15:40",  # a range of times, not an offset no zone has
+    ],
 )
 def test_turn_timestamp_that_is_no_utc_instant_fails_compose_freshness(stamp: str) -> None:
     rec = read("capture", f"### T1 · {stamp}\n")

@@ -5,7 +5,7 @@ and one timestamp in another order (`### 2026-07-10T16:10Z · T9`) is a turn too
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime
+from datetime import datetime
 
 from pipeline.parse.blocks import Block, Heading, Paragraph, Table, parse
 from pipeline.parse.lexical import (
@@ -14,6 +14,7 @@ from pipeline.parse.lexical import (
     heading_shown,
     parse_timestamp,
     seen_chars,
+    utc_instant,
 )
 from pipeline.parse.reading import (
     entry_id,
@@ -57,12 +58,8 @@ def _schema_turn(text: str) -> tuple[str, str, datetime] | None:
     if m is None:
         return None
     raw = m[2]
-    # The pattern has checked the shape; the standard library checks the values.
-    try:
-        at = datetime.fromisoformat(raw)
-        return m[1], raw, at if raw[-1] == "Z" else at.astimezone(UTC)
-    except (ValueError, OverflowError):
-        return None
+    at = utc_instant(raw)  # the pattern has checked the shape
+    return None if at is None else (m[1], raw, at)
 
 
 def parse_capture(lines: list[str], rec: Records) -> None:

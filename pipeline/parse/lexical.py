@@ -7,7 +7,7 @@ import re
 import unicodedata
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from operator import methodcaller
 
 from pipeline.parse.records import Records
@@ -71,6 +71,8 @@ _TS_RE = re.compile(
 )
 _DATE_RE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
 _DATE_AT_RE = re.compile(r"\d{4}-\d{2}-\d{2}(?![\d:T])")
+# The offsets of the world's zones (UTC-12:00 to UTC+14:00).
+_LEAST_OFFSET, _MOST_OFFSET = timedelta(hours=-12), timedelta(hours=14)
 
 
 def decode(data: bytes, file: str, rec: Records) -> list[str]:
@@ -747,8 +749,19 @@ def parse_timestamp(raw: str) -> datetime | None:
     text = text.replace("\u2212", "-")
     if text.find(" ", 11) >= 0 or "\t" in text:
         text = text[:11] + "".join(text[11:].split())  # spaces before the zone
+    return utc_instant(text)
+
+
+def utc_instant(text: str) -> datetime | None:
+    """A timestamp whose shape a pattern has checked, as a UTC instant; None when its values
+    are out of range. The standard library reads the values."""
     try:
         value = datetime.fromisoformat(text)
+        offset = value.utcoffset()
+        # No zone is further from UTC than -12:00 or +14:00: `16:10-16:20` is a time range,
+        # not 16:10 at -16:20 (read so, a compose looked 16 hours later than it was).
+        if offset is not None and not _LEAST_OFFSET <= offset <= _MOST_OFFSET:
+            return None
         return value if text[-1] == "Z" else value.astimezone(UTC)
     except (ValueError, OverflowError):  # out of range, or moved before year 1 by its offset
         return None
