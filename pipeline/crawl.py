@@ -1474,26 +1474,30 @@ def _history(
         ops = {t: [tuple(p) for p in pairs] for t, pairs in known["ops"].items()}
         return History(known["at_head"], ops)
     history = read_history(repo_ctx)
-    # Only an unborn branch has no history to read; a HEAD git cannot resolve hides one.
-    failure = repo_ctx.history().failure or repo_ctx.git.head_failure
-    if head is None and not repo_ctx.git.head_failure:
-        failure = ""
-    if failure:
-        repo_ctx.history_problem = (
-            f"git could not walk the history ({failure}): no commit was read, so a step back "
-            "along it cannot be seen"
-        )
-        repo_ctx.issues.append((".git", "history-incomplete", repo_ctx.history_problem))
 
     def wanted(topic: str, commit: str) -> bool:
         key = session_key(identity, topic)
         seen = f"{job.root_abs}\x1f{key}\x1f{commit}" in ctx.observed_commits
         return not seen and in_shard(key, job.shard)
 
+    read = 0
     for commit, when, parents, past_ctx, session in walk_history(repo_ctx, history, wanted):
         key = f"{job.root_abs}\x1f{session.root_path}\x1f{commit}"
         at = datetime.fromtimestamp(when, UTC)
         batch.observe(past_ctx, session, identity, key, commit, at, commit, parents)
+        read += 1
+    # After the walk: git may fail on a commit's files (a tree object damaged) part-way.
+    # Only an unborn branch has no history to read; a HEAD git cannot resolve hides one.
+    failure = repo_ctx.history().failure or repo_ctx.git.head_failure
+    if head is None and not repo_ctx.git.head_failure:
+        failure = ""
+    if failure:
+        unread = "not every commit was read" if read else "no commit was read"
+        repo_ctx.history_problem = (
+            f"git could not walk the history ({failure}): {unread}, so a step back "
+            "along it cannot be seen"
+        )
+        repo_ctx.issues.append((".git", "history-incomplete", repo_ctx.history_problem))
     batch.result.heads[repo_key] = {
         "head": None if failure else head,  # read again next time, once git can
         "identity": identity,

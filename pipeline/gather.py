@@ -860,6 +860,10 @@ def walk_history(
         if not topics:
             continue
         tree = git_history.tree(commit, prefix)
+        if git_history.failure:
+            # A commit git could not list ends the walk: the commits after it would be stored
+            # with a parent that has no snapshot; the caller says the history incomplete.
+            return
         blobs = {path: (sha, size) for path, sha, size, _ in tree}
         # A link committed in place of a file: its blob is a path, never the file's text.
         links = {path: COMMITTED_LINK for path, _, _, link in tree if link}

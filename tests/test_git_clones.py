@@ -199,6 +199,40 @@ def test_a_history_git_cannot_walk_fails_the_series_rules(tmp_path: Path) -> Non
     assert again.parse_issues == 1
 
 
+def test_a_commit_git_cannot_list_fails_the_series_rules(tmp_path: Path) -> None:
+    """open, stopping, open again, in a repository whose tree object outside docs/ is lost
+    (a damaged repository): `git log -- docs` walks it, but `git ls-tree` cannot list a
+    commit. Each commit read as no files at all, a deletion, so no commit was stored, no
+    issue said so, and BS-STATE-01 passed (found by a hunt; a FIFO among the objects did the
+    same after ls-tree's timeout). Now the history is incomplete, and the series rules fail."""
+    repo = copy_tree(FIXTURES / "cases" / "base" / "open" / "repo", tmp_path / "corpus" / "r")
+    (repo / "src").mkdir()
+    (repo / "src" / "main.py").write_text("print('hi')\n")
+    git(repo, "init", "-q")
+    state = repo / SESSION / "state.md"
+    opened = state.read_text()
+    for n, text in enumerate((opened, opened.replace("Status: open", "Status: stopping"), opened)):
+        state.write_text(text)
+        git(repo, "add", "-A")
+        git(repo, "commit", "-q", "-m", f"c{n}")
+    tree = git(repo, "rev-parse", "HEAD:src").strip()
+    (repo / ".git" / "objects" / tree[:2] / tree[2:]).unlink()
+    out = tmp_path / "out"
+    summary = crawl([str(tmp_path / "corpus")], str(out), workers=1, git_history=True)
+    assert summary.history == 0
+    check(str(out))
+    con = duckdb.connect(str(out / "census.duckdb"), read_only=True)
+    rows = con.execute(
+        "SELECT rule_id, message FROM parse_issues WHERE code = 'history-incomplete' "
+        "ORDER BY 1 NULLS FIRST"
+    ).fetchall()
+    assert [r for r, _ in rows] == [None, *sorted(SERIES_RULES)]
+    assert all("git could not list commit " in m for _, m in rows), rows
+    assert con.execute(
+        "SELECT failed FROM rule_counts WHERE rule_id = 'BS-STATE-01'"
+    ).fetchall() == [(1,)]
+
+
 @pytest.mark.parametrize("raw_time", ["-86400", "300000000000"])
 def test_a_commit_with_a_date_out_of_range_is_said_and_the_rest_is_crawled(
     tmp_path: Path, raw_time: str

@@ -334,7 +334,11 @@ class GitHistory:
                 # without sizes, the files are still there, and a missing one is noted when read.
                 done = _git(self.repo.path, *args[:3], commit, *([prefix] if prefix else []))
             entries = []
-            if done is not None and done.returncode == 0:
+            if done is None or done.returncode != 0:
+                # Its files are unknown, not none: read as an empty tree, the commit looked like
+                # the deletion of every session folder, and the step it held passed unseen.
+                self.failure = f"git could not list commit {commit[:12]} ({_why(done)})"
+            else:
                 for record in done.stdout.decode("utf-8", "replace").split("\0"):
                     meta, _, path = record.partition("\t")
                     parts = meta.split()
