@@ -53,6 +53,7 @@ from pipeline.store import (
     read_state,
     write_state,
 )
+from pipeline.visible import visible
 
 if TYPE_CHECKING:
     from pipeline.gather import History, RepoContext
@@ -666,10 +667,14 @@ def _refuse_bad_options(
         # hide that the cluster asked for was never used.
         raise UsageError("--scheduler '' names no Dask scheduler; give tcp://HOST:PORT")
     if point is not None and (
-        not point.strip() or point in ("latest", "previous") or RUN_ID_RE.fullmatch(point)
+        not point.strip()
+        or point in ("latest", "previous")
+        or RUN_ID_RE.fullmatch(point)
+        or visible(point) != point
     ):
         # Selectors read these words as positions, and `--run ID` a run id as the point that
-        # holds that run: a point so named could never be chosen.
+        # holds that run: a point so named could never be chosen. A control character would
+        # split each alarm naming the point over lines, or act on the terminal (found by a hunt).
         raise UsageError(
             f"--point {point!r} cannot name a census point; write --point $(date -u +%F)"
         )

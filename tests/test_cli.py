@@ -1099,8 +1099,11 @@ def test_fail_above_reads_the_rates_shown_at_the_gate_asked_for(crawled: Path) -
         ["--point", "previous"],
         ["--point", "20261202T175737.495495Z-d78884"],  # `--run ID` reads it as a run's id
         ["-l", "run=a", "-l", "run=b"],
+        # Chosen, but each alarm naming it split over two lines or cleared the terminal.
+        ["--point", "night\n2"],
+        ["--point", "night\x1b[2J"],
     ],
-    ids=["empty-point", "latest", "previous", "run-id", "label-twice"],
+    ids=["empty-point", "latest", "previous", "run-id", "label-twice", "newline", "escape"],
 )
 def test_names_a_selector_could_never_choose_are_refused(
     corpus: Path, tmp_path: Path, args: list[str]
