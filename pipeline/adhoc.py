@@ -141,15 +141,20 @@ def _failure(err: Exception, out: Out) -> CensusError:
 def _one_line(err: Exception) -> str:
     first = str(err).splitlines()[0]
     if _refused(err):
-        return f"{first} — census sql reads only OUT's tables and writes only --output FILE"
+        # An extension DuckDB would install for the query says why on its second line.
+        said = " ".join(line.strip() for line in str(err).splitlines())
+        return f"{said} — census sql reads only OUT's tables and writes only --output FILE"
     return f"{first} (docs/tables.md lists every view and column)"
 
 
 def _refused(err: Exception) -> bool:
-    """Whether DuckDB refused what the sandbox forbids (a file by path, a setting)."""
-    first = str(err).splitlines()[0] if str(err) else ""
+    """Whether DuckDB refused what the sandbox forbids (a file by path, a setting, the
+    extension a function needs: DuckDB's bare Error, which said "OUT is damaged" of a
+    healthy OUT, found by a hunt)."""
     refused = ("disabled by configuration", "disabled through configuration", "has been locked")
-    return any(words in first for words in refused)
+    # Its first two lines: a parser error quotes the query further down, words and all.
+    said = "\n".join(str(err).splitlines()[:2])
+    return any(words in said for words in refused)
 
 
 def _select_point(con: Any, run: str | None, labels: dict[str, str]) -> None:

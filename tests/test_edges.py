@@ -64,6 +64,9 @@ def one_line_exit_2(args: list[str]) -> str:
         "SET enable_external_access = true",
         "INSTALL httpfs",
         "LOAD httpfs",
+        # A function of an extension DuckDB would install on the spot: refused, never damage.
+        "SELECT excel_text(1, '0')",
+        "SELECT * FROM tpch_queries()",
     ],
 )
 def test_sql_cannot_write_or_read_elsewhere(out: Path, tmp_path: Path, query: str) -> None:
