@@ -225,7 +225,8 @@ def gather(
         since,
         _tiles(con, at, since),
         newly,
-        _detailed(con, "worst", {"point": point.name, "limit": worst_n}),
+        # More than SQL's LIMIT takes (`--worst 10**20`, every session) was an internal error.
+        _detailed(con, "worst", {"point": point.name, "limit": min(worst_n, 2**63 - 1)}),
         _issue_groups(con, point.name),
         open_forks,
     )

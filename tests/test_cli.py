@@ -814,6 +814,18 @@ def test_a_negative_count_of_worst_sessions_is_a_usage_error(crawled: Path) -> N
     assert result.exit_code == 2 and "'--worst'" in result.output, result.output
 
 
+def test_more_worst_sessions_than_sql_can_count_lists_them_all(
+    crawled: Path, tmp_path: Path
+) -> None:
+    """`--worst 10**23` (every session, whatever their number) was an internal error: DuckDB's
+    LIMIT takes no number past a BIGINT (found by a hunt)."""
+    assert runner.invoke(app, ["check", "--out", str(crawled)]).exit_code == 0
+    html = tmp_path / "all.html"
+    args = ["report", "--out", str(crawled), "--worst", str(10**23), "--html", str(html)]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0 and html.is_file(), result.output
+
+
 @pytest.mark.parametrize("second", ["same", "inside", "outside"])
 def test_overlapping_roots_are_a_usage_error(corpus: Path, tmp_path: Path, second: str) -> None:
     """A session seen under two roots would count twice in the run's rates."""
