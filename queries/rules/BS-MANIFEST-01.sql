@@ -6,7 +6,19 @@
 -- skip: commit_snapshot and not ops_exists => ops/ is not kept in git (a commit snapshot)
 -- skip: not manifest_exists => no manifest
 with current_rows as (
-    select * from manifest_rows where "current"
+    -- Its text with each letter, digit or mark beyond ASCII wrapped in underscores (`é` is
+    -- `_é_`), as the fragments' names below: RE2's \w is ASCII, so `é` ended a word and
+    -- `résumé` named `sumé`; \pL in the patterns built per fragment and row cost seconds.
+    select *,
+        regexp_replace(what, '([^\x00-\x7f\PL]|[^\x00-\x7f\PN]|[^\x00-\x7f\PM])', '_\1_', 'g') as what_words,
+        regexp_replace(source, '([^\x00-\x7f\PL]|[^\x00-\x7f\PN]|[^\x00-\x7f\PM])', '_\1_', 'g') as source_words
+    from manifest_rows where "current"
+),
+fragment_words as (
+    select *,
+        regexp_replace(name, '([^\x00-\x7f\PL]|[^\x00-\x7f\PN]|[^\x00-\x7f\PM])', '_\1_', 'g') as name_words,
+        regexp_replace(regexp_extract(file, '[^/]*$'), '([^\x00-\x7f\PL]|[^\x00-\x7f\PN]|[^\x00-\x7f\PM])', '_\1_', 'g') as file_words
+    from fragments
 ),
 routes_all_fragments as (
     -- The word in any case: `Thesis + Fragments` routes them all as `thesis + fragments` does;
@@ -61,7 +73,7 @@ where (f.marker = 'parked' or f.marker is null) and f.fork_id is not null and no
 union all
 select fr.snapshot_id, 'ops/manifest.md', null,
     'fragment ' || fr.file || ' has no manifest row naming it'
-from fragments fr
+from fragment_words fr
 join manifests m using (snapshot_id)
 where fr.snapshot_id not in (select snapshot_id from routes_all_fragments)
     and not exists (
@@ -73,10 +85,9 @@ where fr.snapshot_id not in (select snapshot_id from routes_all_fragments)
             -- The name as a whole word, a hyphen or a dot within a name counting as part of
             -- it: `send-window-v2` and `send-window.v2.md` do not name `send-window`, while
             -- `send-window.md`, a sentence's last word `send-window.` and `c++` name theirs.
-            -- A letter is any script's (\pL), not RE2's ASCII \w: `résumé` names no `sumé`.
-            and (regexp_matches(r.what, '(^|[^\pL\pN_.-])' || regexp_escape(fr.name) || '(\.md)?(\.([^\pL\pN_]|$)|[^\pL\pN_.-]|$)')
-                or regexp_matches(r.source, '(^|[^\pL\pN_.-])' || regexp_escape(fr.name) || '(\.md)?(\.([^\pL\pN_]|$)|[^\pL\pN_.-]|$)')
+            and (regexp_matches(r.what_words, '(^|[^\w.-])' || regexp_escape(fr.name_words) || '(\.md)?(\.(\W|$)|[^\w.-]|$)')
+                or regexp_matches(r.source_words, '(^|[^\w.-])' || regexp_escape(fr.name_words) || '(\.md)?(\.(\W|$)|[^\w.-]|$)')
                 -- Its file name as it is, whatever its extension (`retry-schedule.yaml`).
-                or regexp_matches(r.what, '(^|[^\pL\pN_.-])' || regexp_escape(regexp_extract(fr.file, '[^/]*$')) || '(\.([^\pL\pN_]|$)|[^\pL\pN_.-]|$)')
-                or regexp_matches(r.source, '(^|[^\pL\pN_.-])' || regexp_escape(regexp_extract(fr.file, '[^/]*$')) || '(\.([^\pL\pN_]|$)|[^\pL\pN_.-]|$)'))
+                or regexp_matches(r.what_words, '(^|[^\w.-])' || regexp_escape(fr.file_words) || '(\.(\W|$)|[^\w.-]|$)')
+                or regexp_matches(r.source_words, '(^|[^\w.-])' || regexp_escape(fr.file_words) || '(\.(\W|$)|[^\w.-]|$)'))
     )
