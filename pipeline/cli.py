@@ -296,6 +296,17 @@ def _utf8(value: Any) -> Any:
     return value
 
 
+def _selector(value: Any) -> Any:
+    """A point selector as given: an empty one (an unset $NIGHT in a script) read as the
+    default, so a script chose the latest night, or compare's previous, and said nothing."""
+    if value is not None and not str(value).strip():
+        raise typer.BadParameter(
+            "is empty (an unset variable?); give latest, previous, a point's name or a run "
+            "id, or leave it out"
+        )
+    return _utf8(value)
+
+
 def _out_path(value: Any) -> Path:
     """--out as given: an empty one (an unset $OUT in a script) was Path(''), the current
     folder, where a crawl wrote OUT's files among the user's; refused, as an empty
@@ -344,7 +355,7 @@ RunSelector = Annotated[
     typer.Option(
         "--run",
         help="Which census point: latest (default), previous, a run id or a point name.",
-        callback=_utf8,
+        callback=_selector,
     ),
 ]
 LabelSelector = Annotated[
@@ -446,6 +457,9 @@ def _labels(values: list[str], option: str = "--label") -> dict[str, str]:
         key, sep, val = value.partition("=")
         if not sep or not key.strip():
             fail(f"label {value!r} is not k=v; write {option} {example}")
+        if not val.strip():
+            # `--label model=$MODEL` with the variable unset: stored, or selected, as no value.
+            fail(f"label {value!r} has no value (an unset variable?); write {option} {example}")
         if labels.get(key.strip(), val.strip()) != val.strip():
             fail(f"label {key.strip()!r} is given twice ({labels[key.strip()]!r} and {val!r})")
         labels[key.strip()] = val.strip()
@@ -985,11 +999,15 @@ def compare(
     ] = [],  # noqa: B006
     baseline_run: Annotated[
         str | None,
-        typer.Option(help="Baseline: latest, previous, a run id or a point name.", callback=_utf8),
+        typer.Option(
+            help="Baseline: latest, previous, a run id or a point name.", callback=_selector
+        ),
     ] = None,
     candidate_run: Annotated[
         str | None,
-        typer.Option(help="Candidate: latest, previous, a run id or a point name.", callback=_utf8),
+        typer.Option(
+            help="Candidate: latest, previous, a run id or a point name.", callback=_selector
+        ),
     ] = None,
     json_: JsonOption = False,
     sarif: Annotated[

@@ -1550,3 +1550,30 @@ def test_sql_csv_and_json_spell_an_interval_as_duckdb_does(crawled: Path) -> Non
         back.execute("SELECT CAST(? AS INTERVAL)", [value])  # DuckDB reads each back
     rows = json.loads(runner.invoke(app, ["sql", query, "--out", str(crawled), "--json"]).stdout)
     assert rows == [{"early": "-00:05:00", "m": "1 month", "h": "49:00:00", "b": "\\x00a"}]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["check", "--run", ""],
+        ["stats", "--run", " "],
+        ["report", "--run", ""],
+        ["sql", "SELECT selected_point()", "--run", ""],
+        ["compare", "--baseline-run", "", "--candidate-run", "latest"],
+        ["compare", "--baseline-run", "latest", "--candidate-run", ""],
+        ["stats", "--label", "run="],
+        ["crawl", "{corpus}", "--label", "model="],
+    ],
+)
+def test_an_empty_selector_or_label_value_is_a_usage_error_not_the_default(
+    corpus: Path, crawled: Path, args: list[str]
+) -> None:
+    """`--run "$NIGHT"` with the variable unset read as no --run: a script's stats, report
+    or eval silently took the latest night (compare's baseline the previous); `--label
+    model=$MODEL` stored or selected an empty value (found by a hunt). Refused, exit 2."""
+    assert runner.invoke(app, ["check", "--out", str(crawled)]).exit_code == 0
+    given = [a.format(corpus=corpus) for a in args]
+    result = runner.invoke(app, [*given, "--out", str(crawled)])
+    assert result.exit_code == 2, result.output
+    assert "(an unset variable?)" in result.stderr, result.stderr
+    assert len(result.stderr.splitlines()) == 1, result.stderr
