@@ -178,6 +178,14 @@ class Out:
         except ValueError as err:  # other OSErrors (permissions, open files) are the machine's
             raise OutError(f"{self.manifest_path} cannot be read ({err}); OUT is damaged") from None
         files = data.get("files") if isinstance(data, dict) else None
+        made = data.get("format") if isinstance(data, dict) else None
+        if isinstance(made, int) and made > MANIFEST_FORMAT:
+            # Its tables may mean what this census does not know, and a commit by it would
+            # drop from the manifest every table it has no name for.
+            raise OutError(
+                f"OUT was written by a newer census (manifest format {made}; this one reads up "
+                f"to {MANIFEST_FORMAT}): use that census, or crawl into a new --out"
+            )
         # Every commit lists a runs file (a prune keeps one point): a manifest listing none, or
         # naming files by anything but their paths, was written by another tool. Read as
         # empty, every committed file would be swept away as stale (found by a hunt).

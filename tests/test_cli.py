@@ -655,6 +655,24 @@ def test_a_manifest_that_is_not_one_is_damage_not_an_empty_out(
     assert sorted((crawled / "tables").rglob("*.parquet")) == files
 
 
+def test_an_out_written_by_a_newer_census_is_refused_untouched(crawled: Path, corpus: Path) -> None:
+    """manifest.json's format was written and never read: a newer census's OUT was read as
+    this one's, and this one's next commit dropped every table it has no name for (found by
+    a hunt)."""
+    manifest = crawled / "manifest.json"
+    body = json.loads(manifest.read_text())
+    body["format"] += 1
+    body["files"]["tables_of_the_future"] = ["tables_of_the_future/x.parquet"]
+    manifest.write_text(json.dumps(body))
+    before = manifest.read_bytes()
+    for command in (["sql", "SELECT count(*) FROM sessions"], ["check"], ["crawl", str(corpus)]):
+        done = runner.invoke(app, [*command, "--out", str(crawled)])
+        assert done.exit_code == 2, (command, done.output)
+        assert done.stderr.startswith("census: OUT was written by a newer census"), done.stderr
+        assert len(done.stderr.splitlines()) == 1, done.stderr
+    assert manifest.read_bytes() == before
+
+
 def test_previous_with_one_checked_point_says_checked(crawled: Path, corpus: Path) -> None:
     """Two points, one checked: 'OUT holds one' read as wrong; it holds one checked point."""
     assert runner.invoke(app, ["check", "--out", str(crawled)]).exit_code == 0
