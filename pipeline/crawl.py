@@ -23,7 +23,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pipeline import __version__, memo
-from pipeline.discover import RepoRef, SessionRef, discover, session_key, session_matches
+from pipeline.discover import (
+    RepoRef,
+    SessionRef,
+    discover,
+    session_key,
+    session_matches,
+    sessions_holding,
+)
 from pipeline.errors import OutError, UsageError
 from pipeline.lifeline import die_with_parent
 from pipeline.parse import READER_VERSION
@@ -495,6 +502,16 @@ def _refuse_hiding_out(trees: list[Tree], out: Out) -> None:
                 f"--out {out.root} lies in the session folder {folder!r} of root {tree.label!r}, "
                 "where its files would be the session's; give --out a folder outside it"
             )
+    # In a session folder of a repository not crawled now, too: that repository's next crawl
+    # would read OUT's files as the session's own (§12; found by a hunt, `census run` in one).
+    parts = list(Path(os.path.realpath(out.root)).parts)
+    found = sessions_holding(parts, is_dir=True)
+    if found:
+        place = Path(*parts[: found[-1][1]])
+        raise UsageError(
+            f"--out {out.root} lies in the session folder {place}, where a crawl of its "
+            "repository would read its files as the session's; give --out a folder outside it"
+        )
     # Roots never nest (_refuse_overlapping), so OUT lies in one root at most: looked at once.
     held = out.corpus_inside(within) if holding else None
     if held is not None:

@@ -273,6 +273,26 @@ def test_detect_with_a_sarif_path_it_cannot_write_prints_no_verdict(
     assert not (open_session / "r.sarif").exists()
 
 
+@pytest.mark.parametrize("command", [["crawl", "{other}"], ["run", "{other}"]])
+def test_no_out_is_made_in_a_session_folder_of_a_repository_not_crawled(
+    corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: list[str]
+) -> None:
+    """`census run` from inside a session folder, crawling another root, made ./census-out
+    there, and the next crawl of that repository read OUT's files as the session's own (§12;
+    found by a hunt): only an OUT in a session folder of a crawled root was refused."""
+    session = next(corpus.glob("team-open/docs/research/*-brainstorm"))
+    other = tmp_path / "other"
+    copy_tree(BASE / "applied" / "repo", other / "team-applied")
+    before = sorted(p.name for p in session.iterdir())
+    monkeypatch.chdir(session)
+    args = [part.replace("{other}", str(other)) for part in command]
+    result = runner.invoke(app, [*args, "--out", "o"] if command[0] == "crawl" else args)
+    assert result.exit_code == 2, result.output
+    assert f"lies in the session folder {session}, where a crawl" in result.stderr
+    assert len(result.stderr.splitlines()) == 1, result.stderr
+    assert sorted(p.name for p in session.iterdir()) == before
+
+
 @pytest.mark.parametrize(
     "command",
     [
