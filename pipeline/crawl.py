@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import re
 import shutil
 import time
 from collections.abc import Callable, Iterator
@@ -60,7 +61,6 @@ from pipeline.store import (
     read_state,
     write_state,
 )
-from pipeline.visible import visible
 
 if TYPE_CHECKING:
     from pipeline.gather import History, RepoContext
@@ -232,6 +232,16 @@ class _Plan:
         return f"{self.shard[0]}-of-{self.shard[1]}" if self.shard else ""
 
 
+def _listed(trees: list[Tree], blocks: list[list[str]]) -> set[str]:
+    """The keys of the repository blocks listed under the directory roots."""
+    return {
+        _block_key(t.root, rel)
+        for t, rels in zip(trees, blocks, strict=True)
+        if isinstance(t, DirTree)
+        for rel in rels
+    }
+
+
 def _crawl_locked(out: Out, trees: list[Tree], plan: _Plan) -> CrawlSummary:
     out.require_whole()  # the crawl reads few of OUT's files: a damaged one is refused first
     run_id = new_run_id()
@@ -261,12 +271,7 @@ def _crawl_locked(out: Out, trees: list[Tree], plan: _Plan) -> CrawlSummary:
         vouched = set(vouched_by) <= set(out.manifest()[SNAPSHOTS.name])
         fresh = summary.previous_reader is not None
         ctx = _context(out, trees, plan, run_id, now, fresh, light=vouched)
-        listed = {
-            _block_key(t.root, rel)
-            for t, rels in zip(trees, blocks, strict=True)
-            if isinstance(t, DirTree)
-            for rel in rels
-        }
+        listed = _listed(trees, blocks)
         for result in _replayed(held, listed, memos, None if vouched else ctx.stored, ctx):
             run.take(result)
     walk = [
@@ -289,8 +294,7 @@ def _crawl_locked(out: Out, trees: list[Tree], plan: _Plan) -> CrawlSummary:
     writer.close()
     # An unchanged rerun rewrites none of the caches: they are what it read.
     memos_changed = run.walked or run.memos_now.keys() != memos.keys() or not vouched
-    saved = _Saved(cache != ctx.cache, heads != ctx.heads, memos_changed, run.memos_now, made)
-    saved.past = past
+    saved = _Saved(cache != ctx.cache, heads != ctx.heads, memos_changed, run.memos_now, made, past)
     _commit(out, staging, summary, plan, cache, heads, saved)
     summary.warnings += _root_warnings(trees, run.checkouts, summary.sessions, plan)
     summary.seconds = time.perf_counter() - plan.started
@@ -675,6 +679,10 @@ def _refuse_other_history(out: Out, point: str, shard: tuple[int, int], git_hist
         )
 
 
+# A character that ends a line or drives a terminal (C0 but the tab, DEL, C1).
+_CONTROL_RE = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f]")
+
+
 def _refuse_bad_options(
     labels: dict[str, str], shard: tuple[int, int] | None, scheduler: str | None, point: str | None
 ) -> None:
@@ -687,7 +695,7 @@ def _refuse_bad_options(
         not point.strip()
         or point in ("latest", "previous")
         or RUN_ID_RE.fullmatch(point)
-        or visible(point) != point
+        or _CONTROL_RE.search(point)
     ):
         # Selectors read these words as positions, and `--run ID` a run id as the point that
         # holds that run: a point so named could never be chosen. A control character would
@@ -1463,6 +1471,24 @@ def _crawl_repo(batch: _JobBatch, job: Job, repo: RepoRef, tree: Tree | None) ->
     repo_ctx.close()
 
 
+def _history_failure(repo_ctx: RepoContext, head: str | None, read: int) -> str:
+    """Why git could not walk the history, said as a history-incomplete issue; "" when it
+    could. Asked after the walk: git may fail on a commit's files (a tree lost) part-way."""
+    assert repo_ctx.git is not None
+    # Only an unborn branch has no history to read; a HEAD git cannot resolve hides one.
+    failure = repo_ctx.history().failure or repo_ctx.git.head_failure
+    if head is None and not repo_ctx.git.head_failure:
+        return ""
+    if failure:
+        unread = "not every commit was read" if read else "no commit was read"
+        repo_ctx.history_problem = (
+            f"git could not walk the history ({failure}): {unread}, so a step back "
+            "along it cannot be seen"
+        )
+        repo_ctx.issues.append((".git", "history-incomplete", repo_ctx.history_problem))
+    return failure
+
+
 def _history(
     batch: _JobBatch, job: Job, repo: RepoRef, repo_ctx: RepoContext, identity: str
 ) -> History:
@@ -1508,18 +1534,7 @@ def _history(
         at = datetime.fromtimestamp(when, UTC)
         batch.observe(past_ctx, session, identity, key, commit, at, commit, parents)
         read += 1
-    # After the walk: git may fail on a commit's files (a tree object damaged) part-way.
-    # Only an unborn branch has no history to read; a HEAD git cannot resolve hides one.
-    failure = repo_ctx.history().failure or repo_ctx.git.head_failure
-    if head is None and not repo_ctx.git.head_failure:
-        failure = ""
-    if failure:
-        unread = "not every commit was read" if read else "no commit was read"
-        repo_ctx.history_problem = (
-            f"git could not walk the history ({failure}): {unread}, so a step back "
-            "along it cannot be seen"
-        )
-        repo_ctx.issues.append((".git", "history-incomplete", repo_ctx.history_problem))
+    failure = _history_failure(repo_ctx, head, read)
     batch.result.heads[repo_key] = {
         "head": None if failure else head,  # read again next time, once git can
         "identity": identity,

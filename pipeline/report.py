@@ -68,6 +68,8 @@ WORST_QUERY = (
     "WHERE point = selected_point() AND failing_rules > 0 ORDER BY failing_rules DESC"
 )
 ISSUE_EXAMPLES = 5
+# The most rows SQL's LIMIT takes: `--worst 10**20` (every session) was an internal error.
+_MOST_ROWS = 2**63 - 1
 # Newly failing sessions shown with their findings (the rest are counted, and one query away).
 NEWLY_FAILING = 50
 # A label key with more values than this over the history tags nights, not groups: the report
@@ -225,8 +227,7 @@ def gather(
         since,
         _tiles(con, at, since),
         newly,
-        # More than SQL's LIMIT takes (`--worst 10**20`, every session) was an internal error.
-        _detailed(con, "worst", {"point": point.name, "limit": min(worst_n, 2**63 - 1)}),
+        _detailed(con, "worst", {"point": point.name, "limit": min(worst_n, _MOST_ROWS)}),
         _issue_groups(con, point.name),
         open_forks,
     )
