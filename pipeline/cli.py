@@ -408,18 +408,16 @@ def _require_file_path(
     would write over OUT's own data (`out`), or that lies in a session folder."""
     if path is None:
         return
-    from pipeline.discover import sessions_holding
+    from pipeline.discover import session_folder_holding
     from pipeline.store import Out
 
     if out is not None and Out(out).owns(path):
         fail(f"{option} {path} would write over OUT's own data; give a path outside {out}")
-    parts = Path(os.path.realpath(path)).parts
-    holding = sessions_holding(list(parts), is_dir=False)
-    if holding:
+    folder = session_folder_holding(path, is_dir=False)
+    if folder is not None:
         # The census never writes in what it reads: the next crawl would read the file as the
         # session's own (a SARIF written as ops/manifest.md failed BS-MANIFEST-01; found by a
-        # hunt). A path's layout says it is a session folder, whichever root holds it (§2).
-        folder = Path(*parts[: holding[-1][1]])
+        # hunt).
         fail(f"{option} {path} lies inside the session folder {folder}; give a path outside it")
     if path.is_dir():
         fail(f"{option} {path} is a directory; give a file path, such as {path / example}")

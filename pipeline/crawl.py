@@ -28,9 +28,9 @@ from pipeline.discover import (
     RepoRef,
     SessionRef,
     discover,
+    session_folder_holding,
     session_key,
     session_matches,
-    sessions_holding,
 )
 from pipeline.errors import OutError, UsageError
 from pipeline.lifeline import die_with_parent
@@ -508,10 +508,8 @@ def _refuse_hiding_out(trees: list[Tree], out: Out) -> None:
             )
     # In a session folder of a repository not crawled now, too: that repository's next crawl
     # would read OUT's files as the session's own (§12; found by a hunt, `census run` in one).
-    parts = list(Path(os.path.realpath(out.root)).parts)
-    found = sessions_holding(parts, is_dir=True)
-    if found:
-        place = Path(*parts[: found[-1][1]])
+    place = session_folder_holding(out.root, is_dir=True)
+    if place is not None:
         raise UsageError(
             f"--out {out.root} lies in the session folder {place}, where a crawl of its "
             "repository would read its files as the session's; give --out a folder outside it"

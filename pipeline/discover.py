@@ -7,9 +7,11 @@ the repository root is the folder that holds that `docs/`.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 from pipeline.parse.lexical import is_markdown
 from pipeline.parse.links import composed
@@ -86,6 +88,14 @@ def sessions_holding(parts: list[str], is_dir: bool) -> list[tuple[int, int, str
     """The session folders a path lies in, and the one it is when it is a folder: a file named
     like a session folder (docs/history/brainstorms/README.md) is none."""
     return [m for m in session_matches(parts) if m[1] < len(parts) or is_dir]
+
+
+def session_folder_holding(path: str | os.PathLike[str], is_dir: bool) -> Path | None:
+    """The innermost session folder that a path, links resolved, lies in (or is, when it is
+    a folder), whichever root holds it: the layout of its path says so (§2)."""
+    parts = list(Path(os.path.realpath(path)).parts)
+    holding = sessions_holding(parts, is_dir)
+    return Path(*parts[: holding[-1][1]]) if holding else None
 
 
 def innermost_session(parts: list[str]) -> tuple[int, int, str, str] | None:
